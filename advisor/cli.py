@@ -1,0 +1,357 @@
+"""The ``advisor`` command line (typer). Every command takes ``--json`` and then prints one JSON object.
+
+Errors the user can fix print one clear line on stderr and exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Why is my local language model slow, and what should I buy or change?")
+db_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The knowledge store: stats, export, import.")
+app.add_typer(db_app, name="db")
+
+STORE_OPT = typer.Option(None, "--store", envvar="ADVISOR_STORE", help="Store file, Parquet folder or URL.")
+JSON_OPT = typer.Option(False, "--json", help="Print one JSON object.")
+
+
+def _store(path: str | None) -> Any:
+    from knowledge.store import Store
+
+    return Store(path)
+
+
+def _emit(obj: Any, as_json: bool, text: str | None = None) -> None:
+    if as_json:
+        if hasattr(obj, "model_dump"):
+            obj = obj.model_dump(mode="json")
+        typer.echo(json.dumps(obj, default=_default, ensure_ascii=False))
+    else:
+        typer.echo(text if text is not None else json.dumps(obj, indent=2, default=_default))
+
+
+def _default(o: Any) -> Any:
+    if hasattr(o, "model_dump"):
+        return o.model_dump(mode="json")
+    if isinstance(o, float) and o != o:
+        return None
+    return str(o)
+
+
+def _fail(msg: str, as_json: bool, code: int = 2) -> None:
+    if as_json:
+        typer.echo(json.dumps({"error": msg}))
+    else:
+        typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+def _guard(fn: Any, as_json: bool) -> Any:
+    from pydantic import ValidationError
+
+    from advisor.errors import AdvisorError
+
+    try:
+        return fn()
+    except AdvisorError as e:
+        _fail(str(e), as_json)
+    except ValidationError as e:
+        msgs = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
+        _fail(f"invalid input: {msgs}", as_json)
+    except (OSError, ValueError) as e:
+        _fail(f"{type(e).__name__}: {e}", as_json)
+
+
+def _scenario(**kw: Any) -> Any:
+    from advisor.models import Scenario
+
+    return Scenario(**{k: v for k, v in kw.items() if v is not None})
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to bind; 0.0.0.0 exposes the app to the network."),
+    port: int = typer.Option(7860, help="Port."),
+    store: Optional[str] = STORE_OPT,
+    allow_probe: bool = typer.Option(False, "--allow-probe", help="Allow remote visitors to run the probe."),
+    share: bool = typer.Option(False, "--share", help="Create a public Gradio share link (off by default)."),
+) -> None:
+    """Launch the chat app (Gradio) on http://HOST:PORT."""
+    from ui.server import launch
+
+    launch(store, host=host, port=port, allow_probe=allow_probe or None, share=share)
+
+
+@app.command()
+def ask(
+    text: str = typer.Argument(..., help="What you would write in the chat."),
+    facts: Optional[str] = typer.Option(None, "--facts", help="JSON of facts from a previous turn (its 'facts')."),
+    store: Optional[str] = STORE_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """One chat turn from the terminal (same engine as the app)."""
+    from advisor import service
+    from advisor.models import Scenario
+
+    def run() -> Any:
+        f = Scenario.model_validate_json(facts) if facts else None
+        return service.ask(_store(store), text, f)
+
+    r = _guard(run, as_json)
+    _emit(r, as_json, r.reply)
+
+
+@app.command()
+def predict(
+    hardware: Optional[str] = typer.Option(None, "--hardware", "-h", help="Catalog id or name, e.g. 'M2 Max 38-core'."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model id or name, e.g. 'llama 3.1 8b'."),
+    quant: Optional[str] = typer.Option(None, "--quant", "-q", help="Weight format, e.g. Q4_K_M, '4-bit', F16."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-e", help="Engine: llama.cpp, ollama, mlx, vllm ..."),
+    prompt_tokens: Optional[int] = typer.Option(None, "--prompt-tokens", min=0),
+    gen_tokens: Optional[int] = typer.Option(None, "--gen-tokens", min=0),
+    depth: Optional[int] = typer.Option(None, "--depth", min=0, help="Tokens already in the KV cache."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1),
+    params_b: Optional[float] = typer.Option(None, "--params-b", help="Model size in billions (unknown models)."),
+    memory_gb: Optional[float] = typer.Option(None, "--memory-gb"),
+    bandwidth_gbs: Optional[float] = typer.Option(None, "--bandwidth-gbs", help="Memory bandwidth of hardware not in the catalog."),
+    tflops: Optional[float] = typer.Option(None, "--tflops", help="FP16 TFLOPS of hardware not in the catalog."),
+    input: Optional[Path] = typer.Option(None, "--input", help="CSV or JSONL: one prediction per row."),
+    store: Optional[str] = STORE_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Predicted prefill/decode tok/s, TTFT and memory fit."""
+    from advisor import report, service
+
+    st = _guard(lambda: _store(store), as_json)
+    if input is not None:
+        _predict_rows(st, input, as_json)
+        return
+    sc = _guard(lambda: _scenario(hardware=hardware, model=model, quant=quant, backend=backend,
+                                  prompt_tokens=prompt_tokens, gen_tokens=gen_tokens, depth=depth,
+                                  concurrency=concurrency, params_b=params_b, memory_gb=memory_gb,
+                                  bandwidth_gbs=bandwidth_gbs, tflops=tflops), as_json)
+    p = _guard(lambda: service.predict_scenario(st, sc), as_json)
+    _emit(p, as_json, report.plain_answer(p) + "\n\n" + report.prediction_markdown(p)
+          + ("\n\nAssumptions:\n" + "\n".join(f"- {a}" for a in p.assumptions) if p.assumptions else ""))
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return list(csv.DictReader(text.splitlines()))
+
+
+def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
+    from advisor import service
+
+    rows = _guard(lambda: _read_rows(path), as_json)
+    for i, r in enumerate(rows, 1):
+        clean = {k: (None if v in ("", None) else v) for k, v in r.items()}
+        batch = clean.pop("batch", None)
+        if batch is not None and clean.get("concurrency") is None:
+            clean["concurrency"] = batch
+        try:
+            sc = _scenario(**{k: clean.get(k) for k in ("hardware", "model", "params_b", "quant", "backend",
+                                                         "prompt_tokens", "gen_tokens", "depth", "concurrency",
+                                                         "memory_gb", "bandwidth_gbs", "tflops")})
+            p = service.predict_scenario(st, sc)
+            out = p.model_dump(mode="json")
+            out["row"] = i
+        except Exception as e:  # noqa: BLE001 - one bad row must not stop the others
+            out = {"row": i, "error": str(e).splitlines()[0][:300]}
+        typer.echo(json.dumps(out, default=_default))
+
+
+@app.command()
+def diagnose(
+    input: Optional[Path] = typer.Option(None, "--input", help="Scenario JSON (or a case file with a 'scenario')."),
+    hardware: Optional[str] = typer.Option(None, "--hardware"),
+    model: Optional[str] = typer.Option(None, "--model"),
+    quant: Optional[str] = typer.Option(None, "--quant"),
+    backend: Optional[str] = typer.Option(None, "--backend"),
+    prompt_tokens: Optional[int] = typer.Option(None, "--prompt-tokens", min=0),
+    gen_tokens: Optional[int] = typer.Option(None, "--gen-tokens", min=0),
+    depth: Optional[int] = typer.Option(None, "--depth", min=0),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1),
+    params_b: Optional[float] = typer.Option(None, "--params-b"),
+    memory_gb: Optional[float] = typer.Option(None, "--memory-gb"),
+    bandwidth_gbs: Optional[float] = typer.Option(None, "--bandwidth-gbs"),
+    tflops: Optional[float] = typer.Option(None, "--tflops"),
+    measured_prefill_tps: Optional[float] = typer.Option(None, "--measured-prefill-tps"),
+    measured_decode_tps: Optional[float] = typer.Option(None, "--measured-decode-tps"),
+    store: Optional[str] = STORE_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """The verdict: bottleneck, normal or not, ranked fixes."""
+    from advisor import report, service
+    from advisor.models import Scenario
+
+    def build() -> Any:
+        if input is not None:
+            data = json.loads(input.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("the input file must hold a JSON object")
+            sc_data = data.get("scenario", data)
+            if "question" in data and "question" not in sc_data:
+                sc_data = {**sc_data, "question": data["question"]}
+            return Scenario.model_validate(sc_data)
+        return _scenario(hardware=hardware, model=model, quant=quant, backend=backend, prompt_tokens=prompt_tokens,
+                         gen_tokens=gen_tokens, depth=depth, concurrency=concurrency, params_b=params_b,
+                         memory_gb=memory_gb, bandwidth_gbs=bandwidth_gbs, tflops=tflops,
+                         measured_prefill_tps=measured_prefill_tps, measured_decode_tps=measured_decode_tps)
+
+    sc = _guard(build, as_json)
+    st = _guard(lambda: _store(store), as_json)
+    v = _guard(lambda: service.diagnose_scenario(st, sc), as_json)
+    _emit(v, as_json, report.verdict_markdown(v, facts=sc))
+
+
+@app.command("import")
+def import_cmd(
+    file: str = typer.Argument(..., help="A file with llama-bench / ollama / mlx-lm / ... output, or - for stdin."),
+    hardware: Optional[str] = typer.Option(None, "--hardware", help="The machine the output came from."),
+    no_save: bool = typer.Option(False, "--no-save", help="Parse and diagnose without storing."),
+    store: Optional[str] = STORE_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Parse another tool's output, store it, print the verdict."""
+    from advisor import report, service
+
+    def read() -> str:
+        if file == "-":
+            return sys.stdin.read()
+        p = Path(file)
+        if p.stat().st_size > 50_000_000:
+            raise ValueError(f"{file} is {p.stat().st_size / 1e6:.0f} MB; the limit is 50 MB")
+        return p.read_text(encoding="utf-8", errors="replace")
+
+    text = _guard(read, as_json)
+    st = _guard(lambda: _store(store), as_json)
+    out = _guard(lambda: service.import_output(st, text, hardware=hardware, save=not no_save), as_json)
+    if as_json:
+        d = out.model_dump(mode="json", exclude={"measurements"})
+        d["measurements"] = [m.model_dump(mode="json", include={
+            "prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens", "depth", "batch", "backend",
+            "model", "quant", "n_gpu_layers", "threads"}) for m in out.measurements]
+        _emit(d, True)
+    else:
+        body = out.message
+        if out.measurements:
+            body += "\n" + "\n".join(
+                f"- {m.model or '?'} {m.quant or ''}: pp {m.prefill_tps or '-'} / tg {m.decode_tps or '-'}"
+                f" (prompt {m.prompt_tokens}, gen {m.gen_tokens}, depth {m.depth}, batch {m.batch})"
+                for m in out.measurements[:30])
+        if out.verdict:
+            body += "\n\n" + report.verdict_markdown(out.verdict)
+        typer.echo(body)
+
+
+@app.command()
+def probe(
+    kernels_only: bool = typer.Option(False, "--kernels-only", help="Only the kernel probe (no model)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Local mlx-lm model folder for the model probe."),
+    budget: float = typer.Option(15.0, "--budget", help="Time budget for the kernel probe, seconds."),
+    store: Optional[str] = STORE_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Measure this machine (memory bandwidth, matmul throughput; a model with --model) and store it."""
+    from advisor import report, service
+
+    st = _guard(lambda: _store(store), as_json)
+    bar: dict[str, Any] = {}
+
+    def progress(frac: float, desc: str) -> None:
+        if as_json:
+            return
+        n = int(frac * 30)
+        sys.stderr.write(f"\r[{'#' * n}{'.' * (30 - n)}] {frac:4.0%} {desc[:40]:<40}")
+        sys.stderr.flush()
+        bar["on"] = True
+
+    r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
+                                         model_path=model, time_budget_s=budget), as_json)
+    if bar:
+        sys.stderr.write("\n")
+    _emit(r, as_json, report.probe_markdown(r, st))
+
+
+@app.command()
+def compare(
+    model: str = typer.Option(..., "--model"),
+    quant: Optional[str] = typer.Option(None, "--quant"),
+    prompt_tokens: int = typer.Option(2000, "--prompt-tokens", min=1),
+    gen_tokens: int = typer.Option(300, "--gen-tokens", min=1),
+    concurrency: int = typer.Option(1, "--concurrency", min=1),
+    requests_per_minute: Optional[float] = typer.Option(None, "--requests-per-minute"),
+    ttft_target: Optional[float] = typer.Option(None, "--ttft-target"),
+    tps_per_user: Optional[float] = typer.Option(None, "--tps-per-user"),
+    candidates: Optional[str] = typer.Option(None, "--candidates", help="Comma-separated hardware ids or names."),
+    store: Optional[str] = STORE_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Rank hardware for a workload with many users."""
+    from advisor import compare as cmp
+
+    st = _guard(lambda: _store(store), as_json)
+    out = _guard(lambda: cmp.compare(st, model=model, quant=quant, prompt_tokens=prompt_tokens, gen_tokens=gen_tokens,
+                                     concurrency=concurrency, requests_per_minute=requests_per_minute,
+                                     ttft_target_s=ttft_target, tps_per_user=tps_per_user,
+                                     candidates=[c.strip() for c in candidates.split(",")] if candidates else None),
+                 as_json)
+    _emit(out, as_json, cmp.table_markdown(out))
+
+
+@db_app.command("stats")
+def db_stats(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
+    """Rows per table and per source."""
+    st = _guard(lambda: _store(store), as_json)
+    s = st.stats()
+    txt = "\n".join([f"store: {s['store']}"] + [f"  {k:14} {v:>8,}" for k, v in s["tables"].items()]
+                    + ["results by source:"] + [f"  {k:40} {v:>6,}" for k, v in s["results_by_source"].items()])
+    _emit(s, as_json, txt)
+
+
+@db_app.command("export")
+def db_export(directory: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
+    """Write every table as Parquet (one file per table) into DIRECTORY."""
+    st = _guard(lambda: _store(store), as_json)
+    files = _guard(lambda: st.export(directory), as_json)
+    _emit({"files": files}, as_json, "\n".join(files))
+
+
+@db_app.command("import")
+def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
+    """Merge results, probes and imports from an exported folder or Parquet file (de-duplicated)."""
+    st = _guard(lambda: _store(store), as_json)
+    added = _guard(lambda: st.import_pooled(source), as_json)
+    _emit({"added": added}, as_json, ", ".join(f"{k}: +{v}" for k, v in added.items()))
+
+
+@db_app.command("recover")
+def db_recover(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
+    """Move a damaged store file aside (kept, never deleted) so a fresh one is built."""
+    from knowledge.store import Store, default_store_path
+
+    path = store or default_store_path()
+    moved = _guard(lambda: Store.recover(path), as_json)
+    _emit({"moved_to": moved}, as_json, f"moved {path} to {moved}; the next command builds a fresh store")
+
+
+def main() -> None:
+    import logging
+    import os
+
+    logging.basicConfig(level=os.environ.get("ADVISOR_LOG", "WARNING"), format="%(asctime)s %(name)s %(message)s")
+    app()
+
+
+if __name__ == "__main__":
+    main()

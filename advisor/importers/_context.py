@@ -1,0 +1,139 @@
+"""Lines around the results that say what ran and where: the shell command, the GPU the backend
+found, llama.cpp's model-loading log. They fill fields the results themselves leave empty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+from advisor.importers._util import NUM, find_quant, parse_params_b, parse_size_gb
+
+__all__ = ["Context", "parse_command", "parse_context"]
+
+_TOOLS = {"llama-bench", "llama-cli", "llama-server", "llama-batched-bench", "llama-simple", "llama-run", "main",
+          "ollama", "mlx_lm.generate", "mlx_lm.benchmark", "mlx_lm.server", "mlx_lm", "vllm",
+          "benchmark_serving.py", "lms"}  # fmt: skip
+_PREFIX_WORDS = {"sudo", "python", "python3", "-m", "uv", "run", "time", "PS", "nohup", "env", "exec"}
+_FLAGS = {"-m": "model", "--model": "model", "-ngl": "n_gpu_layers", "--n-gpu-layers": "n_gpu_layers",
+          "--gpu-layers": "n_gpu_layers", "-t": "threads", "--threads": "threads"}  # fmt: skip
+_DEVICE = (
+    re.compile(r"^\s*Device\s+\d+:\s*(?P<name>[^,]+),\s*compute capability", re.I),
+    re.compile(r"^\s*ggml_metal_(?:device_)?init:\s*(?:GPU name|found device):\s*(?P<name>.+?)\s*$"),
+    re.compile(r"^\s*ggml_vulkan:\s*\d+\s*=\s*(?P<name>.+?)\s*(?:\(|\|)"),
+)
+_DEVICE_COUNT = re.compile(r"^\s*(?:ggml_cuda_init|ggml_init_cublas|ggml_vulkan):\s*found\s+\d+\s+\w+\s+devices?:?\s*$")
+_QUANT_LINE = re.compile(r"^\s*(?:llm_load_print_meta|print_info):\s*(?:model\s+)?(?:ftype|file type)\s*=\s*(.+?)\s*$")
+_OLD_FTYPE = re.compile(r"^\s*llama_model_load_internal:\s*ftype\s*=\s*\d+\s*\((.+?)\)\s*$")
+_PARAMS = re.compile(rf"^\s*(?:llm_load_print_meta|print_info):\s*model params\s*=\s*({NUM}\s*[KMBT])\s*$")
+_SIZE = re.compile(rf"^\s*(?:llm_load_print_meta|print_info):\s*model size\s*=\s*({NUM}\s*[KMGT]i?B)")
+_NAME = re.compile(r"\bgeneral\.name\s+(?:str\s+)?=\s*(.+?)\s*$")
+_OFFLOAD = re.compile(r"^\s*(?:llm_load_tensors|load_tensors):\s*offloaded\s+(\d+)\s*/\s*(\d+)\s+layers to GPU")
+_SYSTEM = re.compile(r"^\s*system_info:\s*n_threads\s*=\s*(\d+)")
+_BUILD = re.compile(r"^\s*(?:main:\s*)?build\s*[:=]\s*(\d+|\w+)\s*\((\w+)\)")
+
+
+@dataclass
+class Context:
+    """What the context lines said: fields for measurements, facts for ``machine``, lines read."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    machine: dict[str, Any] = field(default_factory=dict)
+    consumed: set[int] = field(default_factory=set)
+
+
+def _prompt_token(tok: str) -> bool:
+    return "=" in tok or "@" in tok or tok.startswith("(") or tok in _PREFIX_WORDS or tok[-1] in "$#%>"
+
+
+def _model_from_path(value: str) -> str:
+    path = PureWindowsPath(value) if "\\" in value else PurePosixPath(value)
+    stem = re.sub(r"\.(gguf|bin|ggml)$", "", path.name, flags=re.I)
+    if re.match(r"^(ggml-)?model\b", stem, re.I) and path.parent.name not in ("", "."):
+        return path.parent.name
+    return value if "/" in value and not value.startswith((".", "/", "~")) else stem
+
+
+def _mlx_quant(name: str) -> str | None:
+    m = re.search(r"(?<![\d.])(\d)[-_ ]?bit\b", name, re.I)
+    return f"MLX {m.group(1)}-bit" if m else None
+
+
+def parse_command(line: str) -> dict[str, Any] | None:
+    """Fields from a shell command that ran a known tool (``./llama-bench -m x.gguf -ngl 99``)."""
+    tokens = line.split()
+    for idx, tok in enumerate(tokens[:12]):
+        base = re.split(r"[/\\]", tok)[-1].removesuffix(".exe")
+        if base not in _TOOLS:
+            if not _prompt_token(tok):
+                return None
+            continue
+        args = tokens[idx + 1 :]
+        if base == "main" and not re.search(r"[/\\]", tok):
+            return None
+        if base == "ollama" and (not args or args[0] not in ("run", "ps", "serve", "show")):
+            return None
+        found: dict[str, Any] = {"tool": base}
+        if base == "ollama" and args[0] == "run" and len(args) > 1:
+            found["model"] = args[1]
+        for flag, value in zip(args, args[1:], strict=False):
+            key = _FLAGS.get(flag.split("=")[0])
+            if key == "model":
+                found["model"] = _model_from_path(value)
+                found["quant"] = find_quant(PurePosixPath(value).name) or _mlx_quant(value)
+            elif key and value.isdigit():
+                found[key] = int(value)
+        return found
+    return None
+
+
+def _load_log(line: str) -> dict[str, Any] | None:
+    """Fields in a llama.cpp model-loading line (quant, params, size, name, offload, threads, build)."""
+    if m := _QUANT_LINE.match(line) or _OLD_FTYPE.match(line):
+        return {"quant": find_quant(m.group(1)) or m.group(1)}
+    if m := _PARAMS.match(line):
+        return {"params_b": parse_params_b(m.group(1))}
+    if m := _SIZE.match(line):
+        return {"model_size_gb": parse_size_gb(m.group(1))}
+    if m := _NAME.search(line):
+        return {"model": m.group(1)}
+    if m := _OFFLOAD.match(line):
+        done, total = int(m.group(1)), int(m.group(2))
+        return {"n_gpu_layers": done, "gpu_fraction": round(min(done / total, 1.0), 4) if total else None}
+    if m := _SYSTEM.match(line):
+        return {"threads": int(m.group(1))}
+    if m := _BUILD.match(line):
+        return {"build": f"{m.group(1)} ({m.group(2)})"}
+    return None
+
+
+def parse_context(lines: Sequence[str]) -> Context:
+    """Read command, device and model-loading lines; later lines do not override earlier ones."""
+    ctx = Context()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        device = next((m for p in _DEVICE if (m := p.match(line))), None)
+        if device:
+            ctx.machine.setdefault("gpus", []).append(device.group("name").strip())
+            ctx.fields.setdefault("hardware", device.group("name").strip())
+        elif _DEVICE_COUNT.match(line):
+            pass
+        elif (command := parse_command(line)) is not None:
+            ctx.machine.setdefault("command", line.strip())
+            for key, value in command.items():
+                if key != "tool" and value is not None:
+                    ctx.fields.setdefault(key, value)
+        elif (found := _load_log(line)) is not None:
+            for key, value in found.items():
+                target = ctx.machine if key == "build" else ctx.fields
+                if value is not None:
+                    target.setdefault(key, value)
+        else:
+            continue
+        ctx.consumed.add(i)
+    return ctx
+

@@ -1,0 +1,213 @@
+"""Finding JSON in a paste and reading it leniently.
+
+People paste JSON with a shell prompt before it, chatter after it, ``...`` where they cut a long
+part, trailing commas, a missing closing brace, Python ``repr`` quotes, or one object per line
+(streaming chunks, JSONL). :func:`find_json` returns every JSON value it can recover, with the
+lines it covers.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["JsonSpan", "find_json", "loads_lenient", "scrape_pairs"]
+
+# Bounds that keep hostile input linear: how many starts are tried, how many get the slow path.
+_MAX_STARTS = 5000
+_MAX_LENIENT = 40
+_MAX_SPAN_CHARS = 2_000_000
+
+_START_PREFIX = re.compile(r"^\s*(?:(?:data|[\w.\-]+|\"[^\"]{0,60}\"|'[^']{0,60}')\s*[:=]\s*|[$#>]+\s*)?$")
+_JSONISH_LINE = re.compile(r"""^\s*(?:["'{}\[\]\d\-]|true\b|false\b|null\b|\.\.\.|…)""")
+_JSON_NEXT = re.compile(r"""\s*(?:["'{}\[\]\d\-]|\.\.\.|…|$)""")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_ELLIPSIS = r"(?:\.\.\.|…)"
+_CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"(?m)^[ \t]*{_ELLIPSIS}[ \t]*,?[ \t]*(?:\n|$)"), ""),
+    (re.compile(rf"\[\s*{_ELLIPSIS}\s*\]"), "[]"),
+    (re.compile(rf"\{{\s*{_ELLIPSIS}\s*\}}"), "{}"),
+    (re.compile(rf":\s*{_ELLIPSIS}"), ": null"),
+    (re.compile(rf",\s*{_ELLIPSIS}(?=\s*[\]}}])"), ""),
+    (re.compile(r"(?m)^\s*//.*$"), ""),
+    (re.compile(r",(\s*[}\]])"), r"\1"),
+)
+_PAIR = re.compile(
+    r"""["']?([A-Za-z_][\w\-]*)["']?\s*[:=]\s*"""
+    r"""(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|'[^']*'|true|false|null|True|False|None)"""
+)
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+
+
+@dataclass
+class JsonSpan:
+    """One JSON value found in the text.
+
+    Attributes:
+        first_line, last_line: line indexes the value covers (inclusive).
+        value: a dict, or a list of dicts.
+        one_line: the value sat on a single line (JSONL, streaming chunks).
+        repaired: the value needed cleaning (elisions, trailing commas, truncation, scraping).
+    """
+
+    first_line: int
+    last_line: int
+    value: Any
+    one_line: bool
+    repaired: bool
+
+
+def _start_column(line: str) -> int | None:
+    """Column of the ``{``/``[`` that may open a JSON value on this line, if the prefix allows it."""
+    cols = [c for c in (line.find("{"), line.find("[")) if c >= 0]
+    if not cols:
+        return None
+    col = min(cols)
+    return col if _START_PREFIX.match(line[:col]) else None
+
+
+def _usable(value: Any) -> bool:
+    if isinstance(value, dict):
+        return bool(value)
+    return isinstance(value, list) and any(isinstance(v, dict) for v in value)
+
+
+def _balanced_end(text: str, pos: int) -> tuple[int, list[str]]:
+    """End offset of the bracketed value opening at ``pos``; the open brackets left if unterminated."""
+    stack: list[str] = []
+    limit = min(len(text), pos + _MAX_SPAN_CHARS)
+    for m in _TOKEN.finditer(text, pos, limit):
+        tok = m.group(0)
+        if tok in "{[":
+            stack.append(tok)
+        elif tok in "}]":
+            if stack:
+                stack.pop()
+            if not stack:
+                return m.end(), []
+    return limit, stack
+
+
+def _closers(text: str) -> str:
+    stack: list[str] = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok in "{[":
+            stack.append(tok)
+        elif tok in "}]" and stack:
+            stack.pop()
+    return "".join("}" if b == "{" else "]" for b in reversed(stack))
+
+
+def loads_lenient(snippet: str) -> Any:
+    """Parse JSON that may be elided (``...``), have trailing commas or be cut short.
+
+    Returns:
+        The value, or None when even the repaired text is not JSON.
+    """
+    cleaned = snippet
+    for pattern, repl in _CLEANUPS:
+        cleaned = pattern.sub(repl, cleaned)
+    for _ in range(4):
+        candidate = cleaned.rstrip().rstrip(",")
+        candidate = re.sub(r",(\s*)$", r"\1", candidate) + _closers(candidate)
+        candidate = re.sub(r",(\s*[}\]])", r"\1", candidate)
+        try:
+            return json.loads(candidate, strict=False)
+        except ValueError:
+            cut = cleaned.rstrip().rfind("\n")
+            if cut <= 0:
+                return None
+            cleaned = cleaned[:cut]
+    return None
+
+
+def scrape_pairs(snippet: str) -> list[dict[str, Any]]:
+    """Last resort: flat ``key: scalar`` pairs, a new dict each time a key repeats."""
+    objs: list[dict[str, Any]] = [{}]
+    for m in _PAIR.finditer(snippet):
+        key, raw = m.group(1), m.group(2)
+        if raw in _LITERALS:
+            val: Any = _LITERALS[raw]
+        elif raw[0] in "\"'":
+            val = raw[1:-1]
+        else:
+            val = float(raw) if any(c in raw for c in ".eE") else int(raw)
+        if key in objs[-1]:
+            objs.append({})
+        objs[-1][key] = val
+    return [o for o in objs if len(o) >= 2]
+
+
+class _Finder:
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.text = "\n".join(lines)
+        self.offsets: list[int] = []
+        pos = 0
+        for line in lines:
+            self.offsets.append(pos)
+            pos += len(line) + 1
+        self.decoder = json.JSONDecoder(strict=False)
+        self.lenient_left = _MAX_LENIENT
+
+    def line_of(self, offset: int) -> int:
+        return max(0, bisect.bisect_right(self.offsets, offset) - 1)
+
+    def jsonish_end(self, first: int) -> int:
+        """End offset of the run of JSON-looking lines that starts at line ``first``."""
+        j = first + 1
+        while j < len(self.lines) and _JSONISH_LINE.match(self.lines[j]):
+            j += 1
+        return self.offsets[j - 1] + len(self.lines[j - 1])
+
+    def decode(self, line: int, col: int) -> tuple[Any, int, bool]:
+        pos = self.offsets[line] + col
+        try:
+            value, end = self.decoder.raw_decode(self.text, pos)
+            return value, end, False
+        except ValueError:
+            pass
+        if self.lenient_left <= 0 or not _JSON_NEXT.match(self.text, pos + 1):
+            return None, pos, False
+        self.lenient_left -= 1
+        end, unclosed = _balanced_end(self.text, pos)
+        if unclosed:
+            end = self.jsonish_end(line)
+        snippet = self.text[pos:end]
+        value = loads_lenient(snippet)
+        if value is None:
+            scraped = scrape_pairs(snippet)
+            value = scraped[0] if len(scraped) == 1 else scraped or None
+        return value, end, True
+
+
+def find_json(lines: list[str]) -> list[JsonSpan]:
+    """Every JSON value (a dict, or a list holding dicts) that starts a line or follows a short prefix.
+
+    Args:
+        lines: the cleaned lines of the paste (claimed lines may be blank).
+
+    Returns:
+        Spans in text order; lines inside a span are not searched again.
+    """
+    finder = _Finder(lines)
+    spans: list[JsonSpan] = []
+    i, starts = 0, 0
+    while i < len(lines) and starts < _MAX_STARTS:
+        col = _start_column(lines[i])
+        if col is None:
+            i += 1
+            continue
+        starts += 1
+        value, end, repaired = finder.decode(i, col)
+        if not _usable(value):
+            i += 1
+            continue
+        last = max(i, finder.line_of(max(end - 1, 0)))
+        spans.append(JsonSpan(i, last, value, last == i, repaired))
+        i = last + 1
+    return spans

@@ -1,0 +1,202 @@
+"""``parse_output``: run every importer that the paste calls for and merge what they read.
+
+Order of work: JSON values first (they claim their lines), then the line-oriented parsers whose
+signature appears, then the context lines (command, GPU, model-loading log). A line read by one
+parser is hidden from the next, so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from advisor.errors import InputError
+from advisor.importers import llama_bench, llama_cpp, lmstudio, mlx_lm, ollama, vllm
+from advisor.importers._context import parse_context
+from advisor.importers._json import find_json
+from advisor.importers._util import Outcome, is_decoration
+from advisor.importers.detect import (
+    MAX_LINE,
+    PLACEMENT_FORMATS,
+    choose_format,
+    classify_json,
+    clean_line,
+    split_lines,
+    text_formats,
+)
+from advisor.models import ImportResult, Measurement
+
+__all__ = ["parse_output"]
+
+MAX_UNPARSED = 1000
+_SHOWN_CHARS = 300
+
+TextParser = Callable[[Sequence[str]], Outcome]
+JsonHandler = Callable[[dict[str, Any], Outcome, int], bool]
+
+_TEXT_PARSERS: tuple[tuple[frozenset[str], TextParser], ...] = (
+    (frozenset({"llama-bench-md"}), llama_bench.parse_markdown),
+    (frozenset({"llama-bench-csv"}), llama_bench.parse_csv),
+    (frozenset({"llama-bench-sql"}), llama_bench.parse_sql),
+    (frozenset({"batched-bench"}), llama_cpp.parse_batched),
+    (frozenset({"llama-print-timings", "llama-perf", "llama-server-timings"}), llama_cpp.parse_timings),
+    (frozenset({"ollama-verbose"}), ollama.parse_verbose),
+    (frozenset({"ollama-api"}), ollama.parse_api_repr),
+    (frozenset({"ollama-ps"}), ollama.parse_ps),
+    (frozenset({"mlx-generate"}), mlx_lm.parse_generate),
+    (frozenset({"mlx-lm-benchmark"}), mlx_lm.parse_benchmark),
+    (frozenset({"lmstudio"}), lmstudio.parse_status_line),
+    (frozenset({"vllm-bench"}), vllm.parse_console),
+)
+
+_JSON_HANDLERS: dict[str, JsonHandler] = {
+    "llama-server-timings": llama_cpp.from_server_json,
+    "batched-bench": llama_cpp.from_batched_json,
+    "ollama-api": ollama.from_api_json,
+    "ollama-ps": ollama.from_ps_json,
+    "lmstudio": lmstudio.from_json,
+    "vllm-bench": vllm.from_json,
+}
+
+
+def _check_size(text: Any, max_bytes: int) -> None:
+    if not isinstance(text, str):
+        raise InputError(f"Expected the pasted tool output as text, got {type(text).__name__}.")
+    size = len(text) if len(text) > max_bytes else len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise InputError(
+            f"The pasted text is {size:,} bytes, more than the {max_bytes:,} bytes the importer reads. "
+            "Paste only the part with the results (the table, the timing lines or the JSON)."
+        )
+
+
+class _Run:
+    """The state of one parse: the lines, what each format made of them, the lines claimed."""
+
+    def __init__(self, text: str) -> None:
+        self.raw = split_lines(text)
+        self.clean = [clean_line(line) for line in self.raw]
+        self.outcomes: dict[str, Outcome] = {}
+        self.claimed: set[int] = set()
+
+    def view(self) -> list[str]:
+        return ["" if i in self.claimed or len(line) > MAX_LINE else line for i, line in enumerate(self.clean)]
+
+    def merge(self, out: Outcome) -> None:
+        into = self.outcomes.setdefault(out.fmt, Outcome(out.fmt))
+        into.measurements += out.measurements
+        into.consumed |= out.consumed
+        into.warnings += out.warnings
+        into.machine.update(out.machine)
+        self.claimed |= out.consumed
+
+    def read_json(self) -> None:
+        for span in find_json(self.clean):
+            fmt = classify_json(span.value, span.one_line)
+            if fmt is None:
+                continue
+            out = Outcome(fmt)
+            lines = set(range(span.first_line, span.last_line + 1))
+            if fmt.startswith("llama-bench"):
+                understood = llama_bench.from_json(span.value, out, span.first_line)
+            else:
+                items = span.value if isinstance(span.value, list) else [span.value]
+                handler = _JSON_HANDLERS[fmt]
+                understood = any([handler(v, out, span.first_line) for v in items if isinstance(v, dict)])
+            if understood:
+                out.consumed |= lines
+            if understood and span.repaired:
+                out.warnings.append(
+                    f"lines {span.first_line + 1}-{span.last_line + 1}: the JSON was cut or elided; read what was there"
+                )
+            self.merge(out)
+            self.claimed |= lines
+
+    def read_text(self) -> None:
+        present = text_formats(self.view())
+        for formats, parser in _TEXT_PARSERS:
+            if formats & present.keys():
+                self.merge(parser(self.view()))
+
+
+def _ordered(outcomes: dict[str, Outcome]) -> list[Measurement]:
+    keyed = [(line, n, m) for out in outcomes.values() for n, (line, m) in enumerate(out.measurements)]
+    return [m for _, _, m in sorted(keyed, key=lambda t: (t[0], t[1]))]
+
+
+def _pick_format(outcomes: dict[str, Outcome]) -> str:
+    with_data = [(min(line for line, _ in o.measurements), f) for f, o in outcomes.items() if o.measurements]
+    if with_data:
+        return choose_format(with_data)
+    recognised = [(min(o.consumed), f) for f, o in outcomes.items() if o.consumed]
+    return choose_format(recognised)
+
+
+def _fold_placements(measurements: list[Measurement], machine: dict[str, Any]) -> list[Measurement]:
+    """Drop placement-only records when rates exist; copy ``gpu_fraction`` onto matching ollama runs."""
+    rated = [m for m in measurements if m.prefill_tps is not None or m.decode_tps is not None or m.blended_tps]
+    if not rated:
+        return measurements
+    placements = {p["name"]: p.get("gpu_fraction") for p in machine.get("ollama_ps", []) if p.get("name")}
+    only = next(iter(placements.values())) if len(placements) == 1 else None
+    folded = []
+    for m in rated:
+        frac = placements.get(m.model or "", only)
+        folded.append(m.model_copy(update={"gpu_fraction": frac}) if m.gpu_fraction is None and frac is not None else m)
+    return folded
+
+
+def _fill(measurements: list[Measurement], fields: dict[str, Any]) -> list[Measurement]:
+    """Fill empty fields of every measurement from the context lines."""
+    out = []
+    for m in measurements:
+        update = {k: v for k, v in fields.items() if getattr(m, k, "absent") is None}
+        out.append(m.model_copy(update=update) if update else m)
+    return out
+
+
+def _unparsed(run: _Run, consumed: set[int], everything: bool) -> tuple[list[str], list[str]]:
+    lines = [
+        raw.rstrip()
+        for i, (raw, clean) in enumerate(zip(run.raw, run.clean, strict=True))
+        if (everything or i not in consumed) and not is_decoration(clean)
+    ]
+    shown = [line if len(line) <= _SHOWN_CHARS else line[:_SHOWN_CHARS] + "…" for line in lines[:MAX_UNPARSED]]
+    more = [f"{len(lines) - MAX_UNPARSED} more lines not understood are not listed"] if len(lines) > MAX_UNPARSED else []
+    return shown, more
+
+
+def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
+    """Read what a benchmark or inference tool printed and return its measurements.
+
+    Args:
+        text: the pasted output (any of :data:`advisor.importers.FORMATS`); chatter, a shell prompt,
+            several tools' output and elided parts are tolerated.
+        max_bytes: the largest input accepted, in bytes of UTF-8.
+
+    Returns:
+        The detected format (``unknown`` when none), the measurements in text order, the non-empty
+        lines not understood, facts about the machine, and warnings (rows skipped and why).
+
+    Raises:
+        InputError: ``text`` is not a string or is larger than ``max_bytes``.
+    """
+    _check_size(text, max_bytes)
+    run = _Run(text)
+    run.read_json()
+    run.read_text()
+    fmt = _pick_format(run.outcomes)
+    context = parse_context(run.view())
+    machine: dict[str, Any] = {}
+    for out in run.outcomes.values():
+        machine.update(out.machine)
+    machine.update({k: v for k, v in context.machine.items() if k not in machine})
+    measurements = _fill(_fold_placements(_ordered(run.outcomes), machine), context.fields)
+    consumed = set().union(context.consumed, *(o.consumed for o in run.outcomes.values()))
+    unparsed, more = _unparsed(run, consumed, everything=fmt == "unknown")
+    warnings = [w for o in run.outcomes.values() for w in o.warnings] + more
+    others = sorted({f for f, o in run.outcomes.items() if o.measurements and f != fmt and f not in PLACEMENT_FORMATS})
+    warnings += [f"the text also holds {f} output; its measurements are included" for f in others]
+    if fmt == "unknown":
+        warnings.append("no known tool output found (llama-bench, llama.cpp timings, ollama, mlx-lm, LM Studio, vLLM)")
+    return ImportResult(format=fmt, measurements=measurements, unparsed=unparsed, machine=machine, warnings=warnings)

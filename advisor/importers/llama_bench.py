@@ -1,0 +1,274 @@
+"""llama-bench output: the markdown table and the CSV, JSON, JSONL and SQL records.
+
+Conventions (rates in tokens per second, as printed):
+  * ``ppN`` (``n_prompt`` N, ``n_gen`` 0): ``prefill_tps``, ``prompt_tokens`` N, ``gen_tokens`` 0;
+  * ``tgN``: ``decode_tps``, ``prompt_tokens`` 0, ``gen_tokens`` N;
+  * ``ppN+tgM`` (both counts > 0): ``blended_tps`` only;
+  * ``@ dD`` / ``n_depth``: ``depth`` D (0 when absent); ``± s`` / ``stddev_ts``: ``stddev_tps``.
+Columns and fields are looked up by name, so narrowed tables and fork columns are fine.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+from advisor.importers._util import (
+    NUM,
+    Outcome,
+    backend_name,
+    find_quant,
+    guess_decimal_comma,
+    parse_number,
+    parse_params_b,
+    parse_size_gb,
+    split_model_type,
+    split_table_row,
+    to_float,
+    to_int,
+)
+
+__all__ = ["from_json", "parse_csv", "parse_markdown", "parse_sql", "row_fields"]
+
+_TEST = re.compile(r"^(pp|tg|pg)\s*(\d+)(?:\s*[+,]\s*(?:tg)?\s*(\d+))?(?:\s*@\s*d\s*(\d+))?$", re.I)
+_RATE = re.compile(rf"^({NUM})\s*(?:(?:±|\+/-|\+-|Â±|�)\s*({NUM}))?$", re.I)
+_RATE_COLUMNS = ("t/s", "tok/s", "tokens/s")
+_CORE_COLUMNS = {"model", "size", "params", "backend", "ngl", "threads", "test", *_RATE_COLUMNS}
+_SEPARATOR = re.compile(r"^:?-{2,}:?$")
+_BUILD = re.compile(r"^\s*build:\s*(\S+)\s*\((\d+)\)\s*$")
+_LEGACY_BACKENDS = (("cuda", "CUDA"), ("metal", "Metal"), ("vulkan", "Vulkan"), ("sycl", "SYCL"),
+                    ("opencl", "OpenCL"), ("kompute", "Kompute"))  # fmt: skip
+_MACHINE_KEYS = ("cpu_info", "gpu_info", "backends", "build_commit", "build_number")
+
+
+def _test_fields(kind: str, first: int, second: int | None, rate: float | None) -> dict[str, Any]:
+    """Counts and the rate field for a test: pp → prefill, tg → decode, both → blended."""
+    if second is not None or kind == "pg":
+        return {"prompt_tokens": first, "gen_tokens": second or 0, "blended_tps": rate}
+    if kind == "pp":
+        return {"prompt_tokens": first, "gen_tokens": 0, "prefill_tps": rate}
+    return {"prompt_tokens": 0, "gen_tokens": first, "decode_tps": rate}
+
+
+def _is_header(cells: list[str]) -> bool:
+    low = {c.lower() for c in cells}
+    return "test" in low and any(c in low for c in _RATE_COLUMNS)
+
+
+def _md_row(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
+    """Fields of one markdown data row, or (None, why)."""
+    test = _TEST.match(row.get("test", "").strip())
+    rate_text = next((row[c] for c in _RATE_COLUMNS if c in row), "")
+    rate = _RATE.match(rate_text.strip())
+    if not test:
+        return None, f"test {row.get('test', '')!r} is not ppN, tgN or ppN+tgM"
+    if not rate:
+        return None, f"t/s {rate_text!r} is not a number"
+    comma = guess_decimal_comma(re.findall(NUM, " ".join(row.get(k, "") for k in ("size", "params")) + rate_text))
+    mean, std = parse_number(rate.group(1), comma), parse_number(rate.group(2), comma)
+    fields = _test_fields(test.group(1).lower(), int(test.group(2)), _opt_int(test.group(3)), mean)
+    model, quant = split_model_type(row.get("model", ""))
+    fields.update(
+        depth=int(test.group(4) or 0),
+        stddev_tps=std,
+        model=model,
+        quant=quant,
+        params_b=parse_params_b(row.get("params", ""), comma),
+        model_size_gb=parse_size_gb(row.get("size", ""), comma),
+        backend=backend_name(row.get("backend")),
+        n_gpu_layers=to_int(row.get("ngl")),
+        threads=to_int(row.get("threads")),
+        notes=[f"{k}={v}" for k, v in row.items() if k not in _CORE_COLUMNS and v],
+    )
+    return fields, ""
+
+
+def _opt_int(text: str | None) -> int | None:
+    return int(text) if text else None
+
+
+def parse_markdown(lines: Sequence[str]) -> Outcome:
+    """Read llama-bench markdown tables (``| model | size | params | backend | ... | test | t/s |``).
+
+    Args:
+        lines: the paste's lines; blank strings for lines other parsers claimed.
+    """
+    out = Outcome("llama-bench-md")
+    header: list[str] | None = None
+    for i, line in enumerate(lines):
+        cells = split_table_row(line) if line.strip() else None
+        build = _BUILD.match(line)
+        if build and header is not None:
+            out.machine.update(build=build.group(1), build_number=int(build.group(2)))
+            out.consumed.add(i)
+        if cells is None:
+            continue
+        if _is_header(cells):
+            header = [c.lower() for c in cells]
+            out.consumed.add(i)
+        elif header is not None and all(_SEPARATOR.match(c) for c in cells if c):
+            out.consumed.add(i)
+        elif header is not None:
+            if len(cells) != len(header):
+                out.warnings.append(f"line {i + 1}: {len(cells)} cells under a {len(header)}-column header")
+                continue
+            fields, why = _md_row(dict(zip(header, cells, strict=True)))
+            if fields is None:
+                out.warnings.append(f"line {i + 1}: {why}")
+            elif out.add(i, fields, f"line {i + 1}"):
+                out.consumed.add(i)
+    return out
+
+
+def _model_name(row: Mapping[str, Any], from_type: str | None) -> str | None:
+    """The GGUF file name without folders and extension, unless it is a generic ``ggml-model-*``."""
+    raw = str(row.get("model_filename") or "").strip()
+    if raw:
+        name = PureWindowsPath(raw).name if "\\" in raw else PurePosixPath(raw).name
+        stem = re.sub(r"\.(gguf|bin|ggml)$", "", name, flags=re.I)
+        if stem and not re.match(r"^(ggml-)?model\b", stem, re.I):
+            return stem
+    return from_type
+
+
+def _legacy_backend(row: Mapping[str, Any]) -> str | None:
+    for key, name in _LEGACY_BACKENDS:
+        if row.get(key) in (True, 1, "1", "true"):
+            return name
+    return "CPU" if any(k in row for k, _ in _LEGACY_BACKENDS) else None
+
+
+def _notes(row: Mapping[str, Any]) -> list[str]:
+    notes = [f"{k}={row[k]}" for k in ("type_k", "type_v") if str(row.get(k, "f16")).lower() not in ("f16", "")]
+    if str(row.get("flash_attn", "")).lower() in ("1", "true"):
+        notes.append("flash_attn=1")
+    if (to_int(row.get("n_cpu_moe")) or 0) > 0:
+        notes.append(f"n_cpu_moe={row['n_cpu_moe']}")
+    if str(row.get("no_kv_offload", "")).lower() in ("1", "true"):
+        notes.append("no_kv_offload=1")
+    return notes
+
+
+def row_fields(row: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """Measurement fields of one llama-bench record (CSV/JSON/JSONL/SQL field names), or (None, why)."""
+    n_prompt, n_gen = to_int(row.get("n_prompt")), to_int(row.get("n_gen"))
+    if n_prompt is None and n_gen is None:
+        return None, "no n_prompt/n_gen"
+    n_prompt, n_gen = n_prompt or 0, n_gen or 0
+    if n_prompt <= 0 and n_gen <= 0:
+        return None, "n_prompt and n_gen are both 0"
+    rate = to_float(row.get("avg_ts"))
+    avg_ns = to_float(row.get("avg_ns"))
+    if "avg_ts" not in row and avg_ns:
+        rate = (n_prompt + n_gen) * 1e9 / avg_ns
+    if rate is None:
+        return None, f"avg_ts {row.get('avg_ts')!r} is not a number"
+    kind = "pg" if n_prompt > 0 and n_gen > 0 else "pp" if n_prompt > 0 else "tg"
+    fields = _test_fields(kind, n_prompt if kind != "tg" else n_gen, n_gen if kind == "pg" else None, rate)
+    model, quant = split_model_type(str(row.get("model_type") or ""))
+    params, size = to_float(row.get("model_n_params")), to_float(row.get("model_size"))
+    fields.update(
+        depth=to_int(row.get("n_depth")) or 0,
+        stddev_tps=to_float(row.get("stddev_ts")),
+        model=_model_name(row, model),
+        quant=quant or find_quant(str(row.get("model_filename") or "")),
+        params_b=params / 1e9 if params else None,
+        model_size_gb=size / 1e9 if size else None,
+        backend=backend_name(str(row.get("backends") or "")) or _legacy_backend(row),
+        n_gpu_layers=to_int(row.get("n_gpu_layers")),
+        threads=to_int(row.get("n_threads")),
+        hardware=str(row.get("gpu_info") or row.get("cpu_info") or "").strip() or None,
+        notes=_notes(row),
+    )
+    return fields, ""
+
+
+def _add_record(out: Outcome, line: int, row: Mapping[str, Any], what: str) -> bool:
+    fields, why = row_fields(row)
+    if fields is None:
+        out.warnings.append(f"{what}: {why}; not kept as a measurement")
+        return False
+    for key in _MACHINE_KEYS:
+        if row.get(key) not in (None, "") and key not in out.machine:
+            out.machine[key] = row[key]
+    return out.add(line, fields, what)
+
+
+def from_json(value: Any, out: Outcome, line: int) -> bool:
+    """Add the measurements of a llama-bench JSON array or JSONL object; True if any record was read."""
+    items = value if isinstance(value, list) else [value]
+    kept = False
+    for n, item in enumerate(items):
+        if isinstance(item, dict):
+            kept = _add_record(out, line, item, f"line {line + 1}, record {n + 1}") or kept
+    return kept
+
+
+_CSV_HEADER = re.compile(r"^\"?[a-z_]+\"?(?:,\"?[a-z_]+\"?)+$")
+
+
+def parse_csv(lines: Sequence[str]) -> Outcome:
+    """Read llama-bench ``-o csv`` output: a header of field names, then one quoted row per test."""
+    out = Outcome("llama-bench-csv")
+    names: list[str] | None = None
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s:
+            continue
+        if _CSV_HEADER.match(s) and "avg_ts" in s:
+            names = next(csv.reader([s]))
+            out.consumed.add(i)
+            continue
+        if names is None or "," not in s:
+            continue
+        values = next(csv.reader([s]))
+        if len(values) != len(names):
+            out.warnings.append(f"line {i + 1}: {len(values)} values under a {len(names)}-field CSV header")
+        elif _add_record(out, i, dict(zip(names, values, strict=True)), f"line {i + 1}"):
+            out.consumed.add(i)
+    return out
+
+
+_INSERT = re.compile(r"INSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I)
+_SQL_VALUE = re.compile(r"\s*(?:'((?:[^']|'')*)'|(NULL)|([^,'\s][^,]*?))\s*(?:,|$)", re.I)
+_SQL_SCHEMA = re.compile(
+    r"^\s*(?:CREATE\s+TABLE\b.*|\w+\s+(?:TEXT|INTEGER|REAL)\s*,?|\)\s*;)\s*$", re.I
+)
+
+
+def _sql_values(text: str) -> list[Any]:
+    values: list[Any] = []
+    pos = 0
+    while pos < len(text):
+        m = _SQL_VALUE.match(text, pos)
+        if not m or m.end() == pos:
+            return []
+        values.append(m.group(1).replace("''", "'") if m.group(1) is not None else None if m.group(2) else m.group(3))
+        pos = m.end()
+    return values
+
+
+def parse_sql(lines: Sequence[str]) -> Outcome:
+    """Read llama-bench ``-o sql`` output: ``CREATE TABLE`` then ``INSERT INTO ... VALUES (...);`` per test."""
+    out = Outcome("llama-bench-sql")
+    in_schema = False
+    for i, line in enumerate(lines):
+        if re.match(r"^\s*CREATE\s+TABLE\b", line, re.I):
+            in_schema = True
+        if in_schema and _SQL_SCHEMA.match(line):
+            out.consumed.add(i)
+            in_schema = not line.strip().endswith(";")
+            continue
+        m = _INSERT.search(line)
+        if not m:
+            continue
+        names = [c.strip().strip('"`') for c in m.group(1).split(",")]
+        values = _sql_values(m.group(2))
+        if len(values) != len(names):
+            out.warnings.append(f"line {i + 1}: {len(values)} values for {len(names)} columns")
+        elif "avg_ts" in names and _add_record(out, i, dict(zip(names, values, strict=True)), f"line {i + 1}"):
+            out.consumed.add(i)
+    return out

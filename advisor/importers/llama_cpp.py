@@ -1,0 +1,230 @@
+"""llama.cpp's own timing reports: ``llama_print_timings``/``llama_perf`` lines, llama-server
+timings (JSON ``timings`` object and log lines) and llama-batched-bench tables.
+
+Rates are tokens per second as printed; times in the source are milliseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from advisor.importers._util import (
+    NUM,
+    Outcome,
+    derive_rate,
+    guess_decimal_comma,
+    parse_number,
+    split_table_row,
+    to_float,
+    to_int,
+)
+
+__all__ = ["from_batched_json", "from_server_json", "parse_batched", "parse_timings"]
+
+_PREFIX = re.compile(r"\b(llama_print_timings|llama_perf_\w+?_print|common_perf_print|print_timings?)\s*:\s*")
+_PREFIX_FORMAT = {"llama_print_timings": "llama-print-timings", "print_timing": "llama-server-timings",
+                  "print_timings": "llama-server-timings"}  # fmt: skip
+_TIMING = re.compile(
+    rf"^\s*(?P<what>load|sample|sampling|prompt eval|eval|total)\s+time\s*=\s*(?P<ms>{NUM})\s*ms"
+    rf"(?:\s*/\s*(?P<n>{NUM})\s*(?:tokens?|runs?))?"
+    rf"(?:\s*\(\s*(?P<mspt>{NUM})\s*ms per token\s*,\s*(?P<tps>{NUM})\s*tokens per second\s*\))?\s*$",
+    re.I,
+)
+_OTHER_PERF = re.compile(r"^\s*[\w ]+=\s*\S")  # e.g. "graphs reused = 12" under a llama_perf prefix
+_SLOT = re.compile(r"\bslot\s+print_timing:.*$|^\s*draft acceptance rate\s*=.*$")
+
+
+def _timing_format(prefix: str | None) -> str:
+    if prefix is None:
+        return "llama-server-timings"
+    return _PREFIX_FORMAT.get(prefix, "llama-perf")
+
+
+class _TimingBlock:
+    """The lines of one run: load, prompt eval, eval, total."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, re.Match[str]] = {}
+        self.first_line: int | None = None
+        self.comma = False
+
+    def rate(self, what: str) -> tuple[float | None, int | None]:
+        m = self.parts.get(what)
+        if m is None:
+            return None, None
+        n = parse_number(m.group("n"), self.comma)
+        tps = parse_number(m.group("tps"), self.comma)
+        if tps is None:
+            tps = derive_rate(n, (parse_number(m.group("ms"), self.comma) or 0) / 1000)
+        return tps, int(n) if n is not None and n >= 0 and n == int(n) else None
+
+    def fields(self) -> dict[str, Any] | None:
+        if "prompt" not in self.parts and "eval" not in self.parts:
+            return None
+        prefill, n_prompt = self.rate("prompt")
+        decode, n_gen = self.rate("eval")
+        load = self.parts.get("load")
+        load_ms = parse_number(load.group("ms"), self.comma) if load else None
+        return {"prefill_tps": prefill, "prompt_tokens": n_prompt, "decode_tps": decode, "gen_tokens": n_gen,
+                "load_s": round(load_ms / 1000, 6) if load_ms is not None else None}  # fmt: skip
+
+
+def _bad_rate(m: re.Match[str], comma: bool) -> str | None:
+    """Why a prompt-eval/eval line's printed rate cannot be used, or None if it can."""
+    if m.group("tps") is None:
+        return None
+    v = parse_number(m.group("tps"), comma)
+    return None if v is not None and v == v and v not in (float("inf"), float("-inf")) and v >= 0 else m.group("tps")
+
+
+def parse_timings(lines: Sequence[str]) -> Outcome:
+    """Read ``llama_print_timings:`` / ``llama_perf_context_print:`` blocks and llama-server log timings.
+
+    One measurement per run: ``prompt eval`` gives ``prefill_tps`` and ``prompt_tokens``, ``eval``
+    gives ``decode_tps`` and ``gen_tokens`` (its "runs"), ``load time`` gives ``load_s``.
+    """
+    out = Outcome("")
+    block = _TimingBlock()
+
+    def flush() -> None:
+        nonlocal block
+        fields = block.fields()
+        if fields is not None and block.first_line is not None:
+            out.add(block.first_line, fields, f"timings at line {block.first_line + 1}")
+        block = _TimingBlock()
+
+    for i, line in enumerate(lines):
+        if _SLOT.search(line):
+            out.consumed.add(i)
+            continue
+        pm = _PREFIX.search(line)
+        rest = line[pm.end() :] if pm else line
+        m = _TIMING.match(rest)
+        if m is None:
+            if pm and _OTHER_PERF.match(rest):
+                out.consumed.add(i)
+            continue
+        out.fmt = out.fmt or _timing_format(pm.group(1) if pm else None)
+        what = {"sampling": "sample", "prompt eval": "prompt"}.get(m.group("what").lower(), m.group("what").lower())
+        if (what == "load" and block.parts) or what in block.parts:
+            flush()
+        comma = guess_decimal_comma(v for v in m.groupdict().values() if v and v[0].isdigit())
+        bad = _bad_rate(m, comma) if what in ("prompt", "eval") else None
+        if bad is not None:
+            out.warnings.append(f"line {i + 1}: {m.group('what')} rate {bad!r} is not a usable number")
+            continue
+        block.comma = block.comma or comma
+        block.parts[what] = m
+        block.first_line = i if block.first_line is None else block.first_line
+        out.consumed.add(i)
+        if what == "total":
+            flush()
+    flush()
+    out.fmt = out.fmt or "llama-perf"
+    return out
+
+
+def from_server_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
+    """Add the measurement of a llama-server response's ``timings`` object (or the object itself).
+
+    ``prompt_n`` excludes the ``cache_n`` tokens reused from the KV cache; those become ``depth``
+    and ``cached_tokens``.
+    """
+    t = obj["timings"] if isinstance(obj.get("timings"), dict) else obj
+    prompt_n, gen_n, cache_n = to_int(t.get("prompt_n")), to_int(t.get("predicted_n")), to_int(t.get("cache_n"))
+    prefill = to_float(t.get("prompt_per_second"))
+    if prefill is None and prompt_n:
+        prefill = derive_rate(prompt_n, (to_float(t.get("prompt_ms")) or 0) / 1000)
+    decode = to_float(t.get("predicted_per_second"))
+    if decode is None and gen_n:
+        decode = derive_rate(gen_n, (to_float(t.get("predicted_ms")) or 0) / 1000)
+    notes = []
+    if prompt_n == 0:
+        prefill = None
+        notes.append("the whole prompt came from the KV cache (prompt_n 0): no prefill rate")
+    elif prompt_n is not None and prompt_n < 16:
+        notes.append(f"only {prompt_n} new prompt token(s) were evaluated: the prefill rate says little")
+    drafted, accepted = to_int(t.get("draft_n")), to_int(t.get("draft_n_accepted"))
+    if drafted:
+        notes.append(f"speculative decoding: {accepted or 0}/{drafted} draft tokens accepted")
+    model = obj.get("model") if isinstance(obj.get("model"), str) else None
+    fields = {"prefill_tps": prefill, "decode_tps": decode, "prompt_tokens": prompt_n, "gen_tokens": gen_n,
+              "depth": cache_n, "cached_tokens": cache_n, "model": model, "notes": notes}  # fmt: skip
+    return out.add(line, fields, f"llama-server timings at line {line + 1}")
+
+
+_MAIN = re.compile(r"^\s*main:\s*(n_kv_max\s*=.*)$")
+_PAIR = re.compile(r"(\w+)\s*=\s*([^,]+)")
+_BATCHED_NOTES = ("flash_attn", "is_pp_shared", "n_ubatch")
+
+
+def _batched_config(settings: dict[str, str]) -> dict[str, Any]:
+    notes = [f"{k}={settings[k]}" for k in _BATCHED_NOTES if k in settings]
+    return {"n_gpu_layers": to_int(settings.get("n_gpu_layers")), "threads": to_int(settings.get("n_threads")),
+            "notes": notes}  # fmt: skip
+
+
+def _batched_row(row: dict[str, str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    comma = guess_decimal_comma(re.findall(NUM, " ".join(row.values())))
+    counts = {k: to_int(parse_number(row.get(k), comma)) for k in ("pp", "tg", "b")}
+    if any(v is None for v in counts.values()):
+        return None, "PP, TG or B is not a whole number"
+    fields: dict[str, Any] = {"prompt_tokens": counts["pp"], "gen_tokens": counts["tg"], "batch": counts["b"]}
+    for col, key, count in (("s_pp t/s", "prefill_tps", "pp"), ("s_tg t/s", "decode_tps", "tg")):
+        if counts[count] == 0:
+            continue
+        v = parse_number(row.get(col), comma)
+        if v is None or v != v or v in (float("inf"), float("-inf")) or v < 0:
+            return None, f"{col.upper()} {row.get(col)!r} is not a usable rate"
+        fields[key] = v
+    return {**config, **fields, "notes": list(config.get("notes", []))}, ""
+
+
+def parse_batched(lines: Sequence[str]) -> Outcome:
+    """Read llama-batched-bench tables: one measurement per row (``batch`` = B, aggregate rates).
+
+    ``S_PP t/s`` → ``prefill_tps``, ``S_TG t/s`` → ``decode_tps``, ``PP``/``TG`` → token counts;
+    the ``main:`` line gives ``n_gpu_layers`` and ``threads``.
+    """
+    out = Outcome("batched-bench")
+    header: list[str] | None = None
+    config: dict[str, Any] = {}
+    for i, line in enumerate(lines):
+        main = _MAIN.match(line)
+        if main:
+            settings = {k: v.strip() for k, v in _PAIR.findall(main.group(1))}
+            out.machine.update(settings)
+            config = _batched_config(settings)
+            out.consumed.add(i)
+            continue
+        cells = split_table_row(line) if line.strip() else None
+        if cells is None:
+            continue
+        names = [re.sub(r"\s+", " ", c).lower() for c in cells]
+        if {"pp", "tg", "b"} <= set(names) and any(n.startswith("s_") for n in names):
+            header = names
+            out.consumed.add(i)
+        elif header is not None and all(re.fullmatch(r":?-+:?", c) for c in cells if c):
+            out.consumed.add(i)
+        elif header is not None:
+            if len(cells) != len(header):
+                out.warnings.append(f"line {i + 1}: {len(cells)} cells under a {len(header)}-column header")
+                continue
+            fields, why = _batched_row(dict(zip(header, cells, strict=True)), config)
+            if fields is None:
+                out.warnings.append(f"line {i + 1}: {why}")
+            elif out.add(i, fields, f"line {i + 1}"):
+                out.consumed.add(i)
+    return out
+
+
+def from_batched_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
+    """Add one llama-batched-bench ``--output-format jsonl`` record (``pp, tg, pl, speed_pp, speed_tg``)."""
+    pp, tg, pl = to_int(obj.get("pp")), to_int(obj.get("tg")), to_int(obj.get("pl"))
+    config = _batched_config({k: str(v) for k, v in obj.items() if not isinstance(v, dict | list)})
+    fields = {**config, "prompt_tokens": pp, "gen_tokens": tg, "batch": pl,
+              "prefill_tps": to_float(obj.get("speed_pp")) if pp else None,
+              "decode_tps": to_float(obj.get("speed_tg")) if tg else None}  # fmt: skip
+    return out.add(line, fields, f"batched-bench record at line {line + 1}")

@@ -1,0 +1,105 @@
+"""vLLM ``vllm bench serve`` / ``benchmark_serving.py``: the console result block and the saved JSON.
+
+A serving benchmark measures a loaded server, not one request. The measurement holds aggregate
+figures: ``decode_tps`` = output token throughput (tok/s over all concurrent requests),
+``prompt_tokens``/``gen_tokens`` = total input/generated tokens of the run, ``ttft_s`` = mean TTFT,
+``batch`` = the maximum request concurrency when the run set one. No prefill rate is reported.
+The per-request decode rate (1000 ÷ mean TPOT in ms) goes into ``notes``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from advisor.importers._util import NUM, Outcome, parse_number, to_float, to_int
+
+__all__ = ["from_json", "parse_console"]
+
+_HEADER = re.compile(r"^\s*=*\s*Serving Benchmark Result\s*=*\s*$", re.I)
+_RULE = re.compile(r"^\s*={5,}\s*$")
+_SECTION = re.compile(r"^\s*-{3,}[^-].*?-{3,}\s*$")
+_KV = re.compile(rf"^\s*(?P<key>[A-Za-z][^:]{{1,80}}?)\s*:\s*(?P<val>{NUM})\s*$", re.I)
+_METRIC = re.compile(r"^(?:mean|median|std|p\d+(?:\.\d+)?) (?:ttft|tpot|itl|e2el) \(ms\)$")
+_KNOWN = {
+    "successful requests", "failed requests", "maximum request concurrency", "request rate configured (rps)",
+    "benchmark duration (s)", "total input tokens", "total generated tokens", "request throughput (req/s)",
+    "request goodput (req/s)", "output token throughput (tok/s)", "peak output token throughput (tok/s)",
+    "peak concurrent requests", "total token throughput (tok/s)", "traffic request rate",
+}  # fmt: skip
+# console key -> saved-JSON key
+_CANON = {
+    "output token throughput (tok/s)": "output_throughput",
+    "total input tokens": "total_input_tokens",
+    "total generated tokens": "total_output_tokens",
+    "mean ttft (ms)": "mean_ttft_ms",
+    "mean tpot (ms)": "mean_tpot_ms",
+    "maximum request concurrency": "max_concurrency",
+    "successful requests": "completed",
+    "request throughput (req/s)": "request_throughput",
+}
+
+
+def _fields(d: dict[str, Any]) -> dict[str, Any]:
+    """Measurement fields from saved-JSON style keys (``output_throughput``, ``mean_tpot_ms``...)."""
+    tpot, ttft = to_float(d.get("mean_tpot_ms")), to_float(d.get("mean_ttft_ms"))
+    batch = to_int(d.get("max_concurrency"))
+    notes = ["serving benchmark: decode_tps is the output throughput summed over all concurrent requests"]
+    if tpot and math.isfinite(tpot) and tpot > 0:
+        notes.append(f"per-request decode ≈ {1000 / tpot:.2f} tok/s (1000 / mean TPOT {tpot:g} ms)")
+    for key, label in (("completed", "successful requests"), ("request_throughput", "request throughput, req/s")):
+        if d.get(key) is not None:
+            notes.append(f"{label}: {d[key]:g}" if isinstance(d[key], float) else f"{label}: {d[key]}")
+    model = d.get("model_id")
+    return {
+        "decode_tps": to_float(d.get("output_throughput")),
+        "prompt_tokens": to_int(d.get("total_input_tokens")),
+        "gen_tokens": to_int(d.get("total_output_tokens")),
+        "ttft_s": round(ttft / 1000, 6) if ttft is not None else None,
+        "batch": batch if batch and batch > 0 else None,
+        "model": model if isinstance(model, str) else None,
+        "notes": notes,
+    }
+
+
+def from_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
+    """Add the measurement of a saved ``--save-result`` JSON."""
+    return out.add(line, _fields(obj), f"vLLM result at line {line + 1}")
+
+
+def parse_console(lines: Sequence[str]) -> Outcome:
+    """Read ``============ Serving Benchmark Result ============`` blocks (header optional)."""
+    out = Outcome("vllm-bench")
+    block: dict[str, Any] = {}
+    first: int | None = None
+    in_block = False
+
+    def flush() -> None:
+        nonlocal block, first
+        if first is not None and block:
+            out.add(first, _fields(block), f"vLLM result at line {first + 1}")
+        block, first = {}, None
+
+    for i, line in enumerate(lines):
+        kv = _KV.match(line)
+        key = re.sub(r"\s+", " ", kv.group("key").strip().lower()) if kv else ""
+        if _HEADER.match(line):
+            flush()
+            in_block, first = True, i
+        elif in_block and _RULE.match(line):
+            flush()
+            in_block = False
+        elif in_block and _SECTION.match(line):
+            pass
+        elif kv and (in_block or key in _KNOWN or _METRIC.match(key)):
+            value = parse_number(kv.group("val"))
+            block[_CANON.get(key, key)] = int(value) if value is not None and value.is_integer() else value
+            first = i if first is None else first
+            in_block = True
+        else:
+            continue
+        out.consumed.add(i)
+    flush()
+    return out

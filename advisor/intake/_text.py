@@ -1,0 +1,179 @@
+"""Text helpers for intake: cleaning hostile input, numbers written by people, claimed spans.
+
+Extractors run one after another over the same message. Each one *claims* the characters it used
+(they are blanked in :attr:`Msg.s`), so "8k-token prompts" is not read again as a GPU number or a
+memory size by a later extractor. The original text stays in :attr:`Msg.orig` for context windows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable
+
+MAX_CHARS = 20_000  # only this much of a message is read; chat messages are far shorter
+
+# A number as people write it: 8000, 8,000, 1.5, 8k, 32K, 1M. ``k``/``m`` only glued to or one space after digits.
+NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?[kKmM](?![A-Za-z]))?"
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+_UNIT_RE = "|".join(sorted(_UNITS, key=len, reverse=True))
+_TENS_RE = "|".join(_TENS)
+# "twenty-five", "a dozen", "a hundred", "a couple of" ...
+WORDNUM = (
+    rf"(?:(?:{_TENS_RE})(?:[\s-](?:{_UNIT_RE}))?|{_UNIT_RE}|(?:a\s+)?dozen|(?:a|one)\s+hundred|"
+    r"a\s+couple(?:\s+of)?|a\s+pair\s+of)"
+)
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u200b-\u200f\u2028\u2029\ufeff]")
+_TAGS = re.compile(r"<[^<>]{0,200}>")
+_HF_URL = re.compile(r"https?://(?:www\.)?(?:huggingface\.co|hf\.co)/", re.I)
+_DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
+                         "\u2212": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+# Clause boundaries limit the words that may describe a number ("8k-token prompts, 500-token answers").
+_BOUNDARY = re.compile(r"[.;!?\n]\s|[;!?\n]|,(?!\d)\s*|\s(?:and|but|while|whereas|plus|then)\s", re.I)
+
+
+def sanitize(text: object) -> tuple[str, list[str]]:
+    """Make any input safe to scan: cap its length, normalise unicode, drop controls and markup.
+
+    Args:
+        text (object): the message; anything that is not a ``str`` reads as empty.
+
+    Returns:
+        tuple[str, list[str]]: the cleaned text and notes about what was done to it.
+    """
+    if not isinstance(text, str):
+        return "", []
+    notes: list[str] = []
+    if len(text) > MAX_CHARS:
+        notes.append(f"That message is long: I read only its first {MAX_CHARS:,} characters.")
+        text = text[:MAX_CHARS]
+    text = _ANSI.sub(" ", text)
+    text = _CTRL.sub(" ", text)
+    try:
+        text = unicodedata.normalize("NFKC", text)[: MAX_CHARS * 2]
+    except ValueError:  # pragma: no cover - normalize rejects nothing after the filtering above
+        pass
+    text = _TAGS.sub(" ", text.translate(_DASHES))
+    return _HF_URL.sub(" ", text), notes
+
+
+def word_number(word: str) -> int | None:
+    """``"twenty-five"`` → 25, ``"a dozen"`` → 12; None when it is not a number word."""
+    w = re.sub(r"\s+", " ", word.strip().lower().replace("-", " "))
+    w = re.sub(r"^(?:a|one) ", "", w)
+    if w in ("dozen",):
+        return 12
+    if w in ("hundred",):
+        return 100
+    if w.startswith(("couple", "pair")):
+        return 2
+    parts = w.split(" ")
+    if len(parts) == 1:
+        return _UNITS.get(w, _TENS.get(w))
+    if len(parts) == 2 and parts[0] in _TENS and parts[1] in _UNITS:
+        return _TENS[parts[0]] + _UNITS[parts[1]]
+    return None
+
+
+def parse_num(raw: str) -> float | None:
+    """``"8,000"`` → 8000, ``"8k"`` → 8000, ``"1.5M"`` → 1.5e6, ``"twelve"`` → 12. None if unreadable."""
+    s = raw.strip().replace(",", "").replace(" ", "")
+    if not s:
+        return None
+    mult = 1.0
+    if s[-1] in "kK":
+        mult, s = 1e3, s[:-1]
+    elif s[-1] in "mM":
+        mult, s = 1e6, s[:-1]
+    try:
+        v = float(s) * mult
+    except ValueError:
+        n = word_number(raw)
+        return float(n) if n is not None else None
+    return v if math.isfinite(v) else math.inf
+
+
+def fmt(v: float) -> str:
+    """A number for a sentence: ``8000`` → ``"8,000"``, ``1.5`` → ``"1.5"``."""
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.3g}"
+
+
+class Msg:
+    """A message being read: ``orig`` as cleaned, ``s`` with claimed spans blanked out.
+
+    Attributes:
+        orig (str): the cleaned message.
+        s (str): the same text where spans already used by an extractor are spaces.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.orig = text
+        self.s = text
+
+    def claim(self, start: int, end: int) -> None:
+        """Blank ``[start, end)`` so later extractors do not read it again."""
+        if end > start:
+            self.s = self.s[:start] + " " * (end - start) + self.s[end:]
+
+    def finditer(self, pattern: re.Pattern[str]) -> Iterable[re.Match[str]]:
+        """Matches of ``pattern`` in the unclaimed text."""
+        return pattern.finditer(self.s)
+
+    def before(self, pos: int, width: int = 60) -> str:
+        """The clause that ends at ``pos`` (at most ``width`` characters)."""
+        seg = self.orig[max(0, pos - width):pos]
+        cuts = list(_BOUNDARY.finditer(seg))
+        return seg[cuts[-1].end():] if cuts else seg
+
+    def after(self, pos: int, width: int = 60) -> str:
+        """The clause that starts at ``pos`` (at most ``width`` characters)."""
+        seg = self.orig[pos:pos + width]
+        cut = _BOUNDARY.search(seg)
+        return seg[:cut.start()] if cut else seg
+
+
+def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str]]) -> str | None:
+    """Which kind of keyword sits closest to the span ``[start, end)`` within its clause.
+
+    Args:
+        msg (Msg): the message.
+        start (int): where the number starts.
+        end (int): where it (and its unit) ends.
+        kinds (dict[str, re.Pattern[str]]): keyword pattern per kind, in priority order for ties.
+
+    Returns:
+        str | None: the kind whose keyword is nearest, or None when no keyword is in the clause.
+    """
+    before, after = msg.before(start), msg.after(end)
+    best: tuple[int, int, str] | None = None
+    for rank, (kind, pat) in enumerate(kinds.items()):
+        for m in pat.finditer(before):
+            cand = (len(before) - m.end(), rank, kind)
+            best = cand if best is None or cand < best else best
+        m2 = pat.search(after)
+        if m2:
+            cand = (m2.start(), rank, kind)
+            best = cand if best is None or cand < best else best
+    return best[2] if best else None
+
+
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bno|\binstead\s+of|\brather\s+than|\bthan|\bfrom|\breplac\w*|\bswitch\w*\s+from)"
+    r"\s+(?:an?\s+|the\s+|my\s+|our\s+|that\s+)?$",
+    re.I,
+)
+
+
+def negated(msg: Msg, start: int) -> bool:
+    """True when the mention at ``start`` is what the user does *not* mean ("not the 8B", "than a 3090")."""
+    return _NEGATED.search(msg.orig[max(0, start - 24):start]) is not None

@@ -1,0 +1,408 @@
+"""Pydantic models shared by every part of the advisor.
+
+The data flows one way (see DESIGN.md): free text, flags or pasted tool output become a
+:class:`Scenario`; the probe yields a :class:`ProbeResult`; the performance model turns a resolved
+scenario into a :class:`Prediction`; diagnosis turns both into a :class:`Verdict`.
+
+Units are in the field names: ``_tps`` tokens per second, ``_gbs`` GB/s (10^9 bytes/s), ``_gb``
+gigabytes (10^9 bytes), ``_s`` seconds, ``_tflops`` 10^12 FLOP/s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "Bottleneck",
+    "Calibration",
+    "Fix",
+    "FIX_IDS",
+    "Hardware",
+    "ImportResult",
+    "Measurement",
+    "MemoryFit",
+    "ModelRun",
+    "ModelSpec",
+    "Prediction",
+    "ProbeResult",
+    "QuantFormat",
+    "Scenario",
+    "Status",
+    "Verdict",
+]
+
+Bottleneck = Literal["prefill", "decode", "memory_fit", "misconfiguration"]
+Status = Literal["normal", "below_expected", "above_expected", "not_measured"]
+HardwareKind = Literal["apple_soc", "discrete_gpu", "datacenter_gpu", "apu", "cpu"]
+
+FIX_IDS: tuple[str, ...] = (
+    "prefix_caching",
+    "shorter_prompt",
+    "gpu_offload",
+    "more_compute",
+    "quantization",
+    "smaller_model",
+    "speculative_decoding",
+    "more_bandwidth",
+    "batching",
+    "chunked_prefill",
+    "kv_cache_quantization",
+    "flash_attention",
+    "fit_in_memory",
+    "fix_configuration",
+)
+
+# Upper bounds that no real machine or workload reaches; they only reject absurd input.
+MAX_TOKENS = 10_000_000
+MAX_MEMORY_GB = 100_000.0
+MAX_TPS = 10_000_000.0
+
+
+def _finite_nonneg(v: float | None, name: str, upper: float) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {v}")
+    if v < 0:
+        raise ValueError(f"{name} cannot be negative (got {v})")
+    if v > upper:
+        raise ValueError(f"{name} = {v} is beyond anything real (limit {upper:g})")
+    return v
+
+
+class Hardware(BaseModel):
+    """One machine or accelerator from the catalog (or described by the user).
+
+    Attributes:
+        id (str): catalog id, e.g. ``apple-m2-max-38gpu``; ``...xN`` for N identical GPUs.
+        bandwidth_gbs (float): spec peak memory bandwidth of the accelerator memory, GB/s.
+        fp16_tflops (float | None): dense FP16 matrix throughput, TFLOP/s (estimate for Apple GPUs).
+        memory_gb_options (list[float]): memory sizes the product ships with, GB.
+        memory_gb (float | None): the memory of this particular machine, when known.
+        n_devices (int): number of identical GPUs (layer split unless said otherwise).
+        host_bandwidth_gbs (float | None): system RAM bandwidth for layers left on the CPU.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    vendor: str = ""
+    family: str = ""
+    kind: HardwareKind = "cpu"
+    gpu_cores: int | None = None
+    cpu_cores: str | None = None
+    bandwidth_gbs: float
+    memory_gb_options: list[float] = Field(default_factory=list)
+    memory_gb: float | None = None
+    fp16_tflops: float | None = None
+    fp16_tflops_is_estimate: bool = False
+    release_year: int | None = None
+    n_devices: int = 1
+    host_bandwidth_gbs: float | None = None
+    source_url: str = ""
+    notes: str = ""
+    custom: bool = False
+
+
+class ModelSpec(BaseModel):
+    """Architecture of a language model, enough to size weights and the KV cache.
+
+    Attributes:
+        params_b (float): total parameters, billions.
+        active_params_b (float | None): parameters used per token for MoE models, billions.
+        n_kv_heads, head_dim, n_layers: attention shape for KV-cache sizing.
+        kv_layers (int | None): layers that keep a KV cache (hybrid/sliding models keep fewer).
+        generic (bool): True when the architecture was assumed from the size alone.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    family: str = ""
+    params_b: float
+    active_params_b: float | None = None
+    n_layers: int | None = None
+    hidden_size: int | None = None
+    n_heads: int | None = None
+    n_kv_heads: int | None = None
+    head_dim: int | None = None
+    vocab_size: int | None = None
+    max_context: int | None = None
+    kv_layers: int | None = None
+    sliding_layers: int | None = None
+    sliding_window: int | None = None
+    aliases: list[str] = Field(default_factory=list)
+    source_url: str = ""
+    notes: str = ""
+    generic: bool = False
+
+    @property
+    def active_b(self) -> float:
+        """Parameters read per decoded token, billions (MoE: active experts only)."""
+        return self.active_params_b or self.params_b
+
+
+class QuantFormat(BaseModel):
+    """A weight format and its storage cost in bits per weight."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    ecosystem: str = ""
+    bits_per_weight: float
+    ppl_delta_7b: float | None = None
+    source_url: str = ""
+    notes: str = ""
+    estimated: bool = False
+
+
+class Measurement(BaseModel):
+    """One measured rate, parsed from a tool's output or given by the user.
+
+    A llama-bench ``pp`` row has ``gen_tokens`` 0 and only ``prefill_tps``; a ``tg`` row has
+    ``prompt_tokens`` 0 and only ``decode_tps``; ``pp512+tg128`` has only ``blended_tps``.
+    With ``batch`` > 1 the rates are aggregate over all sequences.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    prefill_tps: float | None = None
+    decode_tps: float | None = None
+    blended_tps: float | None = None
+    prompt_tokens: int | None = None
+    gen_tokens: int | None = None
+    depth: int | None = None
+    batch: int | None = None
+    backend: str | None = None
+    model: str | None = None
+    quant: str | None = None
+    n_gpu_layers: int | None = None
+    threads: int | None = None
+    # Extras some formats carry.
+    hardware: str | None = None
+    params_b: float | None = None
+    model_size_gb: float | None = None
+    ttft_s: float | None = None
+    load_s: float | None = None
+    cached_tokens: int | None = None
+    peak_memory_gb: float | None = None
+    gpu_fraction: float | None = None
+    stddev_tps: float | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    @field_validator("prefill_tps", "decode_tps", "blended_tps", "stddev_tps")
+    @classmethod
+    def _rate(cls, v: float | None, info: Any) -> float | None:
+        return _finite_nonneg(v, info.field_name, MAX_TPS)
+
+
+class ImportResult(BaseModel):
+    """What an importer made of a pasted text."""
+
+    format: str
+    measurements: list[Measurement] = Field(default_factory=list)
+    unparsed: list[str] = Field(default_factory=list)
+    machine: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Scenario(BaseModel):
+    """What the user runs and on what: the input of predict and diagnose.
+
+    Every field may be null. Text fields hold what the user wrote; resolution against the catalog
+    happens later. Numbers are validated: negative, NaN or absurd values are rejected.
+    """
+
+    model_config = ConfigDict(extra="ignore", str_max_length=200_000)
+
+    hardware: str | None = None
+    memory_gb: float | None = None
+    backend: str | None = None
+    model: str | None = None
+    params_b: float | None = None
+    quant: str | None = None
+    prompt_tokens: int | None = None
+    gen_tokens: int | None = None
+    depth: int | None = None
+    concurrency: int | None = None
+    measured_prefill_tps: float | None = None
+    measured_decode_tps: float | None = None
+    raw_output: str | None = None
+    use: str | None = None
+    requests_per_minute: float | None = None
+    n_gpu_layers: int | None = None
+    gpu_cores: int | None = None
+    bandwidth_gbs: float | None = None
+    tflops: float | None = None
+    shared_prefix_tokens: int | None = None
+    question: str | None = None
+
+    @field_validator("memory_gb")
+    @classmethod
+    def _mem(cls, v: float | None) -> float | None:
+        v = _finite_nonneg(v, "memory_gb", MAX_MEMORY_GB)
+        if v is not None and v == 0:
+            raise ValueError("memory_gb must be more than 0")
+        return v
+
+    @field_validator("params_b")
+    @classmethod
+    def _params(cls, v: float | None) -> float | None:
+        v = _finite_nonneg(v, "params_b", 100_000.0)
+        if v is not None and v == 0:
+            raise ValueError("params_b must be more than 0")
+        return v
+
+    @field_validator("prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens")
+    @classmethod
+    def _tokens(cls, v: int | None, info: Any) -> int | None:
+        return None if v is None else int(_finite_nonneg(v, info.field_name, MAX_TOKENS))  # type: ignore[arg-type]
+
+    @field_validator("concurrency")
+    @classmethod
+    def _conc(cls, v: int | None) -> int | None:
+        if v is None:
+            return None
+        if v < 1 or v > 100_000:
+            raise ValueError(f"concurrency must be between 1 and 100000 (got {v})")
+        return v
+
+    @field_validator(
+        "measured_prefill_tps", "measured_decode_tps", "requests_per_minute", "bandwidth_gbs", "tflops"
+    )
+    @classmethod
+    def _nonneg(cls, v: float | None, info: Any) -> float | None:
+        return _finite_nonneg(v, info.field_name, MAX_TPS)
+
+
+class MemoryFit(BaseModel):
+    """Whether weights + KV cache + overhead fit the memory the accelerator may use (GB)."""
+
+    weights_gb: float
+    kv_cache_gb: float
+    overhead_gb: float
+    required_gb: float
+    usable_gb: float
+    total_gb: float | None
+    fits: bool
+    gpu_share: float = 1.0
+    note: str = ""
+
+
+class Calibration(BaseModel):
+    """Where an achieved-efficiency factor came from."""
+
+    phase: Literal["prefill", "decode"]
+    efficiency: float
+    group: str
+    n_rows: int
+    source_sets: list[str] = Field(default_factory=list)
+    p10_ratio: float = 1.0
+    p90_ratio: float = 1.0
+    note: str = ""
+
+
+class Prediction(BaseModel):
+    """Predicted rates and times for one scenario (batch 1 unless ``concurrency`` > 1).
+
+    ``prefill_tps``/``decode_tps`` are aggregate over all sequences when ``concurrency`` > 1.
+    """
+
+    prefill_tps: float | None
+    decode_tps: float | None
+    prefill_ceiling_tps: float | None
+    decode_ceiling_tps: float
+    prefill_tps_range: tuple[float, float] | None = None
+    decode_tps_range: tuple[float, float] | None = None
+    ttft_s: float | None
+    decode_s: float | None
+    total_s: float | None = None
+    decode_tps_per_seq: float | None = None
+    concurrency: int = 1
+    prompt_tokens: int
+    gen_tokens: int
+    depth: int = 0
+    bits_per_weight: float
+    quant: str
+    weight_bytes_per_token_gb: float
+    kv_bytes_per_token_gb: float
+    flops_per_token_g: float
+    ridge_point_flop_per_byte: float | None = None
+    bandwidth_gbs: float
+    tflops: float | None
+    tflops_is_estimate: bool = False
+    memory: MemoryFit
+    hardware: dict[str, Any]
+    model: dict[str, Any]
+    backend: str
+    calibration: list[Calibration] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+    probe_used: bool = False
+
+
+class Fix(BaseModel):
+    """One remedy with its predicted effect."""
+
+    id: str
+    title: str
+    predicted_effect: str
+    why: str
+    speedup: float | None = None
+    new_ttft_s: float | None = None
+    new_decode_tps: float | None = None
+
+
+class Verdict(BaseModel):
+    """The advisor's answer for a scenario."""
+
+    bottleneck: Bottleneck
+    status: Status
+    fixes: list[Fix]
+    prediction: Prediction | None
+    explanation: str
+    headline: str = ""
+    measured: dict[str, float | None] = Field(default_factory=dict)
+    expected_range: dict[str, tuple[float, float] | None] = Field(default_factory=dict)
+    deviation_pct: dict[str, float | None] = Field(default_factory=dict)
+    signals: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+
+
+class ModelRun(BaseModel):
+    """One model-probe trial (mlx-lm), like one llama-bench pp/tg pair."""
+
+    prompt_tokens: int
+    prefill_tps: float
+    gen_tokens: int
+    decode_tps: float
+    peak_memory_gb: float | None = None
+    ttft_s: float | None = None
+
+
+class ProbeResult(BaseModel):
+    """What the probe measured on this machine.
+
+    Attributes:
+        backend: ``mlx-gpu``, ``mlx-cpu``, ``torch-cuda`` or ``numpy``.
+        bandwidth_gbs: best-of-N achieved streaming-read bandwidth, GB/s.
+        matmul_tflops: best achieved FP16/BF16 (FP32 on NumPy) matrix-matrix rate, TFLOP/s.
+    """
+
+    backend: Literal["mlx-gpu", "mlx-cpu", "torch-cuda", "numpy"]
+    device: str
+    bandwidth_gbs: float
+    bandwidth_median_gbs: float | None = None
+    matmul_tflops: float
+    matmul_dtype: str = ""
+    matvec_gbs: dict[str, float] = Field(default_factory=dict)
+    duration_s: float
+    machine: dict[str, Any] = Field(default_factory=dict)
+    model_runs: list[ModelRun] = Field(default_factory=list)
+    engine_version: str = ""
+    hw_id: str | None = None
+    created_at: str | None = None
+    notes: list[str] = Field(default_factory=list)

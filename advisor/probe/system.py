@@ -1,0 +1,446 @@
+"""What machine is this? CPU, memory, GPU, power and container hints, without raising.
+
+Every external command runs with a short timeout; whatever cannot be read is simply absent from the
+result. Memory is reported in GB of 10^9 bytes (``_gb``), like the rest of the advisor, with the
+binary total (``memory_total_gib``) alongside because vendors sell "24 GB" machines that hold 24 GiB.
+
+Sources: Linux ``/proc/cpuinfo``, ``/proc/meminfo``, ``lscpu``, cgroup files and
+``/sys/class/power_supply``; macOS ``sysctl`` (``hw.memsize``, ``machdep.cpu.brand_string``,
+``hw.physicalcpu``, ``iogpu.wired_limit_mb``), ``vm_stat``, ``pmset -g batt``, ``ioreg`` or
+``system_profiler SPDisplaysDataType``; ``nvidia-smi`` wherever it is on ``PATH``; MLX ``device_info``
+on Metal.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["available_memory_bytes", "default_wired_limit_gb", "detect_machine"]
+
+GB = 1e9
+GIB = 2**30
+#: Runs a command and returns its stdout, or None when it is missing, fails or times out.
+Runner = Callable[[list[str], float], "str | None"]
+
+
+def _run(cmd: list[str], timeout: float = 3.0) -> str | None:
+    """Run ``cmd`` and return stdout, or None on any failure (missing, non-zero exit, timeout)."""
+    if shutil.which(cmd[0]) is None:
+        return None
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
+def _num(text: str | None) -> float | None:
+    if text is None:
+        return None
+    m = re.search(r"-?\d+(?:\.\d+)?", text)
+    return float(m.group()) if m else None
+
+
+def _round(x: float | None, nd: int = 2) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+# --------------------------------------------------------------------------------------------- parsers
+
+
+def parse_meminfo(text: str) -> dict[str, float]:
+    """``/proc/meminfo`` → {"MemTotal": bytes, "MemAvailable": bytes, ...} (kB lines scaled)."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = re.match(r"(\w+):\s+(\d+)(?:\s+kB)?", line)
+        if m:
+            out[m.group(1)] = float(m.group(2)) * (1024 if "kB" in line else 1)
+    return out
+
+
+def parse_cpuinfo(text: str) -> dict[str, Any]:
+    """``/proc/cpuinfo`` → model name, logical count and physical cores (unique package/core ids)."""
+    model = None
+    logical = 0
+    cores: set[tuple[str, str]] = set()
+    phys = core = None
+    for line in text.splitlines() + [""]:
+        if not line.strip():
+            if phys is not None and core is not None:
+                cores.add((phys, core))
+            phys = core = None
+            continue
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "processor":
+            logical += 1
+        elif key in ("model name", "Model", "Hardware", "cpu model") and value and model is None:
+            model = value
+        elif key == "physical id":
+            phys = value
+        elif key == "core id":
+            core = value
+    out: dict[str, Any] = {}
+    if model:
+        out["cpu_model"] = model
+    if logical:
+        out["cpu_cores_logical"] = logical
+    if cores:
+        out["cpu_cores_physical"] = len(cores)
+    return out
+
+
+def parse_lscpu(text: str) -> dict[str, Any]:
+    """``lscpu`` → cpu model, physical cores (cores per socket × sockets), hypervisor, LLC."""
+    kv: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            kv.setdefault(key.strip(), value.strip())
+    out: dict[str, Any] = {}
+    if kv.get("Model name") and kv["Model name"] != "-":
+        out["cpu_model"] = kv["Model name"]
+    cps, sockets = _num(kv.get("Core(s) per socket")), _num(kv.get("Socket(s)"))
+    if cps and sockets:
+        out["cpu_cores_physical"] = int(cps * sockets)
+    if kv.get("Hypervisor vendor"):
+        out["hypervisor"] = kv["Hypervisor vendor"]
+    if kv.get("L3 cache"):
+        out["cpu_l3_cache"] = kv["L3 cache"]
+    return out
+
+
+def parse_nvidia_smi(text: str) -> list[dict[str, Any]]:
+    """``nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader,nounits`` rows.
+
+    Memory values are MiB in, GB out.
+    """
+    gpus = []
+    for line in text.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 2 or not parts[0]:
+            continue
+        gpu: dict[str, Any] = {"name": parts[0]}
+        total = _num(parts[1])
+        if total is not None:
+            gpu["memory_gb"] = round(total * 2**20 / GB, 2)
+        if len(parts) > 2 and _num(parts[2]) is not None:
+            gpu["memory_free_gb"] = round(_num(parts[2]) * 2**20 / GB, 2)  # type: ignore[operator]
+        gpus.append(gpu)
+    return gpus
+
+
+def parse_pmset_batt(text: str) -> str | None:
+    """``pmset -g batt`` → "ac", "battery" or "ups" (from "Now drawing from 'AC Power'")."""
+    m = re.search(r"drawing from '([^']+)'", text)
+    if not m:
+        return None
+    src = m.group(1).lower()
+    if "ac" in src:
+        return "ac"
+    if "battery" in src:
+        return "battery"
+    if "ups" in src:
+        return "ups"
+    return src
+
+
+def parse_vm_stat(text: str) -> float | None:
+    """macOS ``vm_stat`` → available bytes (free + inactive + speculative + purgeable pages)."""
+    m = re.search(r"page size of (\d+) bytes", text)
+    page = int(m.group(1)) if m else 4096
+    pages = 0
+    found = False
+    for key in ("Pages free", "Pages inactive", "Pages speculative", "Pages purgeable"):
+        mm = re.search(rf"{key}:\s+(\d+)", text)
+        if mm:
+            pages += int(mm.group(1))
+            found = True
+    return pages * page if found else None
+
+
+def parse_gpu_cores(text: str) -> int | None:
+    """GPU core count from ``ioreg -rc AGXAccelerator`` or ``system_profiler SPDisplaysDataType``."""
+    for pat in (r'"gpu-core-count"\s*=\s*(\d+)', r"Total Number of Cores:\s*(\d+)", r'"sppci_cores"\s*:\s*"?(\d+)'):
+        m = re.search(pat, text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def default_wired_limit_gb(total_bytes: float) -> float:
+    """macOS default GPU wired-memory share when ``iogpu.wired_limit_mb`` is 0 (an estimate).
+
+    About two thirds of unified memory on machines with at most 36 GiB, about three quarters above.
+
+    Args:
+        total_bytes: physical memory in bytes (``hw.memsize``).
+
+    Returns:
+        The estimated limit in GB (10^9 bytes).
+    """
+    share = 2 / 3 if total_bytes <= 36 * GIB else 3 / 4
+    return round(total_bytes * share / GB, 2)
+
+
+# --------------------------------------------------------------------------------------------- sections
+
+
+def _container_hints() -> bool:
+    if os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv"):
+        return True
+    if os.environ.get("container") or os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return True
+    cg = _read("/proc/1/cgroup") or ""
+    return bool(re.search(r"docker|kubepods|containerd|lxc|podman|libpod", cg))
+
+
+def _cgroup_memory_limit() -> tuple[float | None, float | None]:
+    """(limit bytes, usage bytes) of this cgroup, v2 then v1; None where unlimited or unreadable."""
+    for limit_path, usage_path in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+    ):
+        raw = _read(limit_path)
+        if raw is None:
+            continue
+        raw = raw.strip()
+        if not raw.isdigit():
+            return None, None  # "max": unlimited
+        limit = float(raw)
+        if limit >= 2**60:  # v1 "unlimited" is a huge number
+            return None, None
+        usage = _num(_read(usage_path))
+        return limit, usage
+    return None, None
+
+
+def _linux(info: dict[str, Any], run: Runner) -> None:
+    cpuinfo = _read("/proc/cpuinfo")
+    if cpuinfo:
+        info.update({k: v for k, v in parse_cpuinfo(cpuinfo).items() if v})
+    lscpu = run(["lscpu"], 3.0)
+    if lscpu:
+        parsed = parse_lscpu(lscpu)
+        if "cpu_model" in parsed and (info.get("cpu_model") in (None, "") or "cpu_model" not in info):
+            info["cpu_model"] = parsed["cpu_model"]
+        for key in ("hypervisor", "cpu_l3_cache"):
+            if key in parsed:
+                info[key] = parsed[key]
+        if "cpu_cores_physical" not in info and "cpu_cores_physical" in parsed:
+            info["cpu_cores_physical"] = parsed["cpu_cores_physical"]
+    mem = parse_meminfo(_read("/proc/meminfo") or "")
+    total, avail = mem.get("MemTotal"), mem.get("MemAvailable", mem.get("MemFree"))
+    limit, usage = _cgroup_memory_limit()
+    if limit is not None and (total is None or limit < total):
+        info["memory_limit_gb"] = _round(limit / GB)
+        if avail is not None and usage is not None:
+            avail = min(avail, max(0.0, limit - usage))
+    if total:
+        info["memory_total_gb"] = _round(total / GB)
+        info["memory_total_gib"] = _round(total / GIB)
+    if avail is not None:
+        info["memory_available_gb"] = _round(avail / GB)
+    power = _linux_power()
+    if power:
+        info["power_source"] = power
+
+
+def _linux_power() -> str | None:
+    base = Path("/sys/class/power_supply")
+    try:
+        supplies = list(base.iterdir())
+    except OSError:
+        return None
+    on_ac = battery = None
+    for sup in supplies:
+        kind = (_read(str(sup / "type")) or "").strip()
+        if kind in ("Mains", "USB") and (_read(str(sup / "online")) or "").strip() == "1":
+            on_ac = True
+        elif kind == "Battery":
+            battery = (_read(str(sup / "status")) or "").strip()
+    if on_ac:
+        return "ac"
+    if battery == "Discharging":
+        return "battery"
+    if battery:
+        return "ac"  # charging, full or "Not charging" all mean a charger is attached
+    return None
+
+
+def _darwin(info: dict[str, Any], run: Runner) -> None:
+    def sysctl(name: str) -> str | None:
+        out = run(["sysctl", "-n", name], 2.0)
+        return out.strip() if out and out.strip() else None
+
+    brand = sysctl("machdep.cpu.brand_string")
+    if brand:
+        info["cpu_model"] = brand
+    for key, name in (
+        ("cpu_cores_physical", "hw.physicalcpu"),
+        ("cpu_cores_logical", "hw.logicalcpu"),
+        ("cpu_cores_performance", "hw.perflevel0.physicalcpu"),
+        ("cpu_cores_efficiency", "hw.perflevel1.physicalcpu"),
+    ):
+        v = _num(sysctl(name))
+        if v:
+            info[key] = int(v)
+    total = _num(sysctl("hw.memsize"))
+    if total:
+        info["memory_total_gb"] = _round(total / GB)
+        info["memory_total_gib"] = _round(total / GIB)
+    vm = run(["vm_stat"], 2.0)
+    avail = parse_vm_stat(vm) if vm else None
+    if avail is not None:
+        info["memory_available_gb"] = _round(avail / GB)
+    wired = _num(sysctl("iogpu.wired_limit_mb"))
+    if wired is not None and total:
+        if wired > 0:
+            info["gpu_wired_limit_gb"] = _round(wired * 2**20 / GB)
+            info["gpu_wired_limit_is_default"] = False
+        else:
+            info["gpu_wired_limit_gb"] = default_wired_limit_gb(total)
+            info["gpu_wired_limit_is_default"] = True
+            info["gpu_wired_limit_is_estimate"] = True
+    if platform.machine() == "arm64" or (brand or "").startswith("Apple"):
+        info["unified_memory"] = True
+        if brand and brand.startswith("Apple"):
+            info.setdefault("gpu_name", f"{brand} GPU")
+        if total:
+            info["gpu_memory_gb"] = _round(total / GB)
+        cores = None
+        ioreg = run(["ioreg", "-rc", "AGXAccelerator", "-d", "1"], 3.0)
+        if ioreg:
+            cores = parse_gpu_cores(ioreg)
+        if cores is None:
+            sp = run(["system_profiler", "SPDisplaysDataType"], 6.0)
+            cores = parse_gpu_cores(sp) if sp else None
+        if cores:
+            info["gpu_cores"] = cores
+    batt = run(["pmset", "-g", "batt"], 2.0)
+    power = parse_pmset_batt(batt) if batt else None
+    if power:
+        info["power_source"] = power
+
+
+def _metal_info(info: dict[str, Any]) -> None:
+    """Add what MLX knows about the Metal GPU (only when mlx is importable and Metal present)."""
+    try:
+        import mlx.core as mx
+
+        if not mx.metal.is_available():
+            return
+        dev = mx.device_info(mx.gpu) if hasattr(mx, "device_info") else mx.metal.device_info()
+    except Exception:  # noqa: BLE001 - detection never raises
+        return
+    name = dev.get("device_name")
+    if name:
+        info["gpu_name"] = str(name)
+    ws = dev.get("max_recommended_working_set_size")
+    if isinstance(ws, int | float) and ws > 0:
+        info["gpu_recommended_working_set_gb"] = _round(ws / GB)
+
+
+def _nvidia(info: dict[str, Any], run: Runner) -> None:
+    out = run(
+        ["nvidia-smi", "--query-gpu=name,memory.total,memory.free", "--format=csv,noheader,nounits"], 5.0
+    )
+    gpus = parse_nvidia_smi(out) if out else []
+    if not gpus:
+        return
+    info["gpu_name"] = gpus[0]["name"]
+    if "memory_gb" in gpus[0]:
+        info["gpu_memory_gb"] = gpus[0]["memory_gb"]
+    if "memory_free_gb" in gpus[0]:
+        info["gpu_memory_free_gb"] = gpus[0]["memory_free_gb"]
+    info["gpu_count"] = len(gpus)
+    if len(gpus) > 1:
+        info["gpus"] = gpus
+
+
+def available_memory_bytes() -> float | None:
+    """RAM available to this process without swapping, bytes (cgroup limit applied); None if unknown.
+
+    Cheaper than :func:`detect_machine`: reads ``/proc/meminfo`` on Linux, runs ``vm_stat`` on macOS.
+    """
+    try:
+        if platform.system() == "Darwin":
+            out = _run(["vm_stat"], 2.0)
+            return parse_vm_stat(out) if out else None
+        mem = parse_meminfo(_read("/proc/meminfo") or "")
+        avail = mem.get("MemAvailable", mem.get("MemFree"))
+        limit, usage = _cgroup_memory_limit()
+        if avail is not None and limit is not None and usage is not None:
+            avail = min(avail, max(0.0, limit - usage))
+        return avail
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def detect_machine(*, run: Runner | None = None, system: str | None = None) -> dict[str, Any]:
+    """Describe this machine; never raises, and leaves out what it cannot read.
+
+    Args:
+        run: command runner (``(argv, timeout_s) -> stdout | None``), injectable for tests.
+        system: ``platform.system()`` override, for tests.
+
+    Returns:
+        A dict with keys among ``os``, ``os_version``, ``arch``, ``python``, ``cpu_model``,
+        ``cpu_cores_physical``, ``cpu_cores_logical``, ``cpu_cores_usable`` (affinity mask),
+        ``memory_total_gb``, ``memory_total_gib``, ``memory_available_gb``, ``memory_limit_gb``
+        (cgroup), ``gpu_name``, ``gpu_memory_gb``, ``gpu_count``, ``gpu_cores`` (Apple),
+        ``gpu_wired_limit_gb`` with ``gpu_wired_limit_is_default`` (and ``gpu_wired_limit_is_estimate``
+        when it is the default share), ``unified_memory``, ``power_source`` ("ac", "battery", "ups"),
+        ``hypervisor`` and ``is_container``. Memory in GB of 10^9 bytes.
+    """
+    run = run or _run
+    system = system or platform.system()
+    info: dict[str, Any] = {
+        "os": system,
+        "arch": platform.machine(),
+        "python": sys.version.split()[0],
+    }
+    steps: list[Callable[[], None]] = []
+    if system == "Darwin":
+        info["os_version"] = platform.mac_ver()[0] or platform.release()
+        steps += [lambda: _darwin(info, run), lambda: _metal_info(info)]
+    else:
+        info["os_version"] = platform.release()
+        if system == "Linux":
+            steps.append(lambda: _linux(info, run))
+    steps.append(lambda: _nvidia(info, run))
+    for step in steps:
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - detection never raises; missing info is just absent
+            pass
+    logical = os.cpu_count()
+    if logical and "cpu_cores_logical" not in info:
+        info["cpu_cores_logical"] = logical
+    try:
+        usable = len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
+        if usable and usable != info.get("cpu_cores_logical"):
+            info["cpu_cores_usable"] = usable
+    except (AttributeError, OSError):
+        pass
+    if "cpu_model" not in info and platform.processor():
+        info["cpu_model"] = platform.processor()
+    info["is_container"] = system == "Linux" and _container_hints()
+    return info

@@ -1,0 +1,267 @@
+"""The functions every front end calls: chat turn, predict, diagnose, import, probe.
+
+The Gradio app, the CLI and the Python API all go through here, so every answer the UI gives can
+be reproduced from the command line.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from advisor import report
+from advisor.diagnose import diagnose_resolved
+from advisor.errors import AdvisorError, InputError
+from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
+from advisor.perf import predict
+from advisor.resolve import require, resolve_scenario
+from knowledge.store import Store
+
+__all__ = ["AskResult", "ImportOutcome", "ask", "diagnose_scenario", "import_output", "predict_scenario", "run_probe"]
+
+log = logging.getLogger("advisor")
+MAX_MESSAGE_CHARS = 200_000
+
+
+class QuestionOut(BaseModel):
+    field: str
+    text: str
+    choices: list[str] = Field(default_factory=list)
+
+
+class AskResult(BaseModel):
+    """One chat turn: the reply, the verdict (null while facts are missing) and the facts so far."""
+
+    reply: str
+    verdict: Verdict | None
+    facts: Scenario
+    missing: list[str] = Field(default_factory=list)
+    question: QuestionOut | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ImportOutcome(BaseModel):
+    """What an import made of a pasted tool output."""
+
+    format: str
+    measurements: list[Measurement]
+    unparsed: list[str]
+    verdict: Verdict | None
+    saved_id: str | None
+    message: str
+
+
+def _latest_probe(store: Store) -> ProbeResult | None:
+    from knowledge.queries import latest_probe
+
+    row = latest_probe(store)
+    if not row:
+        return None
+    try:
+        return ProbeResult.model_validate_json(row["payload_json"])
+    except ValueError:
+        return None
+
+
+def _probe_for(store: Store, s: Scenario) -> ProbeResult | None:
+    if (s.hardware or "").strip().lower() in ("this machine", "this computer", "my machine"):
+        return _latest_probe(store)
+    return None
+
+
+def predict_scenario(store: Store, scenario: Scenario) -> Prediction:
+    """Prediction for a scenario. Raises :class:`AdvisorError` when hardware or model is unknown."""
+    probe = _probe_for(store, scenario)
+    if probe is not None and not scenario.bandwidth_gbs:
+        scenario = scenario.model_copy(update={
+            "bandwidth_gbs": probe.bandwidth_gbs, "tflops": probe.matmul_tflops,
+            "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
+            "hardware": f"this machine ({probe.device})",
+        })
+    res = resolve_scenario(store, scenario)
+    hw, model, quant = require(res)
+    p = predict(store, hardware=hw, model=model, quant=quant, backend=res.backend, prompt_tokens=res.prompt_tokens,
+                gen_tokens=res.gen_tokens, depth=res.depth, concurrency=res.concurrency)
+    return p.model_copy(update={"assumptions": res.assumptions + p.assumptions})
+
+
+def diagnose_scenario(store: Store, scenario: Scenario) -> Verdict:
+    """Verdict for a scenario (with or without measured rates or pasted output)."""
+    from advisor.importers import parse_output
+
+    if scenario.raw_output and (scenario.measured_decode_tps is None and scenario.measured_prefill_tps is None):
+        parsed = parse_output(scenario.raw_output)
+        scenario = _merge_measurements(scenario, parsed.measurements)
+    res = resolve_scenario(store, scenario)
+    if res.model is None and res.hardware is None and not (scenario.measured_decode_tps or scenario.measured_prefill_tps):
+        raise InputError(
+            "I need at least the hardware and the model (or measured numbers) to diagnose. "
+            + " ".join(res.problems.values())
+        )
+    return diagnose_resolved(store, res)
+
+
+def _merge_measurements(s: Scenario, ms: list[Measurement]) -> Scenario:
+    """Fill the scenario's measured rates and counts from parsed tool output (first sound values)."""
+    upd: dict[str, Any] = {}
+    for m in ms:
+        if m.decode_tps and "measured_decode_tps" not in upd and (m.batch or 1) == 1:
+            upd["measured_decode_tps"] = m.decode_tps
+            if m.gen_tokens and s.gen_tokens is None:
+                upd["gen_tokens"] = m.gen_tokens
+        if m.prefill_tps and "measured_prefill_tps" not in upd and (m.batch or 1) == 1:
+            upd["measured_prefill_tps"] = m.prefill_tps
+            if m.prompt_tokens and s.prompt_tokens is None:
+                upd["prompt_tokens"] = m.prompt_tokens
+        for f_src, f_dst in (("model", "model"), ("quant", "quant"), ("backend", "backend"),
+                             ("n_gpu_layers", "n_gpu_layers"), ("params_b", "params_b"), ("depth", "depth")):
+            v = getattr(m, f_src)
+            if v is not None and getattr(s, f_dst) is None and f_dst not in upd:
+                upd[f_dst] = v
+    return s.model_copy(update=upd)
+
+
+def import_output(
+    store: Store, text: str, *, hardware: str | None = None, save: bool = True, scenario: Scenario | None = None
+) -> ImportOutcome:
+    """Parse another tool's output, store the sound measurements with the raw text, diagnose.
+
+    Nothing is stored when nothing could be parsed.
+    """
+    from advisor.importers import parse_output
+
+    t0 = time.perf_counter()
+    parsed = parse_output(text)
+    saved = None
+    verdict = None
+    base = scenario or Scenario()
+    if hardware:
+        base = base.model_copy(update={"hardware": hardware})
+    if not base.hardware and parsed.machine.get("hardware"):
+        base = base.model_copy(update={"hardware": parsed.machine.get("hardware")})
+    if parsed.measurements:
+        sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements)
+        res = resolve_scenario(store, sc)
+        if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
+            rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
+                                          "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
+                                          "params_b"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
+            saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
+                                      hardware=sc.hardware, hw_id=res.hardware.id if res.hardware else None,
+                                      machine=parsed.machine)
+        if res.model is not None or sc.measured_decode_tps or sc.measured_prefill_tps:
+            try:
+                verdict = diagnose_resolved(store, res)
+            except AdvisorError:
+                verdict = None
+        msg = f"Read {len(parsed.measurements)} measurement(s) from {parsed.format} output."
+        if res.hardware is None:
+            msg += " Tell me the hardware to compare them with what it should do."
+    else:
+        msg = ("I could not find any measurement in that text. I read llama-bench, llama.cpp timings, ollama "
+               "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio and vLLM bench output.")
+    if parsed.unparsed:
+        msg += f" {len(parsed.unparsed)} line(s) were not understood and were ignored."
+    log.info("import format=%s rows=%d saved=%s ms=%.0f", parsed.format, len(parsed.measurements), bool(saved),
+             (time.perf_counter() - t0) * 1000)
+    return ImportOutcome(format=parsed.format, measurements=parsed.measurements, unparsed=parsed.unparsed,
+                         verdict=verdict, saved_id=saved, message=msg)
+
+
+def run_probe(
+    store: Store, *, progress: Callable[[float, str], None] | None = None, kernels_only: bool = True,
+    model_path: str | None = None, time_budget_s: float = 15.0,
+) -> ProbeResult:
+    """Probe this machine (kernel probe, plus the mlx-lm model probe when a model path is given) and store it."""
+    from advisor import probe as probe_mod
+    from knowledge import catalog
+
+    t0 = time.perf_counter()
+    result = probe_mod.run_probe(model_path=None if kernels_only else model_path, kernels_only=kernels_only,
+                                 progress=progress, time_budget_s=time_budget_s)
+    hw_id = _match_machine(store, result.machine, catalog)
+    if hw_id:
+        result = result.model_copy(update={"hw_id": hw_id})
+    result = result.model_copy(update={"notes": result.notes + [f"stored as probe {store.save_probe(result)}"]})
+    log.info("probe backend=%s bw=%.1f tflops=%.3f s=%.1f", result.backend, result.bandwidth_gbs,
+             result.matmul_tflops, time.perf_counter() - t0)
+    return result
+
+
+def _match_machine(store: Store, machine: dict[str, Any], catalog: Any) -> str | None:
+    for key in ("chip", "gpu_name", "cpu_model"):
+        name = machine.get(key)
+        if not name:
+            continue
+        try:
+            m = catalog.resolve_hardware(store, str(name), memory_gb=machine.get("memory_total_gb"),
+                                         gpu_cores=machine.get("gpu_cores"))
+            if m.confidence >= 0.8:
+                return m.value.id
+        except AdvisorError:
+            continue
+    return None
+
+
+def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
+    """One chat turn: understand the message, ask for what is missing, or answer with a verdict.
+
+    Never raises for bad input: the reply says what was not understood.
+    """
+    from advisor import intake
+
+    t0 = time.perf_counter()
+    facts = facts or Scenario()
+    text = (message or "").strip()
+    if not text:
+        return AskResult(reply="Tell me what you run and on what — e.g. *“MacBook Air M2 with 16 GB, Llama 3.1 8B at "
+                         "4-bit, prompts of about 500 words”* — or paste what llama-bench / ollama printed.",
+                         verdict=None, facts=facts, missing=intake.missing(facts, store))
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS]
+    try:
+        upd = intake.update(facts, text, store)
+    except AdvisorError as e:
+        return AskResult(reply=f"I could not use that: {e}", verdict=None, facts=facts)
+    facts = upd.facts
+    notes = list(upd.notes)
+    lines: list[str] = []
+    if upd.not_understood:
+        lines += [f"- {x}" for x in upd.not_understood]
+    q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
+    missing = intake.missing(facts, store)
+    verdict = None
+    if getattr(upd, "looks_like_tool_output", False) or _looks_pasted(text):
+        out = import_output(store, text, hardware=facts.hardware, save=True, scenario=facts)
+        lines.insert(0, out.message)
+        verdict = out.verdict
+    if verdict is None and q is None and not missing:
+        try:
+            verdict = diagnose_scenario(store, facts)
+        except AdvisorError as e:
+            lines.append(str(e))
+    if verdict is not None:
+        reply = report.verdict_markdown(verdict, facts=facts)
+        if notes:
+            reply += "\n\n" + "\n".join(f"- {n}" for n in notes)
+    else:
+        head = "\n".join(lines)
+        ask_txt = q.text if q else "Tell me the hardware and the model."
+        understood = report.facts_summary(facts)
+        reply = "\n\n".join(x for x in (head, understood, f"**{ask_txt}**") if x)
+    log.info("turn ms=%.0f verdict=%s missing=%s", (time.perf_counter() - t0) * 1000, verdict is not None, missing)
+    return AskResult(
+        reply=reply, verdict=verdict, facts=facts, missing=missing,
+        question=QuestionOut(field=q.field, text=q.text, choices=list(q.choices)) if q else None, notes=notes,
+    )
+
+
+def _looks_pasted(text: str) -> bool:
+    markers = ("| model", "llama_print_timings", "prompt eval rate", "eval rate:", "tokens-per-sec", "pp512",
+               "tg128", "\"avg_ts\"", "prompt_per_second", "Serving Benchmark Result", "tokensPerSecond",
+               "llama_perf_context_print", "prompt_eval_duration")
+    return text.count("\n") >= 1 and any(m.lower() in text.lower() for m in markers)

@@ -1,0 +1,122 @@
+"""Queries the rest of the product uses: calibration sets and peers.
+
+All SQL is parameterised; table and column names are fixed in this module.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from knowledge.store import Store
+
+__all__ = ["calibration_set", "peers", "user_results", "latest_probe"]
+
+_CAL_SQL = """
+SELECT r.result_id, r.origin, r.source_set, r.hardware, r.hw_id, r.base_hw_id, r.n_devices, r.hw_level,
+       r.backend, r.engine, r.accel, r.model, r.model_id, r.params_b, r.quant, r.prompt_tokens, r.gen_tokens,
+       r.depth, r.batch, r.prefill_tps, r.decode_tps, r.source_url, r.notes,
+       h.kind, h.family AS hw_family, h.bandwidth_gbs, h.fp16_tflops, h.fp16_tflops_kind, h.gpu_cores
+FROM results r
+LEFT JOIN hardware h ON h.hw_id = r.base_hw_id
+WHERE r.value_kind = 'measured'
+  AND ($kind IS NULL OR h.kind = $kind)
+  AND ($engine IS NULL OR r.engine = $engine)
+  AND ($quant IS NULL OR lower(r.quant) = lower($quant))
+  AND ($depth IS NULL OR r.depth = $depth)
+  AND ($batch IS NULL OR r.batch = $batch)
+  AND ($origin IS NULL OR r.origin = $origin)
+ORDER BY r.result_id
+"""
+
+
+def calibration_set(
+    store: Store,
+    *,
+    kind: str | None = None,
+    engine: str | None = None,
+    quant: str | None = None,
+    depth: int | None = None,
+    batch: int | None = None,
+    origin: str | None = None,
+) -> list[dict[str, Any]]:
+    """Measured results joined with their hardware spec, for fitting efficiencies.
+
+    Family-level hardware ids (``apple-m1-max``) are resolved to the bins of that family when
+    they share a bandwidth (the spec that decode depends on); their compute is the bins' mean and
+    ``fp16_tflops_kind`` says ``family-mean``.
+    """
+    rows = store.query(
+        _CAL_SQL,
+        {"kind": kind, "engine": engine, "quant": quant, "depth": depth, "batch": batch, "origin": origin},
+    )
+    family = [r for r in rows if r["hw_level"] == "family" and r["bandwidth_gbs"] is None]
+    if family:
+        hws = store.query("SELECT hw_id, kind, family, bandwidth_gbs, fp16_tflops FROM hardware")
+        for r in family:
+            bins = [h for h in hws if h["hw_id"].startswith(r["base_hw_id"] + "-")]
+            bws = {h["bandwidth_gbs"] for h in bins}
+            if bins and len(bws) == 1:
+                tfs = [h["fp16_tflops"] for h in bins if h["fp16_tflops"]]
+                r.update(kind=bins[0]["kind"], hw_family=bins[0]["family"], bandwidth_gbs=bws.pop(),
+                         fp16_tflops=sum(tfs) / len(tfs) if tfs else None, fp16_tflops_kind="family-mean")
+    return [r for r in rows if r["kind"] is not None and (kind is None or r["kind"] == kind)]
+
+
+def peers(
+    store: Store,
+    *,
+    hw_id: str | None,
+    params_b: float | None,
+    bits_per_weight: float | None = None,
+    quant: str | None = None,
+    kind: str | None = None,
+    bandwidth_gbs: float | None = None,
+    depth: int = 0,
+    limit: int = 12,
+) -> list[dict[str, Any]]:
+    """Measured results on the same or similar hardware for a similar model, nearest first.
+
+    Similarity (0–1) multiplies: same hardware id (1.0), same hardware kind with bandwidth within a
+    factor (exp(−|ln ratio|)), model size closeness (exp(−|ln ratio|)), same quantization (1.0 vs 0.8)
+    and same context depth (1.0 vs 0.7). The query pre-filters in SQL (kind, size within 4×), then
+    scores in SQL as well, so it stays fast on a million rows.
+    """
+    sql = """
+    SELECT r.result_id, r.origin, r.source_set, r.hardware, r.hw_id, r.backend, r.model, r.params_b, r.quant,
+           r.prompt_tokens, r.gen_tokens, r.depth, r.batch, r.prefill_tps, r.decode_tps, r.source_url,
+           h.kind, h.bandwidth_gbs,
+           (CASE WHEN r.base_hw_id = $hw THEN 1.0
+                 WHEN $bw IS NOT NULL AND h.bandwidth_gbs IS NOT NULL
+                      THEN 0.8 * exp(-abs(ln(h.bandwidth_gbs / $bw)))
+                 ELSE 0.3 END)
+           * (CASE WHEN $p IS NULL OR r.params_b IS NULL THEN 0.5 ELSE exp(-abs(ln(r.params_b / $p))) END)
+           * (CASE WHEN $q IS NOT NULL AND lower(r.quant) = lower($q) THEN 1.0 ELSE 0.8 END)
+           * (CASE WHEN coalesce(r.depth, 0) = $depth THEN 1.0 ELSE 0.7 END) AS similarity
+    FROM results r LEFT JOIN hardware h ON h.hw_id = r.base_hw_id
+    WHERE r.value_kind = 'measured' AND coalesce(r.batch, 1) = 1
+      AND (r.base_hw_id = $hw OR $kind IS NULL OR h.kind = $kind)
+      AND ($p IS NULL OR r.params_b IS NULL OR (r.params_b BETWEEN $p / 4 AND $p * 4))
+      AND (r.decode_tps IS NOT NULL OR r.prefill_tps IS NOT NULL)
+    ORDER BY similarity DESC, r.result_id
+    LIMIT $limit
+    """
+    p = params_b if params_b and params_b > 0 and math.isfinite(params_b) else None
+    bw = bandwidth_gbs if bandwidth_gbs and bandwidth_gbs > 0 else None
+    return store.query(
+        sql, {"hw": hw_id or "", "bw": bw, "p": p, "q": quant, "kind": kind, "depth": int(depth or 0),
+              "limit": int(limit)},
+    )
+
+
+def user_results(store: Store, limit: int = 50) -> list[dict[str, Any]]:
+    """The user's own results (probes and imports), newest first."""
+    return store.query(
+        "SELECT * FROM results WHERE origin <> 'seed' ORDER BY created_at DESC, result_id LIMIT ?", [limit]
+    )
+
+
+def latest_probe(store: Store) -> dict[str, Any] | None:
+    """The most recent probe stored, or None."""
+    rows = store.query("SELECT * FROM probes ORDER BY created_at DESC LIMIT 1")
+    return rows[0] if rows else None

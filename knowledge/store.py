@@ -1,0 +1,422 @@
+"""The DuckDB knowledge store: catalog, published results and the user's own results.
+
+Concurrency design (DuckDB lets one process hold a file read-write, and then no other process can
+open it at all; see CONVENTIONS.md §3.3):
+
+* every process works on an **in-memory copy** loaded from the file when the store opens, so the
+  app, ``advisor predict`` and ``advisor probe`` never hold the file between calls;
+* a write (a probe, an import, a pooled import) opens the file briefly, inserts inside one
+  transaction, commits and closes it again, retrying while another process holds the lock; only
+  then is the write reported as saved and mirrored into the in-memory copy. A crash mid-write
+  leaves the file as it was before the transaction (DuckDB's write-ahead log is atomic);
+* ``--store`` may also name a Parquet folder or URL (``s3://…``, ``https://…``) exported with
+  ``advisor db export``: it is attached read-only, so a team can share one catalog of results.
+
+``Store`` is thread-safe: reads use a fresh cursor per call, writes are serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import platformdirs
+
+from advisor.errors import KnowledgeStoreError, StoreLockedError, StoreVersionError
+from knowledge import migrations, seed
+
+__all__ = ["Store", "default_store_path", "TABLES", "USER_TABLES"]
+
+TABLES = ("hardware", "models", "model_aliases", "quant_formats", "lab_machines", "results", "probes", "imports", "meta")
+USER_TABLES = ("results", "probes", "imports")
+APP_NAME = "prefill-decode-advisor"
+
+
+def default_store_path() -> str:
+    """``$ADVISOR_STORE`` if set, else ``<user data dir>/advisor.duckdb`` (platformdirs)."""
+    env = os.environ.get("ADVISOR_STORE")
+    if env:
+        return env
+    return str(Path(platformdirs.user_data_dir(APP_NAME)) / "advisor.duckdb")
+
+
+def _is_remote(path: str) -> bool:
+    return path.startswith(("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://", "http://", "https://"))
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _is_lock_error(e: Exception) -> bool:
+    msg = str(e).lower()
+    return "lock" in msg and ("conflicting" in msg or "could not set" in msg)
+
+
+class Store:
+    """Knowledge store backed by a DuckDB file, an in-memory database or a read-only Parquet folder.
+
+    Args:
+        path (str | None): file path, ``":memory:"``, a Parquet folder or URL. Default:
+            :func:`default_store_path`.
+        lock_timeout_s (float): how long a write waits for another process to release the file.
+
+    Raises:
+        KnowledgeStoreError: the file is corrupt or unreadable (the message says how to recover).
+        StoreLockedError: another process kept the file locked for longer than ``lock_timeout_s``.
+        StoreVersionError: the file was written by a newer advisor.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, lock_timeout_s: float = 15.0) -> None:
+        self.path = str(path) if path is not None else default_store_path()
+        self.lock_timeout_s = lock_timeout_s
+        self._write_lock = threading.RLock()
+        self._mem = duckdb.connect(":memory:")
+        migrations.migrate(self._mem, where="the in-memory store")
+        self.read_only = False
+        if self.path == ":memory:":
+            seed.load_seed(self._mem)
+        elif os.path.isdir(self.path) or _is_remote(self.path):
+            self.read_only = True
+            self._load_parquet(self.path)
+        else:
+            self._ensure_file()
+            self.refresh()
+        self._catalog_cache: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ file access
+    def _connect_file(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.02
+        while True:
+            try:
+                return duckdb.connect(self.path, read_only=read_only)
+            except duckdb.Error as e:
+                if _is_lock_error(e):
+                    if time.monotonic() >= deadline:
+                        raise StoreLockedError(
+                            f"The knowledge store {self.path} is held by another process (the advisor "
+                            "server or a DuckDB shell) for longer than "
+                            f"{self.lock_timeout_s:.0f} s. Try again, or use another --store."
+                        ) from None
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.25)
+                    continue
+                raise KnowledgeStoreError(
+                    f"The knowledge store {self.path} cannot be opened ({type(e).__name__}: "
+                    f"{str(e).splitlines()[0][:160]}). The catalog can always be rebuilt: run "
+                    f"`advisor db recover --store {self.path}` to move the damaged file aside (it is kept, "
+                    "never deleted, so your own results can still be rescued) and start a fresh store."
+                ) from None
+
+    def _ensure_file(self) -> None:
+        """Create, migrate and seed the file when needed (first use, upgrade, new seed data)."""
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        exists = os.path.exists(self.path)
+        if exists:
+            con = self._connect_file(read_only=True)
+            try:
+                newer = migrations.unknown_applied(con)
+                todo = migrations.pending(con)
+                try:
+                    fp = con.execute("SELECT value FROM meta WHERE key = 'seed_fingerprint'").fetchone()
+                except duckdb.CatalogException:
+                    fp = None
+            finally:
+                con.close()
+            if newer:
+                raise StoreVersionError(
+                    f"The knowledge store {self.path} was written by a newer version of the advisor "
+                    f"(unknown schema steps: {', '.join(sorted(newer))}). Upgrade the advisor, or use "
+                    "another --store."
+                )
+            if not todo and fp and fp[0] == seed.seed_fingerprint():
+                return
+        with self._write_lock:
+            con = self._connect_file(read_only=False)
+            try:
+                migrations.migrate(con, where=f"The knowledge store {self.path}")
+                fp = con.execute("SELECT value FROM meta WHERE key = 'seed_fingerprint'").fetchone()
+                if not fp or fp[0] != seed.seed_fingerprint():
+                    seed.load_seed(con)
+                    con.execute("CHECKPOINT")
+            finally:
+                con.close()
+
+    def refresh(self) -> None:
+        """Reload the in-memory copy from the file (picks up other processes' writes)."""
+        if self.path == ":memory:" or self.read_only:
+            return
+        con = self._connect_file(read_only=True)
+        try:
+            data = {t: con.execute(f"SELECT * FROM {t}").fetch_df() for t in TABLES}  # fixed names
+        finally:
+            con.close()
+        with self._write_lock:
+            cur = self._mem.cursor()
+            try:
+                cur.execute("BEGIN TRANSACTION")
+                for t, df in data.items():
+                    cur.execute(f"DELETE FROM {t}")
+                    if len(df):
+                        cur.register("incoming", df)
+                        cur.execute(f"INSERT INTO {t} BY NAME SELECT * FROM incoming")
+                        cur.unregister("incoming")
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
+        self._catalog_cache = {}
+
+    def _load_parquet(self, base: str) -> None:
+        base = base.rstrip("/")
+        cur = self._mem.cursor()
+        try:
+            for t in TABLES:
+                src = f"{base}/{t}.parquet"
+                if not _is_remote(base) and not os.path.exists(src):
+                    continue
+                try:
+                    cur.execute(f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet(?)", [src])
+                except duckdb.Error as e:
+                    raise KnowledgeStoreError(f"Cannot read {src} of the shared store: {str(e)[:160]}") from None
+            if not cur.execute("SELECT count(*) FROM hardware").fetchone()[0]:  # type: ignore[index]
+                seed.load_seed(cur)
+        finally:
+            cur.close()
+
+    # ------------------------------------------------------------------ reading
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A fresh cursor on the in-memory copy, closed afterwards (one per thread or call)."""
+        cur = self._mem.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def query(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a parameterised read query; rows as dicts."""
+        with self.cursor() as cur:
+            res = cur.execute(sql, params or [])
+            cols = [d[0] for d in res.description or []]
+            return [dict(zip(cols, r, strict=True)) for r in res.fetchall()]
+
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """Memoise a derived structure (catalog indexes, calibration) until the next write."""
+        if key not in self._catalog_cache:
+            self._catalog_cache[key] = build()
+        return self._catalog_cache[key]
+
+    # ------------------------------------------------------------------ writing
+    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """Run ``fn(con)`` in one transaction on the file, then on the in-memory copy.
+
+        Returns what ``fn`` returned on the file. The write is durable when this returns.
+        """
+        if self.read_only:
+            raise KnowledgeStoreError(
+                f"The shared store {self.path} is read-only. Save your results in a local store "
+                "(drop --store) and pool them with `advisor db export` / `advisor db import`."
+            )
+        with self._write_lock:
+            out = None
+            if self.path != ":memory:":
+                con = self._connect_file(read_only=False)
+                try:
+                    out = self._tx(con, fn)
+                finally:
+                    con.close()
+            cur = self._mem.cursor()
+            try:
+                mem_out = self._tx(cur, fn)
+            finally:
+                cur.close()
+            self._catalog_cache = {}
+            return out if self.path != ":memory:" else mem_out
+
+    @staticmethod
+    def _tx(con: duckdb.DuckDBPyConnection, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            out = fn(con)
+            con.execute("COMMIT")
+            return out
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+
+    def save_probe(self, probe: Any) -> str:
+        """Store a :class:`~advisor.models.ProbeResult` (and its model runs as results rows).
+
+        Returns:
+            str: the probe id (a content hash: saving the same probe twice stores it once).
+        """
+        payload = probe.model_dump_json()
+        pid = hashlib.sha1(payload.encode()).hexdigest()[:20]
+        created = probe.created_at or datetime.now(UTC).isoformat(timespec="seconds")
+        machine = probe.machine or {}
+        hw_name = machine.get("cpu_model") or machine.get("gpu_name") or probe.device
+        runs = []
+        for run in probe.model_runs:
+            r = {
+                "hardware": hw_name, "hw_id": probe.hw_id or "", "backend": f"mlx ({probe.backend})",
+                "model": machine.get("model_name") or "probe model", "quant": machine.get("model_quant"),
+                "prompt_tokens": run.prompt_tokens, "gen_tokens": run.gen_tokens, "depth": 0, "batch": 1,
+                "prefill_tps": run.prefill_tps, "decode_tps": run.decode_tps, "source_set": "probe",
+                "source_url": f"probe:{pid}", "notes": f"advisor probe {created}", "value_kind": "measured",
+            }
+            runs.append(r)
+
+        def fn(con: duckdb.DuckDBPyConnection) -> str:
+            con.execute(
+                "INSERT INTO probes VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                [pid, created, probe.backend, probe.device, probe.hw_id, probe.bandwidth_gbs,
+                 probe.bandwidth_median_gbs, probe.matmul_tflops, probe.duration_s, probe.engine_version,
+                 json.dumps(machine, default=str), payload],
+            )
+            self._insert_results(con, runs, origin="probe", parent_id=pid)
+            return pid
+
+        return self.write(fn)
+
+    def save_import(
+        self, *, fmt: str, raw_text: str, measurements: list[dict[str, Any]], hardware: str | None = None,
+        hw_id: str | None = None, machine: dict[str, Any] | None = None,
+    ) -> str:
+        """Store an imported tool output: the raw text and one results row per measurement.
+
+        Returns:
+            str: the import id (a content hash of the raw text and the machine).
+        """
+        iid = hashlib.sha1(f"{fmt}\n{hw_id}\n{hardware}\n{raw_text}".encode()).hexdigest()[:20]
+        rows = []
+        for m in measurements:
+            r = dict(m)
+            r.update({
+                "hardware": hardware or r.get("hardware") or "", "hw_id": hw_id or "",
+                "source_set": f"import:{fmt}", "source_url": f"import:{iid}", "value_kind": "measured",
+            })
+            rows.append(r)
+
+        def fn(con: duckdb.DuckDBPyConnection) -> str:
+            con.execute(
+                "INSERT INTO imports (import_id, format, hardware, hw_id, engine, raw_text, machine_json) "
+                "VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                [iid, fmt, hardware, hw_id, (rows[0].get("backend") if rows else None), raw_text,
+                 json.dumps(machine or {}, default=str)],
+            )
+            self._insert_results(con, rows, origin="import", parent_id=iid)
+            return iid
+
+        return self.write(fn)
+
+    def _insert_results(
+        self, con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], *, origin: str, parent_id: str | None
+    ) -> None:
+        if not rows:
+            return
+        hw_ids = {r[0] for r in con.execute("SELECT hw_id FROM hardware").fetchall()}
+        aliases = dict(con.execute("SELECT alias, model_id FROM model_aliases").fetchall())
+        out = [seed.result_row({**r, "origin_key": parent_id}, origin=origin, hw_ids=hw_ids,
+                               model_aliases=aliases, parent_id=parent_id) for r in rows]
+        cols = seed.RESULT_COLUMNS
+        con.executemany(
+            f"INSERT INTO results ({','.join(cols)}) VALUES ({','.join('?' * len(cols))}) ON CONFLICT DO NOTHING",
+            out,
+        )
+
+    # ------------------------------------------------------------------ admin
+    def stats(self) -> dict[str, Any]:
+        """Rows per table and, for results, per origin and per source set."""
+        with self.cursor() as cur:
+            tables = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}  # type: ignore[index]
+            by_origin = dict(cur.execute("SELECT origin, count(*) FROM results GROUP BY 1 ORDER BY 1").fetchall())
+            by_source = dict(
+                cur.execute(
+                    "SELECT coalesce(source_set, '?'), count(*) FROM results GROUP BY 1 ORDER BY 2 DESC"
+                ).fetchall()
+            )
+            kinds = dict(cur.execute("SELECT value_kind, count(*) FROM results GROUP BY 1").fetchall())
+        return {
+            "store": self.path, "read_only": self.read_only, "tables": tables,
+            "results_by_origin": by_origin, "results_by_source": by_source, "results_by_value_kind": kinds,
+        }
+
+    def export(self, directory: str | os.PathLike[str]) -> list[str]:
+        """Write every table as ``<directory>/<table>.parquet``; returns the files written."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        files = []
+        with self.cursor() as cur:
+            for t in TABLES:
+                target = str(d / f"{t}.parquet")
+                tmp = target + ".tmp"
+                cur.execute(f"COPY {t} TO {_sql_str(tmp)} (FORMAT parquet)")
+                os.replace(tmp, target)
+                files.append(target)
+        return files
+
+    def import_pooled(self, source: str | os.PathLike[str]) -> dict[str, int]:
+        """Merge user tables (results, probes, imports) from an exported folder or one Parquet file.
+
+        Rows are de-duplicated by content id, so importing the same export twice adds nothing.
+
+        Returns:
+            dict[str, int]: new rows per table.
+        """
+        src = Path(source)
+        files: dict[str, Path] = {}
+        if src.is_dir():
+            for t in USER_TABLES:
+                if (src / f"{t}.parquet").exists():
+                    files[t] = src / f"{t}.parquet"
+        elif src.is_file() and src.suffix == ".parquet":
+            files[src.stem if src.stem in USER_TABLES else "results"] = src
+        if not files:
+            raise KnowledgeStoreError(
+                f"Nothing to import from {source}: expected a folder made by `advisor db export` "
+                "(results.parquet, probes.parquet, imports.parquet) or one of those files."
+            )
+
+        def fn(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+            added = {}
+            for t, f in files.items():
+                before = con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
+                where = "WHERE origin <> 'seed'" if t == "results" else ""
+                try:
+                    con.execute(
+                        f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet(?) {where} ON CONFLICT DO NOTHING",
+                        [str(f)],
+                    )
+                except duckdb.Error as e:
+                    raise KnowledgeStoreError(f"Cannot merge {f}: {str(e).splitlines()[0][:160]}") from None
+                added[t] = con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] - before  # type: ignore[index]
+            return added
+
+        return self.write(fn)
+
+    @staticmethod
+    def recover(path: str) -> str:
+        """Move a damaged store file aside (never deleting it); returns the new name."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        target = f"{path}.broken-{stamp}-{uuid.uuid4().hex[:6]}"
+        os.replace(path, target)
+        if os.path.exists(path + ".wal"):
+            os.replace(path + ".wal", target + ".wal")
+        return target
+
+    def close(self) -> None:
+        self._mem.close()
