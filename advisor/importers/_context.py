@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from advisor.importers._util import NUM, find_quant, parse_params_b, parse_size_gb
+from advisor.importers._util import NUM, find_quant, parse_params_b, parse_size_gb, to_int
 
 __all__ = ["Context", "parse_command", "parse_context"]
 
@@ -85,7 +85,7 @@ def parse_command(line: str) -> dict[str, Any] | None:
                 found["model"] = _model_from_path(value)
                 found["quant"] = find_quant(PurePosixPath(value).name) or _mlx_quant(value)
             elif key and value.isdigit():
-                found[key] = int(value)
+                found[key] = to_int(value)
         return found
     return None
 
@@ -101,10 +101,10 @@ def _load_log(line: str) -> dict[str, Any] | None:
     if m := _NAME.search(line):
         return {"model": m.group(1)}
     if m := _OFFLOAD.match(line):
-        done, total = int(m.group(1)), int(m.group(2))
-        return {"n_gpu_layers": done, "gpu_fraction": round(min(done / total, 1.0), 4) if total else None}
+        done, total = to_int(m.group(1)), to_int(m.group(2))
+        return {"n_gpu_layers": done, "gpu_fraction": round(min(done / total, 1.0), 4) if done is not None and total else None}
     if m := _SYSTEM.match(line):
-        return {"threads": int(m.group(1))}
+        return {"threads": to_int(m.group(1))}
     if m := _BUILD.match(line):
         return {"build": f"{m.group(1)} ({m.group(2)})"}
     return None

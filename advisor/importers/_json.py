@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.importers._util import to_float, to_int
+
 __all__ = ["JsonSpan", "find_json", "loads_lenient", "scrape_pairs"]
 
 # Bounds that keep hostile input linear: how many starts are tried, how many get the slow path.
@@ -135,7 +137,7 @@ def scrape_pairs(snippet: str) -> list[dict[str, Any]]:
         elif raw[0] in "\"'":
             val = raw[1:-1]
         else:
-            val = float(raw) if any(c in raw for c in ".eE") else int(raw)
+            val = to_float(raw) if any(c in raw for c in ".eE") else to_int(raw)
         if key in objs[-1]:
             objs.append({})
         objs[-1][key] = val

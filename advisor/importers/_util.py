@@ -144,14 +144,17 @@ def to_float(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     if isinstance(value, str):
         return parse_number(value)
     return None
 
 
 def to_int(value: Any) -> int | None:
-    """A JSON/CSV/SQL scalar as a non-negative-or-negative int; None unless it is a whole finite number."""
+    """A JSON/CSV/SQL scalar (number or numeric string) as an int; None unless whole, finite, within ±1e15."""
     if isinstance(value, bool):
         return int(value)
     f = to_float(value)
@@ -298,10 +301,13 @@ def backend_name(text: str | None) -> str | None:
 
 
 def split_table_row(line: str) -> list[str] | None:
-    """Cells of a markdown/pipe table row (outer pipes optional), or None if not a table row."""
+    """Cells of a markdown/pipe table row (outer pipes optional), or None if not a table row.
+
+    A row copied from a rendered table (cells separated by tabs, no pipes) counts too.
+    """
     s = line.strip()
     if s.count("|") < 2:
-        return None
+        return [c.strip() for c in s.split("\t")] if s.count("\t") >= 2 else None
     if s.startswith("|"):
         s = s[1:]
     if s.endswith("|"):

@@ -52,8 +52,8 @@ PLACEMENT_FORMATS = frozenset({"ollama-ps"})
 
 _I = re.I | re.M
 _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("llama-bench-md", re.compile(r"\|\s*test\s*\|\s*(?:t/s|tok/s|tokens/s)\s*(?:\||$)", _I)),
-    ("batched-bench", re.compile(r"^\s*\|?\s*PP\s*\|\s*TG\s*\|\s*B\s*\|", _I)),
+    ("llama-bench-md", re.compile(r"[|\t]\s*test\s*[|\t]\s*(?:t/s|tok/s|tokens/s)\s*(?:[|\t]|$)", _I)),
+    ("batched-bench", re.compile(r"^\s*\|?\s*PP\s*[|\t]\s*TG\s*[|\t]\s*B\s*[|\t]", _I)),
     ("llama-bench-csv", re.compile(r"^\"?[a-z_]+\"?(?:,\"?[a-z_]+\"?)*,\"?avg_ts\"?(?:,|$)", re.M)),
     ("llama-bench-sql", re.compile(
         r"\bCREATE\s+TABLE(?:\s+IF\s+NOT\s+EXISTS)?\s+(?:llama_bench|test)\b|\bINSERT\s+INTO\s+\S+\s*\([^)]*\bavg_ts\b", _I

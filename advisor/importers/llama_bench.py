@@ -37,7 +37,7 @@ _TEST = re.compile(r"^(pp|tg|pg)\s*(\d+)(?:\s*[+,]\s*(?:tg)?\s*(\d+))?(?:\s*@\s*
 _RATE = re.compile(rf"^({NUM})\s*(?:(?:±|\+/-|\+-|Â±|�)\s*({NUM}))?$", re.I)
 _RATE_COLUMNS = ("t/s", "tok/s", "tokens/s")
 _CORE_COLUMNS = {"model", "size", "params", "backend", "ngl", "threads", "test", *_RATE_COLUMNS}
-_SEPARATOR = re.compile(r"^:?-{2,}:?$")
+_SEPARATOR = re.compile(r"^:?-+:?$")
 _BUILD = re.compile(r"^\s*build:\s*(\S+)\s*\((\d+)\)\s*$")
 _LEGACY_BACKENDS = (("cuda", "CUDA"), ("metal", "Metal"), ("vulkan", "Vulkan"), ("sycl", "SYCL"),
                     ("opencl", "OpenCL"), ("kompute", "Kompute"))  # fmt: skip
@@ -69,10 +69,13 @@ def _md_row(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         return None, f"t/s {rate_text!r} is not a number"
     comma = guess_decimal_comma(re.findall(NUM, " ".join(row.get(k, "") for k in ("size", "params")) + rate_text))
     mean, std = parse_number(rate.group(1), comma), parse_number(rate.group(2), comma)
-    fields = _test_fields(test.group(1).lower(), int(test.group(2)), _opt_int(test.group(3)), mean)
+    first, second, depth = to_int(test.group(2)), to_int(test.group(3)), to_int(test.group(4) or 0)
+    if first is None or depth is None or (test.group(3) and second is None):
+        return None, f"test {row.get('test', '')!r} has a token count out of range"
+    fields = _test_fields(test.group(1).lower(), first, second, mean)
     model, quant = split_model_type(row.get("model", ""))
     fields.update(
-        depth=int(test.group(4) or 0),
+        depth=depth,
         stddev_tps=std,
         model=model,
         quant=quant,
@@ -84,10 +87,6 @@ def _md_row(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         notes=[f"{k}={v}" for k, v in row.items() if k not in _CORE_COLUMNS and v],
     )
     return fields, ""
-
-
-def _opt_int(text: str | None) -> int | None:
-    return int(text) if text else None
 
 
 def parse_markdown(lines: Sequence[str]) -> Outcome:
@@ -102,7 +101,7 @@ def parse_markdown(lines: Sequence[str]) -> Outcome:
         cells = split_table_row(line) if line.strip() else None
         build = _BUILD.match(line)
         if build and header is not None:
-            out.machine.update(build=build.group(1), build_number=int(build.group(2)))
+            out.machine.update(build=build.group(1), build_number=to_int(build.group(2)))
             out.consumed.add(i)
         if cells is None:
             continue

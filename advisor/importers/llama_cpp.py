@@ -58,7 +58,7 @@ class _TimingBlock:
         tps = parse_number(m.group("tps"), self.comma)
         if tps is None:
             tps = derive_rate(n, (parse_number(m.group("ms"), self.comma) or 0) / 1000)
-        return tps, int(n) if n is not None and n >= 0 and n == int(n) else None
+        return tps, to_int(n)
 
     def fields(self) -> dict[str, Any] | None:
         if "prompt" not in self.parts and "eval" not in self.parts:

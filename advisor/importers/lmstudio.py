@@ -77,7 +77,7 @@ def parse_status_line(lines: Sequence[str]) -> Outcome:
             continue
         comma = guess_decimal_comma([m.group("tps"), m.group("ttft") or ""])
         ttft = parse_number(m.group("ttft"), comma) if m.group("ttft") else None
-        fields = {"decode_tps": parse_number(m.group("tps"), comma), "gen_tokens": int(m.group("n")), "ttft_s": ttft}
+        fields = {"decode_tps": parse_number(m.group("tps"), comma), "gen_tokens": to_int(m.group("n")), "ttft_s": ttft}
         if out.add(i, fields, f"line {i + 1}"):
             out.consumed.add(i)
     return out

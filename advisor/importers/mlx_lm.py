@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from advisor.importers._util import NUM, Outcome, guess_decimal_comma, parse_number
+from advisor.importers._util import NUM, Outcome, guess_decimal_comma, parse_number, to_int
 
 __all__ = ["parse_benchmark", "parse_generate"]
 
@@ -28,6 +28,7 @@ _WARN = re.compile(
     r"maximum recommended size of\s*(?P<max>[\d.]+)\s*MB",
     re.I,
 )
+_BATCH_NOTE = "batch_generate: rates are aggregate over all prompts of the batch"
 _NO_TEXT = re.compile(r"^\s*No text generated for this prompt\s*$", re.I)
 
 
@@ -65,9 +66,9 @@ def parse_generate(lines: Sequence[str]) -> Outcome:
                 continue
             block[f"{what}_tps"] = tps
             if gen.group("n") is not None:
-                block["prompt_tokens" if what == "prefill" else "gen_tokens"] = int(gen.group("n"))
-            if gen.group("batch"):
-                notes.append("batch_generate: rates are aggregate over all prompts of the batch")
+                block["prompt_tokens" if what == "prefill" else "gen_tokens"] = to_int(gen.group("n"))
+            if gen.group("batch") and _BATCH_NOTE not in notes:
+                notes.append(_BATCH_NOTE)
             first = i if first is None else first
         elif peak and first is not None:
             gb = parse_number(peak.group("gb"))
@@ -125,8 +126,8 @@ def parse_benchmark(lines: Sequence[str]) -> Outcome:
         if _WARMUP.match(line):
             out.consumed.add(i)
         elif timing:
-            batch = int(timing.group(3)) if timing.group(3) else None
-            configs.append(_Config(i, int(timing.group(1)), int(timing.group(2)), batch))
+            prompt, gen_n, batch = (to_int(g) for g in timing.groups())
+            configs.append(_Config(i, prompt, gen_n, batch))
             out.consumed.add(i)
         elif trial:
             values = {k: parse_number(v) for k, v in _PAIR.findall(trial.group(2))}

@@ -20,6 +20,7 @@ from advisor.importers._util import (
     parse_number,
     parse_size_gb,
     to_float,
+    to_int,
 )
 
 __all__ = [
@@ -66,13 +67,13 @@ def _fields(values: dict[str, float], rates: dict[str, float | None]) -> dict[st
     decode = rates.get("eval rate")
     if decode is None and "eval rate" not in rates:
         decode = derive_rate(n_gen, values.get("eval duration"))
-    prompt_tokens = int(n_prompt) if n_prompt is not None else (0 if n_gen is not None else None)
+    prompt_tokens = to_int(n_prompt) if n_prompt is not None else (0 if n_gen is not None else None)
     load_s = values.get("load duration")
     notes = [n for n in (cache_hit_note(prefill, decode, prompt_tokens), _load_note(load_s)) if n]
     if n_prompt is None and n_gen is not None:
         notes.append("no prompt eval lines: the whole prompt was cached (ollama prints only values > 0)")
     return {"prefill_tps": prefill, "decode_tps": decode, "prompt_tokens": prompt_tokens,
-            "gen_tokens": int(n_gen) if n_gen is not None else None, "load_s": load_s, "notes": notes}  # fmt: skip
+            "gen_tokens": to_int(n_gen), "load_s": load_s, "notes": notes}  # fmt: skip
 
 
 def _value(key: str, text: str, comma: bool) -> float | None:
@@ -160,7 +161,7 @@ def parse_api_repr(lines: Sequence[str]) -> Outcome:
             continue
         obj: dict[str, Any] = {}
         for key, raw in _REPR_PAIR.findall(line):
-            obj[key] = raw.strip("'\"") if raw[0] in "'\"" else int(raw)
+            obj[key] = raw.strip("'\"") if raw[0] in "'\"" else to_int(raw)
         if "eval_count" in obj and out.add(i, _api_fields(obj), f"line {i + 1}"):
             out.consumed.add(i)
     return out

@@ -1,0 +1,370 @@
+"""Hardware facts in chat text: the machine's name, its memory, GPU cores, bandwidth and compute.
+
+Names are found by small patterns (Apple chips and Mac products, GPU model numbers, a few named
+machines, catalog ids) and then checked against the catalog with
+:func:`knowledge.catalog.resolve_hardware`; the phrase kept is the user's, tidied
+("a 3090" → "RTX 3090", "two RTX 4090s" → "2x RTX 4090").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from advisor.errors import AmbiguousError, NotFoundError
+from advisor.intake._schema import Extraction
+from advisor.intake._text import Msg, fmt, negated, parse_num
+from advisor.models import Hardware
+from knowledge import catalog
+from knowledge.store import Store
+
+MAX_MEMORY_GB = 24_576.0  # 24 TB: beyond the largest servers; larger figures are typos or jokes
+_N = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+
+_PRODUCTS = r"mac\s?book\s?air|mac\s?book\s?pro|mac\s?mini|mac\s?studio|imac|mac\s?pro|mac\s?book"
+_PRODUCT_NAMES = {"macbookair": "MacBook Air", "macbookpro": "MacBook Pro", "macmini": "Mac mini",
+                  "macstudio": "Mac Studio", "imac": "iMac", "macpro": "Mac Pro", "macbook": "MacBook"}
+# Chip tiers each Mac product ships with, to offer choices when only the product is named.
+_PRODUCT_TIERS = {"MacBook Air": ("",), "MacBook": ("",), "MacBook Pro": ("", "Pro", "Max"),
+                  "Mac mini": ("", "Pro"), "Mac Studio": ("Max", "Ultra"), "iMac": ("",), "Mac Pro": ("Ultra",)}
+_WITH = r"[\s,(]*(?:with\s+(?:an?\s+|the\s+)?)?(?:apple\s+)?"
+_APPLE = re.compile(
+    rf"(?:\b(?P<prod>{_PRODUCTS})\b{_WITH})?\b(?:apple\s+)?m(?P<gen>[1-5])(?:\s*|-)(?P<tier>pro|max|ultra)?\b"
+    rf"(?:{_WITH}(?P<cores>\d{{1,2}})\s*-?\s*cores?\b(?!\s*cpu))?",
+    re.I,
+)
+_APPLE_UNKNOWN = re.compile(r"\b(?:Apple\s+)?M(?P<gen>[06-9]|[1-9]\d)\b(?P<rest>(?:\s+(?:Pro|Max|Ultra|[A-Z][a-z]{2,12}))*)")
+_MAC_YEAR = re.compile(
+    rf"\b(?P<prod>{_PRODUCTS})\b[\s,(]*(?:from\s+|of\s+)?(?:(?:late|early|mid)[\s-]+)?(?P<year>20[0-3]\d)\b"
+    rf"|\b(?P<year2>20[0-3]\d)\s+(?P<prod2>{_PRODUCTS})\b",
+    re.I,
+)
+_MAC_ONLY = re.compile(rf"\b(?P<prod>{_PRODUCTS})\b", re.I)
+_GPU = re.compile(
+    r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
+    r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel)\s+)*"
+    r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<snum>[a-z]?\d{3,4})"
+    r"|(?P<dc>gh200|h100|h200|b200|a100|a6000|a5000|a4000|a40|l40s|l40|mi300x|mi325x|mi250x?|v100|p40|p100)"
+    r"|(?P<bare>(?<![\d.,])\d{4}))"
+    r"(?P<var>(?:[\s-]*(?:ti|super|xtx|xt|ada|pcie|sxm\d?|nvl)(?=s?\b))*)(?P<plural>s)?\b"
+    r"(?:\s*(?:x|×)\s*(?P<count2>\d{1,2})\b)?",
+    re.I,
+)
+_SPECIALS = re.compile(
+    r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
+    r"|\bjetson(?:\s*agx)?\s*orin\b|\braspberry\s*pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
+    r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b"
+    r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
+    r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
+    re.I,
+)
+_COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "single": 1, "one": 1}
+_VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
+_BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used)"
+                             r"|[,(/+])\s*$", re.I)
+_BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
+
+_MEM = re.compile(
+    rf"(?<![\w.])(?P<num>{_N})\s*(?P<unit>gb|gib|gigs?|gigabytes?|g|tb|tib|terabytes?|mb|mib)\b(?!\s*/|\s*per\s+s)"
+    r"(?P<tail>(?:\s*(?:of|in))?\s*(?:(?:unified|system|shared|total|gpu|graphics|video|(?:lp|g)?ddr\d\w*|hbm\d?e?)\s+)*"
+    r"(?P<qual>vram|ram|memory|unified))?",
+    re.I,
+)
+_MEM_BEFORE = re.compile(r"\b(?P<q>vram|ram|memory)\s*(?:[:=]|of|is|size)?\s*$", re.I)
+_MEM_SKIP_BEFORE = re.compile(
+    r"\b(?:model|file|weights?|download\w*|needs?|requires?|required|uses?|using|used|takes?|peak|size|swap|cache|"
+    r"kv|free|ssd|disk)\b[^,;]{0,16}$", re.I)
+_MEM_SKIP_AFTER = re.compile(r"^\s*(?:of\s+)?(?:ssd|storage|disk|drive|hdd|nvme|flash|swap|download|file|model|"
+                             r"weights|free|used|left)\b", re.I)
+_BW = re.compile(rf"(?<![\w.])(?P<num>{_N})\s*(?P<u>gb|tb)\s*(?:/\s*s(?:ec)?\b|ps\b|\s+per\s+second\b)", re.I)
+_TFLOPS = re.compile(rf"(?<![\w.])(?P<num>{_N})\s*(?:tflops?\b|tflop/s|teraflops\b)", re.I)
+_GPU_CORES = re.compile(r"\b(?P<n>\d{1,3})\s*-?\s*cores?\s*(?:apple\s+)?gpu\b|\b(?P<n2>\d{1,3})\s*gpu\s*cores\b"
+                        r"|\bgpu\s*(?:with\s*|of\s*|:\s*)?(?P<n3>\d{1,3})\s*-?\s*cores?\b", re.I)
+
+
+@dataclass
+class _Mention:
+    start: int
+    end: int
+    phrase: str
+    cores: int | None = None
+    product: str = ""
+
+
+@dataclass
+class _Mem:
+    value: float
+    qual: str | None  # "vram", "unified", "ram", "mem" or None
+    text: str
+
+
+# ----------------------------------------------------------------------------- catalog views
+def _gpu_numbers(store: Store) -> dict[str, str]:
+    """Model numbers of catalog GPUs → the series word to put in front ("3090" → "RTX")."""
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for h in catalog.all_hardware(store).values():
+            if h.kind in ("apple_soc", "cpu"):
+                continue
+            for num in re.findall(r"(?<![\w.])(\d{3,4})(?!\d)", h.name):
+                series = re.search(r"\b(RTX|GTX|RX|Arc)\b", h.name)
+                out.setdefault(num, series.group(1) if series else "")
+        return out
+
+    return store.cached("intake:gpu_numbers", build)
+
+
+def _id_pattern(store: Store) -> re.Pattern[str]:
+    def build() -> re.Pattern[str]:
+        ids = sorted(catalog.all_hardware(store), key=len, reverse=True)
+        return re.compile(rf"(?<![\w-])(?:{'|'.join(map(re.escape, ids))})(?:x\d{{1,2}})?(?![\w-])", re.I)
+
+    return store.cached("intake:hw_ids", build)
+
+
+def apple_chips(store: Store) -> list[str]:
+    """Apple chip families in the catalog, oldest first ("M1", "M1 Pro", ... "M5 Max")."""
+    fams = {h.family.removeprefix("Apple ") for h in catalog.all_hardware(store).values() if h.kind == "apple_soc"}
+    return sorted(fams)
+
+
+# ----------------------------------------------------------------------------- names
+def _product(raw: str | None) -> str:
+    return _PRODUCT_NAMES.get(re.sub(r"\s+", "", raw or "").lower(), "") if raw else ""
+
+
+def _apple_mentions(msg: Msg) -> list[_Mention]:
+    out = []
+    for m in msg.finditer(_APPLE):
+        prod = _product(m.group("prod"))
+        chip = f"M{m.group('gen')}" + (f" {m.group('tier').title()}" if m.group("tier") else "")
+        cores = int(m.group("cores")) if m.group("cores") else None
+        phrase = " ".join(x for x in (prod, chip, f"{cores}-core" if cores else "") if x)
+        out.append(_Mention(m.start(), m.end(), phrase, cores, prod))
+    for m in msg.finditer(_MAC_YEAR):
+        prod = _product(m.group("prod") or m.group("prod2"))
+        out.append(_Mention(m.start(), m.end(), f"{prod} {m.group('year') or m.group('year2')}", product=prod))
+    return out
+
+
+def _unknown_apple(msg: Msg) -> list[_Mention]:
+    out = []
+    for m in msg.finditer(_APPLE_UNKNOWN):
+        rest = m.group("rest").strip()
+        chip_word = re.match(r"\s*chip\b", msg.s[m.end():], re.I)
+        if rest or chip_word or _MAC_ONLY.search(msg.orig[max(0, m.start() - 30):m.start()]):
+            out.append(_Mention(m.start(), m.end(), f"M{m.group('gen')} {rest}".strip()))
+    return out
+
+
+def _gpu_count(m: re.Match[str]) -> int:
+    raw = (m.group("count2") or m.group("count") or "1").lower()
+    if raw.isdigit():
+        return int(raw)
+    return 2 if "pair" in raw else _COUNT_WORDS.get(raw.split()[-1], 1)
+
+
+def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
+    numbers = _gpu_numbers(store)
+    out = []
+    for m in msg.finditer(_GPU):
+        if m.group("bare"):
+            num = m.group("bare")
+            ok_ctx = (m.group("count") or _BARE_OK_BEFORE.search(msg.orig[max(0, m.start() - 12):m.start()])
+                      or _BARE_OK_AFTER.search(msg.orig[m.start("bare") + 4:m.start("bare") + 14]))
+            if num not in numbers or not ok_ctx:
+                continue
+            name = f"{numbers[num]} {num}".strip()
+        elif m.group("series"):
+            series = m.group("series")
+            name = f"{'Arc' if series.lower() == 'arc' else series.upper()} {m.group('snum').upper()}"
+        else:
+            name = m.group("dc").upper()
+        var = [_VARIANTS.get(v.lower(), v.upper()) for v in re.findall(r"[a-z]+\d?", m.group("var") or "", re.I)]
+        n = _gpu_count(m)
+        if n < 1:
+            continue
+        phrase = (f"{n}x " if n > 1 else "") + " ".join([name, *var])
+        out.append(_Mention(m.start(), m.end(), phrase))
+    return out
+
+
+def _other_mentions(msg: Msg, store: Store) -> list[_Mention]:
+    out = [_Mention(m.start(), m.end(), m.group(0).lower()) for m in msg.finditer(_id_pattern(store))]
+    out += [_Mention(m.start(), m.end(), re.sub(r"\s+", " ", m.group(0)).strip()) for m in msg.finditer(_SPECIALS)]
+    return out
+
+
+def _mentions(msg: Msg, store: Store) -> list[_Mention]:
+    found: list[_Mention] = []
+    for finder in (_other_mentions, lambda ms, _s: _apple_mentions(ms), _gpu_mentions,
+                   lambda ms, _s: _unknown_apple(ms)):
+        for men in finder(msg, store):
+            if not any(men.start < f.end and f.start < men.end for f in found):
+                found.append(men)
+                msg.claim(men.start, men.end)
+    for m in msg.finditer(_MAC_ONLY):
+        found.append(_Mention(m.start(), m.end(), _product(m.group("prod")), product=_product(m.group("prod"))))
+        msg.claim(m.start(), m.end())
+    return sorted(found, key=lambda f: f.start)
+
+
+def _clean_candidates(cands: list[str], product: str) -> list[str]:
+    out = []
+    for c in cands:
+        c = re.sub(r"\s*\([a-z0-9-]+\)$", "", c).strip()
+        if re.fullmatch(r"M\d(?: PRO| MAX| ULTRA)?", c):
+            c = (f"{product} " if product else "") + c.title().replace("M", "M", 1)
+        out.append(c)
+    return out
+
+
+def _product_choices(store: Store, product: str) -> list[str]:
+    tiers = _PRODUCT_TIERS.get(product, ("",))
+    chips = [c for c in apple_chips(store) if (c.split(" ", 1)[1] if " " in c else "") in tiers]
+    return [f"{product} {c}" for c in chips]
+
+
+def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None, cores: int | None) -> Hardware | None:
+    if men.phrase in _PRODUCT_TIERS:
+        ext.ambiguous["hardware"] = _product_choices(store, men.phrase)
+        return None
+    try:
+        m = catalog.resolve_hardware(store, men.phrase, memory_gb=memory, gpu_cores=cores)
+    except AmbiguousError as e:
+        ext.ambiguous["hardware"] = _clean_candidates(e.candidates, men.product)
+        return None
+    except NotFoundError as e:
+        cands = _clean_candidates(e.candidates, "")
+        ext.suggestions["hardware"] = cands
+        ext.reject(f"I don't know the hardware '{men.phrase}'."
+                   + (f" Did you mean {', '.join(cands[:3])}?" if cands else "")
+                   + " You can also give its memory bandwidth in GB/s.")
+        return None
+    ext.hardware, ext.resolved["hardware"] = men.phrase, m.value.id
+    for a in m.assumptions:
+        ext.note(a)
+    return m.value
+
+
+# ----------------------------------------------------------------------------- memory
+def _memory_mentions(msg: Msg, ext: Extraction) -> list[_Mem]:
+    out = []
+    for m in msg.finditer(_MEM):
+        before, after = msg.orig[max(0, m.start() - 30):m.start()], msg.orig[m.end():m.end() + 30]
+        unit, qual = m.group("unit").lower(), (m.group("qual") or "").lower() or None
+        if qual is None and (b := _MEM_BEFORE.search(before)):
+            qual = b.group("q").lower()
+        if _MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after):
+            continue
+        if unit in ("g", "mb", "mib", "tb", "tib", "terabyte", "terabytes") and qual is None:
+            continue  # "2TB" alone is a disk; "16g" alone may be anything
+        value = parse_num(m.group("num")) or 0.0
+        value *= 1024 if unit.startswith(("t",)) else (1 / 1024 if unit.startswith("m") else 1)
+        tail = (m.group("tail") or "").lower()
+        if qual == "ram" and re.search(r"gpu|graphics|video", tail):
+            qual = "vram"
+        elif qual == "memory":
+            qual = "unified" if "unified" in tail else ("ram" if "system" in tail else "mem")
+        msg.claim(m.start(), m.end())
+        if not 0 < value <= MAX_MEMORY_GB:
+            ext.reject(f"{m.group(0).strip()} is not a memory size any machine has; I ignored it.")
+            continue
+        out.append(_Mem(round(value, 3), qual, m.group(0).strip()))
+    return out
+
+
+def _tentative(mems: list[_Mem]) -> float | None:
+    for q in ("vram", "unified", "mem", None):
+        for m in mems:
+            if m.qual == q:
+                return m.value
+    return mems[0].value if mems else None
+
+
+def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> float | None:
+    if not mems:
+        return None
+    if hw is None or hw.kind not in ("discrete_gpu", "datacenter_gpu"):
+        pick = next((m for m in mems if m.qual != "vram"), mems[0])
+        if hw is not None and hw.memory_gb_options and pick.value not in hw.memory_gb_options:
+            opts = "/".join(fmt(x) for x in hw.memory_gb_options)
+            ext.note(f"The {hw.name} ships with {opts} GB; I kept the {fmt(pick.value)} GB you said.")
+        return pick.value
+    opts = hw.memory_gb_options
+    for m in mems:
+        if m.qual == "vram" or (m.qual in (None, "mem") and (not opts or m.value in opts)):
+            if hw.n_devices > 1 and opts and m.value in [o * hw.n_devices for o in opts] and m.value not in opts:
+                ext.note(f"{m.text} is the total over {hw.n_devices} cards ({fmt(m.value / hw.n_devices)} GB each).")
+                return m.value / hw.n_devices
+            return m.value
+    ram = mems[0]
+    ext.note(f"{ram.text} looks like system RAM; what counts for a {hw.name} is its own memory "
+             f"({'/'.join(fmt(x) for x in opts)} GB of VRAM).")
+    return None
+
+
+# ----------------------------------------------------------------------------- entry point
+def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | None = None) -> None:
+    """Read hardware name, memory, GPU cores, bandwidth and TFLOPS; set them on ``ext``.
+
+    Args:
+        msg (Msg): the message (claimed spans are skipped).
+        ext (Extraction): receives facts, notes and problems.
+        store (Store): the knowledge store.
+        known (str | None): hardware already known from earlier turns, to interpret memory sizes.
+    """
+    _bandwidth(msg, ext)
+    mems = _memory_mentions(msg, ext)
+    cores = _gpu_cores(msg)
+    men = [x for x in _mentions(msg, store) if not negated(msg, x.start)]
+    hw = None
+    if men:
+        first = men[0]
+        if cores is not None and first.product != first.phrase and re.match(r"(?:Mac\w* \w+ )?M\d", first.phrase) \
+                and not first.cores:
+            first.phrase += f" {cores}-core"
+        hw = _resolve(ext, store, first, _tentative(mems), cores or first.cores)
+        others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase))
+        if others:
+            ext.note(f"You also mentioned {', '.join(others)}; I'm using {first.phrase} for now "
+                     "(compare ranks several machines side by side).")
+        if cores is None and first.cores and hw is not None and hw.gpu_cores == first.cores:
+            cores = first.cores
+    elif known:
+        try:
+            hw = catalog.resolve_hardware(store, known).value
+        except (AmbiguousError, NotFoundError):
+            hw = None
+    ext.gpu_cores = cores
+    ext.memory_gb = _choose_memory(ext, mems, hw)
+    if hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
+        ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
+                 "the numbers you gave.")
+        ext.bandwidth_gbs = ext.tflops = None
+
+
+def _gpu_cores(msg: Msg) -> int | None:
+    for m in msg.finditer(_GPU_CORES):
+        n = int(m.group("n") or m.group("n2") or m.group("n3"))
+        msg.claim(m.start(), m.end())
+        if 1 <= n <= 512:
+            return n
+    return None
+
+
+def _bandwidth(msg: Msg, ext: Extraction) -> None:
+    for m in msg.finditer(_BW):
+        v = (parse_num(m.group("num")) or 0.0) * (1000 if m.group("u").lower() == "tb" else 1)
+        msg.claim(m.start(), m.end())
+        if 0 < v <= 100_000 and ext.bandwidth_gbs is None:
+            ext.bandwidth_gbs = v
+        elif not 0 < v <= 100_000:
+            ext.reject(f"A memory bandwidth of {m.group(0).strip()} is not realistic; I ignored it.")
+    for m in msg.finditer(_TFLOPS):
+        v = parse_num(m.group("num")) or 0.0
+        msg.claim(m.start(), m.end())
+        if 0 < v <= 100_000 and ext.tflops is None:
+            ext.tflops = v

@@ -1,0 +1,231 @@
+"""The Gradio Blocks app: chat, facts, verdict card, charts, probe, paste, export, JSON API.
+
+``build_app()`` builds the app and never launches it; :func:`ui.server.launch` does. Theme and CSS
+belong to ``launch()`` in Gradio 6, so :func:`theme_kwargs` gives them to the server and the
+tests.
+
+Named API endpoints (``gradio_client.Client(url).predict(..., api_name=...)``); every payload is a
+string so a client, which never sees ``gr.State``, can carry the facts itself:
+
+* ``/ask``      (message, facts_json="") → (reply_markdown, verdict_json or "null", facts_json)
+* ``/predict``  (scenario_json) → prediction_json or ``{"error": ...}``
+* ``/diagnose`` (scenario_json) → verdict_json or ``{"error": ...}``
+* ``/import``   (text, hardware="") → import_json or ``{"error": ...}``
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+import gradio as gr
+
+from knowledge.store import Store
+from ui import charts, handlers
+from ui.handlers import ProbeFn
+
+__all__ = ["CSS", "build_app", "theme_kwargs"]
+
+TITLE = "Prefill/decode advisor"
+INTRO = ("Tell me what you run (model, quantization, prompt and answer length, users) and on what hardware: "
+         "I predict **prefill** (time to first token) and **decode** (streaming speed), say which one is your "
+         "bottleneck, whether your numbers are normal, and which fix helps by how much.")
+PROBE_TEXT = ("The probe measures **the computer running this advisor** (memory bandwidth and matrix-multiply "
+              "speed, ~15 s). If this advisor runs on a server, that is the server, not your laptop: to measure "
+              "your own machine run `advisor probe` there and paste its output below.")
+PROBE_OFF_TEXT = ("The probe is turned off on this server: it would measure the server, not your computer. "
+                  "Run `advisor probe` on your own machine and paste its output in “Paste tool output”.")
+CHAT_PLACEHOLDER = ("**Try:** “I have a MacBook Air M2 with 16 GB” → “Llama 3.1 8B at 4-bit for chat”, "
+                    "or “llama-bench says pp512 45, tg128 6 on my laptop — is that normal?”")
+CSS = """
+#verdict { max-height: 560px; overflow-y: auto; }
+#verdict table, #probe-out table, #paste-out table { font-size: 0.9em; }
+#facts { font-size: 0.92em; }
+#quick .wrap { gap: 6px; }
+.intro { font-size: 1.02em; }
+footer { display: none !important; }
+"""
+
+
+def theme_kwargs() -> dict[str, Any]:
+    """``launch()`` keyword arguments for the look (theme and CSS), shared by server and tests."""
+    return {"theme": gr.themes.Soft(), "css": CSS}
+
+
+
+def _choices_update(choices: list[str], question: str) -> Any:
+    return gr.update(choices=choices, value=None, visible=bool(choices),
+                     label=question or "Quick replies")
+
+
+def build_app(
+    store: Store | None = None,
+    *,
+    allow_probe: bool = True,
+    probe_fn: ProbeFn | None = None,
+    export_dir: str | None = None,
+    queue_size: int = 64,
+    concurrency: int = 8,
+) -> gr.Blocks:
+    """Build the advisor's Gradio app (not launched).
+
+    Args:
+        store (Store | None): knowledge store; default opens the user's store file.
+        allow_probe (bool): offer the "Probe this machine" button. Default: ``True``.
+        probe_fn (ProbeFn | None): ``probe_fn(store, progress) -> ProbeResult | str`` with
+            ``progress(fraction, description)``; default runs the real kernel probe. Tests inject a
+            fast fake here.
+        export_dir (str | None): where verdict downloads are written. Default: a new temp dir.
+        queue_size (int): queue ``max_size``; more waiting events are rejected.
+        concurrency (int): default concurrency limit of each event (the probe always runs alone).
+
+    Returns:
+        gr.Blocks: call ``.launch(**theme_kwargs(), ...)`` or :func:`ui.server.launch`.
+    """
+    store = store if store is not None else Store()
+    run_probe_fn: ProbeFn = probe_fn or handlers.default_probe
+    out_dir = export_dir or tempfile.mkdtemp(prefix="advisor-export-")
+
+    with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(3600, 86400)) as demo:
+        facts_state = gr.State({})
+        verdict_state = gr.State(None)
+
+        gr.Markdown(f"# {TITLE}")
+        gr.Markdown(INTRO, elem_classes=["intro"])
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=380):
+                chatbot = gr.Chatbot(elem_id="chat", label="Chat", height=500, placeholder=CHAT_PLACEHOLDER,
+                                     buttons=["copy"])
+                quick = gr.Radio(choices=[], value=None, label="Quick replies", elem_id="quick",
+                                 visible=False, interactive=True)
+                with gr.Row(equal_height=True):
+                    msg = gr.Textbox(elem_id="msg", show_label=False, scale=8, lines=1, max_lines=8,
+                                     placeholder="e.g. “RTX 4090, Qwen 2.5 32B Q4_K_M, 8k-token prompts”",
+                                     autofocus=True, max_length=handlers.MAX_MESSAGE_CHARS)
+                    send = gr.Button("Send", variant="primary", scale=1, min_width=80, elem_id="send")
+                with gr.Accordion("Paste tool output (llama-bench, ollama --verbose, mlx_lm …)", open=False,
+                                  elem_id="paste-acc"):
+                    paste = gr.Textbox(elem_id="paste", lines=6, max_lines=20, show_label=False,
+                                       placeholder="| model | size | params | backend | ngl | test | t/s |\n…",
+                                       max_length=handlers.MAX_MESSAGE_CHARS * 2)
+                    with gr.Row():
+                        upload = gr.File(label="…or upload a file", file_count="single", type="filepath",
+                                         file_types=[".txt", ".md", ".log", ".json", ".jsonl", ".csv"],
+                                         elem_id="upload", height=110)
+                        paste_hw = gr.Textbox(label="Hardware (optional)", elem_id="paste-hw",
+                                              placeholder="e.g. MacBook Pro M3 Max 64GB")
+                    paste_btn = gr.Button("Read this output", elem_id="paste-btn")
+                    paste_out = gr.Markdown(elem_id="paste-out")
+                with gr.Group():
+                    gr.Markdown("### Probe this machine\n" + (PROBE_TEXT if allow_probe else PROBE_OFF_TEXT),
+                                elem_id="probe-text", padding=True)
+                    probe_btn = gr.Button("Probe this machine", elem_id="probe-btn", interactive=allow_probe)
+                    probe_out = gr.Markdown(elem_id="probe-out", padding=True)
+
+            with gr.Column(scale=6, min_width=420):
+                gr.Markdown("### What I understood")
+                facts_df = gr.Dataframe(
+                    value=handlers.facts_rows({}), headers=["fact", "value"], datatype=["str", "str"],
+                    type="array", interactive=True, static_columns=[0], elem_id="facts", show_label=False,
+                    max_height=300, wrap=True,
+                    column_widths=["42%", "58%"],
+                )
+                facts_note = gr.Markdown(elem_id="facts-note")
+                verdict_md = gr.Markdown("*The verdict appears here once I know the hardware and the model.*",
+                                         elem_id="verdict", container=True, padding=True)
+                with gr.Tabs(elem_id="charts"):
+                    with gr.Tab("Roofline", id="tab-roofline"):
+                        roof_plot = gr.Plot(charts.empty_figure(), elem_id="roofline", show_label=False)
+                    with gr.Tab("Time line", id="tab-timeline"):
+                        time_plot = gr.Plot(charts.empty_figure(), elem_id="timeline", show_label=False)
+                    with gr.Tab("Peers", id="tab-peers"):
+                        peers_plot = gr.Plot(charts.empty_figure(), elem_id="peers", show_label=False)
+                with gr.Row():
+                    dl_md = gr.DownloadButton("Download verdict (.md)", elem_id="export-md", interactive=False,
+                                              size="sm")
+                    dl_json = gr.DownloadButton("Download verdict (.json)", elem_id="export-json",
+                                                interactive=False, size="sm")
+
+        verdict_outputs = [verdict_state, verdict_md, roof_plot, time_plot, peers_plot, dl_md, dl_json]
+
+        def _verdict_updates(v: Any, facts: dict[str, Any]) -> list[Any]:
+            if v is None:
+                return [gr.skip()] * len(verdict_outputs)
+            card, roof, tl, pe = handlers.verdict_view(store, v)
+            try:
+                md_path, json_path = handlers.export_files(v, facts, out_dir)
+                dls = [gr.update(value=md_path, interactive=True), gr.update(value=json_path, interactive=True)]
+            except Exception:  # noqa: BLE001 - a failed export must not hide the verdict
+                dls = [gr.skip(), gr.skip()]
+            return [v.model_dump(mode="json"), card, roof, tl, pe, *dls]
+
+        # ------------------------------------------------------------------ chat
+        def on_message(message: str, history: Any, facts: dict[str, Any]) -> list[Any]:
+            view = handlers.chat_turn(store, message, history, facts)
+            return [view.history, "", view.facts, handlers.facts_rows(view.facts),
+                    _choices_update(view.choices, view.question), view.note,
+                    *_verdict_updates(view.verdict, view.facts)]
+
+        chat_outputs = [chatbot, msg, facts_state, facts_df, quick, facts_note, *verdict_outputs]
+        chat_kw: dict[str, Any] = dict(outputs=chat_outputs, api_visibility="private")
+        msg.submit(on_message, [msg, chatbot, facts_state], **chat_kw)
+        send.click(on_message, [msg, chatbot, facts_state], **chat_kw)
+        quick.input(on_message, [quick, chatbot, facts_state], **chat_kw)
+
+        # ------------------------------------------------------------------ facts edits
+        def on_facts_edit(rows: Any, facts: dict[str, Any]) -> list[Any]:
+            new, v, note = handlers.facts_edited(store, rows, facts)
+            return [new, handlers.facts_rows(new), note, *_verdict_updates(v, new)]
+
+        facts_df.input(on_facts_edit, [facts_df, facts_state],
+                       [facts_state, facts_df, facts_note, *verdict_outputs], api_visibility="private",
+                       trigger_mode="always_last")
+
+        # ------------------------------------------------------------------ paste
+        def on_paste(text: str, file_path: str | None, hw: str, facts: dict[str, Any]) -> list[Any]:
+            message, v = handlers.import_paste(store, text, file_path, hw, facts)
+            return [message, *_verdict_updates(v, facts)]
+
+        paste_btn.click(on_paste, [paste, upload, paste_hw, facts_state], [paste_out, *verdict_outputs],
+                        api_visibility="private")
+
+        # ------------------------------------------------------------------ probe
+        if allow_probe:
+            def on_probe(progress: gr.Progress = gr.Progress()) -> str:  # noqa: B008 - Gradio's idiom
+                progress(0.0, desc="Starting the probe…")
+
+                def report(fraction: float, desc: str) -> None:
+                    progress(max(0.0, min(1.0, float(fraction))), desc=desc or "Probing…")
+
+                return handlers.probe_markdown(store, run_probe_fn, report)
+
+            probe_btn.click(lambda: gr.update(interactive=False), None, probe_btn, queue=False,
+                            api_visibility="private").then(
+                on_probe, None, probe_out, concurrency_limit=1, concurrency_id="probe",
+                api_visibility="undocumented", api_name="probe", show_progress="full",
+            ).then(lambda: gr.update(interactive=True), None, probe_btn, queue=False, api_visibility="private")
+
+        # ------------------------------------------------------------------ JSON API
+        def ask(message: str, facts_json: str = "") -> tuple[str, str, str]:
+            """One chat turn. Returns (reply markdown, verdict JSON or "null", facts JSON for the next turn)."""
+            return handlers.api_ask(store, message, facts_json)
+
+        def predict(scenario_json: str) -> str:
+            """Scenario JSON → Prediction JSON (or {"error": ...})."""
+            return handlers.api_predict(store, scenario_json)
+
+        def diagnose(scenario_json: str) -> str:
+            """Scenario JSON → Verdict JSON (or {"error": ...})."""
+            return handlers.api_diagnose(store, scenario_json)
+
+        def import_(text: str, hardware: str = "") -> str:
+            """Tool output (llama-bench, ollama --verbose, …) → import result JSON (or {"error": ...})."""
+            return handlers.api_import(store, text, hardware)
+
+        gr.api(ask, api_name="ask")
+        gr.api(predict, api_name="predict")
+        gr.api(diagnose, api_name="diagnose")
+        gr.api(import_, api_name="import")
+
+    demo.queue(max_size=queue_size, default_concurrency_limit=concurrency)
+    return demo

@@ -1,0 +1,470 @@
+"""Plain functions the Gradio app wires up; testable without a browser or a server.
+
+Nothing here imports Gradio. Every function takes the :class:`~knowledge.store.Store` explicitly
+and turns :class:`~advisor.errors.AdvisorError` and pydantic ``ValidationError`` into a message a
+person can read; unexpected exceptions are logged and answered with a generic message, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+from pydantic import ValidationError
+
+from advisor import report, service
+from advisor.errors import AdvisorError, NotFoundError
+from advisor.models import Prediction, ProbeResult, Scenario, Verdict
+from knowledge.store import Store
+from ui import charts
+
+__all__ = [
+    "FACT_FIELDS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_UPLOAD_BYTES",
+    "ChatView",
+    "ProbeFn",
+    "api_ask",
+    "api_diagnose",
+    "api_import",
+    "api_predict",
+    "chat_turn",
+    "default_probe",
+    "error_json",
+    "export_files",
+    "facts_edited",
+    "facts_rows",
+    "friendly_error",
+    "import_paste",
+    "normalize_history",
+    "parse_scenario_json",
+    "peer_rows",
+    "probe_markdown",
+    "verdict_card",
+    "verdict_view",
+]
+
+log = logging.getLogger("advisor.ui")
+
+MAX_MESSAGE_CHARS = 100_000
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+GENERIC_ERROR = "Something went wrong on my side while answering that. Please rephrase, or try again."
+# Facts shown in the "What I understood" panel, in this order (others appear when set).
+FACT_FIELDS: tuple[str, ...] = (
+    "hardware", "memory_gb", "backend", "model", "params_b", "quant", "prompt_tokens", "gen_tokens",
+    "concurrency", "use", "measured_prefill_tps", "measured_decode_tps",
+)
+FACT_LABELS: dict[str, str] = {
+    "hardware": "hardware", "memory_gb": "memory (GB)", "backend": "engine", "model": "model",
+    "params_b": "size (billion params)", "quant": "quantization", "prompt_tokens": "prompt (tokens)",
+    "gen_tokens": "answer (tokens)", "concurrency": "users at once", "use": "use",
+    "measured_prefill_tps": "measured prefill (tok/s)", "measured_decode_tps": "measured decode (tok/s)",
+    "depth": "context already in cache (tokens)", "n_gpu_layers": "GPU layers (-ngl)",
+    "gpu_cores": "GPU cores", "bandwidth_gbs": "bandwidth (GB/s)", "tflops": "compute (TFLOP/s)",
+    "shared_prefix_tokens": "shared prefix (tokens)", "requests_per_minute": "requests per minute",
+}
+_HIDDEN_FACTS = {"raw_output", "question"}
+
+#: ``probe_fn(store, progress) -> ProbeResult | str``; ``progress(fraction, description)``.
+ProbeFn = Callable[[Store, Callable[[float, str], None]], "ProbeResult | str"]
+
+
+# ------------------------------------------------------------------------------------- history
+def _block_text(block: Any) -> str:
+    if block is None:
+        return ""
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict):
+        if "text" in block and block.get("type", "text") == "text":
+            return str(block["text"] or "")
+        f = block.get("file") or block.get("path") or block.get("url")
+        if isinstance(f, dict):
+            f = f.get("orig_name") or f.get("path") or f.get("url")
+        if f:
+            return f"[file: {os.path.basename(str(f))}]"
+        if "value" in block:
+            return _block_text(block["value"])
+        return ""
+    if isinstance(block, (list, tuple)):
+        return "\n".join(t for t in (_block_text(b) for b in block) if t)
+    for attr in ("text", "content", "value"):
+        if hasattr(block, attr):
+            return _block_text(getattr(block, attr))
+    return str(block)
+
+
+def normalize_history(history: Iterable[Any] | None) -> list[dict[str, str]]:
+    """Chat history as ``[{"role": "user"|"assistant", "content": str}, ...]``.
+
+    Accepts what Gradio 6 hands a function from the browser (``content`` is a list of
+    ``{"type": "text", "text": ...}`` blocks, plus ``metadata``/``options`` keys), what
+    ``gradio_client`` sends (``content`` is a plain string), ``gr.ChatMessage`` objects, and old
+    ``[user, bot]`` pairs. Empty messages are dropped.
+    """
+    out: list[dict[str, str]] = []
+    for msg in history or []:
+        if isinstance(msg, dict):
+            role, content = msg.get("role"), msg.get("content")
+        elif isinstance(msg, (list, tuple)) and len(msg) == 2 and not isinstance(msg[0], dict):
+            for r, c in (("user", msg[0]), ("assistant", msg[1])):
+                text = _block_text(c)
+                if text:
+                    out.append({"role": r, "content": text})
+            continue
+        elif hasattr(msg, "role"):
+            role, content = msg.role, getattr(msg, "content", "")
+        else:
+            continue
+        role = "user" if role == "user" else "assistant"
+        text = _block_text(content)
+        if text:
+            out.append({"role": role, "content": text})
+    return out
+
+
+# ------------------------------------------------------------------------------------ errors
+def friendly_error(e: BaseException) -> str:
+    """A message a person can act on, for AdvisorError, ValidationError and bad JSON."""
+    if isinstance(e, ValidationError):
+        parts = []
+        for err in e.errors()[:5]:
+            loc = ".".join(str(x) for x in err.get("loc", ()) if x != "__root__") or "input"
+            msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+            parts.append(f"{loc}: {msg}")
+        return "Some values are not valid — " + "; ".join(parts) + "."
+    if isinstance(e, json.JSONDecodeError):
+        return f"That is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})."
+    if isinstance(e, AdvisorError):
+        return str(e) or type(e).__name__
+    return GENERIC_ERROR
+
+
+def error_json(e: BaseException) -> str:
+    """``{"error": message}`` (plus ``candidates`` for unknown or ambiguous names) as JSON."""
+    payload: dict[str, Any] = {"error": friendly_error(e)}
+    cands = getattr(e, "candidates", None)
+    if cands:
+        payload["candidates"] = list(cands)[:10]
+    if isinstance(e, NotFoundError):
+        payload["kind"] = "not_found"
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def _unexpected(where: str, e: BaseException) -> str:
+    log.exception("unexpected error in %s: %s", where, type(e).__name__)
+    return GENERIC_ERROR
+
+
+# ------------------------------------------------------------------------------------ facts
+def parse_scenario_json(text: str | None) -> Scenario | None:
+    """Scenario from a JSON object string; ``""``/``"null"`` give None.
+
+    Raises:
+        json.JSONDecodeError, ValidationError: bad JSON or values (see :func:`friendly_error`).
+        AdvisorError: the JSON is not an object.
+    """
+    from advisor.errors import InputError
+
+    text = (text or "").strip()
+    if not text or text == "null":
+        return None
+    data = json.loads(text)
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise InputError("The scenario must be a JSON object, e.g. {\"hardware\": \"M2 Max\", \"model\": \"llama 3.1 8b\"}.")
+    return Scenario.model_validate(data)
+
+
+def _facts_dict(s: Scenario) -> dict[str, Any]:
+    return s.model_dump(mode="json")
+
+
+def _fmt_value(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def facts_rows(facts: dict[str, Any] | None) -> list[list[str]]:
+    """Rows ``[label, value]`` for the facts table: the main fields always, others when set."""
+    facts = facts or {}
+    keys = list(FACT_FIELDS) + [k for k, v in facts.items()
+                                if k not in FACT_FIELDS and k not in _HIDDEN_FACTS and v is not None]
+    return [[FACT_LABELS.get(k, k), _fmt_value(facts.get(k))] for k in keys]
+
+
+def _field_for_label(label: str) -> str | None:
+    label = (label or "").strip()
+    for k, lab in FACT_LABELS.items():
+        if label in (lab, k):
+            return k
+    return label if label in Scenario.model_fields else None
+
+
+def _scenario_from_rows(rows: Any, facts: dict[str, Any] | None) -> Scenario:
+    data = dict(facts or {})
+    if hasattr(rows, "values") and hasattr(rows, "columns"):  # a pandas DataFrame
+        rows = rows.values.tolist()
+    if isinstance(rows, dict) and "data" in rows:
+        rows = rows["data"]
+    for row in rows or []:
+        if not isinstance(row, (list, tuple)) or len(row) < 2:
+            continue
+        key = _field_for_label(str(row[0]))
+        if key is None or key in _HIDDEN_FACTS:
+            continue
+        raw = row[1]
+        val = None if raw is None or (isinstance(raw, str) and not raw.strip()) else raw
+        if isinstance(val, str):
+            val = val.strip()
+            if key not in ("hardware", "backend", "model", "quant", "use"):
+                val = val.replace(",", "").replace("_", "")
+        data[key] = val
+    return Scenario.model_validate(data)
+
+
+# --------------------------------------------------------------------------------- verdict view
+def peer_rows(store: Store, p: Prediction, *, limit: int = 10) -> list[dict[str, Any]]:
+    """Measured results on similar hardware for a similar model (``knowledge.queries.peers``)."""
+    from knowledge.queries import peers
+
+    try:
+        return peers(store, hw_id=p.hardware.get("id"), params_b=p.model.get("params_b"), quant=p.quant,
+                     kind=p.hardware.get("kind"), bandwidth_gbs=p.bandwidth_gbs, depth=p.depth, limit=limit)
+    except Exception as e:  # noqa: BLE001 - the peers chart is a nicety; the verdict must still show
+        log.warning("peers query failed: %s", e)
+        return []
+
+
+def verdict_card(v: Verdict) -> str:
+    """Compact verdict for the card: plain answer, headline, numbers, top fixes."""
+    out: list[str] = []
+    p = v.prediction
+    status = {"normal": "✅ normal", "below_expected": "⚠️ below expected", "above_expected": "⬆️ above expected",
+              "not_measured": "predicted (nothing measured yet)"}.get(v.status, v.status)
+    out.append(f"**Bottleneck: {v.bottleneck.replace('_', ' ')}** · {status}")
+    if p is not None:
+        out.append(report.plain_answer(p))
+    if v.headline:
+        out.append(f"### {v.headline}")
+    if p is not None:
+        out.append(report.prediction_markdown(p))
+    if v.fixes:
+        out.append("**Best fixes:**\n" + "\n".join(
+            f"{i}. **{f.title}** — {f.predicted_effect}" for i, f in enumerate(v.fixes[:3], 1)))
+    return "\n\n".join(out)
+
+
+def verdict_view(store: Store, v: Verdict | None) -> tuple[str, go.Figure, go.Figure, go.Figure]:
+    """Card markdown and the three figures (roofline, time line, peers) for a verdict."""
+    if v is None:
+        return ("", charts.empty_figure(), charts.empty_figure(), charts.empty_figure())
+    card = verdict_card(v)
+    p = v.prediction
+    if p is None:
+        msg = "No prediction for this verdict (hardware or model unknown)."
+        return card, charts.empty_figure(msg), charts.empty_figure(msg), charts.empty_figure(msg)
+    return (card, charts.roofline_figure(p, v), charts.timeline_figure(p, v),
+            charts.peers_figure(peer_rows(store, p), p, v.measured))
+
+
+def export_files(v: Verdict, facts: dict[str, Any] | None, out_dir: str | os.PathLike[str]) -> tuple[str, str]:
+    """Write the verdict as Markdown and JSON under ``out_dir``; returns the two paths."""
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    stem = f"verdict-{uuid.uuid4().hex[:10]}"
+    md_path, json_path = d / f"{stem}.md", d / f"{stem}.json"
+    sc = Scenario.model_validate(facts) if facts else None
+    md_path.write_text("# Prefill/decode advisor — verdict\n\n" + report.verdict_markdown(v, facts=sc) + "\n",
+                       encoding="utf-8")
+    json_path.write_text(json.dumps({"facts": facts, "verdict": v.model_dump(mode="json")}, indent=2,
+                                    ensure_ascii=False), encoding="utf-8")
+    return str(md_path), str(json_path)
+
+
+# ------------------------------------------------------------------------------------ browser
+@dataclass
+class ChatView:
+    """Everything one chat turn changes on the page."""
+
+    history: list[dict[str, str]]
+    facts: dict[str, Any]
+    verdict: Verdict | None = None
+    choices: list[str] = field(default_factory=list)
+    question: str = ""
+    note: str = ""
+
+
+def chat_turn(store: Store, message: str | None, history: Any, facts: dict[str, Any] | None) -> ChatView:
+    """One browser chat turn: append the exchange to the history and update the session facts."""
+    hist = normalize_history(history)
+    text = (message or "").strip()[:MAX_MESSAGE_CHARS]
+    facts = dict(facts or {})
+    if not text:
+        return ChatView(history=hist, facts=facts, note="Type a message first.")
+    try:
+        sc = Scenario.model_validate(facts) if facts else None
+    except ValidationError:
+        sc = None
+    try:
+        res = service.ask(store, text, sc)
+    except Exception as e:  # noqa: BLE001 - ask never raises by contract; a bug must not show a traceback
+        reply = friendly_error(e) if isinstance(e, AdvisorError) else _unexpected("ask", e)
+        hist += [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
+        return ChatView(history=hist, facts=facts)
+    hist += [{"role": "user", "content": text}, {"role": "assistant", "content": res.reply}]
+    q = res.question
+    return ChatView(history=hist, facts=_facts_dict(res.facts), verdict=res.verdict,
+                    choices=list(q.choices) if q else [], question=q.text if q else "")
+
+
+def facts_edited(store: Store, rows: Any, facts: dict[str, Any] | None) -> tuple[dict[str, Any], Verdict | None, str]:
+    """Apply edits from the facts table; re-diagnose when hardware and model are known.
+
+    Returns the new facts (the old ones when the edit is invalid), a verdict or None, and a note.
+    """
+    try:
+        sc = _scenario_from_rows(rows, facts)
+    except ValidationError as e:
+        return dict(facts or {}), None, friendly_error(e)
+    new = _facts_dict(sc)
+    if not (sc.hardware and (sc.model or sc.params_b)):
+        return new, None, "Updated. I still need the hardware and the model to give a verdict."
+    try:
+        v = service.diagnose_scenario(store, sc)
+    except AdvisorError as e:
+        return new, None, friendly_error(e)
+    except Exception as e:  # noqa: BLE001
+        return new, None, _unexpected("facts_edited", e)
+    return new, v, "Updated the verdict for the edited facts."
+
+
+def _read_upload(path: str | os.PathLike[str] | None) -> str:
+    if not path:
+        return ""
+    p = Path(path)
+    if p.stat().st_size > MAX_UPLOAD_BYTES:
+        raise ValueError("too large")
+    return p.read_bytes().decode("utf-8", errors="replace")
+
+
+def import_paste(store: Store, text: str | None, file_path: str | None, hardware: str | None,
+                 facts: dict[str, Any] | None) -> tuple[str, Verdict | None]:
+    """Import pasted or uploaded tool output; returns a message and the verdict (or None)."""
+    try:
+        body = _read_upload(file_path) or (text or "")
+    except (OSError, ValueError):
+        return "I could not read that file (it must be a text file under 5 MB).", None
+    body = body[:MAX_MESSAGE_CHARS * 2]
+    if not body.strip():
+        return "Paste what your tool printed (llama-bench, ollama --verbose, mlx_lm.generate …) or upload the file.", None
+    try:
+        sc = Scenario.model_validate(facts) if facts else None
+    except ValidationError:
+        sc = None
+    hw = (hardware or "").strip() or (sc.hardware if sc else None)
+    try:
+        out = service.import_output(store, body, hardware=hw, save=True, scenario=sc)
+    except (AdvisorError, ValidationError) as e:
+        return friendly_error(e), None
+    except Exception as e:  # noqa: BLE001
+        return _unexpected("import", e), None
+    lines = [out.message]
+    if out.measurements:
+        lines.append("| prompt | answer | prefill tok/s | decode tok/s | model | format |")
+        lines.append("|---:|---:|---:|---:|---|---|")
+        for m in out.measurements[:12]:
+            lines.append(f"| {_fmt_value(m.prompt_tokens)} | {_fmt_value(m.gen_tokens)} | "
+                         f"{_fmt_value(round(m.prefill_tps, 1) if m.prefill_tps else None)} | "
+                         f"{_fmt_value(round(m.decode_tps, 1) if m.decode_tps else None)} | "
+                         f"{_fmt_value(m.model)} | {_fmt_value(m.quant)} |")
+    if out.saved_id:
+        lines.append(f"<sub>Saved to your results as {out.saved_id}.</sub>")
+    return "\n".join(lines), out.verdict
+
+
+def default_probe(store: Store, progress: Callable[[float, str], None]) -> ProbeResult:
+    """The real probe: kernel probe of the machine running the advisor, stored in ``store``."""
+    return service.run_probe(store, progress=progress, kernels_only=True)
+
+
+def probe_markdown(store: Store, probe_fn: ProbeFn, progress: Callable[[float, str], None]) -> str:
+    """Run ``probe_fn`` and describe its result; errors become a message."""
+    try:
+        result = probe_fn(store, progress)
+    except AdvisorError as e:
+        return f"The probe could not measure this machine: {friendly_error(e)}"
+    except Exception as e:  # noqa: BLE001
+        return _unexpected("probe", e)
+    if isinstance(result, str):
+        return result
+    return report.probe_markdown(result, store)
+
+
+# ---------------------------------------------------------------------------------------- API
+def api_ask(store: Store, message: str, facts_json: str = "") -> tuple[str, str, str]:
+    """``/ask``: (reply markdown, verdict JSON or ``"null"``, facts JSON to send with the next turn)."""
+    try:
+        facts = parse_scenario_json(facts_json)
+    except (ValueError, AdvisorError) as e:  # JSONDecodeError and ValidationError are ValueErrors
+        return (f"I could not read the facts you sent: {friendly_error(e)}", "null",
+                Scenario().model_dump_json())
+    text = (message or "")[:MAX_MESSAGE_CHARS]
+    try:
+        res = service.ask(store, text, facts)
+    except Exception as e:  # noqa: BLE001 - never a traceback to a client
+        reply = friendly_error(e) if isinstance(e, (AdvisorError, ValidationError)) else _unexpected("api ask", e)
+        return reply, "null", (facts or Scenario()).model_dump_json()
+    verdict = res.verdict.model_dump_json() if res.verdict is not None else "null"
+    return res.reply, verdict, res.facts.model_dump_json()
+
+
+def _scenario_call(store: Store, scenario_json: str, fn: Callable[[Store, Scenario], Any], where: str) -> str:
+    try:
+        sc = parse_scenario_json(scenario_json)
+        if sc is None:
+            from advisor.errors import InputError
+
+            raise InputError("Send a scenario as a JSON object, e.g. "
+                             "{\"hardware\": \"RTX 4090\", \"model\": \"llama 3.1 8b\", \"quant\": \"Q4_K_M\"}.")
+        return fn(store, sc).model_dump_json()
+    except (ValueError, AdvisorError) as e:
+        return error_json(e)
+    except Exception as e:  # noqa: BLE001
+        return json.dumps({"error": _unexpected(where, e)})
+
+
+def api_predict(store: Store, scenario_json: str) -> str:
+    """``/predict``: scenario JSON → Prediction JSON, or ``{"error": ...}``."""
+    return _scenario_call(store, scenario_json, service.predict_scenario, "api predict")
+
+
+def api_diagnose(store: Store, scenario_json: str) -> str:
+    """``/diagnose``: scenario JSON → Verdict JSON, or ``{"error": ...}``."""
+    return _scenario_call(store, scenario_json, service.diagnose_scenario, "api diagnose")
+
+
+def api_import(store: Store, text: str, hardware: str = "") -> str:
+    """``/import``: tool output (+ optional hardware) → ImportOutcome JSON, or ``{"error": ...}``."""
+    body = (text or "")[:MAX_MESSAGE_CHARS * 2]
+    if not body.strip():
+        return json.dumps({"error": "Send the text your tool printed (llama-bench, ollama --verbose, …)."})
+    try:
+        out = service.import_output(store, body, hardware=(hardware or "").strip() or None, save=True)
+        return out.model_dump_json()
+    except (ValueError, AdvisorError) as e:
+        return error_json(e)
+    except Exception as e:  # noqa: BLE001
+        return json.dumps({"error": _unexpected("api import", e)})
