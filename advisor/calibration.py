@@ -26,7 +26,32 @@ from advisor.models import Calibration, ModelSpec
 __all__ = ["CalRow", "CalibrationModel", "fit", "group_keys", "qclass", "accel_class"]
 
 SHRINK_K = 2.0
-T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+BETA_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
+UBATCH = 512  # llama.cpp's default micro-batch (n_ubatch)
+
+
+def pipeline_speedup(n_devices: int, prompt_tokens: int, *, engine: str = "llama.cpp", old_build: bool = False) -> float:
+    """Prefill speed-up of a layer split over ``n_devices`` GPUs from pipelining micro-batches.
+
+    llama.cpp (2024 builds on) overlaps the ``m = ceil(P / n_ubatch)`` micro-batches of a prompt across
+    the GPUs of a layer split: ideal speed-up ``m × N / (m + N − 1)`` (GPipe, Huang et al. 2019). A
+    single micro-batch (P ≤ 512) gets none; 2023 builds had no pipelining.
+    """
+    if n_devices <= 1 or old_build or engine != "llama.cpp":
+        return 1.0
+    m = max(1, -(-int(prompt_tokens) // UBATCH))
+    return m * n_devices / (m + n_devices - 1)
+
+
+def prefill_work(g: dict[str, Any], beta: float) -> float:
+    """Effective FLOPs per prompt token: dense + β × attention, divided by the pipeline speed-up.
+
+    β > 1 says attention (softmax, KV reads; no fused kernel) runs at a fraction of matmul efficiency.
+    """
+    pipe = pipeline_speedup(g.get("n_devices", 1), g.get("prompt_tokens", 512), engine=g.get("engine", ""),
+                            old_build=g.get("old_build", False))
+    return (g["prefill_flops"] + (beta - 1.0) * g.get("prefill_attn_flops", 0.0)) / pipe
+T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 
 
 def qclass(quant: str | None) -> str:
@@ -39,6 +64,11 @@ def qclass(quant: str | None) -> str:
     if "_k" in q or "iq" in q or "xl" in q:
         return "kquant"
     return "legacy"
+
+
+def bw_tier(bandwidth_gbs: float | None) -> str:
+    """Memory-bandwidth class: ``hbm`` above 1.5 TB/s (datacenter HBM), else ``dram``."""
+    return "hbm" if (bandwidth_gbs or 0) > 1500 else "dram"
 
 
 def accel_class(accel: str | None) -> str:
@@ -65,6 +95,10 @@ class CalRow:
     prefill_tps: float | None
     params_active_b: float
     source_set: str
+    n_devices: int = 1
+    old_build: bool = False
+    prefill_attn_flops: float = 0.0
+    prompt_tokens: int = 512
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -73,13 +107,21 @@ def group_keys(phase: str, r: CalRow | dict[str, Any]) -> list[tuple[str, ...]]:
     g = r if isinstance(r, dict) else r.__dict__
     ac = accel_class(g["accel"])
     kind = g["kind"] + ("-multi" if g["multi"] else "")
+    size = "small" if g.get("params_active_b", 8) < 3 else ("large" if g.get("params_active_b", 8) > 30 else "mid")
     keys: list[tuple[str, ...]] = [("all",), (ac,), (ac, kind), (ac, kind, g["engine"])]
+    if g["multi"]:
+        # llama.cpp's multi-GPU split was much slower in 2023 builds; predictions assume a current build.
+        keys.append((ac, kind, g["engine"], "era:" + ("2023" if g.get("old_build") else "current")))
     if phase == "prefill":
         keys.append((ac, kind, g["engine"], qclass(g["quant"])))
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), g["family"]))
+        keys.append((ac, kind, g["engine"], qclass(g["quant"]), size))
+        keys.append((ac, kind, g["engine"], qclass(g["quant"]), size, g["family"]))
         keys.append((ac, g["hw_id"], g["engine"], qclass(g["quant"])))
     else:
-        keys.append((ac, kind, g["engine"], g["family"]))
+        keys.append((ac, kind, g["engine"], qclass(g["quant"])))
+        # HBM-class bandwidth (> 1.5 TB/s) is much harder for single-stream kernels to saturate.
+        keys.append((ac, kind, g["engine"], qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
+        keys.append((ac, kind, g["engine"], qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
         keys.append((ac, g["hw_id"], g["engine"]))
     return keys
 
@@ -100,6 +142,7 @@ class CalibrationModel:
     residuals: dict[str, dict[str, tuple[float, float]]]
     compute_per_bw: dict[str, float]
     n_rows: dict[str, int]
+    beta: dict[str, float] = field(default_factory=dict)
 
     def efficiency(self, phase: str, scenario: dict[str, Any]) -> Calibration:
         """Shrunk efficiency for ``phase`` ("decode" | "prefill") and where it came from."""
@@ -126,7 +169,7 @@ class CalibrationModel:
     def decode_tps(self, r: dict[str, Any] | CalRow, eff: float | None = None) -> float:
         g = r if isinstance(r, dict) else r.__dict__
         e = eff if eff is not None else self.efficiency("decode", g).efficiency
-        t0 = self.t0_s.get(accel_class(g["accel"]), 0.0)
+        t0 = self.t0_s.get(t0_key(g), self.t0_s.get(accel_class(g["accel"]), 0.0))
         return 1.0 / (g["decode_bytes"] / (g["bandwidth_gbs"] * roofline.GB * e) + t0)
 
     def prefill_tps(self, r: dict[str, Any] | CalRow, eff: float | None = None) -> float | None:
@@ -135,7 +178,7 @@ class CalibrationModel:
         if not tf:
             return None
         e = eff if eff is not None else self.efficiency("prefill", g).efficiency
-        return tf * 1e12 * e / g["prefill_flops"]
+        return tf * 1e12 * e / prefill_work(g, self.beta.get(g["accel"], 1.0))
 
 
 def _decode_eff(r: CalRow, t0: float) -> float | None:
@@ -158,28 +201,43 @@ def _fit_groups(phase: str, rows: list[CalRow], effs: list[float]) -> dict[tuple
     }
 
 
+def t0_key(g: dict[str, Any] | CalRow) -> str:
+    """Key of the fixed per-token cost: accelerator class and hardware kind."""
+    d = g if isinstance(g, dict) else g.__dict__
+    return f"{accel_class(d['accel'])}:{d['kind']}"
+
+
+def _best_t0(sub: list[CalRow], key: str) -> float | None:
+    scores = []
+    for t0_ms in T0_GRID_MS:
+        t0 = t0_ms / 1000
+        pairs = [(r, _decode_eff(r, t0)) for r in sub]
+        pairs = [(r, e) for r, e in pairs if e and 0.01 < e < 3]
+        if len(pairs) < max(3, len(sub) // 2):
+            continue
+        groups = _fit_groups("decode", [r for r, _ in pairs], [e for _, e in pairs])
+        model = CalibrationModel({key: t0}, {"decode": groups}, {"decode": {}}, {}, {"decode": len(pairs)})
+        errs = [abs(model.decode_tps(r) / r.decode_tps - 1) for r in sub]  # type: ignore[operator]
+        scores.append((statistics.median(errs), t0))
+    return min(scores)[1] if scores else None
+
+
 def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, ...], _Group], list[CalRow]]:
     best: dict[str, float] = {}
+    measured = [r for r in rows if r.decode_tps]
     for ac in ("gpu", "cpu"):
-        sub = [r for r in rows if accel_class(r.accel) == ac and r.decode_tps]
-        if not sub:
-            best[ac] = 0.0
-            continue
-        scores = []
-        for t0_ms in T0_GRID_MS:
-            t0 = t0_ms / 1000
-            pairs = [(r, _decode_eff(r, t0)) for r in sub]
-            pairs = [(r, e) for r, e in pairs if e and 0.01 < e < 3]
-            if len(pairs) < max(3, len(sub) // 2):
-                continue
-            groups = _fit_groups("decode", [r for r, _ in pairs], [e for _, e in pairs])
-            model = CalibrationModel({ac: t0}, {"decode": groups}, {"decode": {}}, {}, {"decode": len(pairs)})
-            errs = [abs(model.decode_tps(r) / r.decode_tps - 1) for r in sub]  # type: ignore[operator]
-            scores.append((statistics.median(errs), t0))
-        best[ac] = min(scores)[1] if scores else 0.0
+        sub = [r for r in measured if accel_class(r.accel) == ac]
+        t = _best_t0(sub, ac) if sub else None
+        best[ac] = t if t is not None else 0.0
+    for key in sorted({t0_key(r) for r in measured}):
+        sub = [r for r in measured if t0_key(r) == key]
+        if len(sub) >= 10:
+            t = _best_t0(sub, key)
+            if t is not None:
+                best[key] = t
     kept, effs = [], []
     for r in rows:
-        e = _decode_eff(r, best[accel_class(r.accel)])
+        e = _decode_eff(r, best.get(t0_key(r), best[accel_class(r.accel)]))
         if e and 0.01 < e < 3:
             kept.append(r)
             effs.append(e)
@@ -193,13 +251,25 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     estimate it for hardware with no FLOPS spec (labelled as an estimate by the caller).
     """
     t0, dec_groups, dec_rows = _fit_decode(rows)
+    beta: dict[str, float] = {}
+    pre_all = [r for r in rows if r.prefill_tps and r.tflops]
+    for accel in sorted({r.accel for r in pre_all}):
+        sub = [r for r in pre_all if r.accel == accel]
+        if len({r.prompt_tokens for r in sub}) < 2:
+            continue
+        scores = []
+        for b in BETA_GRID:
+            effs = [r.prefill_tps * prefill_work(r.__dict__, b) / (r.tflops * 1e12) for r in sub]  # type: ignore[operator]
+            groups = _fit_groups("prefill", sub, effs)
+            m = CalibrationModel({}, {"prefill": groups}, {"prefill": {}}, {}, {"prefill": len(sub)}, {accel: b})
+            scores.append((statistics.median(abs(m.prefill_tps(r) / r.prefill_tps - 1) for r in sub), b))  # type: ignore[operator]
+        beta[accel] = min(scores)[1]
     pre_rows, pre_effs = [], []
-    for r in rows:
-        if r.prefill_tps and r.tflops:
-            e = r.prefill_tps * r.prefill_flops / (r.tflops * 1e12)
-            if 0.001 < e < 3:
-                pre_rows.append(r)
-                pre_effs.append(e)
+    for r in pre_all:
+        e = r.prefill_tps * prefill_work(r.__dict__, beta.get(r.accel, 1.0)) / (r.tflops * 1e12)  # type: ignore[operator]
+        if 0.001 < e < 3:
+            pre_rows.append(r)
+            pre_effs.append(e)
     pre_groups = _fit_groups("prefill", pre_rows, pre_effs)
     # Achieved compute per unit of bandwidth by kind, for hardware lacking a FLOPS spec.
     ratio: dict[str, list[float]] = defaultdict(list)
@@ -208,7 +278,7 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
             ratio[r.kind + ":" + accel_class(r.accel)].append(r.prefill_tps * r.prefill_flops / 1e12 / r.bandwidth_gbs)
     cpb = {k: statistics.median(v) for k, v in ratio.items()}
     model = CalibrationModel(t0, {"decode": dec_groups, "prefill": pre_groups}, {"decode": {}, "prefill": {}},
-                             cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)})
+                             cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta)
     for phase, prow in (("decode", dec_rows), ("prefill", pre_rows)):
         res: dict[str, list[float]] = defaultdict(list)
         for r in prow:
@@ -225,6 +295,11 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
                 # Widen in-sample residuals a little: they understate out-of-sample error.
                 model.residuals[phase][k] = (min(q[0], 1.0) ** 1.25, max(q[-1], 1.0) ** 1.25)
     return model
+
+
+def attention_flops(model: ModelSpec, prompt_tokens: int, depth: int) -> float:
+    """Attention FLOPs per prompt token at the mean context ``depth + P/2``."""
+    return roofline.attention_flops_per_token(model, depth + (prompt_tokens or 512) / 2.0)
 
 
 def features(

@@ -81,6 +81,7 @@ def _quant_fix(store: Store, c: _Ctx) -> Fix | None:
             new = _speed_of(store, c, quant=q)
             if new and p.decode_tps:
                 sp = new.decode_tps / p.decode_tps if p.memory.fits else None
+                ttft_new = new.ttft_s
                 base = c.measured_tg if (c.measured_tg and not p.memory.fits) else p.decode_tps
                 eff = (f"{r.quant.name} → {q.name}: weights {p.memory.weights_gb:.1f} → {new.memory.weights_gb:.1f} GB; "
                        f"decode ≈ {new.decode_tps:.1f} tok/s (from {base:.1f})"
@@ -88,7 +89,8 @@ def _quant_fix(store: Store, c: _Ctx) -> Fix | None:
                 delta = f" (+{q.ppl_delta_7b:.2f} perplexity on a 7–8B model)" if q.ppl_delta_7b else ""
                 return _fix("quantization", f"Use a {q.name} build", eff,
                             f"Decode reads every weight once per token: fewer bits per weight, fewer bytes, more tok/s{delta}.",
-                            speedup=(new.decode_tps / base) if base else sp, new_decode_tps=new.decode_tps)
+                            speedup=(new.decode_tps / base) if base else sp, new_decode_tps=new.decode_tps,
+                            new_ttft_s=ttft_new)
     return None
 
 
@@ -129,7 +131,8 @@ def _smaller_fix(store: Store, c: _Ctx) -> Fix | None:
     return _fix("smaller_model", f"A model half the size (~{r.model.params_b / 2:.3g}B)",
                 f"decode ≈ {new.decode_tps:.1f} tok/s, TTFT ≈ {new.ttft_s or 0:.1f} s, {new.memory.required_gb:.1f} GB",
                 "Half the parameters: half the bytes per token and half the FLOPs per prompt token.",
-                speedup=new.decode_tps / c.pred.decode_tps if c.pred.decode_tps else None, new_decode_tps=new.decode_tps)
+                speedup=new.decode_tps / c.pred.decode_tps if c.pred.decode_tps else None, new_decode_tps=new.decode_tps,
+                new_ttft_s=new.ttft_s)
 
 
 def _spec_fix(c: _Ctx) -> Fix | None:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from advisor import roofline
-from advisor.calibration import CalibrationModel, CalRow, accel_class, features, fit
+from advisor.calibration import CalibrationModel, CalRow, accel_class, attention_flops, features, fit, t0_key
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction, ProbeResult, QuantFormat
 from knowledge import catalog
@@ -131,7 +131,10 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             accel=r["accel"], engine=r["engine"], quant=q.name, multi=(r["n_devices"] or 1) > 1,
             bandwidth_gbs=r["bandwidth_gbs"], tflops=tf, decode_bytes=dbytes, prefill_flops=flops,
             decode_tps=r["decode_tps"], prefill_tps=r["prefill_tps"], params_active_b=m.active_b,
-            source_set=r["source_set"] or r["origin"], extra={"model": r["model"], "depth": depth},
+            source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt,
+            prefill_attn_flops=attention_flops(m, prompt, depth),
+            old_build=bool(re.search(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b", r["notes"] or "")
+                           and re.search(r"snapshot|build", r["notes"] or "")), extra={"model": r["model"], "depth": depth},
         ))
     return out
 
@@ -194,7 +197,9 @@ def predict(
     scen = {"kind": hardware.kind, "multi": hardware.n_devices > 1, "accel": accel, "engine": engine,
             "family": hardware.family, "hw_id": hardware.id.split("x")[0] if hardware.n_devices > 1 else hardware.id,
             "quant": quant.name, "bandwidth_gbs": bw, "tflops": tflops, "decode_bytes": dbytes,
-            "prefill_flops": flops}
+            "prefill_flops": flops, "n_devices": hardware.n_devices, "params_active_b": model.active_b,
+            "prompt_tokens": prompt_tokens or 1, "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth),
+            "old_build": False}
     if hardware.n_devices > 1:
         scen["hw_id"] = re.sub(r"x\d+$", "", hardware.id)
         assumptions.append(
@@ -205,7 +210,7 @@ def predict(
     pre_cal = cal.efficiency("prefill", scen)
     eff_d = dec_cal.efficiency if not probe_used else min(1.0, dec_cal.efficiency / 0.8)
     eff_p = pre_cal.efficiency if not probe_used else min(1.0, pre_cal.efficiency / 0.6)
-    t0 = cal.t0_s.get(accel_class(accel), 0.0)
+    t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
     decode_ceiling = roofline.decode_ceiling_tps(bw, dbytes)
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
@@ -220,7 +225,7 @@ def predict(
         )
     decode1 = 1.0 / t_tok
     prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) if tflops else None
-    prefill1 = prefill_ceiling * eff_p if prefill_ceiling else None
+    prefill1 = cal.prefill_tps({**scen, "tflops": tflops}, eff=eff_p) if tflops else None
     if prefill1 and share < 1.0:
         prefill1 *= 0.5 + 0.5 * share  # weights streamed over PCIe for the offloaded share (rough)
     # Batched decode: one step reads the weights once plus every sequence's KV cache; past the

@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
-__all__ = ["facts_summary", "prediction_markdown", "probe_markdown", "verdict_markdown", "WORDS_PER_TOKEN", "READING_TPS"]
+__all__ = ["facts_summary", "plain_answer", "prediction_markdown", "probe_markdown", "verdict_markdown", "WORDS_PER_TOKEN", "READING_TPS"]
 
 WORDS_PER_TOKEN = 0.75
 READING_WPM = 238
@@ -186,6 +186,7 @@ def probe_markdown(probe: ProbeResult, store: Any = None) -> str:
     for r in probe.model_runs:
         lines.append(f"- model run: prompt {r.prompt_tokens} → prefill {r.prefill_tps:,.0f} tok/s; decode "
                      f"{r.decode_tps:.1f} tok/s over {r.gen_tokens} tokens")
+    lines.append("")
     lines.append("Answers about “this machine” now use these numbers. The probe measures the computer running the "
                  "advisor; to measure your own, run `advisor probe` there.")
     return "\n".join(lines)

@@ -15,7 +15,7 @@ __all__ = ["DEFAULTS", "Resolved", "resolve_scenario", "parse_ngl", "custom_hard
 # Workload defaults by use (tokens); every default used is stated in the answer.
 DEFAULTS = {
     "chat": (500, 300),
-    "coding_agent": (4000, 400),
+    "coding_agent": (4000, 300),
     "rag": (4000, 300),
     "summarising": (2000, 300),
     "batch": (1000, 300),
@@ -134,6 +134,11 @@ def resolve_scenario(store: Store, s: Scenario, *, probe: ProbeResult | None = N
         res.hardware = custom_hardware(s)
     elif s.hardware:
         text = s.hardware
+        if s.memory_gb is None:
+            mm = re.search(r"(\d{1,4}(?:\.\d+)?)\s*(?:gb|gib|g\b|gigs?)\b(?!\s*/s)", text, re.I)
+            if mm and 1 <= float(mm.group(1)) <= 4096:
+                s = s.model_copy(update={"memory_gb": float(mm.group(1))})
+                res.scenario = s
         if text.strip().lower() in ("this machine", "this computer", "my machine (probed)") and probe is not None:
             text = probe.hw_id or ""
         try:

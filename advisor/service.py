@@ -53,6 +53,7 @@ class ImportOutcome(BaseModel):
     verdict: Verdict | None
     saved_id: str | None
     message: str
+    facts: Scenario | None = None
 
 
 def _latest_probe(store: Store) -> ProbeResult | None:
@@ -95,7 +96,7 @@ def diagnose_scenario(store: Store, scenario: Scenario) -> Verdict:
 
     if scenario.raw_output and (scenario.measured_decode_tps is None and scenario.measured_prefill_tps is None):
         parsed = parse_output(scenario.raw_output)
-        scenario = _merge_measurements(scenario, parsed.measurements)
+        scenario = _merge_measurements(scenario, parsed.measurements, parsed.format)
     res = resolve_scenario(store, scenario)
     if res.model is None and res.hardware is None and not (scenario.measured_decode_tps or scenario.measured_prefill_tps):
         raise InputError(
@@ -105,17 +106,26 @@ def diagnose_scenario(store: Store, scenario: Scenario) -> Verdict:
     return diagnose_resolved(store, res)
 
 
-def _merge_measurements(s: Scenario, ms: list[Measurement]) -> Scenario:
-    """Fill the scenario's measured rates and counts from parsed tool output (first sound values)."""
+def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "") -> Scenario:
+    """Fill the scenario's measured rates and counts from parsed tool output (first sound values).
+
+    A measured rate is compared with the expectation at its own prompt length, so the measurement's
+    prompt and answer lengths replace the scenario's. Aggregate serving-benchmark rates (vLLM) are
+    not single-stream rates and are not used as such.
+    """
     upd: dict[str, Any] = {}
+    if "vllm" in fmt:
+        return s
     for m in ms:
         if m.decode_tps and "measured_decode_tps" not in upd and (m.batch or 1) == 1:
             upd["measured_decode_tps"] = m.decode_tps
-            if m.gen_tokens and s.gen_tokens is None:
+            if m.gen_tokens:
                 upd["gen_tokens"] = m.gen_tokens
+            if m.depth:
+                upd["depth"] = m.depth
         if m.prefill_tps and "measured_prefill_tps" not in upd and (m.batch or 1) == 1:
             upd["measured_prefill_tps"] = m.prefill_tps
-            if m.prompt_tokens and s.prompt_tokens is None:
+            if m.prompt_tokens:
                 upd["prompt_tokens"] = m.prompt_tokens
         for f_src, f_dst in (("model", "model"), ("quant", "quant"), ("backend", "backend"),
                              ("n_gpu_layers", "n_gpu_layers"), ("params_b", "params_b"), ("depth", "depth")):
@@ -138,13 +148,15 @@ def import_output(
     parsed = parse_output(text)
     saved = None
     verdict = None
+    sc = None
     base = scenario or Scenario()
     if hardware:
         base = base.model_copy(update={"hardware": hardware})
     if not base.hardware and parsed.machine.get("hardware"):
         base = base.model_copy(update={"hardware": parsed.machine.get("hardware")})
     if parsed.measurements:
-        sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements)
+        sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements,
+                                 parsed.format)
         res = resolve_scenario(store, sc)
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
@@ -169,7 +181,7 @@ def import_output(
     log.info("import format=%s rows=%d saved=%s ms=%.0f", parsed.format, len(parsed.measurements), bool(saved),
              (time.perf_counter() - t0) * 1000)
     return ImportOutcome(format=parsed.format, measurements=parsed.measurements, unparsed=parsed.unparsed,
-                         verdict=verdict, saved_id=saved, message=msg)
+                         verdict=verdict, saved_id=saved, message=msg, facts=sc)
 
 
 def run_probe(

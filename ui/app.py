@@ -13,8 +13,8 @@ string so a client, which never sees ``gr.State``, can carry the facts itself:
 * ``/import``   (text, hardware="") → import_json or ``{"error": ...}``
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: ``gr.api`` reads the endpoint functions' real
+# annotations to type the API (string annotations become one untyped output).
 import tempfile
 from typing import Any
 
@@ -94,13 +94,13 @@ def build_app(
         gr.Markdown(INTRO, elem_classes=["intro"])
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=380):
-                chatbot = gr.Chatbot(elem_id="chat", label="Chat", height=500, placeholder=CHAT_PLACEHOLDER,
-                                     buttons=["copy"])
+                chatbot = gr.Chatbot(elem_id="chat", label="Chat", show_label=False, height=500,
+                                     placeholder=CHAT_PLACEHOLDER, buttons=["copy"])
                 quick = gr.Radio(choices=[], value=None, label="Quick replies", elem_id="quick",
                                  visible=False, interactive=True)
                 with gr.Row(equal_height=True):
                     msg = gr.Textbox(elem_id="msg", show_label=False, scale=8, lines=1, max_lines=8,
-                                     placeholder="e.g. “RTX 4090, Qwen 2.5 32B Q4_K_M, 8k-token prompts”",
+                                     placeholder="e.g. “RTX 4090, Qwen 2.5 32B at Q4_K_M”",
                                      autofocus=True, max_length=handlers.MAX_MESSAGE_CHARS)
                     send = gr.Button("Send", variant="primary", scale=1, min_width=80, elem_id="send")
                 with gr.Accordion("Paste tool output (llama-bench, ollama --verbose, mlx_lm …)", open=False,
@@ -127,7 +127,7 @@ def build_app(
                 facts_df = gr.Dataframe(
                     value=handlers.facts_rows({}), headers=["fact", "value"], datatype=["str", "str"],
                     type="array", interactive=True, static_columns=[0], elem_id="facts", show_label=False,
-                    max_height=300, wrap=True,
+                    max_height=520, wrap=True,
                     column_widths=["42%", "58%"],
                 )
                 facts_note = gr.Markdown(elem_id="facts-note")

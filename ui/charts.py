@@ -40,11 +40,20 @@ COLORS = {
 # weight read serves at most this many tokens during prefill.
 PREFILL_UBATCH = 512
 _FONT = dict(size=13)
-_MARGIN = dict(l=70, r=20, t=60, b=60)
+_MARGIN = dict(l=70, r=20, t=60, b=70)
 
 
 def _ok(x: float | None) -> bool:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def _num(x: Any) -> float | None:
+    """A positive finite float, or None (DuckDB may hand back Decimal or None)."""
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) and f > 0 else None
 
 
 def _base_layout(fig: go.Figure, title: str, *, height: int = 420) -> go.Figure:
@@ -54,7 +63,7 @@ def _base_layout(fig: go.Figure, title: str, *, height: int = 420) -> go.Figure:
         height=height,
         margin=_MARGIN,
         font=_FONT,
-        legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
+        legend=dict(orientation="h", yanchor="top", y=-0.24, xanchor="left", x=0),
         hoverlabel=dict(font_size=12),
     )
     return fig
@@ -116,7 +125,7 @@ def roofline_figure(p: Prediction, verdict: Verdict | None = None) -> go.Figure:
     and where the top fix moves the bottleneck phase.
     """
     bw = p.bandwidth_gbs
-    peak = p.tflops * 1000.0 if _ok(p.tflops) else None  # GFLOP/s
+    peak = p.tflops * 1000.0 if p.tflops is not None and _ok(p.tflops) else None  # GFLOP/s
     ridge = peak / bw if peak and _ok(bw) else p.ridge_point_flop_per_byte
     decode_i, prefill_i = _intensities(p)
     dec_gflop = _decode_gflop_per_token(p)
@@ -157,10 +166,18 @@ def roofline_figure(p: Prediction, verdict: Verdict | None = None) -> go.Figure:
         if verdict.fixes:
             _add_fix_point(fig, p, verdict, prefill_i, decode_i, pre_gflop, dec_gflop)
 
-    fig.update_xaxes(type="log", title_text="Arithmetic intensity (FLOP per byte of weights read)")
-    fig.update_yaxes(type="log", title_text="Performance (GFLOP/s)")
+    fig.update_xaxes(type="log", dtick=1, tickformat="~g", minor=dict(ticks="inside", showgrid=True),
+                     title_text="Arithmetic intensity (FLOP per byte of weights read)")
+    fig.update_yaxes(type="log", dtick=1, tickformat=",~g", minor=dict(ticks="inside", showgrid=True),
+                     title_text="Performance (GFLOP/s)")
     title = f"Roofline: {p.hardware.get('name', p.hardware.get('id', 'this machine'))}"
     return _base_layout(fig, title, height=460)
+
+
+# Fixes that serve more tokens per byte read on the same machine: the point slides along the
+# bandwidth slope (higher effective intensity). Other fixes (new hardware, skipped prompt work) move
+# it straight up, to an effective rate the current roof does not bound.
+_SLIDE_FIXES = {"quantization", "smaller_model", "speculative_decoding", "batching", "kv_cache_quantization"}
 
 
 def _add_fix_point(fig: go.Figure, p: Prediction, v: Verdict, prefill_i: float, decode_i: float,
@@ -169,17 +186,19 @@ def _add_fix_point(fig: go.Figure, p: Prediction, v: Verdict, prefill_i: float, 
     ttft, tps = fix_effect(p, fix, v.bottleneck)
     moves = []
     if _ok(tps) and _ok(p.decode_tps) and abs(tps - p.decode_tps) > 1e-9:  # type: ignore[operator]
-        moves.append((decode_i, p.decode_tps * dec_gflop, tps * dec_gflop, tps))  # type: ignore[operator]
+        ratio = tps / p.decode_tps  # type: ignore[operator]
+        x1 = decode_i * ratio if fix.id in _SLIDE_FIXES else decode_i
+        moves.append((decode_i, x1, p.decode_tps * dec_gflop, tps * dec_gflop, tps))  # type: ignore[operator]
     if _ok(ttft) and _ok(p.ttft_s) and _ok(p.prefill_tps) and abs(ttft - p.ttft_s) > 1e-9:  # type: ignore[operator]
         new_pp = p.prefill_tps * p.ttft_s / ttft  # type: ignore[operator]
-        moves.append((prefill_i, p.prefill_tps * pre_gflop, new_pp * pre_gflop, new_pp))  # type: ignore[operator]
-    for x, y0, y1, rate in moves:
+        moves.append((prefill_i, prefill_i, p.prefill_tps * pre_gflop, new_pp * pre_gflop, new_pp))  # type: ignore[operator]
+    for x0, x1, y0, y1, rate in moves:
         fig.add_trace(go.Scatter(
-            x=[x], y=[y1], mode="markers", name=f"After “{_short(fix.title, 38)}”: {_rate(rate)} tok/s",
+            x=[x1], y=[y1], mode="markers", name=f"After “{_short(fix.title, 38)}”: {_rate(rate)} tok/s",
             marker=dict(color=COLORS["fix"], size=15, symbol="star", line=dict(color="white", width=1)),
-            hovertemplate=f"{fix.title}<br>{fix.predicted_effect}<extra></extra>",
+            hovertemplate=f"{fix.title}<br>{fix.predicted_effect}<br>(effective rate)<extra></extra>",
         ))
-        fig.add_annotation(x=math.log10(x), y=math.log10(y1), ax=math.log10(x), ay=math.log10(y0),
+        fig.add_annotation(x=math.log10(x1), y=math.log10(y1), ax=math.log10(x0), ay=math.log10(y0),
                            xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3,
                            arrowsize=1.2, arrowwidth=2, arrowcolor=COLORS["fix"], text="")
 
@@ -207,8 +226,8 @@ def timeline_figure(p: Prediction, verdict: Verdict | None = None, *, max_fixes:
             dec = gen / tps if _ok(tps) and gen else p.decode_s  # type: ignore[operator]
             rows.append((f"After: {_short(fix.title, 34)}", ttft, dec))
     labels = [r[0] for r in rows][::-1]
-    ttfts = [r[1] if _ok(r[1]) else 0.0 for r in rows][::-1]
-    decs = [r[2] if _ok(r[2]) else 0.0 for r in rows][::-1]
+    ttfts = [_num(r[1]) or 0.0 for r in rows][::-1]
+    decs = [_num(r[2]) or 0.0 for r in rows][::-1]
     fig = go.Figure()
     fig.add_trace(go.Bar(
         y=labels, x=ttfts, orientation="h", name="Time to first token (prefill)",
@@ -221,11 +240,12 @@ def timeline_figure(p: Prediction, verdict: Verdict | None = None, *, max_fixes:
         insidetextanchor="middle", hovertemplate="streaming %{x:.2f} s<extra>%{y}</extra>",
     ))
     fig.update_layout(barmode="stack", bargap=0.35)
-    fig.update_xaxes(title_text=f"Seconds for one request ({p.prompt_tokens:,}-token prompt, {gen:,}-token answer)",
-                     rangemode="tozero")
+    fig.update_xaxes(title_text="Seconds for one request", rangemode="tozero")
     fig.update_yaxes(automargin=True)
-    return _base_layout(fig, "One request: waiting for the first token vs streaming the answer",
-                        height=max(260, 90 + 62 * len(rows)))
+    fig = _base_layout(fig, f"One request: {p.prompt_tokens:,}-token prompt, {gen:,}-token answer",
+                       height=max(280, 110 + 62 * len(rows)))
+    fig.update_layout(legend_traceorder="normal")
+    return fig
 
 
 # ---------------------------------------------------------------------------------------- peers
@@ -238,10 +258,11 @@ def peers_figure(rows: Sequence[dict[str, Any]], prediction: Prediction | None =
     """
     if not rows and prediction is None and not measured:
         return empty_figure("No measured results on similar machines yet.")
-    entries: list[tuple[str, float | None, float | None, str]] = []
+    entries: list[tuple[str, float | None, float | None, str]] = []  # label, decode, prefill, colour
     measured = measured or {}
     if _ok(measured.get("decode_tps")) or _ok(measured.get("prefill_tps")):
-        entries.append(("▶ You (measured)", measured.get("decode_tps"), measured.get("prefill_tps"), COLORS["measured"]))
+        entries.append(("▶ You (measured)", _num(measured.get("decode_tps")), _num(measured.get("prefill_tps")),
+                        COLORS["measured"]))
     if prediction is not None:
         entries.append(("▶ Predicted for you", prediction.decode_tps, prediction.prefill_tps, COLORS["roof"]))
     seen: set[str] = set()
@@ -251,7 +272,7 @@ def peers_figure(rows: Sequence[dict[str, Any]], prediction: Prediction | None =
         if key in seen:
             continue
         seen.add(key)
-        entries.append((label, r.get("decode_tps"), r.get("prefill_tps"), COLORS["peer"]))
+        entries.append((label, _num(r.get("decode_tps")), _num(r.get("prefill_tps")), COLORS["peer"]))
         if len(entries) >= limit + 2:
             break
     # Unique y labels (plotly merges equal category names).
@@ -263,10 +284,12 @@ def peers_figure(rows: Sequence[dict[str, Any]], prediction: Prediction | None =
         labels.append(lab)
     labels_r = labels[::-1]
     entries_r = entries[::-1]
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("Decode (tok/s) — streaming speed", "Prefill (tok/s) — prompt reading"))
-    for col, idx in ((1, 1), (2, 2)):
-        vals = [e[idx] if _ok(e[idx]) else None for e in entries_r]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=("Decode: streaming speed", "Prefill: reading the prompt"))
+    for col in (1, 2):
+        vals = [_num(e[col]) for e in entries_r]
+        top = max((v for v in vals if v), default=1.0)
+        fig.update_xaxes(range=[0, top * 1.22], row=1, col=col)
         colors = [e[3] for e in entries_r]
         fig.add_trace(go.Bar(
             y=labels_r, x=vals, orientation="h", marker_color=colors, showlegend=False,
@@ -274,8 +297,9 @@ def peers_figure(rows: Sequence[dict[str, Any]], prediction: Prediction | None =
             text=[_rate(v) if v else "" for v in vals], textposition="outside", cliponaxis=False,
             hovertemplate="%{y}<br>%{x:,.1f} tok/s<extra></extra>",
         ), row=1, col=col)
-    fig.update_xaxes(title_text="decode tok/s", row=1, col=1, rangemode="tozero")
-    fig.update_xaxes(title_text="prefill tok/s", row=1, col=2, rangemode="tozero")
+    fig.update_xaxes(title_text="decode tok/s", row=1, col=1)
+    fig.update_xaxes(title_text="prefill tok/s", row=1, col=2)
+    fig.update_annotations(font_size=13)
     fig.update_yaxes(automargin=True, tickfont=dict(size=12))
     return _base_layout(fig, "Measured on similar machines (grey) vs you", height=max(320, 120 + 34 * len(entries)))
 

@@ -383,16 +383,38 @@ def import_paste(store: Store, text: str | None, file_path: str | None, hardware
         return _unexpected("import", e), None
     lines = [out.message]
     if out.measurements:
-        lines.append("| prompt | answer | prefill tok/s | decode tok/s | model | format |")
-        lines.append("|---:|---:|---:|---:|---|---|")
+        lines += ["", "| test | prefill tok/s | decode tok/s | model |", "|---|---:|---:|---|"]
         for m in out.measurements[:12]:
-            lines.append(f"| {_fmt_value(m.prompt_tokens)} | {_fmt_value(m.gen_tokens)} | "
-                         f"{_fmt_value(round(m.prefill_tps, 1) if m.prefill_tps else None)} | "
-                         f"{_fmt_value(round(m.decode_tps, 1) if m.decode_tps else None)} | "
-                         f"{_fmt_value(m.model)} | {_fmt_value(m.quant)} |")
+            lines.append(f"| {_test_label(m)} | {_fmt_rate(m.prefill_tps)} | {_fmt_rate(m.decode_tps)} | "
+                         f"{_cell(' '.join(x for x in (m.model, m.quant) if x))} |")
+        if len(out.measurements) > 12:
+            lines.append(f"\n…and {len(out.measurements) - 12} more.")
     if out.saved_id:
-        lines.append(f"<sub>Saved to your results as {out.saved_id}.</sub>")
+        lines += ["", f"<sub>Saved to your results as {out.saved_id}.</sub>"]
     return "\n".join(lines), out.verdict
+
+
+def _fmt_rate(x: float | None) -> str:
+    return "" if x is None else f"{x:,.1f}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")[:60]
+
+
+def _test_label(m: Any) -> str:
+    """llama-bench style label: ``pp512``, ``tg128``, ``pp512+tg128``, with ``@ d4096`` for depth."""
+    parts = []
+    if m.prompt_tokens:
+        parts.append(f"pp{m.prompt_tokens}")
+    if m.gen_tokens:
+        parts.append(f"tg{m.gen_tokens}")
+    label = "+".join(parts) or "?"
+    if m.depth:
+        label += f" @ d{m.depth}"
+    if m.batch and m.batch > 1:
+        label += f" ×{m.batch}"
+    return label
 
 
 def default_probe(store: Store, progress: Callable[[float, str], None]) -> ProbeResult:

@@ -11,16 +11,22 @@ Supported (format names as reported in :attr:`ImportResult.format <advisor.model
 ``batched-bench``           llama-batched-bench table or JSONL (one row per batch size B)
 ``llama-server-timings``    llama-server ``timings`` JSON, or its ``prompt eval time = ...`` log lines
 ``llama-print-timings``     ``llama_print_timings:`` lines (older llama.cpp)
-``llama-perf``              ``llama_perf_context_print:`` lines (newer llama.cpp)
+``llama-perf``              ``llama_perf_context_print:`` lines; llama-cli's ``[ Prompt: X t/s | Generation: Y t/s ]``
 ``ollama-verbose``          ``ollama run --verbose`` statistics (Go durations)
 ``ollama-api``              ``/api/generate``/``/api/chat`` JSON (durations in ns), final chunk
 ``ollama-ps``               ``ollama ps`` table or ``/api/ps`` JSON: placement records, no rates
 ``mlx-generate``            ``mlx_lm.generate --verbose`` (also ``[batch_generate]``)
 ``mlx-lm-benchmark``        ``mlx_lm.benchmark`` (one measurement per configuration, from Averages)
-``lmstudio``                LM Studio response ``stats`` (prefill derived from time to first token)
-``vllm-bench``              ``vllm bench serve`` result block or saved JSON (aggregate throughput)
+``lmstudio``                LM Studio ``stats`` JSON, ``lms chat --stats``, the chat status line (prefill
+                            derived from time to first token)
+``vllm-bench``              ``vllm bench serve`` block or saved JSON, ``vllm bench throughput`` line
+                            (aggregate throughput; ``batch`` = max concurrency when set)
 ``unknown``                 nothing recognised
 ==========================  ===============================================================
+
+Around the results, a shell command (``-m``, ``-ngl``, ``-t``), the GPU the backend found and
+llama.cpp's model-loading log fill fields the results leave empty. Every non-empty line that was not
+understood is listed in ``unparsed`` (blank lines, table rules and code fences excepted).
 
 Example:
     >>> from advisor.importers import parse_output

@@ -10,29 +10,62 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from advisor.importers._util import NUM, find_quant, parse_params_b, parse_size_gb, to_int
+from advisor.importers._util import NUM, find_quant, lines_matching, parse_params_b, parse_size_gb, to_int
 
 __all__ = ["Context", "parse_command", "parse_context"]
 
-_TOOLS = {"llama-bench", "llama-cli", "llama-server", "llama-batched-bench", "llama-simple", "llama-run", "main",
-          "ollama", "mlx_lm.generate", "mlx_lm.benchmark", "mlx_lm.server", "mlx_lm", "vllm",
-          "benchmark_serving.py", "lms"}  # fmt: skip
+_TOOLS = {
+    "llama-bench",
+    "llama-cli",
+    "llama-server",
+    "llama-batched-bench",
+    "llama-simple",
+    "llama-run",
+    "main",
+    "ollama",
+    "mlx_lm.generate",
+    "mlx_lm.benchmark",
+    "mlx_lm.server",
+    "mlx_lm",
+    "vllm",
+    "benchmark_serving.py",
+    "lms",
+}
 _PREFIX_WORDS = {"sudo", "python", "python3", "-m", "uv", "run", "time", "PS", "nohup", "env", "exec"}
-_FLAGS = {"-m": "model", "--model": "model", "-ngl": "n_gpu_layers", "--n-gpu-layers": "n_gpu_layers",
-          "--gpu-layers": "n_gpu_layers", "-t": "threads", "--threads": "threads"}  # fmt: skip
+_FLAGS = {
+    "-m": "model",
+    "--model": "model",
+    "-ngl": "n_gpu_layers",
+    "--n-gpu-layers": "n_gpu_layers",
+    "--gpu-layers": "n_gpu_layers",
+    "-t": "threads",
+    "--threads": "threads",
+}
 _DEVICE = (
-    re.compile(r"^\s*Device\s+\d+:\s*(?P<name>[^,]+),\s*compute capability", re.I),
+    re.compile(r"^\s*Device\s+\d+:\s*(?P<name>[^,]+),\s*(?:compute capability|gfx\d+)", re.I),
     re.compile(r"^\s*ggml_metal_(?:device_)?init:\s*(?:GPU name|found device):\s*(?P<name>.+?)\s*$"),
     re.compile(r"^\s*ggml_vulkan:\s*\d+\s*=\s*(?P<name>.+?)\s*(?:\(|\|)"),
 )
-_DEVICE_COUNT = re.compile(r"^\s*(?:ggml_cuda_init|ggml_init_cublas|ggml_vulkan):\s*found\s+\d+\s+\w+\s+devices?:?\s*$")
-_QUANT_LINE = re.compile(r"^\s*(?:llm_load_print_meta|print_info):\s*(?:model\s+)?(?:ftype|file type)\s*=\s*(.+?)\s*$")
+_DEVICE_COUNT = re.compile(
+    r"^\s*(?:ggml_cuda_init|ggml_init_cublas|ggml_vulkan):\s*found\s+\d+\s+\w+\s+devices?:?\s*$"
+)
+_QUANT_LINE = re.compile(
+    r"^\s*(?:llm_load_print_meta|print_info):\s*(?:model\s+)?(?:ftype|file type)\s*=\s*(.+?)\s*$"
+)
 _OLD_FTYPE = re.compile(r"^\s*llama_model_load_internal:\s*ftype\s*=\s*\d+\s*\((.+?)\)\s*$")
 _PARAMS = re.compile(rf"^\s*(?:llm_load_print_meta|print_info):\s*model params\s*=\s*({NUM}\s*[KMBT])\s*$")
 _SIZE = re.compile(rf"^\s*(?:llm_load_print_meta|print_info):\s*model size\s*=\s*({NUM}\s*[KMGT]i?B)")
 _NAME = re.compile(r"\bgeneral\.name\s+(?:str\s+)?=\s*(.+?)\s*$")
-_OFFLOAD = re.compile(r"^\s*(?:llm_load_tensors|load_tensors):\s*offloaded\s+(\d+)\s*/\s*(\d+)\s+layers to GPU")
+_OFFLOAD = re.compile(
+    r"^\s*(?:llm_load_tensors|load_tensors):\s*offloaded\s+(\d+)\s*/\s*(\d+)\s+layers to GPU"
+)
 _SYSTEM = re.compile(r"^\s*system_info:\s*n_threads\s*=\s*(\d+)")
+# Every line this module reads contains one of these words.
+_HINT = re.compile(
+    r"Device|ggml_|print_info|llm_load|llama_model_load|general\.name|load_tensors|system_info|build"
+    r"|llama|ollama|mlx_lm|vllm|benchmark_serving|\blms\b|main"
+)
+_PROGRESS = re.compile(r"^\s*llama-bench:\s*benchmark\s+\d+/\d+:")
 _BUILD = re.compile(r"^\s*(?:main:\s*)?build\s*[:=]\s*(\d+|\w+)\s*\((\w+)\)")
 
 
@@ -52,9 +85,11 @@ def _prompt_token(tok: str) -> bool:
 def _model_from_path(value: str) -> str:
     path = PureWindowsPath(value) if "\\" in value else PurePosixPath(value)
     stem = re.sub(r"\.(gguf|bin|ggml)$", "", path.name, flags=re.I)
+    if stem == path.name:  # no file extension: a hub id (mlx-community/Qwen3-4B-4bit) or a local folder
+        return path.name if value.startswith((".", "/", "~")) or "\\" in value else value
     if re.match(r"^(ggml-)?model\b", stem, re.I) and path.parent.name not in ("", "."):
         return path.parent.name
-    return value if "/" in value and not value.startswith((".", "/", "~")) else stem
+    return stem
 
 
 def _mlx_quant(name: str) -> str | None:
@@ -102,7 +137,10 @@ def _load_log(line: str) -> dict[str, Any] | None:
         return {"model": m.group(1)}
     if m := _OFFLOAD.match(line):
         done, total = to_int(m.group(1)), to_int(m.group(2))
-        return {"n_gpu_layers": done, "gpu_fraction": round(min(done / total, 1.0), 4) if done is not None and total else None}
+        return {
+            "n_gpu_layers": done,
+            "gpu_fraction": round(min(done / total, 1.0), 4) if done is not None and total else None,
+        }
     if m := _SYSTEM.match(line):
         return {"threads": to_int(m.group(1))}
     if m := _BUILD.match(line):
@@ -113,14 +151,13 @@ def _load_log(line: str) -> dict[str, Any] | None:
 def parse_context(lines: Sequence[str]) -> Context:
     """Read command, device and model-loading lines; later lines do not override earlier ones."""
     ctx = Context()
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
+    for i in lines_matching(lines, _HINT):
+        line = lines[i]
         device = next((m for p in _DEVICE if (m := p.match(line))), None)
         if device:
             ctx.machine.setdefault("gpus", []).append(device.group("name").strip())
             ctx.fields.setdefault("hardware", device.group("name").strip())
-        elif _DEVICE_COUNT.match(line):
+        elif _DEVICE_COUNT.match(line) or _PROGRESS.match(line):
             pass
         elif (command := parse_command(line)) is not None:
             ctx.machine.setdefault("command", line.strip())
@@ -136,4 +173,3 @@ def parse_context(lines: Sequence[str]) -> Context:
             continue
         ctx.consumed.add(i)
     return ctx
-

@@ -9,23 +9,27 @@ lines it covers.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.importers._util import to_float, to_int
+from advisor.importers._util import lines_matching, to_float, to_int
 
 __all__ = ["JsonSpan", "find_json", "loads_lenient", "scrape_pairs"]
 
 # Bounds that keep hostile input linear: how many starts are tried, how many get the slow path.
 _MAX_STARTS = 5000
 _MAX_LENIENT = 40
-_MAX_SPAN_CHARS = 2_000_000
+_MAX_SPAN_CHARS = 1_000_000
+_LENIENT_BUDGET = 3_000_000  # characters the slow path may read in one paste
+_MAX_UNCLOSED_LINES = 5000
 
 _START_PREFIX = re.compile(r"^\s*(?:(?:data|[\w.\-]+|\"[^\"]{0,60}\"|'[^']{0,60}')\s*[:=]\s*|[$#>]+\s*)?$")
-_JSONISH_LINE = re.compile(r"""^\s*(?:["'{}\[\]\d\-]|true\b|false\b|null\b|\.\.\.|…)""")
-_JSON_NEXT = re.compile(r"""\s*(?:["'{}\[\]\d\-]|\.\.\.|…|$)""")
+_OPENER = re.compile(r"[{\[]")
+_JSONISH_LINE = re.compile(r"""^\s*(?:["'{}\[\]\d\-]|[A-Za-z_]\w*\s*:|true\b|false\b|null\b|\.\.\.|…)""")
+_JSON_NEXT = re.compile(r"""\s*(?:["'{}\[\]\d\-]|[A-Za-z_]\w*\s*:|\.\.\.|…|$)""")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
 _ELLIPSIS = r"(?:\.\.\.|…)"
 _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -33,7 +37,8 @@ _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\[\s*{_ELLIPSIS}\s*\]"), "[]"),
     (re.compile(rf"\{{\s*{_ELLIPSIS}\s*\}}"), "{}"),
     (re.compile(rf":\s*{_ELLIPSIS}"), ": null"),
-    (re.compile(rf",\s*{_ELLIPSIS}(?=\s*[\]}}])"), ""),
+    (re.compile(rf",\s*{_ELLIPSIS}(?=\s*[\]}},])"), ""),
+    (re.compile(rf"(?<=[\[{{])\s*{_ELLIPSIS}\s*,"), ""),
     (re.compile(r"(?m)^\s*//.*$"), ""),
     (re.compile(r",(\s*[}\]])"), r"\1"),
 )
@@ -41,7 +46,14 @@ _PAIR = re.compile(
     r"""["']?([A-Za-z_][\w\-]*)["']?\s*[:=]\s*"""
     r"""(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|'[^']*'|true|false|null|True|False|None)"""
 )
-_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_LITERALS: dict[str, Any] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
 
 
 @dataclass
@@ -77,10 +89,10 @@ def _usable(value: Any) -> bool:
     return isinstance(value, list) and any(isinstance(v, dict) for v in value)
 
 
-def _balanced_end(text: str, pos: int) -> tuple[int, list[str]]:
+def _balanced_end(text: str, pos: int, max_chars: int) -> tuple[int, list[str]]:
     """End offset of the bracketed value opening at ``pos``; the open brackets left if unterminated."""
     stack: list[str] = []
-    limit = min(len(text), pos + _MAX_SPAN_CHARS)
+    limit = min(len(text), pos + max_chars)
     for m in _TOKEN.finditer(text, pos, limit):
         tok = m.group(0)
         if tok in "{[":
@@ -119,7 +131,7 @@ def loads_lenient(snippet: str) -> Any:
         candidate = re.sub(r",(\s*[}\]])", r"\1", candidate)
         try:
             return json.loads(candidate, strict=False)
-        except ValueError:
+        except (ValueError, RecursionError):
             cut = cleaned.rstrip().rfind("\n")
             if cut <= 0:
                 return None
@@ -148,21 +160,18 @@ class _Finder:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.text = "\n".join(lines)
-        self.offsets: list[int] = []
-        pos = 0
-        for line in lines:
-            self.offsets.append(pos)
-            pos += len(line) + 1
+        self.offsets = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
         self.decoder = json.JSONDecoder(strict=False)
         self.lenient_left = _MAX_LENIENT
+        self.budget = _LENIENT_BUDGET
 
     def line_of(self, offset: int) -> int:
         return max(0, bisect.bisect_right(self.offsets, offset) - 1)
 
     def jsonish_end(self, first: int) -> int:
         """End offset of the run of JSON-looking lines that starts at line ``first``."""
-        j = first + 1
-        while j < len(self.lines) and _JSONISH_LINE.match(self.lines[j]):
+        j, stop = first + 1, min(len(self.lines), first + _MAX_UNCLOSED_LINES)
+        while j < stop and _JSONISH_LINE.match(self.lines[j]):
             j += 1
         return self.offsets[j - 1] + len(self.lines[j - 1])
 
@@ -171,15 +180,17 @@ class _Finder:
         try:
             value, end = self.decoder.raw_decode(self.text, pos)
             return value, end, False
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
-        if self.lenient_left <= 0 or not _JSON_NEXT.match(self.text, pos + 1):
+        if self.lenient_left <= 0 or self.budget <= 0 or not _JSON_NEXT.match(self.text, pos + 1):
             return None, pos, False
         self.lenient_left -= 1
-        end, unclosed = _balanced_end(self.text, pos)
+        end, unclosed = _balanced_end(self.text, pos, min(_MAX_SPAN_CHARS, self.budget))
+        self.budget -= end - pos
         if unclosed:
-            end = self.jsonish_end(line)
+            end = min(end, self.jsonish_end(line))
         snippet = self.text[pos:end]
+        self.budget -= len(snippet)
         value = loads_lenient(snippet)
         if value is None:
             scraped = scrape_pairs(snippet)
@@ -198,18 +209,19 @@ def find_json(lines: list[str]) -> list[JsonSpan]:
     """
     finder = _Finder(lines)
     spans: list[JsonSpan] = []
-    i, starts = 0, 0
-    while i < len(lines) and starts < _MAX_STARTS:
+    next_free, starts = 0, 0
+    for i in lines_matching(lines, _OPENER):
+        if i < next_free:
+            continue
         col = _start_column(lines[i])
         if col is None:
-            i += 1
             continue
         starts += 1
+        if starts > _MAX_STARTS:
+            break
         value, end, repaired = finder.decode(i, col)
-        if not _usable(value):
-            i += 1
-            continue
-        last = max(i, finder.line_of(max(end - 1, 0)))
-        spans.append(JsonSpan(i, last, value, last == i, repaired))
-        i = last + 1
+        if _usable(value):
+            last = max(i, finder.line_of(max(end - 1, 0)))
+            spans.append(JsonSpan(i, last, value, last == i, repaired))
+            next_free = last + 1
     return spans

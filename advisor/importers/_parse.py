@@ -20,7 +20,7 @@ from advisor.importers.detect import (
     PLACEMENT_FORMATS,
     choose_format,
     classify_json,
-    clean_line,
+    normalise_text,
     split_lines,
     text_formats,
 )
@@ -45,7 +45,7 @@ _TEXT_PARSERS: tuple[tuple[frozenset[str], TextParser], ...] = (
     (frozenset({"ollama-ps"}), ollama.parse_ps),
     (frozenset({"mlx-generate"}), mlx_lm.parse_generate),
     (frozenset({"mlx-lm-benchmark"}), mlx_lm.parse_benchmark),
-    (frozenset({"lmstudio"}), lmstudio.parse_status_line),
+    (frozenset({"lmstudio"}), lmstudio.parse_text),
     (frozenset({"vllm-bench"}), vllm.parse_console),
 )
 
@@ -75,12 +75,20 @@ class _Run:
 
     def __init__(self, text: str) -> None:
         self.raw = split_lines(text)
-        self.clean = [clean_line(line) for line in self.raw]
+        self.clean = normalise_text(text)
         self.outcomes: dict[str, Outcome] = {}
         self.claimed: set[int] = set()
+        self._view: tuple[int, list[str]] = (-1, [])
 
     def view(self) -> list[str]:
-        return ["" if i in self.claimed or len(line) > MAX_LINE else line for i, line in enumerate(self.clean)]
+        """The clean lines with claimed and overlong lines blanked (cached until more lines are claimed)."""
+        if self._view[0] != len(self.claimed):
+            lines = [
+                "" if len(line) > MAX_LINE or (self.claimed and i in self.claimed) else line
+                for i, line in enumerate(self.clean)
+            ]
+            self._view = (len(self.claimed), lines)
+        return self._view[1]
 
     def merge(self, out: Outcome) -> None:
         into = self.outcomes.setdefault(out.fmt, Outcome(out.fmt))
@@ -106,8 +114,9 @@ class _Run:
             if understood:
                 out.consumed |= lines
             if understood and span.repaired:
+                where = f"lines {span.first_line + 1}-{span.last_line + 1}"
                 out.warnings.append(
-                    f"lines {span.first_line + 1}-{span.last_line + 1}: the JSON was cut or elided; read what was there"
+                    f"{where}: not strict JSON (cut, elided or JavaScript-style); read what was there"
                 )
             self.merge(out)
             self.claimed |= lines
@@ -134,7 +143,9 @@ def _pick_format(outcomes: dict[str, Outcome]) -> str:
 
 def _fold_placements(measurements: list[Measurement], machine: dict[str, Any]) -> list[Measurement]:
     """Drop placement-only records when rates exist; copy ``gpu_fraction`` onto matching ollama runs."""
-    rated = [m for m in measurements if m.prefill_tps is not None or m.decode_tps is not None or m.blended_tps]
+    rated = [
+        m for m in measurements if any(r is not None for r in (m.prefill_tps, m.decode_tps, m.blended_tps))
+    ]
     if not rated:
         return measurements
     placements = {p["name"]: p.get("gpu_fraction") for p in machine.get("ollama_ps", []) if p.get("name")}
@@ -142,7 +153,9 @@ def _fold_placements(measurements: list[Measurement], machine: dict[str, Any]) -
     folded = []
     for m in rated:
         frac = placements.get(m.model or "", only)
-        folded.append(m.model_copy(update={"gpu_fraction": frac}) if m.gpu_fraction is None and frac is not None else m)
+        folded.append(
+            m.model_copy(update={"gpu_fraction": frac}) if m.gpu_fraction is None and frac is not None else m
+        )
     return folded
 
 
@@ -159,10 +172,16 @@ def _unparsed(run: _Run, consumed: set[int], everything: bool) -> tuple[list[str
     lines = [
         raw.rstrip()
         for i, (raw, clean) in enumerate(zip(run.raw, run.clean, strict=True))
-        if (everything or i not in consumed) and not is_decoration(clean)
+        if clean.strip() and (everything or i not in consumed) and not is_decoration(clean)
     ]
-    shown = [line if len(line) <= _SHOWN_CHARS else line[:_SHOWN_CHARS] + "…" for line in lines[:MAX_UNPARSED]]
-    more = [f"{len(lines) - MAX_UNPARSED} more lines not understood are not listed"] if len(lines) > MAX_UNPARSED else []
+    shown = [
+        line if len(line) <= _SHOWN_CHARS else line[:_SHOWN_CHARS] + "…" for line in lines[:MAX_UNPARSED]
+    ]
+    more = (
+        [f"{len(lines) - MAX_UNPARSED} more lines not understood are not listed"]
+        if len(lines) > MAX_UNPARSED
+        else []
+    )
     return shown, more
 
 
@@ -176,7 +195,10 @@ def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
 
     Returns:
         The detected format (``unknown`` when none), the measurements in text order, the non-empty
-        lines not understood, facts about the machine, and warnings (rows skipped and why).
+        lines not understood, facts about the machine (``hardware`` when the text names the GPU or
+        CPU, ``gpu_info``/``cpu_info``, ``build``, ``command``, ``ollama_ps``...), and warnings (rows
+        skipped and why). ``ollama ps`` rows are placement records (``model``, ``gpu_fraction``, no
+        rate); when the paste also has rates they are folded into them and not listed.
 
     Raises:
         InputError: ``text`` is not a string or is larger than ``max_bytes``.
@@ -192,11 +214,20 @@ def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
         machine.update(out.machine)
     machine.update({k: v for k, v in context.machine.items() if k not in machine})
     measurements = _fill(_fold_placements(_ordered(run.outcomes), machine), context.fields)
+    hardware = next((m.hardware for m in measurements if m.hardware), None)
+    if hardware and "hardware" not in machine:
+        machine["hardware"] = hardware
     consumed = set().union(context.consumed, *(o.consumed for o in run.outcomes.values()))
     unparsed, more = _unparsed(run, consumed, everything=fmt == "unknown")
     warnings = [w for o in run.outcomes.values() for w in o.warnings] + more
-    others = sorted({f for f, o in run.outcomes.items() if o.measurements and f != fmt and f not in PLACEMENT_FORMATS})
+    others = sorted(
+        {f for f, o in run.outcomes.items() if o.measurements and f != fmt and f not in PLACEMENT_FORMATS}
+    )
     warnings += [f"the text also holds {f} output; its measurements are included" for f in others]
     if fmt == "unknown":
-        warnings.append("no known tool output found (llama-bench, llama.cpp timings, ollama, mlx-lm, LM Studio, vLLM)")
-    return ImportResult(format=fmt, measurements=measurements, unparsed=unparsed, machine=machine, warnings=warnings)
+        warnings.append(
+            "no known tool output found (llama-bench, llama.cpp timings, ollama, mlx-lm, LM Studio, vLLM)"
+        )
+    return ImportResult(
+        format=fmt, measurements=measurements, unparsed=unparsed, machine=machine, warnings=warnings
+    )

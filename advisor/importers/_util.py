@@ -6,9 +6,11 @@ exception, so that a parser can report the line as not understood instead of cra
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,8 @@ __all__ = [
     "find_quant",
     "guess_decimal_comma",
     "is_decoration",
+    "is_rate",
+    "lines_matching",
     "normalise_quant",
     "parse_go_duration",
     "parse_number",
@@ -40,9 +44,11 @@ __all__ = [
 #: ``inf``, ``nan``. Group it yourself; it has no capturing groups.
 NUM = r"[-+]?(?:inf(?:inity)?|nan|(?:\d+(?:[.,]\d+)*|[.,]\d+)(?:[eE][-+]?\d+)?)"
 
-_DECORATION = re.compile(r"^[\s\-=_*~#|:+.·•─━│┃┌┐└┘├┤┬┴┼═║╔╗╚╝╭╮╯╰]*$")
-_ELISION = re.compile(r"^\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\.\.\.|…)\s*$")
-_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+_DECORATION = re.compile(
+    r"[\s\-=_*~#|:+.·•─━│┃┌┐└┘├┤┬┴┼═║╔╗╚╝╭╮╯╰]*"  # blank lines and rules
+    r"|\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\.\.\.|…)\s*"  # "..." where the poster cut something
+    r"|\s*(?:```|~~~)[\w+-]*\s*"  # markdown code fences
+)
 
 
 @dataclass
@@ -75,7 +81,7 @@ class Outcome:
 
 def is_decoration(line: str) -> bool:
     """True for lines that carry nothing: blank, rules (``----``, ``|---|``, ``=====``), fences, ``...``."""
-    return bool(_DECORATION.match(line) or _ELISION.match(line) or _FENCE.match(line))
+    return _DECORATION.fullmatch(line) is not None
 
 
 def guess_decimal_comma(tokens: Iterable[str]) -> bool:
@@ -139,6 +145,11 @@ def parse_number(text: str | None, decimal_comma: bool = False) -> float | None:
         return None
 
 
+def is_rate(value: float | None) -> bool:
+    """True for a usable rate or amount: a finite number, not negative."""
+    return isinstance(value, int | float) and math.isfinite(value) and value >= 0
+
+
 def to_float(value: Any) -> float | None:
     """A JSON/CSV/SQL scalar as a float (strings in C locale); None when missing or not a number."""
     if value is None or isinstance(value, bool):
@@ -199,9 +210,16 @@ def derive_rate(count: float | None, seconds: float | None) -> float | None:
 
 
 _SIZE_UNIT = {
-    "b": 1e-9, "kb": 1e-6, "mb": 1e-3, "gb": 1.0, "tb": 1e3,
-    "kib": 1024 / 1e9, "mib": 1024**2 / 1e9, "gib": 1024**3 / 1e9, "tib": 1024**4 / 1e9,
-}  # fmt: skip
+    "b": 1e-9,
+    "kb": 1e-6,
+    "mb": 1e-3,
+    "gb": 1.0,
+    "tb": 1e3,
+    "kib": 1024 / 1e9,
+    "mib": 1024**2 / 1e9,
+    "gib": 1024**3 / 1e9,
+    "tib": 1024**4 / 1e9,
+}
 _SIZE = re.compile(rf"^\s*({NUM})\s*([kmgt]?i?b)\s*$", re.I)
 
 
@@ -279,9 +297,22 @@ def split_model_type(model_type: str) -> tuple[str | None, str | None]:
     return name or None, normalise_quant(m.group(0))
 
 
-_BACKEND_ALIASES = {"mtl": "Metal", "metal": "Metal", "cuda": "CUDA", "hip": "ROCm", "rocm": "ROCm",
-                    "vulkan": "Vulkan", "sycl": "SYCL", "cpu": "CPU", "blas": "BLAS", "opencl": "OpenCL",
-                    "cann": "CANN", "musa": "MUSA", "rpc": "RPC", "kompute": "Kompute"}  # fmt: skip
+_BACKEND_ALIASES = {
+    "mtl": "Metal",
+    "metal": "Metal",
+    "cuda": "CUDA",
+    "hip": "ROCm",
+    "rocm": "ROCm",
+    "vulkan": "Vulkan",
+    "sycl": "SYCL",
+    "cpu": "CPU",
+    "blas": "BLAS",
+    "opencl": "OpenCL",
+    "cann": "CANN",
+    "musa": "MUSA",
+    "rpc": "RPC",
+    "kompute": "Kompute",
+}
 _HOST_ONLY = {"BLAS", "CPU", "RPC", "ZenDNN", "ZDNN", "AMX", "KleidiAI"}
 
 
@@ -298,6 +329,16 @@ def backend_name(text: str | None) -> str | None:
         if n not in _HOST_ONLY:
             return n
     return "CPU" if names else None
+
+
+def lines_matching(lines: Sequence[str], pattern: re.Pattern[str]) -> Iterator[int]:
+    """Indexes of the lines where ``pattern`` matches (lazily, in order), from one scan of the joined
+    text; much faster than a Python loop over every line of a long paste."""
+    text = "\n".join(lines)
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    to_eol = re.compile(f"(?:{pattern.pattern})[^\n]*", pattern.flags)
+    for m in to_eol.finditer(text):
+        yield bisect.bisect_right(starts, m.start()) - 1
 
 
 def split_table_row(line: str) -> list[str] | None:
@@ -317,7 +358,15 @@ def split_table_row(line: str) -> list[str] | None:
 
 _RATE_FIELDS = ("prefill_tps", "decode_tps", "blended_tps")
 _INT_FIELDS = ("prompt_tokens", "gen_tokens", "depth", "batch", "cached_tokens", "threads")
-_FLOAT_FIELDS = ("params_b", "model_size_gb", "ttft_s", "load_s", "peak_memory_gb", "gpu_fraction", "stddev_tps")
+_FLOAT_FIELDS = (
+    "params_b",
+    "model_size_gb",
+    "ttft_s",
+    "load_s",
+    "peak_memory_gb",
+    "gpu_fraction",
+    "stddev_tps",
+)
 
 
 def build_measurement(fields: Mapping[str, Any]) -> tuple[Measurement | None, str]:
@@ -332,7 +381,7 @@ def build_measurement(fields: Mapping[str, Any]) -> tuple[Measurement | None, st
     data = {k: v for k, v in fields.items() if v is not None and k != "placement_only"}
     for k in _RATE_FIELDS:
         v = data.get(k)
-        if v is not None and (not isinstance(v, int | float) or not math.isfinite(v) or v < 0):
+        if v is not None and not is_rate(v):
             return None, f"{k.replace('_tps', '')} rate {v!r} is not a finite, non-negative number"
     if not fields.get("placement_only") and not any(k in data for k in _RATE_FIELDS):
         return None, "no rate"
@@ -342,7 +391,7 @@ def build_measurement(fields: Mapping[str, Any]) -> tuple[Measurement | None, st
             data.pop(k)
     for k in _FLOAT_FIELDS:
         v = data.get(k)
-        if v is not None and (not isinstance(v, int | float) or not math.isfinite(v) or v < 0):
+        if v is not None and not is_rate(v):
             data.pop(k)
     try:
         return Measurement(**data), ""

@@ -8,18 +8,19 @@ measurement. The parsers use :func:`text_formats` to skip work on formats that a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from advisor.importers._json import JsonSpan, find_json
 
 __all__ = [
+    "DETECT_CHARS",
     "FORMATS",
     "MAX_LINE",
     "PLACEMENT_FORMATS",
     "choose_format",
     "classify_json",
-    "clean_line",
+    "clean_text",
     "detect_format",
     "normalise_text",
     "split_lines",
@@ -51,28 +52,75 @@ FORMATS: tuple[str, ...] = (
 PLACEMENT_FORMATS = frozenset({"ollama-ps"})
 
 _I = re.I | re.M
+
+
+def _sig(pattern: str, flags: int = re.M) -> re.Pattern[str]:
+    """A line signature; ``\\s`` is confined to one line because signatures search the whole paste."""
+    return re.compile(pattern.replace(r"\s", r"[ \t]"), flags | re.M)
+
+
 _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("llama-bench-md", re.compile(r"[|\t]\s*test\s*[|\t]\s*(?:t/s|tok/s|tokens/s)\s*(?:[|\t]|$)", _I)),
-    ("batched-bench", re.compile(r"^\s*\|?\s*PP\s*[|\t]\s*TG\s*[|\t]\s*B\s*[|\t]", _I)),
-    ("llama-bench-csv", re.compile(r"^\"?[a-z_]+\"?(?:,\"?[a-z_]+\"?)*,\"?avg_ts\"?(?:,|$)", re.M)),
-    ("llama-bench-sql", re.compile(
-        r"\bCREATE\s+TABLE(?:\s+IF\s+NOT\s+EXISTS)?\s+(?:llama_bench|test)\b|\bINSERT\s+INTO\s+\S+\s*\([^)]*\bavg_ts\b", _I
-    )),
-    ("llama-print-timings", re.compile(r"^\s*llama_print_timings:", re.M)),
-    ("llama-perf", re.compile(r"^\s*(?:llama|common)_perf_\w+_print:", re.M)),
-    ("llama-server-timings", re.compile(r"^\s*(?:prompt eval|eval) time\s*=.*tokens per second", re.M)),
-    ("ollama-verbose", re.compile(r"^\s*(?:prompt eval rate|eval rate|eval count|eval duration|prompt eval count)\s*:", _I)),
-    ("ollama-api", re.compile(r"\beval_count['\"]?\s*[=:]\s*\d.*\beval_duration|\beval_duration['\"]?\s*[=:]\s*\d.*\beval_count")),
-    ("ollama-ps", re.compile(r"^\s*NAME\s+ID\s+SIZE\s+PROCESSOR\b", re.M)),
-    ("mlx-generate", re.compile(r"^\s*(?:\[batch_generate\]\s*)?(?:Prompt|Generation):\s*(?:\d+\s*tokens,\s*)?[\d.,]+\s*tokens-per-sec", re.M)),
-    ("mlx-lm-benchmark", re.compile(r"^\s*(?:Trial\s+\d+|Averages):\s*prompt_tps\s*=", re.M)),
-    ("lmstudio", re.compile(r"tok/sec\s*[•·|,]\s*\d+\s*tokens\b", re.I)),
-    ("vllm-bench", re.compile(r"Serving Benchmark Result|^\s*Output token throughput \(tok/s\)\s*:", re.M)),
+    (
+        "llama-bench-md",
+        _sig(r"^(?=.*[|\t]\s*test\s*(?:[|\t]|$)).*[|\t]\s*(?:t/s|tok/s|tokens/s)\s*(?:[|\t]|$)", _I),
+    ),
+    ("batched-bench", _sig(r"^\s*\|?\s*PP\s*[|\t]\s*TG\s*[|\t]\s*B\s*[|\t]", _I)),
+    ("llama-bench-csv", _sig(r"^\"?[a-z_]+\"?(?:,\"?[a-z_]+\"?)*,\"?avg_ts\"?(?:,|$)", re.M)),
+    (
+        "llama-bench-sql",
+        _sig(
+            r"\bCREATE\s+TABLE(?:\s+IF\s+NOT\s+EXISTS)?\s+(?:llama_bench|test)\b|\bINSERT\s+INTO\s+\S+\s*\([^)]*\bavg_ts\b",
+            _I,
+        ),
+    ),
+    ("llama-print-timings", _sig(r"^\s*llama_print_timings:", re.M)),
+    (
+        "llama-perf",
+        _sig(
+            r"^\s*(?:llama|common)_perf_\w+_print:|\[\s*Prompt:\s*[\d.,]+\s*t/s\s*\|\s*Generation:\s*[\d.,]+\s*t/s\s*\]"
+        ),
+    ),
+    (
+        "llama-server-timings",
+        _sig(
+            r"^\s*(?:print_timings?:\s*)?(?:prompt eval|eval) time\s*=.*tokens per second|\"function\":\s*\"print_timings\"",
+            re.M,
+        ),
+    ),
+    (
+        "ollama-verbose",
+        _sig(r"^\s*(?:prompt eval rate|eval rate|eval count|eval duration|prompt eval count)\s*:", _I),
+    ),
+    (
+        "ollama-api",
+        _sig(
+            r"\beval_count['\"]?\s*[=:]\s*\d.*\beval_duration|\beval_duration['\"]?\s*[=:]\s*\d.*\beval_count"
+        ),
+    ),
+    ("ollama-ps", _sig(r"^\s*NAME\s+ID\s+SIZE\s+PROCESSOR\b", re.M)),
+    (
+        "mlx-generate",
+        _sig(
+            r"^\s*(?:\[batch_generate\]\s*)?(?:Prompt|Generation):\s*(?:\d+\s*tokens,\s*)?[\d.,]+\s*tokens[- ]per[- ]sec",
+            re.M,
+        ),
+    ),
+    ("mlx-lm-benchmark", _sig(r"^\s*(?:Trial\s+\d+|Averages):\s*prompt_tps\s*=", re.M)),
+    ("lmstudio", _sig(r"tok/sec\s*[•·|,]\s*\d+\s*tokens\b|^\s*Tokens/Second\s*:", re.I)),
+    (
+        "vllm-bench",
+        _sig(
+            r"Serving Benchmark Result|^\s*Output token throughput \(tok/s\)\s*:|^\s*Throughput:.*output tokens/s",
+            re.M,
+        ),
+    ),
 )
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_QUOTE = re.compile(r"^(?:>[ \t])+")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]")
+_QUOTE = re.compile(r"^(?:>[ \t])+", re.M)
+#: How much of a text :func:`detect_format` looks at (the importer's default size limit).
+DETECT_CHARS = 5_000_000
 #: Longer lines are not searched by the line-oriented parsers (JSON values may still span them).
 MAX_LINE = 4000
 
@@ -82,26 +130,28 @@ def split_lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
-def clean_line(line: str) -> str:
-    """A line as the parsers read it: no BOM, ANSI colours, control characters or ``> `` quote marks."""
-    line = _ANSI.sub("", line.replace("\ufeff", ""))
-    return _QUOTE.sub("", line)
+def clean_text(text: str) -> str:
+    """The paste as the parsers read it: no BOM, ANSI colours, control characters or ``> `` quote
+    marks; line breaks are kept, so line ``i`` here is line ``i`` of :func:`split_lines`."""
+    return _QUOTE.sub("", _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
 
 
 def normalise_text(text: str) -> list[str]:
-    """:func:`split_lines` then :func:`clean_line`: the lines every parser reads."""
-    return [clean_line(line) for line in split_lines(text)]
+    """The lines every parser reads (:func:`clean_text`, split into lines)."""
+    return clean_text(text).split("\n")
 
 
-def text_formats(lines: Iterable[str]) -> dict[str, int]:
-    """Text formats whose signature appears, mapped to the first line index where it does."""
+def text_formats(lines: Sequence[str]) -> dict[str, int]:
+    """Text formats whose signature appears, mapped to the first line index where it does.
+
+    Lines longer than :data:`MAX_LINE` are ignored.
+    """
+    text = "\n".join("" if len(line) > MAX_LINE else line for line in lines)
     found: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        if not line or line.isspace() or len(line) > MAX_LINE:
-            continue
-        for fmt, pattern in _SIGNATURES:
-            if fmt not in found and pattern.search(line):
-                found[fmt] = i
+    for fmt, pattern in _SIGNATURES:
+        m = pattern.search(text)
+        if m:
+            found[fmt] = text.count("\n", 0, m.start())
     return found
 
 
@@ -120,7 +170,9 @@ def _classify_dict(obj: dict[str, Any]) -> str | None:
     if "done" in obj and _has(obj, "response", "message") and "created_at" in obj:
         return "ollama-api"
     models = obj.get("models")
-    if isinstance(models, list) and any(isinstance(m, dict) and _has(m, "size_vram", "digest") for m in models):
+    if isinstance(models, list) and any(
+        isinstance(m, dict) and _has(m, "size_vram", "digest") for m in models
+    ):
         return "ollama-ps"
     stats = obj.get("stats")
     if _has(obj, "tokensPerSecond", "timeToFirstTokenSec") or (
@@ -174,11 +226,12 @@ def detect_format(text: str) -> str:
     """Name the tool output in ``text`` (one of :data:`FORMATS`), ``unknown`` when none is recognised.
 
     Args:
-        text: the pasted output; it may hold chatter, a shell prompt or several tools' output.
+        text: the pasted output; it may hold chatter, a shell prompt or several tools' output. Only
+            the first :data:`DETECT_CHARS` characters are looked at.
     """
     if not isinstance(text, str) or not text.strip():
         return "unknown"
-    lines = normalise_text(text)
+    lines = normalise_text(text[:DETECT_CHARS])
     spans = [s for s in find_json(lines) if classify_json(s.value, s.one_line)]
     covered = {i for s in spans for i in range(s.first_line, s.last_line + 1)}
     rest = ["" if i in covered else line for i, line in enumerate(lines)]

@@ -39,8 +39,14 @@ _RATE_COLUMNS = ("t/s", "tok/s", "tokens/s")
 _CORE_COLUMNS = {"model", "size", "params", "backend", "ngl", "threads", "test", *_RATE_COLUMNS}
 _SEPARATOR = re.compile(r"^:?-+:?$")
 _BUILD = re.compile(r"^\s*build:\s*(\S+)\s*\((\d+)\)\s*$")
-_LEGACY_BACKENDS = (("cuda", "CUDA"), ("metal", "Metal"), ("vulkan", "Vulkan"), ("sycl", "SYCL"),
-                    ("opencl", "OpenCL"), ("kompute", "Kompute"))  # fmt: skip
+_LEGACY_BACKENDS = (
+    ("cuda", "CUDA"),
+    ("metal", "Metal"),
+    ("vulkan", "Vulkan"),
+    ("sycl", "SYCL"),
+    ("opencl", "OpenCL"),
+    ("kompute", "Kompute"),
+)
 _MACHINE_KEYS = ("cpu_info", "gpu_info", "backends", "build_commit", "build_number")
 
 
@@ -58,6 +64,10 @@ def _is_header(cells: list[str]) -> bool:
     return "test" in low and any(c in low for c in _RATE_COLUMNS)
 
 
+def _is_separator(cells: list[str]) -> bool:
+    return any(cells) and all(_SEPARATOR.match(c) for c in cells if c)
+
+
 def _md_row(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
     """Fields of one markdown data row, or (None, why)."""
     test = _TEST.match(row.get("test", "").strip())
@@ -67,7 +77,9 @@ def _md_row(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
         return None, f"test {row.get('test', '')!r} is not ppN, tgN or ppN+tgM"
     if not rate:
         return None, f"t/s {rate_text!r} is not a number"
-    comma = guess_decimal_comma(re.findall(NUM, " ".join(row.get(k, "") for k in ("size", "params")) + rate_text))
+    comma = guess_decimal_comma(
+        re.findall(NUM, " ".join(row.get(k, "") for k in ("size", "params")) + rate_text)
+    )
     mean, std = parse_number(rate.group(1), comma), parse_number(rate.group(2), comma)
     first, second, depth = to_int(test.group(2)), to_int(test.group(3)), to_int(test.group(4) or 0)
     if first is None or depth is None or (test.group(3) and second is None):
@@ -97,8 +109,8 @@ def parse_markdown(lines: Sequence[str]) -> Outcome:
     """
     out = Outcome("llama-bench-md")
     header: list[str] | None = None
-    for i, line in enumerate(lines):
-        cells = split_table_row(line) if line.strip() else None
+    rows = [split_table_row(line) if line.strip() else None for line in lines]
+    for i, (line, cells) in enumerate(zip(lines, rows, strict=True)):
         build = _BUILD.match(line)
         if build and header is not None:
             out.machine.update(build=build.group(1), build_number=to_int(build.group(2)))
@@ -108,8 +120,11 @@ def parse_markdown(lines: Sequence[str]) -> Outcome:
         if _is_header(cells):
             header = [c.lower() for c in cells]
             out.consumed.add(i)
-        elif header is not None and all(_SEPARATOR.match(c) for c in cells if c):
-            out.consumed.add(i)
+        elif _is_separator(cells):
+            if header is not None:
+                out.consumed.add(i)
+        elif i + 1 < len(rows) and rows[i + 1] is not None and _is_separator(rows[i + 1] or []):
+            header = None  # the header of some other table: its rows are not llama-bench rows
         elif header is not None:
             if len(cells) != len(header):
                 out.warnings.append(f"line {i + 1}: {len(cells)} cells under a {len(header)}-column header")
@@ -141,7 +156,9 @@ def _legacy_backend(row: Mapping[str, Any]) -> str | None:
 
 
 def _notes(row: Mapping[str, Any]) -> list[str]:
-    notes = [f"{k}={row[k]}" for k in ("type_k", "type_v") if str(row.get(k, "f16")).lower() not in ("f16", "")]
+    notes = [
+        f"{k}={row[k]}" for k in ("type_k", "type_v") if str(row.get(k, "f16")).lower() not in ("f16", "")
+    ]
     if str(row.get("flash_attn", "")).lower() in ("1", "true"):
         notes.append("flash_attn=1")
     if (to_int(row.get("n_cpu_moe")) or 0) > 0:
@@ -233,9 +250,7 @@ def parse_csv(lines: Sequence[str]) -> Outcome:
 
 _INSERT = re.compile(r"INSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I)
 _SQL_VALUE = re.compile(r"\s*(?:'((?:[^']|'')*)'|(NULL)|([^,'\s][^,]*?))\s*(?:,|$)", re.I)
-_SQL_SCHEMA = re.compile(
-    r"^\s*(?:CREATE\s+TABLE\b.*|\w+\s+(?:TEXT|INTEGER|REAL)\s*,?|\)\s*;)\s*$", re.I
-)
+_SQL_SCHEMA = re.compile(r"^\s*(?:CREATE\s+TABLE\b.*|\w+\s+(?:TEXT|INTEGER|REAL)\s*,?|\)\s*;)\s*$", re.I)
 
 
 def _sql_values(text: str) -> list[Any]:
@@ -245,7 +260,9 @@ def _sql_values(text: str) -> list[Any]:
         m = _SQL_VALUE.match(text, pos)
         if not m or m.end() == pos:
             return []
-        values.append(m.group(1).replace("''", "'") if m.group(1) is not None else None if m.group(2) else m.group(3))
+        values.append(
+            m.group(1).replace("''", "'") if m.group(1) is not None else None if m.group(2) else m.group(3)
+        )
         pos = m.end()
     return values
 
@@ -268,6 +285,8 @@ def parse_sql(lines: Sequence[str]) -> Outcome:
         values = _sql_values(m.group(2))
         if len(values) != len(names):
             out.warnings.append(f"line {i + 1}: {len(values)} values for {len(names)} columns")
-        elif "avg_ts" in names and _add_record(out, i, dict(zip(names, values, strict=True)), f"line {i + 1}"):
+        elif "avg_ts" in names and _add_record(
+            out, i, dict(zip(names, values, strict=True)), f"line {i + 1}"
+        ):
             out.consumed.add(i)
     return out

@@ -15,6 +15,7 @@ from advisor.importers._util import (
     Outcome,
     derive_rate,
     guess_decimal_comma,
+    is_rate,
     parse_number,
     split_table_row,
     to_float,
@@ -24,14 +25,24 @@ from advisor.importers._util import (
 __all__ = ["from_batched_json", "from_server_json", "parse_batched", "parse_timings"]
 
 _PREFIX = re.compile(r"\b(llama_print_timings|llama_perf_\w+?_print|common_perf_print|print_timings?)\s*:\s*")
-_PREFIX_FORMAT = {"llama_print_timings": "llama-print-timings", "print_timing": "llama-server-timings",
-                  "print_timings": "llama-server-timings"}  # fmt: skip
+_PREFIX_FORMAT = {
+    "llama_print_timings": "llama-print-timings",
+    "print_timing": "llama-server-timings",
+    "print_timings": "llama-server-timings",
+}
 _TIMING = re.compile(
-    rf"^\s*(?P<what>load|sample|sampling|prompt eval|eval|total)\s+time\s*=\s*(?P<ms>{NUM})\s*ms"
+    rf"^\s*(?P<what>load|sample|sampling|prompt eval|generation eval|eval|total)\s+time\s*=\s*(?P<ms>{NUM})\s*ms"
     rf"(?:\s*/\s*(?P<n>{NUM})\s*(?:tokens?|runs?))?"
-    rf"(?:\s*\(\s*(?P<mspt>{NUM})\s*ms per token\s*,\s*(?P<tps>{NUM})\s*tokens per second\s*\))?\s*$",
+    rf"(?:\s*\(\s*(?P<mspt>{NUM})\s*ms per (?:token|run)\s*(?:,\s*(?P<tps>{NUM})\s*tokens per second\s*)?\))?\s*$",
     re.I,
 )
+# llama-server's JSON log lines (2024) carry the same text in "msg".
+_JSON_LOG = re.compile(r'"function"\s*:\s*"print_timings".*?"msg"\s*:\s*"([^"]*)"')
+# llama-cli since late 2025 prints one line per reply.
+_CLI_STATS = re.compile(
+    rf"\[\s*Prompt:\s*(?P<pp>{NUM})\s*t/s\s*\|\s*Generation:\s*(?P<tg>{NUM})\s*t/s\s*\]", re.I
+)
+_WHAT = {"sampling": "sample", "prompt eval": "prompt", "generation eval": "eval"}
 _OTHER_PERF = re.compile(r"^\s*[\w ]+=\s*\S")  # e.g. "graphs reused = 12" under a llama_perf prefix
 _SLOT = re.compile(r"\bslot\s+print_timing:.*$|^\s*draft acceptance rate\s*=.*$")
 
@@ -67,16 +78,20 @@ class _TimingBlock:
         decode, n_gen = self.rate("eval")
         load = self.parts.get("load")
         load_ms = parse_number(load.group("ms"), self.comma) if load else None
-        return {"prefill_tps": prefill, "prompt_tokens": n_prompt, "decode_tps": decode, "gen_tokens": n_gen,
-                "load_s": round(load_ms / 1000, 6) if load_ms is not None else None}  # fmt: skip
+        return {
+            "prefill_tps": prefill,
+            "prompt_tokens": n_prompt,
+            "decode_tps": decode,
+            "gen_tokens": n_gen,
+            "load_s": round(load_ms / 1000, 6) if load_ms is not None else None,
+        }
 
 
 def _bad_rate(m: re.Match[str], comma: bool) -> str | None:
     """Why a prompt-eval/eval line's printed rate cannot be used, or None if it can."""
     if m.group("tps") is None:
         return None
-    v = parse_number(m.group("tps"), comma)
-    return None if v is not None and v == v and v not in (float("inf"), float("-inf")) and v >= 0 else m.group("tps")
+    return None if is_rate(parse_number(m.group("tps"), comma)) else m.group("tps")
 
 
 def parse_timings(lines: Sequence[str]) -> Outcome:
@@ -99,15 +114,25 @@ def parse_timings(lines: Sequence[str]) -> Outcome:
         if _SLOT.search(line):
             out.consumed.add(i)
             continue
-        pm = _PREFIX.search(line)
-        rest = line[pm.end() :] if pm else line
+        if cli := _CLI_STATS.search(line):
+            out.fmt = out.fmt or "llama-perf"
+            fields = {
+                "prefill_tps": parse_number(cli.group("pp")),
+                "decode_tps": parse_number(cli.group("tg")),
+            }
+            if out.add(i, fields, f"line {i + 1}"):
+                out.consumed.add(i)
+            continue
+        log = _JSON_LOG.search(line)
+        pm = None if log else _PREFIX.search(line)
+        rest = log.group(1) if log else line[pm.end() :] if pm else line
         m = _TIMING.match(rest)
         if m is None:
             if pm and _OTHER_PERF.match(rest):
                 out.consumed.add(i)
             continue
         out.fmt = out.fmt or _timing_format(pm.group(1) if pm else None)
-        what = {"sampling": "sample", "prompt eval": "prompt"}.get(m.group("what").lower(), m.group("what").lower())
+        what = _WHAT.get(m.group("what").lower(), m.group("what").lower())
         if (what == "load" and block.parts) or what in block.parts:
             flush()
         comma = guess_decimal_comma(v for v in m.groupdict().values() if v and v[0].isdigit())
@@ -133,7 +158,11 @@ def from_server_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
     and ``cached_tokens``.
     """
     t = obj["timings"] if isinstance(obj.get("timings"), dict) else obj
-    prompt_n, gen_n, cache_n = to_int(t.get("prompt_n")), to_int(t.get("predicted_n")), to_int(t.get("cache_n"))
+    prompt_n, gen_n, cache_n = (
+        to_int(t.get("prompt_n")),
+        to_int(t.get("predicted_n")),
+        to_int(t.get("cache_n")),
+    )
     prefill = to_float(t.get("prompt_per_second"))
     if prefill is None and prompt_n:
         prefill = derive_rate(prompt_n, (to_float(t.get("prompt_ms")) or 0) / 1000)
@@ -150,8 +179,16 @@ def from_server_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
     if drafted:
         notes.append(f"speculative decoding: {accepted or 0}/{drafted} draft tokens accepted")
     model = obj.get("model") if isinstance(obj.get("model"), str) else None
-    fields = {"prefill_tps": prefill, "decode_tps": decode, "prompt_tokens": prompt_n, "gen_tokens": gen_n,
-              "depth": cache_n, "cached_tokens": cache_n, "model": model, "notes": notes}  # fmt: skip
+    fields = {
+        "prefill_tps": prefill,
+        "decode_tps": decode,
+        "prompt_tokens": prompt_n,
+        "gen_tokens": gen_n,
+        "depth": cache_n,
+        "cached_tokens": cache_n,
+        "model": model,
+        "notes": notes,
+    }
     return out.add(line, fields, f"llama-server timings at line {line + 1}")
 
 
@@ -162,8 +199,11 @@ _BATCHED_NOTES = ("flash_attn", "is_pp_shared", "n_ubatch")
 
 def _batched_config(settings: dict[str, str]) -> dict[str, Any]:
     notes = [f"{k}={settings[k]}" for k in _BATCHED_NOTES if k in settings]
-    return {"n_gpu_layers": to_int(settings.get("n_gpu_layers")), "threads": to_int(settings.get("n_threads")),
-            "notes": notes}  # fmt: skip
+    return {
+        "n_gpu_layers": to_int(settings.get("n_gpu_layers")),
+        "threads": to_int(settings.get("n_threads")),
+        "notes": notes,
+    }
 
 
 def _batched_row(row: dict[str, str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -176,7 +216,7 @@ def _batched_row(row: dict[str, str], config: dict[str, Any]) -> tuple[dict[str,
         if counts[count] == 0:
             continue
         v = parse_number(row.get(col), comma)
-        if v is None or v != v or v in (float("inf"), float("-inf")) or v < 0:
+        if not is_rate(v):
             return None, f"{col.upper()} {row.get(col)!r} is not a usable rate"
         fields[key] = v
     return {**config, **fields, "notes": list(config.get("notes", []))}, ""
@@ -224,7 +264,12 @@ def from_batched_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
     """Add one llama-batched-bench ``--output-format jsonl`` record (``pp, tg, pl, speed_pp, speed_tg``)."""
     pp, tg, pl = to_int(obj.get("pp")), to_int(obj.get("tg")), to_int(obj.get("pl"))
     config = _batched_config({k: str(v) for k, v in obj.items() if not isinstance(v, dict | list)})
-    fields = {**config, "prompt_tokens": pp, "gen_tokens": tg, "batch": pl,
-              "prefill_tps": to_float(obj.get("speed_pp")) if pp else None,
-              "decode_tps": to_float(obj.get("speed_tg")) if tg else None}  # fmt: skip
+    fields = {
+        **config,
+        "prompt_tokens": pp,
+        "gen_tokens": tg,
+        "batch": pl,
+        "prefill_tps": to_float(obj.get("speed_pp")) if pp else None,
+        "decode_tps": to_float(obj.get("speed_tg")) if tg else None,
+    }
     return out.add(line, fields, f"batched-bench record at line {line + 1}")

@@ -8,12 +8,11 @@ its ``Averages:`` line (the trials are its samples, like llama-bench's repetitio
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from advisor.importers._util import NUM, Outcome, guess_decimal_comma, parse_number, to_int
+from advisor.importers._util import NUM, Outcome, guess_decimal_comma, is_rate, parse_number, to_int
 
 __all__ = ["parse_benchmark", "parse_generate"]
 
@@ -32,10 +31,6 @@ _BATCH_NOTE = "batch_generate: rates are aggregate over all prompts of the batch
 _NO_TEXT = re.compile(r"^\s*No text generated for this prompt\s*$", re.I)
 
 
-def _finite(v: float | None) -> bool:
-    return v is not None and math.isfinite(v) and v >= 0
-
-
 def parse_generate(lines: Sequence[str]) -> Outcome:
     """Read ``Prompt:`` / ``Generation:`` / ``Peak memory:`` lines (also with ``[batch_generate]``)."""
     out = Outcome("mlx-generate")
@@ -52,7 +47,9 @@ def parse_generate(lines: Sequence[str]) -> Outcome:
     for i, line in enumerate(lines):
         warn, gen, peak = _WARN.match(line), _GEN.match(line), _PEAK.match(line)
         if warn:
-            notes.append(f"model needs {warn.group('need')} MB, close to the {warn.group('max')} MB the GPU may wire")
+            notes.append(
+                f"model needs {warn.group('need')} MB, close to the {warn.group('max')} MB the GPU may wire"
+            )
             out.machine["recommended_max_mb"] = float(warn.group("max"))
         elif _NO_TEXT.match(line):
             out.warnings.append(f"line {i + 1}: mlx-lm generated no text for this prompt")
@@ -61,8 +58,10 @@ def parse_generate(lines: Sequence[str]) -> Outcome:
             if what == "prefill" or f"{what}_tps" in block:
                 flush()
             tps = parse_number(gen.group("tps"), guess_decimal_comma([gen.group("tps")]))
-            if not _finite(tps):
-                out.warnings.append(f"line {i + 1}: {gen.group('what')} rate {gen.group('tps')!r} is not usable")
+            if not is_rate(tps):
+                out.warnings.append(
+                    f"line {i + 1}: {gen.group('what')} rate {gen.group('tps')!r} is not usable"
+                )
                 continue
             block[f"{what}_tps"] = tps
             if gen.group("n") is not None:
@@ -72,7 +71,7 @@ def parse_generate(lines: Sequence[str]) -> Outcome:
             first = i if first is None else first
         elif peak and first is not None:
             gb = parse_number(peak.group("gb"))
-            block["peak_memory_gb"] = gb if _finite(gb) else None
+            block["peak_memory_gb"] = gb if is_rate(gb) else None
             flush()
         else:
             continue
@@ -106,15 +105,23 @@ class _Config:
     def fields(self) -> dict[str, Any] | None:
         if self.averages is None and not self.trials:
             return None
-        avg = self.averages or {k: _mean([t[k] for t in self.trials if k in t]) for k in self.trials[0]}
+        avg: dict[str, float | None] = dict(self.averages or {})
+        if not avg:
+            avg = {k: _mean([t[k] for t in self.trials if k in t]) for k in self.trials[0]}
         notes = [] if self.averages else ["no Averages line: mean of the trials shown"]
         for key in ("prompt_tps", "generation_tps"):
             samples = [t[key] for t in self.trials if key in t]
             if samples:
                 notes.append(f"{key} per trial: " + ", ".join(f"{v:g}" for v in samples))
-        return {"prefill_tps": avg.get("prompt_tps"), "decode_tps": avg.get("generation_tps"),
-                "peak_memory_gb": avg.get("peak_memory"), "prompt_tokens": self.prompt, "gen_tokens": self.gen,
-                "batch": self.batch, "notes": notes}  # fmt: skip
+        return {
+            "prefill_tps": avg.get("prompt_tps"),
+            "decode_tps": avg.get("generation_tps"),
+            "peak_memory_gb": avg.get("peak_memory"),
+            "prompt_tokens": self.prompt,
+            "gen_tokens": self.gen,
+            "batch": self.batch,
+            "notes": notes,
+        }
 
 
 def parse_benchmark(lines: Sequence[str]) -> Outcome:
@@ -131,7 +138,7 @@ def parse_benchmark(lines: Sequence[str]) -> Outcome:
             out.consumed.add(i)
         elif trial:
             values = {k: parse_number(v) for k, v in _PAIR.findall(trial.group(2))}
-            if not values or not all(_finite(v) for v in values.values()):
+            if not values or not all(is_rate(v) for v in values.values()):
                 out.warnings.append(f"line {i + 1}: {trial.group(1)} has a value that is not a usable number")
                 continue
             if not configs or configs[-1].averages is not None:

@@ -16,6 +16,8 @@ from advisor.importers._util import (
     Outcome,
     derive_rate,
     guess_decimal_comma,
+    is_rate,
+    normalise_quant,
     parse_go_duration,
     parse_number,
     parse_size_gb,
@@ -33,22 +35,43 @@ __all__ = [
     "parse_verbose",
 ]
 
-_KEYS = ("total duration", "load duration", "prompt eval count", "prompt eval duration", "prompt eval rate",
-         "eval count", "eval duration", "eval rate")  # fmt: skip
+_KEYS = (
+    "total duration",
+    "load duration",
+    "prompt eval count",
+    "prompt eval duration",
+    "prompt eval rate",
+    "eval count",
+    "eval duration",
+    "eval rate",
+    "sample count",
+    "sample duration",
+    "sample rate",
+)
 _LINE = re.compile(rf"^\s*(?P<key>{'|'.join(_KEYS)})\s*:\s*(?P<value>.+?)\s*$", re.I)
 _COUNT = re.compile(rf"^({NUM})\s*(?:token\(s\)|tokens?)?$", re.I)
 _RATE = re.compile(rf"^({NUM})\s*(?:tokens?/s(?:ec)?|tok/s|t/s)?$", re.I)
-_CACHE_HIT_TPS = 10_000.0  # no local machine prefills this fast at batch 1; ollama's figure is then cache-inflated
-_COLD_LOAD_S = 1.0
+# Ollama's runner counts cached prompt tokens but times only the new ones, so a prompt-cache hit
+# shows as an absurd prompt eval rate: above 10k tok/s on a sizeable prompt, or 300x the decode rate.
+_CACHE_HIT_TPS = 10_000.0
+_CACHE_HIT_MIN_TOKENS = 256
+_CACHE_HIT_DECODE_RATIO = 300.0
+_COLD_LOAD_S = 1.0  # a load duration above this means the model was loaded for the request
 
 
 def cache_hit_note(prefill: float | None, decode: float | None, count: int | None) -> str | None:
     """A note when a prompt eval rate is too high to be real prefill (a prompt-cache hit)."""
     if prefill is None:
         return None
-    if prefill > _CACHE_HIT_TPS or (decode and count and count >= 32 and prefill > 300 * decode):
-        return (f"prompt eval rate {prefill:g} tok/s is implausibly high for {count or '?'} tokens: probably a "
-                "prompt-cache hit (only the uncached tokens were evaluated); it is not the prefill speed")  # fmt: skip
+    fast = prefill > _CACHE_HIT_TPS and (count or 0) >= _CACHE_HIT_MIN_TOKENS
+    far_above_decode = (
+        bool(decode) and (count or 0) >= 32 and prefill > _CACHE_HIT_DECODE_RATIO * (decode or 0)
+    )
+    if fast or far_above_decode:
+        return (
+            f"prompt eval rate {prefill:g} tok/s is implausibly high for {count or '?'} tokens: probably a "
+            "prompt-cache hit (only the uncached tokens were evaluated); it is not the prefill speed"
+        )
     return None
 
 
@@ -71,9 +94,17 @@ def _fields(values: dict[str, float], rates: dict[str, float | None]) -> dict[st
     load_s = values.get("load duration")
     notes = [n for n in (cache_hit_note(prefill, decode, prompt_tokens), _load_note(load_s)) if n]
     if n_prompt is None and n_gen is not None:
-        notes.append("no prompt eval lines: the whole prompt was cached (ollama prints only values > 0)")
-    return {"prefill_tps": prefill, "decode_tps": decode, "prompt_tokens": prompt_tokens,
-            "gen_tokens": to_int(n_gen), "load_s": load_s, "notes": notes}  # fmt: skip
+        notes.append(
+            "no prompt evaluation reported: the whole prompt came from the cache (ollama omits zeros)"
+        )
+    return {
+        "prefill_tps": prefill,
+        "decode_tps": decode,
+        "prompt_tokens": prompt_tokens,
+        "gen_tokens": to_int(n_gen),
+        "load_s": load_s,
+        "notes": notes,
+    }
 
 
 def _value(key: str, text: str, comma: bool) -> float | None:
@@ -95,7 +126,9 @@ def parse_verbose(lines: Sequence[str]) -> Outcome:
 
     def flush() -> None:
         nonlocal values, rates, first
-        if first is not None and ("eval rate" in rates or "prompt eval rate" in rates or "eval count" in values):
+        if first is not None and (
+            "eval rate" in rates or "prompt eval rate" in rates or "eval count" in values
+        ):
             out.add(first, _fields(values, rates), f"ollama stats at line {first + 1}")
         values, rates, first = {}, {}, None
 
@@ -106,7 +139,7 @@ def parse_verbose(lines: Sequence[str]) -> Outcome:
         v = _value(key, m.group("value"), comma)
         first = i if first is None else first
         if key.endswith("rate"):
-            ok = v is not None and v == v and v not in (float("inf"), float("-inf")) and v >= 0
+            ok = is_rate(v)
             rates[key] = v if ok else None
             if not ok:
                 out.warnings.append(f"line {i + 1}: {key} {m.group('value')!r} is not a usable rate")
@@ -121,8 +154,14 @@ def parse_verbose(lines: Sequence[str]) -> Outcome:
     return out
 
 
-_API_KEYS = ("total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration", "eval_count",
-             "eval_duration")  # fmt: skip
+_API_KEYS = (
+    "total_duration",
+    "load_duration",
+    "prompt_eval_count",
+    "prompt_eval_duration",
+    "eval_count",
+    "eval_duration",
+)
 
 
 def _api_fields(obj: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +227,12 @@ def gpu_fraction(processor: str) -> float | None:
 
 def _placement(name: str, fraction: float | None, size_gb: float | None, extra: str) -> dict[str, Any]:
     note = f"ollama ps: {name} uses {size_gb:g} GB (weights + KV cache)" if size_gb is not None else ""
-    return {"model": name, "gpu_fraction": fraction, "notes": [n for n in (note, extra) if n], "placement_only": True}
+    return {
+        "model": name,
+        "gpu_fraction": fraction,
+        "notes": [n for n in (note, extra) if n],
+        "placement_only": True,
+    }
 
 
 def parse_ps(lines: Sequence[str]) -> Outcome:
@@ -204,10 +248,20 @@ def parse_ps(lines: Sequence[str]) -> Outcome:
         if not m:
             continue
         frac, size = gpu_fraction(m.group("proc")), parse_size_gb(m.group("size"))
-        extra = "partly on the CPU: decode slows to the speed of system memory" if frac is not None and frac < 1 else ""
+        extra = (
+            "partly on the CPU: decode slows to the speed of system memory"
+            if frac is not None and frac < 1
+            else ""
+        )
         out.machine.setdefault("ollama_ps", []).append(
-            {"name": m.group("name"), "id": m.group("id"), "size_gb": size, "processor": m.group("proc"),
-             "gpu_fraction": frac, "rest": (m.group("rest") or "").strip()}  # fmt: skip
+            {
+                "name": m.group("name"),
+                "id": m.group("id"),
+                "size_gb": size,
+                "processor": m.group("proc"),
+                "gpu_fraction": frac,
+                "rest": (m.group("rest") or "").strip(),
+            }
         )
         if out.add(i, _placement(m.group("name"), frac, size, extra), f"line {i + 1}"):
             out.consumed.add(i)
@@ -224,10 +278,11 @@ def from_ps_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
         frac = round(min(1.0, vram / size), 4) if size and vram is not None and size > 0 else None
         name = str(model.get("name") or model.get("model") or "") or None
         size_gb = size / 1e9 if size else None
-        out.machine.setdefault("ollama_ps", []).append({"name": name, "size_gb": size_gb, "gpu_fraction": frac})
-        details = model.get("details") if isinstance(model.get("details"), dict) else {}
+        out.machine.setdefault("ollama_ps", []).append(
+            {"name": name, "size_gb": size_gb, "gpu_fraction": frac}
+        )
+        details = model["details"] if isinstance(model.get("details"), dict) else {}
         fields = _placement(name or "?", frac, size_gb, "")
-        fields["quant"] = details.get("quantization_level") or None
+        fields["quant"] = normalise_quant(str(details.get("quantization_level") or ""))
         kept = out.add(line, fields, f"ollama ps entry at line {line + 1}") or kept
     return kept
-

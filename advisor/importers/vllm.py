@@ -1,4 +1,5 @@
-"""vLLM ``vllm bench serve`` / ``benchmark_serving.py``: the console result block and the saved JSON.
+"""vLLM ``vllm bench serve`` / ``benchmark_serving.py``: the console result block and the saved JSON;
+also the one-line summary of ``vllm bench throughput`` (offline batch, output tokens/s).
 
 A serving benchmark measures a loaded server, not one request. The measurement holds aggregate
 figures: ``decode_tps`` = output token throughput (tok/s over all concurrent requests),
@@ -24,15 +25,29 @@ _SECTION = re.compile(r"^\s*-{3,}[^-].*?-{3,}\s*$")
 _KV = re.compile(rf"^\s*(?P<key>[A-Za-z][^:]{{1,80}}?)\s*:\s*(?P<val>{NUM})\s*$", re.I)
 _METRIC = re.compile(r"^(?:mean|median|std|p\d+(?:\.\d+)?) (?:ttft|tpot|itl|e2el) \(ms\)$")
 _KNOWN = {
-    "successful requests", "failed requests", "maximum request concurrency", "request rate configured (rps)",
-    "benchmark duration (s)", "total input tokens", "total generated tokens", "request throughput (req/s)",
-    "request goodput (req/s)", "output token throughput (tok/s)", "peak output token throughput (tok/s)",
-    "peak concurrent requests", "total token throughput (tok/s)", "traffic request rate",
-}  # fmt: skip
+    "successful requests",
+    "failed requests",
+    "maximum request concurrency",
+    "request rate configured (rps)",
+    "benchmark duration (s)",
+    "total input tokens",
+    "total generated tokens",
+    "request throughput (req/s)",
+    "request goodput (req/s)",
+    "output token throughput (tok/s)",
+    "peak output token throughput (tok/s)",
+    "peak concurrent requests",
+    "total token throughput (tok/s)",
+    "traffic request rate",
+    "total num prompt tokens",
+    "total num output tokens",
+}
 # console key -> saved-JSON key
 _CANON = {
     "output token throughput (tok/s)": "output_throughput",
     "total input tokens": "total_input_tokens",
+    "total num prompt tokens": "total_input_tokens",
+    "total num output tokens": "total_output_tokens",
     "total generated tokens": "total_output_tokens",
     "mean ttft (ms)": "mean_ttft_ms",
     "mean tpot (ms)": "mean_tpot_ms",
@@ -46,10 +61,17 @@ def _fields(d: dict[str, Any]) -> dict[str, Any]:
     """Measurement fields from saved-JSON style keys (``output_throughput``, ``mean_tpot_ms``...)."""
     tpot, ttft = to_float(d.get("mean_tpot_ms")), to_float(d.get("mean_ttft_ms"))
     batch = to_int(d.get("max_concurrency"))
-    notes = ["serving benchmark: decode_tps is the output throughput summed over all concurrent requests"]
+    notes = [
+        "vllm bench throughput (offline batch): decode_tps is output tokens/s over the whole batch"
+        if d.get("offline")
+        else "serving benchmark: decode_tps is the output throughput summed over all concurrent requests"
+    ]
     if tpot and math.isfinite(tpot) and tpot > 0:
         notes.append(f"per-request decode ≈ {1000 / tpot:.2f} tok/s (1000 / mean TPOT {tpot:g} ms)")
-    for key, label in (("completed", "successful requests"), ("request_throughput", "request throughput, req/s")):
+    for key, label in (
+        ("completed", "successful requests"),
+        ("request_throughput", "request throughput, req/s"),
+    ):
         if d.get(key) is not None:
             notes.append(f"{label}: {d[key]:g}" if isinstance(d[key], float) else f"{label}: {d[key]}")
     model = d.get("model_id")
@@ -62,6 +84,13 @@ def _fields(d: dict[str, Any]) -> dict[str, Any]:
         "model": model if isinstance(model, str) else None,
         "notes": notes,
     }
+
+
+# ``vllm bench throughput`` (offline batch): one summary line.
+_THROUGHPUT = re.compile(
+    rf"^\s*Throughput:\s*(?P<req>{NUM})\s*requests/s,\s*(?P<total>{NUM})\s*total tokens/s,\s*(?P<out>{NUM})\s*output tokens/s",
+    re.I,
+)
 
 
 def from_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
@@ -85,7 +114,15 @@ def parse_console(lines: Sequence[str]) -> Outcome:
     for i, line in enumerate(lines):
         kv = _KV.match(line)
         key = re.sub(r"\s+", " ", kv.group("key").strip().lower()) if kv else ""
-        if _HEADER.match(line):
+        if offline := _THROUGHPUT.match(line):
+            flush()
+            block = {
+                "output_throughput": parse_number(offline.group("out")),
+                "offline": True,
+                "request_throughput": parse_number(offline.group("req")),
+            }
+            in_block, first = True, i
+        elif _HEADER.match(line):
             flush()
             in_block, first = True, i
         elif in_block and _RULE.match(line):

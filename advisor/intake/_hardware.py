@@ -24,12 +24,19 @@ _N = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _PRODUCTS = r"mac\s?book\s?air|mac\s?book\s?pro|mac\s?mini|mac\s?studio|imac|mac\s?pro|mac\s?book"
 _PRODUCT_NAMES = {"macbookair": "MacBook Air", "macbookpro": "MacBook Pro", "macmini": "Mac mini",
                   "macstudio": "Mac Studio", "imac": "iMac", "macpro": "Mac Pro", "macbook": "MacBook"}
-# Chip tiers each Mac product ships with, to offer choices when only the product is named.
-_PRODUCT_TIERS = {"MacBook Air": ("",), "MacBook": ("",), "MacBook Pro": ("", "Pro", "Max"),
-                  "Mac mini": ("", "Pro"), "Mac Studio": ("Max", "Ultra"), "iMac": ("",), "Mac Pro": ("Ultra",)}
+# Chips each Mac product shipped with (Apple product history), newest first: the choices offered
+# when only the product is named.
+_PRODUCT_CHIPS = {
+    "MacBook Air": ("M4", "M3", "M2", "M1"), "MacBook": ("M4", "M3", "M2", "M1"),
+    "MacBook Pro": ("M4 Max", "M4 Pro", "M4", "M3 Max", "M3 Pro", "M3", "M2 Max", "M2 Pro", "M1 Max", "M1 Pro", "M1"),
+    "Mac mini": ("M4 Pro", "M4", "M2 Pro", "M2", "M1"), "Mac Studio": ("M4 Max", "M3 Ultra", "M2 Ultra", "M2 Max",
+                                                                      "M1 Ultra", "M1 Max"),
+    "iMac": ("M4", "M3", "M1"), "Mac Pro": ("M2 Ultra",),
+}
 _WITH = r"[\s,(]*(?:with\s+(?:an?\s+|the\s+)?)?(?:apple\s+)?"
+_SCREEN = r"(?:1[3-7](?:\.\d)?(?:[\s-]*(?:inch|in|\"|'')|\s))?\s*"
 _APPLE = re.compile(
-    rf"(?:\b(?P<prod>{_PRODUCTS})\b{_WITH})?\b(?:apple\s+)?m(?P<gen>[1-5])(?:\s*|-)(?P<tier>pro|max|ultra)?\b"
+    rf"(?:\b(?P<prod>{_PRODUCTS})\b\s*{_SCREEN}{_WITH})?\b(?:apple\s+)?m(?P<gen>[1-5])(?:\s*|-)(?P<tier>pro|max|ultra)?\b"
     rf"(?:{_WITH}(?P<cores>\d{{1,2}})\s*-?\s*cores?\b(?!\s*cpu))?",
     re.I,
 )
@@ -52,12 +59,16 @@ _GPU = re.compile(
 )
 _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
-    r"|\bjetson(?:\s*agx)?\s*orin\b|\braspberry\s*pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
+    r"|\bjetson(?:\s*agx)?\s*orin\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
     re.I,
 )
+_CPU_NAMES = re.compile(
+    r"\b(?:intel\s+)?(?:core\s+)?(?:i[3579]|ultra\s+[579])(?:[\s-]\d{3,5}[a-z]{0,2})?\b|\bryzen\s+[3579](?:\s+(?:pro\s+)?\d{4}\w*)?\b"
+    r"|\bthreadripper\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
+_SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b", re.I)
 _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "single": 1, "one": 1}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
@@ -68,13 +79,14 @@ _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|supe
 _MEM = re.compile(
     rf"(?<![\w.])(?P<num>{_N})\s*(?P<unit>gb|gib|gigs?|gigabytes?|g|tb|tib|terabytes?|mb|mib)\b(?!\s*/|\s*per\s+s)"
     r"(?P<tail>(?:\s*(?:of|in))?\s*(?:(?:unified|system|shared|total|gpu|graphics|video|(?:lp|g)?ddr\d\w*|hbm\d?e?)\s+)*"
-    r"(?P<qual>vram|ram|memory|unified))?",
+    r"(?P<qual>vram|ram|memory|unified|card|gpu|graphics\s+card))?",
     re.I,
 )
 _MEM_BEFORE = re.compile(r"\b(?P<q>vram|ram|memory)\s*(?:[:=]|of|is|size)?\s*$", re.I)
 _MEM_SKIP_BEFORE = re.compile(
-    r"\b(?:model|file|weights?|download\w*|needs?|requires?|required|uses?|using|used|takes?|peak|size|swap|cache|"
-    r"kv|free|ssd|disk)\b[^,;]{0,16}$", re.I)
+    r"(?:\b(?:model|file|weights?|gguf|download)(?:\s+(?:size|file))?\s*(?:is|was|=|:|of|weighs|takes|needs|uses|\()?"
+    r"|\b(?:needs?|requires?|required|uses?|using|used|takes?|peak(?:\s+memory)?\s*:?|swap|kv\s+cache|cache|"
+    r"download(?:ed|ing)?|free|ssd|disk|size\s*:))\s*(?:about\s+|around\s+|only\s+|~)?$", re.I)
 _MEM_SKIP_AFTER = re.compile(r"^\s*(?:of\s+)?(?:ssd|storage|disk|drive|hdd|nvme|flash|swap|download|file|model|"
                              r"weights|free|used|left)\b", re.I)
 _BW = re.compile(rf"(?<![\w.])(?P<num>{_N})\s*(?P<u>gb|tb)\s*(?:/\s*s(?:ec)?\b|ps\b|\s+per\s+second\b)", re.I)
@@ -125,9 +137,21 @@ def _id_pattern(store: Store) -> re.Pattern[str]:
 
 
 def apple_chips(store: Store) -> list[str]:
-    """Apple chip families in the catalog, oldest first ("M1", "M1 Pro", ... "M5 Max")."""
-    fams = {h.family.removeprefix("Apple ") for h in catalog.all_hardware(store).values() if h.kind == "apple_soc"}
-    return sorted(fams)
+    """Apple chips in the catalog, oldest first ("M1", "M1 Pro", ... "M5 Max")."""
+    chips = {m.group(1) for h in catalog.all_hardware(store).values()
+             if h.kind == "apple_soc" and (m := re.match(r"Apple (M\d(?: Pro| Max| Ultra)?)\b", h.name))}
+    tiers = ("", "Pro", "Max", "Ultra")
+    return sorted(chips, key=lambda c: (c[:2], tiers.index(c[3:]) if c[3:] in tiers else 9))
+
+
+def _ddr_id(store: Store, phrase: str) -> str | None:
+    """Catalog id of a RAM spec ("DDR5-6000 dual channel" → ``cpu-ddr5-6000-2ch``), if it has one."""
+    m = re.search(r"ddr([45])[\s-]?(\d{4})", phrase, re.I)
+    if not m:
+        return None
+    ch = re.search(r"(\d{1,2})[\s-]?(?:ch|channels?)\b", phrase, re.I)
+    hid = f"cpu-ddr{m.group(1)}-{m.group(2)}-{ch.group(1) if ch else 2}ch"
+    return hid if hid in catalog.all_hardware(store) else None
 
 
 # ----------------------------------------------------------------------------- names
@@ -192,23 +216,31 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
 
 
 def _other_mentions(msg: Msg, store: Store) -> list[_Mention]:
-    out = [_Mention(m.start(), m.end(), m.group(0).lower()) for m in msg.finditer(_id_pattern(store))]
-    out += [_Mention(m.start(), m.end(), re.sub(r"\s+", " ", m.group(0)).strip()) for m in msg.finditer(_SPECIALS)]
+    out = []
+    for m in msg.finditer(_SPECIALS):
+        phrase = re.sub(r"\s+", " ", m.group(0)).strip()
+        if _SOCKETS.search(msg.orig[max(0, m.start() - 30):m.start()]) and not _ddr_id(store, phrase):
+            phrase = f"dual-socket {phrase}"  # advisor.resolve doubles the bandwidth for two sockets
+        out.append(_Mention(m.start(), m.end(), _ddr_id(store, phrase) or phrase))
     return out
 
 
-def _mentions(msg: Msg, store: Store) -> list[_Mention]:
-    found: list[_Mention] = []
+def _mentions(msg: Msg, store: Store, found: list[_Mention]) -> list[_Mention]:
+    """Machine names, in the order written; Macs named without a chip and CPU models come last."""
     for finder in (_other_mentions, lambda ms, _s: _apple_mentions(ms), _gpu_mentions,
                    lambda ms, _s: _unknown_apple(ms)):
         for men in finder(msg, store):
             if not any(men.start < f.end and f.start < men.end for f in found):
                 found.append(men)
                 msg.claim(men.start, men.end)
-    for m in msg.finditer(_MAC_ONLY):
-        found.append(_Mention(m.start(), m.end(), _product(m.group("prod")), product=_product(m.group("prod"))))
-        msg.claim(m.start(), m.end())
-    return sorted(found, key=lambda f: f.start)
+    found.sort(key=lambda f: f.start)
+    # A Mac named without its chip, or a CPU model, is the machine only when nothing better is named.
+    for pat, kind in ((_MAC_ONLY, ""), (_CPU_NAMES, "cpu")):
+        for m in msg.finditer(pat):
+            msg.claim(m.start(), m.end())
+            phrase = _product(m.group("prod")) if kind == "" else re.sub(r"\s+", " ", m.group(0)).strip()
+            found.append(_Mention(m.start(), m.end(), phrase, product=kind or phrase))
+    return found
 
 
 def _clean_candidates(cands: list[str], product: str) -> list[str]:
@@ -221,20 +253,32 @@ def _clean_candidates(cands: list[str], product: str) -> list[str]:
     return out
 
 
+def _fit_memory(store: Store, cands: list[str], memory: float | None) -> list[str]:
+    """Drop candidates that do not come with the memory size the user gave ("A100 80GB")."""
+    hws = catalog.all_hardware(store)
+    keep = [c for c in cands if (m := re.search(r"\(([a-z0-9-]+)\)$", c)) and m.group(1) in hws
+            and memory in hws[m.group(1)].memory_gb_options]
+    return keep if memory is not None and keep else cands
+
+
 def _product_choices(store: Store, product: str) -> list[str]:
-    tiers = _PRODUCT_TIERS.get(product, ("",))
-    chips = [c for c in apple_chips(store) if (c.split(" ", 1)[1] if " " in c else "") in tiers]
-    return [f"{product} {c}" for c in chips]
+    chips = set(apple_chips(store))
+    return [f"{product} {c}" for c in _PRODUCT_CHIPS.get(product, ()) if c in chips]
 
 
 def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None, cores: int | None) -> Hardware | None:
-    if men.phrase in _PRODUCT_TIERS:
+    if men.phrase in _PRODUCT_CHIPS:
         ext.ambiguous["hardware"] = _product_choices(store, men.phrase)
+        return None
+    if men.product == "cpu":
+        ext.suggestions["hardware"] = ["DDR5-5600 dual channel", "DDR4-3200 dual channel"]
+        ext.reject(f"I can't size '{men.phrase}' from its name. For a computer without a supported GPU, tell me its "
+                   "RAM (e.g. 'DDR5-5600 dual channel') or its memory bandwidth in GB/s.")
         return None
     try:
         m = catalog.resolve_hardware(store, men.phrase, memory_gb=memory, gpu_cores=cores)
     except AmbiguousError as e:
-        ext.ambiguous["hardware"] = _clean_candidates(e.candidates, men.product)
+        ext.ambiguous["hardware"] = _clean_candidates(_fit_memory(store, e.candidates, memory), men.product)
         return None
     except NotFoundError as e:
         cands = _clean_candidates(e.candidates, "")
@@ -264,7 +308,7 @@ def _memory_mentions(msg: Msg, ext: Extraction) -> list[_Mem]:
         value = parse_num(m.group("num")) or 0.0
         value *= 1024 if unit.startswith(("t",)) else (1 / 1024 if unit.startswith("m") else 1)
         tail = (m.group("tail") or "").lower()
-        if qual == "ram" and re.search(r"gpu|graphics|video", tail):
+        if qual in ("card", "gpu", "graphics card") or (qual == "ram" and re.search(r"gpu|graphics|video", tail)):
             qual = "vram"
         elif qual == "memory":
             qual = "unified" if "unified" in tail else ("ram" if "system" in tail else "mem")
@@ -293,16 +337,15 @@ def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> fl
             opts = "/".join(fmt(x) for x in hw.memory_gb_options)
             ext.note(f"The {hw.name} ships with {opts} GB; I kept the {fmt(pick.value)} GB you said.")
         return pick.value
-    opts = hw.memory_gb_options
+    sizes = hw.memory_gb_options
     for m in mems:
-        if m.qual == "vram" or (m.qual in (None, "mem") and (not opts or m.value in opts)):
-            if hw.n_devices > 1 and opts and m.value in [o * hw.n_devices for o in opts] and m.value not in opts:
+        if m.qual == "vram" or (m.qual in (None, "mem") and (not sizes or m.value in sizes)):
+            if hw.n_devices > 1 and sizes and m.value in [o * hw.n_devices for o in sizes] and m.value not in sizes:
                 ext.note(f"{m.text} is the total over {hw.n_devices} cards ({fmt(m.value / hw.n_devices)} GB each).")
                 return m.value / hw.n_devices
             return m.value
-    ram = mems[0]
-    ext.note(f"{ram.text} looks like system RAM; what counts for a {hw.name} is its own memory "
-             f"({'/'.join(fmt(x) for x in opts)} GB of VRAM).")
+    ext.note(f"{mems[0].text} looks like system RAM; what counts for a {hw.name} is its own memory "
+             f"({'/'.join(fmt(x) for x in sizes)} GB of VRAM).")
     return None
 
 
@@ -316,10 +359,13 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         store (Store): the knowledge store.
         known (str | None): hardware already known from earlier turns, to interpret memory sizes.
     """
+    ids = [_Mention(m.start(), m.end(), m.group(0).lower()) for m in msg.finditer(_id_pattern(store))]
+    for i in ids:
+        msg.claim(i.start, i.end)
     _bandwidth(msg, ext)
     mems = _memory_mentions(msg, ext)
     cores = _gpu_cores(msg)
-    men = [x for x in _mentions(msg, store) if not negated(msg, x.start)]
+    men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
     hw = None
     if men:
         first = men[0]

@@ -7,12 +7,14 @@ memory size by a later extractor. The original text stays in :attr:`Msg.orig` fo
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import unicodedata
 from collections.abc import Iterable
 
 MAX_CHARS = 20_000  # only this much of a message is read; chat messages are far shorter
+MAX_MATCHES = 64  # mentions read per pattern; more is junk, not a description of a machine
 
 # A number as people write it: 8000, 8,000, 1.5, 8k, 32K, 1M. ``k``/``m`` only glued to or one space after digits.
 NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?[kKmM](?![A-Za-z]))?"
@@ -65,6 +67,18 @@ def sanitize(text: object) -> tuple[str, list[str]]:
         pass
     text = _TAGS.sub(" ", text.translate(_DASHES))
     return _HF_URL.sub(" ", text), notes
+
+
+_WORDISH = re.compile(r"[\W_]{0,3}[^\W_]+(?:[-'./:_,+][^\W_]+)*[\W_]{0,3}")
+
+
+def looks_like_junk(text: str) -> bool:
+    """True for long text that is mostly not words (random bytes, base64, keyboard mashing)."""
+    tokens = text.split()
+    if len(text) < 500 and len(tokens) < 20:
+        return False
+    wordish = sum(1 for t in tokens if len(t) <= 40 and _WORDISH.fullmatch(t))
+    return wordish < 0.5 * max(len(tokens), len(text) / 40)
 
 
 def word_number(word: str) -> int | None:
@@ -125,9 +139,9 @@ class Msg:
         if end > start:
             self.s = self.s[:start] + " " * (end - start) + self.s[end:]
 
-    def finditer(self, pattern: re.Pattern[str]) -> Iterable[re.Match[str]]:
-        """Matches of ``pattern`` in the unclaimed text."""
-        return pattern.finditer(self.s)
+    def finditer(self, pattern: re.Pattern[str], limit: int = MAX_MATCHES) -> Iterable[re.Match[str]]:
+        """The first ``limit`` matches of ``pattern`` in the unclaimed text (bounds the work on junk)."""
+        return itertools.islice(pattern.finditer(self.s), limit)
 
     def before(self, pos: int, width: int = 60) -> str:
         """The clause that ends at ``pos`` (at most ``width`` characters)."""
@@ -168,7 +182,8 @@ def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str
 
 
 _NEGATED = re.compile(
-    r"(?:\bnot|n't|\bno|\binstead\s+of|\brather\s+than|\bthan|\bfrom|\breplac\w*|\bswitch\w*\s+from)"
+    r"(?:\bnot|n't|\bno|\binstead\s+of|\brather\s+than|\bthan|\breplac\w*|"
+    r"\b(?:switch\w*|upgrad\w*|coming|moving|migrat\w*)\s+from)"
     r"\s+(?:an?\s+|the\s+|my\s+|our\s+|that\s+)?$",
     re.I,
 )

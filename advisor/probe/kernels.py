@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from advisor.errors import InputError, ProbeError
 from advisor.models import ProbeResult
 from advisor.probe._backend import KernelBackend, Workload, select_backend
-from advisor.probe.system import detect_machine
+from advisor.probe.system import CpuSnapshot, cpu_busy_others_pct, detect_machine
 
 __all__ = ["numpy_stream_reference_gbs", "run_kernel_probe"]
 
@@ -146,23 +146,28 @@ def _matvec(be: KernelBackend, fmt: str, target_ws: float, slice_s: float, deadl
             tick: Callable[[float], None], notes: list[str]) -> float:
     cols = _MATVEC_COLS
     bpw = _BYTES_PER_WEIGHT.get(fmt, 2.0)
-    probe = be.matvec(fmt, 1024, cols, 1)
-    t_small = min(_time(probe, max_runs=1, min_runs=1, slice_s=0.0, deadline=math.inf))
-    del probe
-    s_per_byte = t_small / (1024 * cols * bpw)
-    per_call_target = slice_s / 4
-    ws = min(target_ws, per_call_target / s_per_byte)
+    small_rows = 256
+    probe = be.matvec(fmt, small_rows, cols, 1)
+    calib = _time(probe, max_runs=1, min_runs=1, slice_s=0.0, deadline=math.inf)
+    s_per_byte = min(calib) / probe.bytes_per_call
+    ws_time = slice_s / 4 / s_per_byte  # one call should take at most a quarter of the slice
+    ws = min(target_ws, ws_time)
     unit = 4096 * cols * bpw
     if ws >= unit:
         rows, count = 4096, max(1, int(ws // unit))
     else:
-        rows, count = max(256, int(ws / (cols * bpw)) // 256 * 256), 1
-    w = be.matvec(fmt, rows, cols, count)
-    times = _time(w, max_runs=8, slice_s=slice_s, deadline=deadline, tick=tick)
+        rows, count = max(small_rows, int(ws / (cols * bpw)) // small_rows * small_rows), 1
+    if (rows, count) == (small_rows, 1):
+        w, times = probe, calib + _time(probe, max_runs=7, slice_s=slice_s, deadline=deadline, warm=False, tick=tick)
+    else:
+        del probe
+        w = be.matvec(fmt, rows, cols, count)
+        times = _time(w, max_runs=8, slice_s=slice_s, deadline=deadline, tick=tick)
     size = w.bytes_per_call
-    note = f"matvec {fmt}: {w.label}, {size / MB:.0f} MB of weights, best of {len(times)} runs"
+    note = f"matvec {fmt}: {w.label}, {size / MB:.1f} MB of weights, best of {len(times)} runs"
     if size < 64 * MB:
-        note += " (working set shrunk to fit the time budget: may be cache-resident; compute-bound here)"
+        why = "to fit the time budget (compute-bound here)" if ws_time < target_ws else "by the buffer cap"
+        note += f" (working set limited {why}: may be served from cache)"
     notes.append(note)
     return size / min(times) / GB
 
@@ -232,6 +237,7 @@ def run_kernel_probe(*, backend: str | KernelBackend | None = None, time_budget_
     if max_buffer_gb is not None and not (math.isfinite(max_buffer_gb) and max_buffer_gb > 0):
         raise InputError(f"max_buffer_gb must be a positive number of GB, got {max_buffer_gb!r}")
     t_start = time.perf_counter()
+    cpu_before = CpuSnapshot()
     deadline = t_start + _DEADLINE_SHARE * time_budget_s
     prog = _Progress(progress)
     prog(0.0, "choosing backend")
@@ -254,7 +260,9 @@ def run_kernel_probe(*, backend: str | KernelBackend | None = None, time_budget_
         be.release()
         prog(0.35, f"bandwidth {bw:.1f} GB/s")
 
-        ws_cap = (1 * GB if be.is_gpu else 256 * MB) if avail is None else min(1 * GB if be.is_gpu else 256 * MB, avail / 8)
+        ws_cap = 1 * GB if be.is_gpu else 256 * MB  # weights read per matvec pass, beyond any LLC
+        if avail is not None:
+            ws_cap = min(ws_cap, avail / 8)
         if max_buffer_gb is not None:
             ws_cap = min(ws_cap, max_buffer_gb * GB)
         matvec: dict[str, float] = {}
@@ -280,6 +288,12 @@ def run_kernel_probe(*, backend: str | KernelBackend | None = None, time_budget_
         be.release()
         raise ProbeError(f"the {be.name} kernel probe failed: {e}") from e
     duration = time.perf_counter() - t_start
+    busy = cpu_busy_others_pct(cpu_before, CpuSnapshot())
+    if busy is not None:
+        machine["cpu_busy_others_pct"] = busy
+        if busy >= 15:
+            notes.append(f"other processes kept {busy:.0f} % of the CPU busy during the probe: "
+                         "figures may understate this machine")
     if duration > time_budget_s:
         notes.append(f"took {duration:.1f} s, over the {time_budget_s:g} s budget (slow allocation or device)")
     result = ProbeResult(

@@ -19,11 +19,37 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["available_memory_bytes", "default_wired_limit_gb", "detect_machine"]
+from advisor.probe._sysparse import (
+    default_wired_limit_gb,
+    num,
+    parse_cpuinfo,
+    parse_gpu_cores,
+    parse_lscpu,
+    parse_meminfo,
+    parse_nvidia_smi,
+    parse_pmset_batt,
+    parse_vm_stat,
+)
+
+__all__ = [
+    "CpuSnapshot",
+    "available_memory_bytes",
+    "cpu_busy_others_pct",
+    "default_wired_limit_gb",
+    "detect_machine",
+    "parse_cpuinfo",
+    "parse_gpu_cores",
+    "parse_lscpu",
+    "parse_meminfo",
+    "parse_nvidia_smi",
+    "parse_pmset_batt",
+    "parse_vm_stat",
+]
 
 GB = 1e9
 GIB = 2**30
@@ -51,153 +77,8 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _num(text: str | None) -> float | None:
-    if text is None:
-        return None
-    m = re.search(r"-?\d+(?:\.\d+)?", text)
-    return float(m.group()) if m else None
-
-
 def _round(x: float | None, nd: int = 2) -> float | None:
     return None if x is None else round(x, nd)
-
-
-# --------------------------------------------------------------------------------------------- parsers
-
-
-def parse_meminfo(text: str) -> dict[str, float]:
-    """``/proc/meminfo`` → {"MemTotal": bytes, "MemAvailable": bytes, ...} (kB lines scaled)."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        m = re.match(r"(\w+):\s+(\d+)(?:\s+kB)?", line)
-        if m:
-            out[m.group(1)] = float(m.group(2)) * (1024 if "kB" in line else 1)
-    return out
-
-
-def parse_cpuinfo(text: str) -> dict[str, Any]:
-    """``/proc/cpuinfo`` → model name, logical count and physical cores (unique package/core ids)."""
-    model = None
-    logical = 0
-    cores: set[tuple[str, str]] = set()
-    phys = core = None
-    for line in text.splitlines() + [""]:
-        if not line.strip():
-            if phys is not None and core is not None:
-                cores.add((phys, core))
-            phys = core = None
-            continue
-        key, _, value = line.partition(":")
-        key, value = key.strip(), value.strip()
-        if key == "processor":
-            logical += 1
-        elif key in ("model name", "Model", "Hardware", "cpu model") and value and model is None:
-            model = value
-        elif key == "physical id":
-            phys = value
-        elif key == "core id":
-            core = value
-    out: dict[str, Any] = {}
-    if model:
-        out["cpu_model"] = model
-    if logical:
-        out["cpu_cores_logical"] = logical
-    if cores:
-        out["cpu_cores_physical"] = len(cores)
-    return out
-
-
-def parse_lscpu(text: str) -> dict[str, Any]:
-    """``lscpu`` → cpu model, physical cores (cores per socket × sockets), hypervisor, LLC."""
-    kv: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            kv.setdefault(key.strip(), value.strip())
-    out: dict[str, Any] = {}
-    if kv.get("Model name") and kv["Model name"] != "-":
-        out["cpu_model"] = kv["Model name"]
-    cps, sockets = _num(kv.get("Core(s) per socket")), _num(kv.get("Socket(s)"))
-    if cps and sockets:
-        out["cpu_cores_physical"] = int(cps * sockets)
-    if kv.get("Hypervisor vendor"):
-        out["hypervisor"] = kv["Hypervisor vendor"]
-    if kv.get("L3 cache"):
-        out["cpu_l3_cache"] = kv["L3 cache"]
-    return out
-
-
-def parse_nvidia_smi(text: str) -> list[dict[str, Any]]:
-    """``nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader,nounits`` rows.
-
-    Memory values are MiB in, GB out.
-    """
-    gpus = []
-    for line in text.strip().splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 2 or not parts[0]:
-            continue
-        gpu: dict[str, Any] = {"name": parts[0]}
-        total = _num(parts[1])
-        if total is not None:
-            gpu["memory_gb"] = round(total * 2**20 / GB, 2)
-        if len(parts) > 2 and _num(parts[2]) is not None:
-            gpu["memory_free_gb"] = round(_num(parts[2]) * 2**20 / GB, 2)  # type: ignore[operator]
-        gpus.append(gpu)
-    return gpus
-
-
-def parse_pmset_batt(text: str) -> str | None:
-    """``pmset -g batt`` → "ac", "battery" or "ups" (from "Now drawing from 'AC Power'")."""
-    m = re.search(r"drawing from '([^']+)'", text)
-    if not m:
-        return None
-    src = m.group(1).lower()
-    if "ac" in src:
-        return "ac"
-    if "battery" in src:
-        return "battery"
-    if "ups" in src:
-        return "ups"
-    return src
-
-
-def parse_vm_stat(text: str) -> float | None:
-    """macOS ``vm_stat`` → available bytes (free + inactive + speculative + purgeable pages)."""
-    m = re.search(r"page size of (\d+) bytes", text)
-    page = int(m.group(1)) if m else 4096
-    pages = 0
-    found = False
-    for key in ("Pages free", "Pages inactive", "Pages speculative", "Pages purgeable"):
-        mm = re.search(rf"{key}:\s+(\d+)", text)
-        if mm:
-            pages += int(mm.group(1))
-            found = True
-    return pages * page if found else None
-
-
-def parse_gpu_cores(text: str) -> int | None:
-    """GPU core count from ``ioreg -rc AGXAccelerator`` or ``system_profiler SPDisplaysDataType``."""
-    for pat in (r'"gpu-core-count"\s*=\s*(\d+)', r"Total Number of Cores:\s*(\d+)", r'"sppci_cores"\s*:\s*"?(\d+)'):
-        m = re.search(pat, text)
-        if m:
-            return int(m.group(1))
-    return None
-
-
-def default_wired_limit_gb(total_bytes: float) -> float:
-    """macOS default GPU wired-memory share when ``iogpu.wired_limit_mb`` is 0 (an estimate).
-
-    About two thirds of unified memory on machines with at most 36 GiB, about three quarters above.
-
-    Args:
-        total_bytes: physical memory in bytes (``hw.memsize``).
-
-    Returns:
-        The estimated limit in GB (10^9 bytes).
-    """
-    share = 2 / 3 if total_bytes <= 36 * GIB else 3 / 4
-    return round(total_bytes * share / GB, 2)
 
 
 # --------------------------------------------------------------------------------------------- sections
@@ -227,7 +108,7 @@ def _cgroup_memory_limit() -> tuple[float | None, float | None]:
         limit = float(raw)
         if limit >= 2**60:  # v1 "unlimited" is a huge number
             return None, None
-        usage = _num(_read(usage_path))
+        usage = num(_read(usage_path))
         return limit, usage
     return None, None
 
@@ -246,6 +127,9 @@ def _linux(info: dict[str, Any], run: Runner) -> None:
                 info[key] = parsed[key]
         if "cpu_cores_physical" not in info and "cpu_cores_physical" in parsed:
             info["cpu_cores_physical"] = parsed["cpu_cores_physical"]
+    quota = (_read("/sys/fs/cgroup/cpu.max") or "").split()
+    if len(quota) == 2 and quota[0].isdigit() and quota[1].isdigit() and int(quota[1]) > 0:
+        info["cpu_quota_cores"] = round(int(quota[0]) / int(quota[1]), 2)  # container CPU limit
     mem = parse_meminfo(_read("/proc/meminfo") or "")
     total, avail = mem.get("MemTotal"), mem.get("MemAvailable", mem.get("MemFree"))
     limit, usage = _cgroup_memory_limit()
@@ -299,10 +183,10 @@ def _darwin(info: dict[str, Any], run: Runner) -> None:
         ("cpu_cores_performance", "hw.perflevel0.physicalcpu"),
         ("cpu_cores_efficiency", "hw.perflevel1.physicalcpu"),
     ):
-        v = _num(sysctl(name))
+        v = num(sysctl(name))
         if v:
             info[key] = int(v)
-    total = _num(sysctl("hw.memsize"))
+    total = num(sysctl("hw.memsize"))
     if total:
         info["memory_total_gb"] = _round(total / GB)
         info["memory_total_gib"] = _round(total / GIB)
@@ -310,7 +194,7 @@ def _darwin(info: dict[str, Any], run: Runner) -> None:
     avail = parse_vm_stat(vm) if vm else None
     if avail is not None:
         info["memory_available_gb"] = _round(avail / GB)
-    wired = _num(sysctl("iogpu.wired_limit_mb"))
+    wired = num(sysctl("iogpu.wired_limit_mb"))
     if wired is not None and total:
         if wired > 0:
             info["gpu_wired_limit_gb"] = _round(wired * 2**20 / GB)
@@ -394,6 +278,37 @@ def available_memory_bytes() -> float | None:
         return None
 
 
+class CpuSnapshot:
+    """Machine-wide busy CPU time (``/proc/stat``) and this process's CPU time, for contention."""
+
+    def __init__(self) -> None:
+        self.wall = time.monotonic()
+        self.own = sum(os.times()[:4])
+        self.busy: float | None = None
+        line = (_read("/proc/stat") or "").split("\n", 1)[0].split()
+        if line[:1] == ["cpu"] and len(line) >= 5:
+            vals = [float(v) for v in line[1:]]
+            hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+            idle = vals[3] + (vals[4] if len(vals) > 4 else 0.0)  # idle + iowait
+            self.busy = (sum(vals[:8]) - idle) / hz
+
+
+def cpu_busy_others_pct(before: CpuSnapshot, after: CpuSnapshot) -> float | None:
+    """Share of the machine's CPU time used by other processes between two snapshots, percent.
+
+    Linux only (``/proc/stat``); None elsewhere. A high value means the probe competed for cores and
+    memory bandwidth, so its figures understate the machine.
+    """
+    if before.busy is None or after.busy is None:
+        return None
+    wall = after.wall - before.wall
+    cores = os.cpu_count() or 1
+    if wall <= 0:
+        return None
+    others = (after.busy - before.busy) - (after.own - before.own)
+    return round(max(0.0, min(100.0, 100.0 * others / (wall * cores))), 1)
+
+
 def detect_machine(*, run: Runner | None = None, system: str | None = None) -> dict[str, Any]:
     """Describe this machine; never raises, and leaves out what it cannot read.
 
@@ -404,11 +319,14 @@ def detect_machine(*, run: Runner | None = None, system: str | None = None) -> d
     Returns:
         A dict with keys among ``os``, ``os_version``, ``arch``, ``python``, ``cpu_model``,
         ``cpu_cores_physical``, ``cpu_cores_logical``, ``cpu_cores_usable`` (affinity mask),
-        ``memory_total_gb``, ``memory_total_gib``, ``memory_available_gb``, ``memory_limit_gb``
-        (cgroup), ``gpu_name``, ``gpu_memory_gb``, ``gpu_count``, ``gpu_cores`` (Apple),
-        ``gpu_wired_limit_gb`` with ``gpu_wired_limit_is_default`` (and ``gpu_wired_limit_is_estimate``
-        when it is the default share), ``unified_memory``, ``power_source`` ("ac", "battery", "ups"),
-        ``hypervisor`` and ``is_container``. Memory in GB of 10^9 bytes.
+        ``cpu_quota_cores`` (cgroup CPU limit), ``cpu_cores_performance``/``cpu_cores_efficiency``
+        (Apple), ``memory_total_gb``, ``memory_total_gib``, ``memory_available_gb``,
+        ``memory_limit_gb`` (cgroup), ``load_average_1m``, ``gpu_name``, ``gpu_memory_gb``,
+        ``gpu_memory_free_gb``, ``gpu_count``, ``gpus`` (several), ``gpu_cores`` (Apple),
+        ``gpu_recommended_working_set_gb`` (Metal), ``gpu_wired_limit_gb`` with
+        ``gpu_wired_limit_is_default`` (and ``gpu_wired_limit_is_estimate`` when it is the default
+        share), ``unified_memory``, ``power_source`` ("ac", "battery", "ups"), ``hypervisor``,
+        ``cpu_l3_cache`` and ``is_container``. Memory in GB of 10^9 bytes.
     """
     run = run or _run
     system = system or platform.system()
@@ -443,4 +361,8 @@ def detect_machine(*, run: Runner | None = None, system: str | None = None) -> d
     if "cpu_model" not in info and platform.processor():
         info["cpu_model"] = platform.processor()
     info["is_container"] = system == "Linux" and _container_hints()
+    try:
+        info["load_average_1m"] = round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        pass
     return info

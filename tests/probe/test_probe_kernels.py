@@ -46,7 +46,7 @@ def test_fake_backend_rates_come_back():
     r = run_kernel_probe(backend=fake, time_budget_s=3.0, max_buffer_gb=0.1, progress=rec)
     assert r.backend == "numpy" and r.device == "Fake device" and r.engine_version == "fake 1.0"
     assert r.bandwidth_gbs == pytest.approx(20.0, rel=0.15)
-    assert r.bandwidth_median_gbs == pytest.approx(20.0, rel=0.3)
+    assert 0.3 * 20.0 < r.bandwidth_median_gbs <= r.bandwidth_gbs
     assert r.matvec_gbs["fp16"] == pytest.approx(10.0, rel=0.15)
     assert r.matvec_gbs["q4"] == pytest.approx(4.0, rel=0.15)
     assert r.matmul_dtype == "float16"  # the faster candidate is kept
@@ -62,10 +62,10 @@ def test_fake_backend_rates_come_back():
 def test_fake_backend_slow_kernel_shrinks_working_set_and_keeps_budget():
     fake = FakeBackend(matvec_gbs={"fp16": 10.0, "q4": 0.005}, tflops={"float32": 0.002})
     t0 = time.perf_counter()
-    r = run_kernel_probe(backend=fake, time_budget_s=2.0, max_buffer_gb=0.05)
-    assert time.perf_counter() - t0 < 2.0 + 0.5
+    r = run_kernel_probe(backend=fake, time_budget_s=3.0, max_buffer_gb=0.05)
+    assert time.perf_counter() - t0 < 3.0 + 0.6
     assert r.matvec_gbs["q4"] == pytest.approx(0.005, rel=0.2)
-    assert any("q4" in n and "shrunk" in n for n in r.notes)
+    assert any("q4" in n and "time budget" in n for n in r.notes)
     assert r.matmul_tflops == pytest.approx(0.002, rel=0.2)
 
 
@@ -138,8 +138,8 @@ def _check_real(r: ProbeResult, rec: Recorder, budget: float, elapsed: float, ba
     assert r.matmul_dtype
     assert 0.1 < r.bandwidth_gbs < 100_000  # GB/s: any real memory
     assert 1e-5 < r.matmul_tflops < 10_000
-    assert r.duration_s <= budget + 4.0
-    assert elapsed <= budget + 5.0
+    assert r.duration_s <= budget + 3.0
+    assert elapsed <= budget + 4.0
     assert r.machine["memory_total_gb"] > 0
     assert r.created_at and r.created_at.endswith("+00:00")
     assert r.engine_version.split()[0] in ("numpy", "mlx", "torch")
@@ -156,9 +156,9 @@ def _against_reference(r: ProbeResult) -> None:
 
 def test_numpy_backend_real():
     rec = Recorder()
-    budget = 8.0
+    budget = 15.0  # the default; the probe takes about 4 s of it here when the machine is quiet
     t0 = time.perf_counter()
-    r = run_kernel_probe(backend="numpy", time_budget_s=budget, progress=rec)
+    r = run_kernel_probe(backend="numpy", progress=rec)
     _check_real(r, rec, budget, time.perf_counter() - t0, "numpy")
     assert set(r.matvec_gbs) == {"fp32"} and r.matmul_dtype == "float32"
     _against_reference(r)
@@ -170,9 +170,9 @@ def test_mlx_cpu_backend_real():
     if mx.metal.is_available():
         pytest.skip("this test covers the CPU path")
     rec = Recorder()
-    budget = 8.0
+    budget = 15.0  # the default; the probe takes about 7 s of it here when the machine is quiet
     t0 = time.perf_counter()
-    r = run_kernel_probe(backend="mlx-cpu", time_budget_s=budget, progress=rec)
+    r = run_kernel_probe(backend="mlx-cpu", progress=rec)
     _check_real(r, rec, budget, time.perf_counter() - t0, "mlx-cpu")
     assert set(r.matvec_gbs) == {"fp16", "q4"}
     assert r.engine_version.startswith("mlx ")

@@ -105,3 +105,20 @@ def test_run_probe_with_model(tiny_model_dir):
 def test_run_probe_kernels_only():
     r = run_probe(kernels_only=True, backend="numpy", time_budget_s=3.0, max_buffer_gb=0.2)
     assert r.model_runs == [] and r.bandwidth_gbs > 0
+
+
+def test_repo_id_resolves_from_the_local_hf_cache_only(tiny_model_dir, tmp_path, monkeypatch):
+    import shutil
+
+    import huggingface_hub.constants as hf_constants
+
+    repo = tmp_path / "hub" / "models--tester--tiny"
+    shutil.copytree(tiny_model_dir, repo / "snapshots" / "abc123")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123")
+    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert resolve_model_path("tester/tiny") == repo / "snapshots" / "abc123"
+    result = run_model_probe("tester/tiny", prompt_lengths=(16,), gen_tokens=4)
+    assert result[0].prompt_tokens == 16 and result[0].gen_tokens == 4
+    with pytest.raises(ProbeError, match="not in the local Hugging Face cache"):
+        resolve_model_path("tester/other")

@@ -93,3 +93,38 @@ def make_verdict(p: Prediction | None = None, **over) -> Verdict:
     )
     base.update(over)
     return Verdict(**base)
+
+
+@pytest.fixture
+def prediction() -> Prediction:
+    return make_prediction()
+
+
+@pytest.fixture
+def verdict() -> Verdict:
+    return make_verdict()
+
+
+@pytest.fixture
+def prediction_factory() -> Callable[..., Prediction]:
+    return make_prediction
+
+
+@pytest.fixture
+def verdict_factory() -> Callable[..., Verdict]:
+    return make_verdict
+
+
+LLAMA_BENCH_MD = """\
+| model                          |       size |     params | backend    | ngl |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | Metal,BLAS |  99 |         pp512 |        190.52 ± 0.31 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | Metal,BLAS |  99 |         tg128 |         17.21 ± 0.05 |
+
+build: 1d36b367 (4542)
+"""
+
+
+@pytest.fixture
+def llama_bench_md() -> str:
+    return LLAMA_BENCH_MD

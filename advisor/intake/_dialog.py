@@ -1,0 +1,240 @@
+"""The conversation: merge each message into the facts, say what is missing, ask one question.
+
+Only the hardware (or its bandwidth) and the model (or its size) are needed to answer; the memory
+size is asked when the machine ships in several sizes. Everything else has a default that the
+answer states (:func:`defaults_for`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from advisor.errors import AmbiguousError, NotFoundError
+from advisor.intake._extract import TROUBLE, extract
+from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
+from advisor.intake._text import fmt
+from advisor.models import Hardware, Scenario
+from knowledge import catalog
+from knowledge.store import Store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_QUANT = "Q4_K_M"  # what Ollama and most GGUF downloads use
+DEFAULT_QUANT_MLX = "MLX 4-bit"  # mlx-community's usual conversion
+DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
+    "chat": 500, "coding_agent": 4_000, "rag": 4_000, "summarising": 2_000, "batch": 1_000, None: 500,
+}
+DEFAULT_GEN_TOKENS = 300
+DEFAULT_CONCURRENCY = 1
+DEFAULT_DEPTH = 0
+
+HARDWARE_CHOICES = ["MacBook Air M2", "MacBook Pro M3 Max", "Mac Studio M2 Ultra", "RTX 4090", "RTX 3090",
+                    "2x RTX 3090"]
+MODEL_CHOICES = ["Llama 3.2 3B", "Llama 3.1 8B", "Qwen3 14B", "Gemma 3 27B", "Qwen3 30B A3B", "Llama 3.3 70B"]
+QUANT_CHOICES = ["4-bit (Q4_K_M)", "8-bit", "16-bit"]
+_ASK_ORDER = ("hardware", "memory_gb", "model")
+_NOUNS = {"hardware": "machine", "model": "model", "quant": "weight format", "memory_gb": "memory size"}
+
+
+# ----------------------------------------------------------------------------- update
+def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, asked: str | None = None) -> IntakeResult:
+    """Merge one chat message into the facts known so far.
+
+    New facts override old ones ("actually it's 32 GB", "no, I meant the 70B"); facts the
+    message does not mention stay. Never raises.
+
+    Args:
+        facts (Scenario | dict | None): the facts so far (None at the start of a conversation).
+        text (str): the user's message.
+        store (Store): the knowledge store.
+        asked (str | None): the field the last question asked for; by default the field
+            :func:`next_question` would ask about given ``facts``.
+
+    Returns:
+        IntakeResult: merged facts, the fields that changed, notes and problems.
+    """
+    try:
+        old = facts if isinstance(facts, Scenario) else Scenario.model_validate(facts or {})
+    except ValidationError:
+        old = Scenario()
+    try:
+        if asked is None and old != Scenario():
+            q = next_question(old, store)
+            asked = q.field if q else None
+        ext = extract(text, store, context=old, asked=asked)
+        new, changed = _merge(old, ext, store)
+    except Exception:  # last line of defence: the chat must keep going
+        log.exception("intake.update failed")
+        return IntakeResult(facts=old, notes=[TROUBLE])
+    return IntakeResult(
+        facts=new, changed=changed, notes=ext.notes, not_understood=ext.not_understood, ambiguous=ext.ambiguous,
+        suggestions=ext.suggestions, resolved=ext.resolved, looks_like_tool_output=ext.looks_like_tool_output,
+    )
+
+
+def _merge(old: Scenario, ext: Extraction, store: Store) -> tuple[Scenario, list[str]]:
+    new = ext.facts()
+    data = old.model_dump()
+    if "params_b" in new and "model" not in new and old.model:
+        _resize_model(old.model, new, data, ext, store)
+    if "model" in new and "params_b" not in new:
+        data["params_b"] = None
+    if "hardware" in new and new["hardware"] != old.hardware:
+        _forget_machine_details(data, new, ext, store)
+    data.update(new)
+    try:
+        merged = Scenario.model_validate(data)
+    except ValidationError as e:  # extractors bound every value; this is belt and braces
+        bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
+        for f in bad:
+            ext.reject(f"I could not use the value given for {f}.")
+            data[f] = getattr(old, f, None)
+        merged = Scenario.model_validate(data)
+    changed = [f for f in FACT_FIELDS if getattr(merged, f) != getattr(old, f)]
+    return merged, changed
+
+
+def _resize_model(old_model: str, new: dict[str, Any], data: dict[str, Any], ext: Extraction, store: Store) -> None:
+    """"No, I meant the 70B": the same family at the new size, when the catalog has it."""
+    size = new["params_b"]
+    swapped, n = re.subn(r"(?<![\w.])\d+(?:\.\d+)?(?=\s*-?\s*b\b)", fmt(size), old_model, count=1, flags=re.I)
+    if n:
+        try:
+            m = catalog.resolve_model(store, swapped)
+        except NotFoundError:
+            m = None
+        if m is not None and not m.value.generic:
+            new["model"] = swapped
+            del new["params_b"]
+            ext.resolved["model"] = m.value.id
+            ext.note(f"Took that as {swapped}.")
+            return
+    data["model"] = None
+    ext.note(f"Sizing the model as a generic {fmt(size)}B model instead of {old_model}.")
+
+
+def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extraction, store: Store) -> None:
+    """A different machine: drop the old one's memory, GPU cores and spec numbers unless restated."""
+    for f in ("gpu_cores", "bandwidth_gbs", "tflops"):
+        if f not in new:
+            data[f] = None
+    if "memory_gb" in new or data.get("memory_gb") is None:
+        return
+    hw = _hardware_of(store, new["hardware"])
+    if hw is None or not hw.memory_gb_options or data["memory_gb"] not in hw.memory_gb_options:
+        ext.note(f"Forgot the {fmt(data['memory_gb'])} GB said for the previous machine.")
+        data["memory_gb"] = None
+
+
+# ----------------------------------------------------------------------------- what is missing
+def _hardware_of(store: Store, name: str | None, memory_gb: float | None = None) -> Hardware | None:
+    if not name:
+        return None
+    try:
+        return catalog.resolve_hardware(store, name, memory_gb=memory_gb).value
+    except (AmbiguousError, NotFoundError):
+        return None
+
+
+def missing(facts: Scenario, store: Store) -> list[str]:
+    """Fields still needed before an answer, in the order they are asked.
+
+    ``hardware`` unless a resolvable name or ``bandwidth_gbs`` is known; ``memory_gb`` when the
+    machine ships with several memory sizes and none was given; ``model`` unless a resolvable
+    name or ``params_b`` is known.
+    """
+    out = []
+    hw = None if facts.bandwidth_gbs else _hardware_of(store, facts.hardware, facts.memory_gb)
+    if hw is None and not facts.bandwidth_gbs:
+        out.append("hardware")
+    if hw is not None and facts.memory_gb is None and len(hw.memory_gb_options) > 1:
+        out.append("memory_gb")
+    if not facts.params_b:
+        try:
+            catalog.resolve_model(store, facts.model or "")
+        except NotFoundError:
+            out.append("model")
+    return out
+
+
+def next_question(facts: Scenario, store: Store, ambiguous: dict[str, list[str]] | None = None) -> Question | None:
+    """The one question to ask now, or None when nothing needed is missing.
+
+    A name the last message left ambiguous is asked about first (with its candidates as
+    choices: the user is naming that field now, even if it had a value); then the first of
+    :func:`missing`. A field whose value is known and usable is never asked for; a name set
+    directly on the facts that the catalog cannot resolve is asked about by name.
+    """
+    for field in sorted(ambiguous or {}, key=lambda f: _ASK_ORDER.index(f) if f in _ASK_ORDER else 9):
+        cands = [c for c in (ambiguous or {})[field] if c][:6]
+        if cands:
+            return Question(field=field, text=f"Which {_NOUNS.get(field, field)} do you mean?", choices=cands)
+    todo = missing(facts, store)
+    if not todo:
+        return None
+    field = todo[0]
+    if field in ("hardware", "model") and getattr(facts, field):
+        return _fix_name_question(facts, store, field)
+    if field == "hardware":
+        return Question(field=field, text="What will you run it on? A Mac, a GPU, or a server?",
+                        choices=HARDWARE_CHOICES)
+    if field == "memory_gb":
+        hw = _hardware_of(store, facts.hardware)
+        assert hw is not None  # missing() only lists memory for a resolved machine
+        kind = "unified memory" if hw.kind == "apple_soc" else ("VRAM" if "gpu" in hw.kind else "memory")
+        each = " per card" if hw.n_devices > 1 else ""
+        return Question(field=field, text=f"How much {kind}{each} does your {facts.hardware} have?",
+                        choices=[f"{fmt(x)} GB" for x in hw.memory_gb_options])
+    return Question(field=field, text="Which model do you want to run?", choices=MODEL_CHOICES)
+
+
+def _fix_name_question(facts: Scenario, store: Store, field: str) -> Question:
+    """A hardware or model name on the facts that does not resolve: offer what it could be."""
+    name = getattr(facts, field)
+    ext = extract(name, store)
+    cands = ext.ambiguous.get(field) or ext.suggestions.get(field) or []
+    if field == "hardware":
+        return Question(field=field, text=f"Which machine is '{name}'?", choices=cands[:6] or HARDWARE_CHOICES)
+    return Question(field=field, text=f"Which model is '{name}'? Its size (e.g. '8B') is enough.",
+                    choices=cands[:6] or MODEL_CHOICES)
+
+
+# ----------------------------------------------------------------------------- defaults
+def defaults_for(facts: Scenario, store: Store | None = None) -> dict[str, tuple[Any, str]]:
+    """Values assumed for the facts not given, each with the reason the answer should state.
+
+    Args:
+        facts (Scenario): the facts so far.
+        store (Store | None): when given, a machine sold with several memory sizes gets the
+            smallest one (as :mod:`advisor.resolve` assumes).
+
+    Returns:
+        dict[str, tuple[Any, str]]: field → (value, reason).
+    """
+    out: dict[str, tuple[Any, str]] = {}
+    if facts.quant is None:
+        mlx = "mlx" in (facts.backend or "").lower()
+        q = DEFAULT_QUANT_MLX if mlx else DEFAULT_QUANT
+        why = "mlx-community's usual 4-bit conversion" if mlx else "what Ollama and most GGUF downloads use"
+        out["quant"] = (q, f"Weight format not stated: assumed {q}, {why}.")
+    use = facts.use if facts.use in DEFAULT_PROMPT_TOKENS else None
+    if facts.prompt_tokens is None:
+        p = DEFAULT_PROMPT_TOKENS[use]
+        out["prompt_tokens"] = (p, f"Prompt length not stated: assumed {p:,} tokens"
+                                + (f", typical for {use.replace('_', ' ')}." if use else " (a chat message)."))
+    if facts.gen_tokens is None:
+        out["gen_tokens"] = (DEFAULT_GEN_TOKENS, f"Answer length not stated: assumed {DEFAULT_GEN_TOKENS} tokens "
+                             f"(about {int(DEFAULT_GEN_TOKENS * 0.75)} words).")
+    if facts.concurrency is None:
+        out["concurrency"] = (DEFAULT_CONCURRENCY, "Number of users not stated: assumed one person at a time.")
+    if facts.depth is None:
+        out["depth"] = (DEFAULT_DEPTH, "No earlier conversation assumed in the context.")
+    if store is not None and facts.memory_gb is None and (hw := _hardware_of(store, facts.hardware)):
+        if len(hw.memory_gb_options) > 1:
+            mem = min(hw.memory_gb_options)
+            out["memory_gb"] = (mem, f"Memory not stated: assumed {fmt(mem)} GB, the smallest {hw.name}.")
+    return out

@@ -1,0 +1,99 @@
+"""``extract``: one chat message → every fact it states (see :class:`Extraction`)."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from advisor.errors import AmbiguousError, NotFoundError
+from advisor.intake import _hardware, _names, _workload
+from advisor.intake._schema import Extraction
+from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize
+from advisor.models import Scenario
+from knowledge import catalog
+from knowledge.store import Store
+
+log = logging.getLogger(__name__)
+
+EMPTY_HINT = ("Tell me your hardware (e.g. 'MacBook Air M2 with 16 GB' or 'RTX 4090') and the model "
+              "(e.g. 'Llama 3.1 8B'), and what you use it for.")
+TROUBLE = "I had trouble reading part of that message; please rephrase it if something is missing."
+_BARE_NUMBER = re.compile(r"^\s*(?:about\s+|~)?(\d+(?:\.\d+)?)\s*(?:gb|g|gigs?)?\s*$", re.I)
+
+
+def extract(text: str, store: Store, *, context: Scenario | None = None, asked: str | None = None) -> Extraction:
+    """Every fact one free-text chat message states, resolved against the catalog.
+
+    Never raises: unknown names go to ``not_understood`` (with ``suggestions``), names that fit
+    several catalog entries to ``ambiguous``, absurd values are rejected with a message, and
+    unreadable input gives an empty extraction with a friendly note.
+
+    Args:
+        text (str): the message as typed (only its first 20,000 characters are read).
+        store (Store): the knowledge store (catalog).
+        context (Scenario | None): facts known from earlier turns; used to read a bare memory size
+            ("actually it's 32 GB") against the hardware already named.
+        asked (str | None): the field the last question asked for, so that a bare reply ("16",
+            "M2 Pro") is read as that field.
+
+    Returns:
+        Extraction: the facts, notes and problems.
+    """
+    clean, notes = sanitize(text)
+    ext = Extraction(notes=notes)
+    if not clean.strip():
+        ext.note("The message was empty. " + EMPTY_HINT)
+        return ext
+    if looks_like_junk(clean) and not _workload.looks_like_tool_output(clean):
+        ext.note("That doesn't look like a description I can read (it is mostly not words). " + EMPTY_HINT)
+        return ext
+    tool = _workload.looks_like_tool_output(clean)
+    if tool:
+        clean = _workload.prose_lines(clean)
+        ext.note("The pasted tool output is read by the importer; here I read only your own words around it.")
+    msg = Msg(clean)
+    steps = (
+        lambda: setattr(ext, "looks_like_tool_output", tool),
+        lambda: _workload.extract_rates(msg, ext),
+        lambda: _workload.extract_lengths(msg, ext),
+        lambda: _names.extract_backend(msg, ext),
+        lambda: _names.extract_model(msg, ext, store),
+        lambda: _hardware.extract_hardware(msg, ext, store, known=context.hardware if context else None),
+        lambda: _names.extract_quant(msg, ext, store),
+        lambda: _workload.extract_users(msg, ext),
+        lambda: _workload.extract_use(msg, ext),
+        lambda: _bare_reply(clean, ext, store, asked),
+    )
+    for step in steps:
+        try:
+            step()
+        except Exception:  # a bug in one extractor must not cost the user the rest of the message
+            log.exception("intake extractor failed on a message of %d chars", len(clean))
+            ext.note(TROUBLE)
+    if not ext.facts() and not (ext.not_understood or ext.ambiguous or ext.looks_like_tool_output):
+        ext.note("I couldn't find any details in that message. " + EMPTY_HINT)
+    return ext
+
+
+def _bare_reply(text: str, ext: Extraction, store: Store, asked: str | None) -> None:
+    """A short answer to the question just asked ("16", "M2 Pro", "llama 3.1 8b")."""
+    if asked is None or ext.facts().get(asked) is not None or len(text) > 60:
+        return
+    if asked == "memory_gb" and (m := _BARE_NUMBER.match(text)):
+        v = float(m.group(1))
+        if 0 < v <= _hardware.MAX_MEMORY_GB:
+            ext.memory_gb = v
+            ext.note(f"Took {fmt(v)} as {fmt(v)} GB of memory.")
+    elif asked in ("concurrency", "gpu_cores") and re.fullmatch(r"\s*\d{1,5}\s*", text):
+        v = int(text)
+        if v >= 1:
+            setattr(ext, asked, v)
+    elif asked == "hardware" and ext.hardware is None and not ext.ambiguous.get("hardware"):
+        phrase = text.strip(" .!?")
+        try:
+            hit = catalog.resolve_hardware(store, phrase)
+        except (AmbiguousError, NotFoundError):
+            return
+        if hit.confidence >= 0.9:
+            ext.hardware, ext.resolved["hardware"] = phrase, hit.value.id
+            ext.not_understood = [n for n in ext.not_understood if "hardware" not in n]

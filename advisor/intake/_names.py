@@ -1,0 +1,244 @@
+"""Model, size, weight-format and engine facts in chat text.
+
+A model is a Hugging Face repo id ("Qwen/Qwen3-8B"), an Ollama tag ("gemma3:27b") or a family
+name with version, variant and size words ("qwen3 30b a3b", "deepseek r1 32b"). Each phrase is
+checked with :func:`knowledge.catalog.resolve_model`; a bare size ("a 7B model") becomes ``params_b``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.errors import NotFoundError
+from advisor.intake._schema import Extraction
+from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
+from knowledge import catalog
+from knowledge.store import Store
+
+MAX_PARAMS_B = 10_000.0  # 10 trillion parameters: beyond any model published
+
+_FAMILIES = (
+    r"codellama|tinyllama|(?:meta[\s-])?llama|r1[\s-]distill|qwq|qwen|codegemma|gemma|mixtral|ministral|mistral|codestral|devstral|phi|"
+    r"gpt[\s-]?oss|deepseek|granite|falcon|command-?r|olmo|smollm|nemotron|glm|kimi|hermes|dolphin|vicuna|starcoder|"
+    r"wizardlm|minimax|zephyr|openchat|starling|solar|internlm|baichuan|exaone|aya|jamba|dbrx|yi"
+)
+_WEAK_FAMILIES = {"granite", "falcon", "olmo", "glm", "kimi", "hermes", "dolphin", "vicuna", "minimax", "zephyr",
+                  "openchat", "starling", "solar", "internlm", "baichuan", "exaone", "aya", "jamba", "dbrx", "yi",
+                  "phi", "command-r", "commandr", "starcoder", "wizardlm"}
+_VARIANT_WORDS = (
+    r"coder|code|instruct|it|chat|r1|v\d+(?:\.\d+)?|distill|small|mini|medium|large|nemo|vl|math|base|turbo|"
+    r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|" + _FAMILIES
+)
+_NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"
+_TOKEN = rf"(?:{_NUM_TOKEN}|a\d+(?:\.\d+)?b|e\d+b|(?:{_VARIANT_WORDS}))(?![\w]|\.\d)"
+_FAMILY = re.compile(
+    rf"(?<![\w/.-])(?:{_FAMILIES})(?![a-z]|[.\-_ ]?(?:cpp|server|bench|cli|perf|print|batched|swap|file)\b)"
+    rf"(?:\d+(?:\.\d+)?)?(?:[\s_:-]+{_TOKEN}){{0,8}}",
+    re.I,
+)
+_AFTER_SIZE = re.compile(r".*?(?<![\w.])\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?b(?![\w])"
+                         r"(?:[\s_:-]+(?:a\d+(?:\.\d+)?b|instruct|it|chat|base|hf|preview|thinking|latest|beta|"
+                         r"v\d+(?:\.\d+)?)(?![\w]|\.\d))*",
+                         re.I)
+_REPO = re.compile(r"(?<![\w./-])(?P<org>[A-Za-z0-9][\w.-]{0,60})/(?P<name>[A-Za-z0-9][\w.-]{0,120})")
+_REPO_OK = re.compile(rf"(?:{_FAMILIES})|\d+(?:\.\d+)?[bm]\b", re.I)
+_SIZE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*-?\s*(?P<u>b|bn|billion|m|million)\b"
+                   r"(?:\s*(?:param(?:eter)?s?|model))?", re.I)
+_HAS_SIZE = re.compile(r"\d\s*b\b|\d+x\d|a\d+b", re.I)
+
+_GGUF = re.compile(r"(?<![\w])(?:ud[-_])?(?P<q>i?q\d(?:_[a-z0-9]+)*)(?![\w])", re.I)
+_BITS = re.compile(r"(?<![\w.])(?P<mlx>mlx[\s_-]*)?(?P<b>\d{1,2})\s*-?\s*bits?\b(?:\s*g(?P<g>32|64|128)\b)?"
+                   r"(?!\s*(?:kv|cache|os|windows|linux|colou?r|version|machine|system|cpu|float))", re.I)
+_NAMED_Q = re.compile(r"\b(?P<q>fp16|f16|bf16|fp32|f32|fp8|float16|bfloat16|half[\s-]precision|int[48]|mxfp4|awq|gptq|"
+                      r"nf4|exl2|full[\s-]precision|unquantized|unquantised)\b", re.I)
+_Q_CANON = {"float16": "FP16", "half precision": "FP16", "half-precision": "FP16", "bfloat16": "BF16",
+            "full precision": "BF16", "full-precision": "BF16", "unquantized": "BF16", "unquantised": "BF16",
+            "int4": "int4", "int8": "int8", "awq": "AWQ", "gptq": "GPTQ"}
+
+_BACKENDS = (
+    (re.compile(r"\bollama\b", re.I), "ollama"),
+    (re.compile(r"\blm\s*studio\b", re.I), "LM Studio"),
+    (re.compile(r"\bllama[.\s_-]?cpp\b|\bllama-(?:server|bench|cli|batched-bench)\b", re.I), "llama.cpp"),
+    (re.compile(r"\bmlx(?:[\s_-]lm|[\s_-]community)?\b", re.I), "mlx"),
+    (re.compile(r"\bvllm\b", re.I), "vllm"),
+    (re.compile(r"\bsglang\b", re.I), "sglang"),
+    (re.compile(r"\bkoboldcpp\b", re.I), "koboldcpp"),
+    (re.compile(r"\bexllama(?:v2)?\b|\bexl2\b", re.I), "exllamav2"),
+    (re.compile(r"\btensorrt[\s_-]?llm\b", re.I), "TensorRT-LLM"),
+    (re.compile(r"\bllamafile\b", re.I), "llamafile"),
+    (re.compile(r"\bgpt4all\b", re.I), "gpt4all"),
+)
+_ACCEL = re.compile(r"\b(?P<a>cuda|cublas|vulkan|rocm|hip|metal|sycl)\b", re.I)
+_ACCEL_NAMES = {"cuda": "CUDA", "cublas": "CUDA", "vulkan": "Vulkan", "rocm": "ROCm", "hip": "ROCm", "metal": "Metal",
+                "sycl": "SYCL"}
+_CPU_ONLY = re.compile(r"\bcpu[\s-]only\b|\bon\s+(?:the\s+)?cpu\b|\bwithout\s+(?:a\s+|the\s+|any\s+)?gpu\b|"
+                       r"\bno\s+gpu(?:\s+offload\w*)?\b", re.I)
+_NGL = re.compile(rf"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|\bgpu[_ ]layers)\s*[=:]?\s*(?P<n>\d{{1,4}})\b"
+                  rf"|\boffload(?:ed|ing)?\s+(?P<n2>\d{{1,4}}|{WORDNUM})\s+layers?\b"
+                  rf"|\b(?P<n3>\d{{1,4}}|{WORDNUM})\s+(?:gpu\s+)?layers?\s+(?:offloaded|on\s+the\s+gpu)\b", re.I)
+_KV_QUANT = re.compile(r"(?:kv|cache)[\w\s-]{0,12}(?:[=:]|type|to|at|in)?\s*$", re.I)
+
+
+# ----------------------------------------------------------------------------- models
+def _repo_quant(name: str, mlx: bool) -> str | None:
+    m = re.search(r"(?<![a-z0-9])(\d)[-_]?bit\b", name, re.I)
+    if m:
+        return f"MLX {m.group(1)}-bit" if mlx else f"{m.group(1)}-bit"
+    g = _GGUF.search(name.replace("-", " "))
+    if g:
+        return g.group("q").upper()
+    n = _NAMED_Q.search(name.replace("-", " "))
+    return _q_phrase(n.group("q")) if n else None
+
+
+def _model_mentions(msg: Msg, ext: Extraction) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for m in msg.finditer(_REPO):
+        if not _REPO_OK.search(m.group("name")):
+            continue
+        found.append((m.start(), m.group(0).rstrip(".-")))
+        mlx = "mlx" in m.group("org").lower() or "mlx" in m.group("name").lower()
+        q = _repo_quant(m.group("name"), mlx)
+        if q and ext.quant is None:
+            ext.quant = q
+        if mlx and ext.backend is None:
+            ext.backend = "mlx"
+            ext.note("Assumed the MLX engine: the model is an MLX conversion.")
+        msg.claim(m.start(), m.end())
+    for m in msg.finditer(_FAMILY):
+        if m.group(0).strip(" -_:").lower() in _WEAK_FAMILIES:
+            continue  # "solar", "falcon", "hermes" alone are more often plain words than models
+        cut = _AFTER_SIZE.match(m.group(0))  # "llama 3.1 8b llama 3.2 3b": two mentions, not one
+        end = m.start() + (cut.end() if cut else len(m.group(0)))
+        found.append((m.start(), msg.s[m.start():end].strip(" -_:")))
+        msg.claim(m.start(), end)
+    return sorted((s, p) for s, p in found if not negated(msg, s))
+
+
+def _resolve_model(ext: Extraction, store: Store, phrase: str) -> None:
+    try:
+        m = catalog.resolve_model(store, phrase)
+    except NotFoundError as e:
+        cands = [c.split("/")[-1] for c in e.candidates]
+        if not _HAS_SIZE.search(phrase):
+            ext.ambiguous["model"] = _size_choices(store, phrase) or cands
+            return
+        ext.suggestions["model"] = cands
+        ext.reject(f"I don't know the model '{phrase}'." + (f" Did you mean {', '.join(cands[:3])}?" if cands else ""))
+        return
+    if m.value.params_b > MAX_PARAMS_B:
+        ext.reject(f"'{phrase}' would have {fmt(m.value.params_b)}B parameters — more than any model; I ignored it.")
+        return
+    ext.model, ext.resolved["model"] = phrase, f"generic-{fmt(m.value.params_b)}b" if m.value.generic else m.value.id
+    for a in m.assumptions:
+        ext.note(a)
+
+
+def _size_choices(store: Store, phrase: str) -> list[str]:
+    """Catalog models of a family named without a size ("llama 3.1" → "Llama-3.1-8B", "Llama-3.1-70B")."""
+    words = [w for w in re.split(r"[\s:_-]+", phrase.lower()) if w]
+    out = []
+    for mid in catalog.all_models(store):
+        name = mid.split("/")[-1]
+        flat = re.sub(r"[\s_-]+", "", name.lower())
+        if all(w.replace(" ", "") in flat for w in words):
+            out.append(name)
+    return sorted(out, key=lambda n: catalog.all_models(store)[_full_id(store, n)].params_b)[:6]
+
+
+def _full_id(store: Store, name: str) -> str:
+    return next(mid for mid in catalog.all_models(store) if mid.split("/")[-1] == name)
+
+
+def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
+    """Read the model (name or bare size) into ``ext.model`` / ``ext.params_b``."""
+    men = _model_mentions(msg, ext)
+    sizes = _sizes(msg)
+    if men:
+        phrase = men[0][1]
+        if sizes and not _HAS_SIZE.search(phrase):  # "llama 3.1, the 70B one"
+            phrase = f"{phrase} {fmt(sizes[0][0])}B"
+        _resolve_model(ext, store, phrase)
+        others = list(dict.fromkeys(p for _, p in men[1:] if p != men[0][1]))
+        if others and ext.model:
+            ext.note(f"You also mentioned {', '.join(others)}; I'm using {ext.model} for now.")
+    elif sizes:
+        v, raw = sizes[0]
+        if not 0 < v <= MAX_PARAMS_B:
+            ext.reject(f"A model of {raw} parameters is not possible; I ignored it.")
+        else:
+            ext.params_b = v
+            if len(sizes) > 1:
+                ext.note(f"Several sizes mentioned; I'm using {fmt(v)}B for now.")
+
+
+def _sizes(msg: Msg) -> list[tuple[float, str]]:
+    sizes = []
+    for m in msg.finditer(_SIZE):
+        msg.claim(m.start(), m.end())
+        million = m.group("u").lower().startswith("m")
+        if negated(msg, m.start()) or (million and not re.search(r"param|model", m.group(0), re.I)):
+            continue  # "5m" alone is minutes or metres
+        sizes.append((float(m.group("num")) / (1000 if million else 1), m.group(0).strip()))
+    return sizes
+
+
+# ----------------------------------------------------------------------------- formats
+def _q_phrase(raw: str) -> str:
+    low = re.sub(r"\s+", " ", raw.lower())
+    return _Q_CANON.get(low, raw.upper())
+
+
+def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
+    """Read the weight format ("Q4_K_M", "4-bit", "mlx 8bit", "fp16") into ``ext.quant`` and check it."""
+    found: list[tuple[int, int, str]] = []  # (start, specificity, phrase)
+    for m in msg.finditer(_GGUF):
+        found.append((m.start(), 2, m.group("q").upper()))
+    for m in msg.finditer(_NAMED_Q):
+        found.append((m.start(), 2, _q_phrase(m.group("q"))))
+    for m in msg.finditer(_BITS):
+        b = int(m.group("b"))
+        if b in (2, 3, 4, 5, 6, 8, 16, 32):
+            group = f" g{m.group('g')}" if m.group("g") else ""
+            found.append((m.start(), 3 if m.group("mlx") else 1, f"{'MLX ' if m.group('mlx') else ''}{b}-bit{group}"))
+    for pat in (_GGUF, _NAMED_Q, _BITS):
+        for m in msg.finditer(pat):
+            msg.claim(m.start(), m.end())
+    found = [f for f in found if not negated(msg, f[0]) and not _KV_QUANT.search(msg.orig[max(0, f[0] - 30):f[0]])
+             and not re.match(r"[\s-]*(?:kv|k/v|cache)", msg.orig[f[0] + len(f[2]):f[0] + len(f[2]) + 12], re.I)]
+    if found and ext.quant is None:
+        best = max(found, key=lambda f: (f[1], -f[0]))
+        ext.quant = best[2]
+    if ext.quant is None:
+        return
+    try:
+        q = catalog.resolve_quant(store, ext.quant, backend=ext.backend)
+        ext.resolved["quant"] = q.value.name
+        for a in q.assumptions:
+            ext.note(a)
+    except NotFoundError as e:
+        ext.suggestions["quant"] = list(e.candidates)
+        ext.reject(f"I don't know the weight format '{ext.quant}'. Try Q4_K_M, Q8_0, FP16 or 'MLX 4-bit'.")
+        ext.quant = None
+
+
+# ----------------------------------------------------------------------------- engine
+def extract_backend(msg: Msg, ext: Extraction) -> None:
+    """Read the engine ("ollama", "llama.cpp", "LM Studio", "mlx", "vllm"), GPU offload and CPU-only runs."""
+    hits = sorted((m.start(), name) for pat, name in _BACKENDS for m in pat.finditer(msg.orig))
+    names = list(dict.fromkeys(n for _, n in hits))
+    if names:
+        be = names[0]
+        if "mlx" in names and "LM Studio" in names:
+            be = "LM Studio (MLX)"
+        elif be in ("llama.cpp", "ollama", "LM Studio", "koboldcpp") and (a := _ACCEL.search(msg.orig)):
+            be += f" ({_ACCEL_NAMES[a.group('a').lower()]})"
+        ext.backend = be
+    m = _NGL.search(msg.s)
+    if m:
+        raw = m.group("n") or m.group("n2") or m.group("n3")
+        ext.n_gpu_layers = int(raw) if raw.isdigit() else word_number(raw)
+        msg.claim(m.start(), m.end())
+    elif _CPU_ONLY.search(msg.orig):
+        ext.n_gpu_layers = 0
+        ext.note("Running on the CPU only: no layers offloaded to a GPU.")

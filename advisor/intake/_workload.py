@@ -1,0 +1,281 @@
+"""Workload facts in chat text: prompt and answer lengths, users, request rate, use, measured speeds.
+
+Lengths given in words, pages or lines of code are converted to tokens, and every conversion is
+written to the notes:
+
+* words → tokens: × 4/3 (OpenAI's rule of thumb: about 0.75 English words per token);
+* pages → words: × 500 (a page of prose), then as words;
+* lines of code → tokens: × 10 (an ESTIMATE; real code runs 7–15 tokens per line).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from advisor.intake._schema import Extraction
+from advisor.intake._text import NUM, WORDNUM, Msg, fmt, nearest_kind, parse_num, word_number
+from advisor.models import MAX_TOKENS
+
+WORDS_PER_TOKEN = 0.75
+WORDS_PER_PAGE = 500
+TOKENS_PER_LINE_OF_CODE = 10
+SHORT_ANSWER_TOKENS = 150
+LONG_ANSWER_TOKENS = 1_000
+MAX_USERS = 100_000
+MAX_RATE_TPS = 1_000_000.0
+
+_TOKENS = re.compile(
+    rf"(?P<neg>(?<![\w.,)-])-\s?)?(?:~|about\s+|around\s+|roughly\s+)?(?<![\w.,])(?P<a>{NUM})"
+    rf"(?:\s*(?:-|to)\s*(?P<b>{NUM}))?\s*(?:-\s*)?"
+    r"(?P<unit>tokens?|toks?|words?|pages?|lines?(?:\s+of\s+code)?|loc|context|ctx)\b(?!\s*/\s*s|\s+per\s+s)",
+    re.I,
+)
+_CONTEXT_OF = re.compile(rf"\b(?:context(?:\s+(?:length|window|size))?|ctx|num_ctx|n_ctx|depth)\s*(?:of|is|=|:)?"
+                         rf"\s*(?:about|around|~)?\s*(?P<a>{NUM})\b(?!\s*(?:tok|words|lines|pages))", re.I)
+_K_PROMPT = re.compile(r"(?<![\w.])(?P<a>\d+(?:\.\d+)?\s?[kK])\s*-?\s*(?:prompts?|inputs?|documents?)\b")
+_GEN_FLAG = re.compile(rf"(?:\bmax[_\s]tokens|\bnum_predict|(?<![\w-])-n|--n-predict)\s*[=:]?\s*(?P<a>{NUM})\b", re.I)
+_KINDS = {
+    "shared": re.compile(r"system\s+prompt|\bshared\b|\bprefix\b|every\s+request|all\s+requests|\bcached\b|preamble", re.I),
+    "gen": re.compile(r"answer|response|repl(?:y|ies)|output|generat\w*|completion|\bwrit\w*|max[_\s]tokens|\bgen\b",
+                      re.I),
+    "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+in|history|so\s+far|into\s+the\s+(?:chat|conversation)", re.I),
+    "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
+                         r"message|\bask", re.I),
+}
+_LABELS = {"prompt": "Prompt length", "gen": "Answer length", "shared": "Shared prefix (prompt part every request "
+           "repeats)", "depth": "Context depth (conversation already in the context)"}
+_QUALITATIVE = re.compile(r"\b(?P<len>short|brief|quick|concise|long|detailed|lengthy)\s+(?:answers?|responses?|"
+                          r"repl(?:y|ies)|outputs?)\b", re.I)
+
+_WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coders?|colleagues?|co-?workers?|"
+        r"employees?|staff|students?|researchers?|analysts?|members?|teammates?|clients?|customers?|agents?|kids|"
+        r"children|seats|sessions?|streams?|lawyers?|doctors?|writers?|testers?")
+_USERS = re.compile(
+    rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
+    rf"total|human|software|full[\s-]time)\s+)*(?P<who>{_WHO})\b"
+    rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
+    rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
+    rf"conversations|chats|users?)\b"
+    r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b",
+    re.I,
+)
+_ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
+                    r"\bme\s+alone\b|\bone\s+person\b", re.I)
+_RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions)"
+                  r"\s*(?:per|a|an|/|every|each)\s*(?P<per>minute|min|hour|hr|h|second|sec|s|day)\b"
+                  r"(?P<total>\s*(?:in\s+total|total|overall|altogether|across\s+(?:the\s+)?(?:team|everyone|all)))?",
+                  re.I)
+
+_USES = (
+    ("coding_agent", re.compile(r"\bcod(?:ing|e)[\s-]+(?:agent|assistant|completion|autocomplete)|\bagentic\b|"
+                                r"(?<!mouse )\bcursor\b|\bcontinue\.dev\b|\bcontinue\s+(?:extension|plugin)|\baider\b|"
+                                r"\bcline\b|\broo\s?code\b|\bcopilot\b|\bclaude\s+code\b|\bopencode\b|\bcodex\b", re.I)),
+    ("rag", re.compile(r"\brag\b|\bretrieval\b|\bknowledge\s+base\b|\bover\s+(?:my|our|the)\s+(?:documents|docs|pdfs|"
+                       r"notes|files|wiki)|\bdocument\s+q\s?&\s?a\b|\bsearch\s+(?:over|through)\b", re.I)),
+    ("summarising", re.compile(r"\bsummar(?:i[sz]\w*|y|ies)\b|\btl;?dr\b", re.I)),
+    ("batch", re.compile(r"\bbatch\s+(?:jobs?|processing|inference|mode|work)\b|\bbulk\b|\boffline\s+(?:jobs?|"
+                         r"processing)\b|\bovernight\b|\bclassify\s+(?:thousands|millions|\d)", re.I)),
+    ("coding_agent", re.compile(r"\bfor\s+(?:coding|programming)\b|\bcoding\b", re.I)),
+)
+_CHAT = re.compile(r"\bchat\w*\b|\bconversation\w*\b|\bassistant\b|\btalk(?:ing)?\s+to\b", re.I)
+
+_RATE_UNIT = (r"(?:tok(?:en)?s?\s*/\s*s(?:ec(?:ond)?)?\b|t/s\b|tk/s\b|tps\b|tokens?\s+(?:per|a|each)\s+sec(?:ond)?\b|"
+              r"tokens?\s+per\s+s\b)")
+_RATE = re.compile(rf"(?<![\w.])(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?{_RATE_UNIT}", re.I)
+_MS_PER_TOKEN = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<u>ms|milliseconds?|s|sec|seconds?)\s*(?:/|per)\s*tok(?:en)?\b",
+                           re.I)
+_LABELLED = re.compile(rf"\b(?P<lab>pp|tg)\s?(?P<len>\d+)?(?:\s*(?:[:=]|is|was|at|of|@|~|≈)\s*|\s+)(?:about\s+|around\s+|~)?"
+                       rf"(?P<n>{NUM})(?:\s*±\s*{NUM})?(?:\s*{_RATE_UNIT})?", re.I)
+_RATE_KINDS = {
+    "prefill": re.compile(r"prompt\s*(?:is\s+|being\s+|gets\s+)?(?:process\w*|eval\w*|ingest\w*|speed|rate|read\w*)|"
+                          r"prefill|pre-fill|\bpp\b|"
+                          r"processing|\binput\b|reading", re.I),
+    "decode": re.compile(r"generation|generat\w*|\btg\b|decod\w*|(?<!prompt )eval\s+rate|output|writ\w*|stream\w*|"
+                         r"tokens?\s+out|\bgen\b|typing|response", re.I),
+}
+_TOOL_LINE = re.compile(
+    r"llama_print_timings|llama_perf|prompt eval (?:rate|time|count|duration)|^\s*eval (?:rate|count|duration)|"
+    r"load duration|total duration|^\s*\|.*\|\s*$|tokens-per-sec|peak memory|\"(?:prompt_per_second|"
+    r"predicted_per_second|eval_count|eval_duration|prompt_eval_count|tokensPerSecond|timeToFirstTokenSec|"
+    r"predictedTokensCount|promptTokensCount|avg_ts|prompt_eval_duration|total_duration|load_duration|n_prompt|"
+    r"n_gen|model_filename|build_commit)\"|successful requests|"
+    r"throughput \(|^\s*(?:ggml|llm_load|llama_model_load|main|system_info)\w*:", re.I | re.M)
+
+
+# ----------------------------------------------------------------------------- lengths
+def _token_value(ext: Extraction, m: re.Match[str]) -> tuple[int, str] | None:
+    """Tokens for one mention, with how they were converted; None when the value is rejected."""
+    a = parse_num(m.group("a")) or 0.0
+    b = parse_num(m.group("b")) if m.group("b") else None
+    unit = m.group("unit").lower()
+    raw = m.group(0).strip()
+    if m.group("neg"):
+        ext.reject(f"'{raw}' is a negative length; I ignored it.")
+        return None
+    how = []
+    if b is not None and b >= a:
+        how.append(f"took the upper end of {fmt(a)}–{fmt(b)}")
+        a = b
+    if unit.startswith("word"):
+        tokens = a / WORDS_PER_TOKEN
+        how.append(f"{fmt(a)} words ≈ {fmt(round(tokens))} tokens (about 0.75 English words per token)")
+    elif unit.startswith("page"):
+        tokens = a * WORDS_PER_PAGE / WORDS_PER_TOKEN
+        how.append(f"{fmt(a)} pages ≈ {fmt(a * WORDS_PER_PAGE)} words ≈ {fmt(round(tokens))} tokens (about "
+                   f"{WORDS_PER_PAGE} words per page, 0.75 words per token)")
+    elif unit.startswith(("line", "loc")):
+        tokens = a * TOKENS_PER_LINE_OF_CODE
+        how.append(f"{fmt(a)} lines of code ≈ {fmt(round(tokens))} tokens (an estimate: about "
+                   f"{TOKENS_PER_LINE_OF_CODE} tokens per line; real code varies from 7 to 15)")
+    else:
+        tokens = a
+        if re.search(r"\d\s?[kKmM]", m.group("b") or m.group("a")):
+            how.append(f"{(m.group('b') or m.group('a')).strip()} read as {fmt(a)} tokens")
+    if not math.isfinite(tokens) or tokens < 1 or tokens > MAX_TOKENS:
+        ext.reject(f"'{raw}' is not a usable length (it must be between 1 and {fmt(MAX_TOKENS)} tokens); I ignored it.")
+        return None
+    return round(tokens), "; ".join(how)
+
+
+def extract_lengths(msg: Msg, ext: Extraction) -> None:
+    """Read prompt, answer, shared-prefix and depth lengths (tokens, words, pages, lines of code)."""
+    seen: dict[str, tuple[int, str]] = {}
+    for m in msg.finditer(_TOKENS):
+        msg.claim(m.start(), m.end())
+        val = _token_value(ext, m)
+        if val is None:
+            continue
+        unit = m.group("unit").lower()
+        kind = "prompt" if unit in ("context", "ctx") else nearest_kind(msg, m.start(), m.end(), _KINDS) or "prompt"
+        if kind not in seen:
+            seen[kind] = val
+    for pat, fixed in ((_CONTEXT_OF, None), (_GEN_FLAG, "gen"), (_K_PROMPT, "prompt")):
+        for m in msg.finditer(pat):
+            k = fixed or ("depth" if m.group(0).lower().startswith("depth") else "prompt")
+            v = parse_num(m.group("a"))
+            msg.claim(m.start(), m.end())
+            if v is not None and 1 <= v <= MAX_TOKENS and k not in seen:
+                seen[k] = (round(v), f"{m.group(0).strip()} read as {fmt(round(v))} tokens of {k}" if k != "gen" else "")
+    fields = {"prompt": "prompt_tokens", "gen": "gen_tokens", "shared": "shared_prefix_tokens", "depth": "depth"}
+    for kind, (tokens, how) in seen.items():
+        setattr(ext, fields[kind], tokens)
+        if how:
+            ext.note(f"{_LABELS[kind]}: {how}.")
+    if ext.gen_tokens is None and (q := _QUALITATIVE.search(msg.s)):
+        short = q.group("len").lower() in ("short", "brief", "quick", "concise")
+        ext.gen_tokens = SHORT_ANSWER_TOKENS if short else LONG_ANSWER_TOKENS
+        ext.note(f"'{q.group(0)}' taken as about {ext.gen_tokens:,} tokens per answer.")
+
+
+# ----------------------------------------------------------------------------- users and rates
+def _count(raw: str) -> int | None:
+    raw = raw.strip()
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    return word_number(raw)
+
+
+def extract_users(msg: Msg, ext: Extraction) -> None:
+    """Read the number of concurrent users and the request rate (per user, as compare expects)."""
+    total = _rate(msg, ext)
+    for m in msg.finditer(_USERS):
+        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4")
+        users = _count(raw)
+        msg.claim(m.start(), m.end())
+        if users is None:
+            continue
+        if not 1 <= users <= MAX_USERS:
+            ext.reject(f"'{m.group(0).strip()}': the number of users must be between 1 and {MAX_USERS:,}; I ignored it.")
+            continue
+        ext.concurrency = users
+        break
+    if ext.concurrency is None and _ALONE.search(msg.s):
+        ext.concurrency = 1
+    if total and ext.requests_per_minute:
+        if ext.concurrency:
+            ext.requests_per_minute = round(ext.requests_per_minute / ext.concurrency, 4)
+            ext.note(f"{fmt(round(total, 3))} requests per minute for everyone ÷ {ext.concurrency} users = "
+                     f"{fmt(ext.requests_per_minute)} per user.")
+        else:
+            ext.note(f"{fmt(round(total, 3))} requests per minute is for everyone; tell me how many users share it "
+                     "(for now I count it as one user's rate).")
+
+
+def _rate(msg: Msg, ext: Extraction) -> float:
+    """Requests per minute per user; returns the rate when the user gave a total for everyone, else 0."""
+    for m in msg.finditer(_RPM, limit=1):
+        per = m.group("per").lower()
+        rpm = (parse_num(m.group("n")) or 0.0) * {"h": 1 / 60, "d": 1 / 1440, "s": 60}.get(per[0], 1)
+        msg.claim(m.start(), m.end())
+        if not 0 < rpm <= 1e7:
+            ext.reject(f"'{m.group(0).strip()}' is not a usable request rate; I ignored it.")
+            return 0.0
+        ext.requests_per_minute = round(rpm, 4)
+        if per[0] != "m":
+            ext.note(f"{fmt(parse_num(m.group('n')) or 0)} requests per {per} = {fmt(round(rpm, 3))} per minute.")
+        return rpm if m.group("total") else 0.0
+    return 0.0
+
+
+def extract_use(msg: Msg, ext: Extraction) -> None:
+    """Read what the model is for: chat, coding_agent, rag, summarising or batch."""
+    specific = [(m.start(), use) for use, pat in _USES[:-1] if (m := pat.search(msg.orig))]
+    if specific:
+        ext.use = min(specific)[1]
+    elif _USES[-1][1].search(msg.orig):
+        ext.use = _USES[-1][0]
+    elif _CHAT.search(msg.orig):
+        ext.use = "chat"
+
+
+def _set_rate(ext: Extraction, kind: str, v: float, raw: str) -> None:
+    if not 0 < v <= MAX_RATE_TPS:
+        ext.reject(f"'{raw}' is not a usable speed; I ignored it.")
+        return
+    field = "measured_prefill_tps" if kind == "prefill" else "measured_decode_tps"
+    if getattr(ext, field) is None:
+        setattr(ext, field, round(v, 3))
+
+
+def extract_rates(msg: Msg, ext: Extraction) -> None:
+    """Read measured speeds: "pp512 45, tg128 6", "300 t/s prompt processing", "I get 6 tok/s"."""
+    for m in msg.finditer(_LABELLED):
+        v = parse_num(m.group("n")) or 0.0
+        bare = m.group("len") is None and not re.search(r"[:=@~≈]|\b(?:is|was|at|of)\b|/s|per", m.group(0), re.I)
+        if bare and v >= 64 and v.is_integer() and int(v) & (int(v) - 1) == 0:
+            continue  # "pp 2048" is a llama-bench prompt size, not a speed
+        msg.claim(m.start(), m.end())
+        _set_rate(ext, "prefill" if m.group("lab").lower() == "pp" else "decode", v, m.group(0).strip())
+    for pat in (_RATE, _MS_PER_TOKEN):
+        for m in msg.finditer(pat):
+            v = parse_num(m.group("n").lstrip("-")) or 0.0
+            if pat is _MS_PER_TOKEN:
+                secs = v / 1000 if m.group("u").lower().startswith("m") else v
+                v = 1 / secs if secs > 0 else 0.0
+                ext.note(f"{m.group(0).strip()} = {fmt(round(v, 2))} tokens/s.")
+            if m.group("n").startswith("-"):
+                v = -v
+            kind = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS)
+            msg.claim(m.start(), m.end())
+            if kind is None:
+                kind = "decode"
+                ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed.")
+            _set_rate(ext, kind, v, m.group(0).strip())
+
+
+_NOT_PROSE = re.compile(r"[|{}=]|\":|^\s*(?:\w+_)+\w*\s*:|^\s*[\w ]{1,30}:\s*[\d.]+\s*\S*\s*$|--\w", re.M)
+
+
+def prose_lines(text: str) -> str:
+    """The user's own words around a pasted tool output: lines that are not tables, JSON or logs."""
+    keep = [ln for ln in text.splitlines() if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
+            and len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3]
+    return "\n".join(keep)
+
+
+def looks_like_tool_output(text: str) -> bool:
+    """True when the text holds several lines of a benchmark tool's output (llama-bench, ollama, ...)."""
+    if text.count("\n") < 2:
+        return False
+    return len(_TOOL_LINE.findall(text)) >= 2
