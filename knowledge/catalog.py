@@ -178,6 +178,13 @@ def _apple(store: Store, t: str, memory_gb: float | None, gpu_cores: int | None)
         for product, years in _MAC_YEARS.items():
             if product in t:
                 y = re.search(r"\b(20[12]\d)\b", t)
+                if not y:
+                    chips = sorted({c for v in years.values() for c in v.split("|")})
+                    raise AmbiguousError(
+                        f"Which chip does your {product.title()} have? ({', '.join(c.upper() for c in chips)}; "
+                        "'About This Mac' shows it.)",
+                        [c.upper() for c in chips],
+                    )
                 if y and int(y.group(1)) in years:
                     options = years[int(y.group(1))].split("|")
                     if len(options) == 1:
@@ -292,6 +299,8 @@ def _discrete(store: Store, t: str, memory_gb: float | None) -> Match | None:
         fit = [h for h in cands if memory_gb in h.memory_gb_options]
         if len(fit) == 1:
             return Match(_with_memory(fit[0], memory_gb, n), 0.9)
+        if fit:
+            cands = fit
     raise AmbiguousError(
         "That name fits several cards that differ in memory bandwidth: "
         + "; ".join(f"{h.name} ({h.bandwidth_gbs:g} GB/s)" for h in cands[:6])
@@ -330,16 +339,18 @@ def resolve_hardware(
         m = getter(store, t, memory_gb, gpu_cores)
         if m:
             return m
+    cpu = re.search(r"\bddr([45])[- ]?(\d{4})\b", t)
+    if cpu and not re.search(r"epyc|genoa|turin|xeon", t):
+        ch = re.search(r"\b(\d{1,2}|dual|quad|eight|twelve)[- ]?(?:ch|channels?)\b", t)
+        words = {"dual": "2", "quad": "4", "eight": "8", "twelve": "12"}
+        chans = (words.get(ch.group(1), ch.group(1)) if ch else "2")
+        hid = f"cpu-ddr{cpu.group(1)}-{cpu.group(2)}-{chans}ch"
+        if hid in hws:
+            return Match(_with_memory(hws[hid], memory_gb), 0.9,
+                         [] if ch else ["Channel count not stated: assumed dual channel (a desktop)."])
     m = _discrete(store, t, memory_gb)
     if m:
         return m
-    cpu = re.search(r"\bddr([45])[- ]?(\d{4})\b", t)
-    if cpu:
-        ch = re.search(r"\b(\d{1,2})[- ]?(?:ch|channels?)\b", t)
-        chans = ch.group(1) if ch else ("2" if "dual" in t or not ch else "2")
-        hid = f"cpu-ddr{cpu.group(1)}-{cpu.group(2)}-{chans}ch"
-        if hid in hws:
-            return Match(_with_memory(hws[hid], memory_gb), 0.9)
     choices = {h.id: f"{h.name} {h.id.replace('-', ' ')}".lower() for h in hws.values()}
     got = process.extract(t, choices, scorer=fuzz.token_set_ratio, limit=5)
     if got and got[0][1] >= 92 and (len(got) == 1 or got[0][1] - got[1][1] >= 5):
@@ -416,7 +427,7 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
     if sm:
         size = float(sm.group(1)) * float(sm.group(2))
     else:
-        sizes = [float(x) for x in _SIZE.findall(t)]
+        sizes = [float(x) for x in _SIZE.findall(t)] or [float(x) for x in re.findall(r"\be(\d+(?:\.\d+)?)b\b", t)]
         active = _ACTIVE.search(t)
         sizes = [s for s in sizes if not (active and s == float(active.group(1)))]
         size = sizes[0] if sizes else None
@@ -432,7 +443,7 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
             if ver and not re.search(rf"(?:llama|qwen|gemma|phi|mistral)[\s-]?{re.escape(ver)}(?![\d.])", name):
                 continue
             if size is not None:
-                nominal = re.findall(r"(\d+(?:\.\d+)?)b", mid.lower())
+                nominal = re.findall(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b", mid.lower())
                 if not any(abs(float(x) - size) / size < 0.12 for x in nominal) and abs(m.params_b - size) / size > 0.12:
                     continue
             if active_b is not None and m.active_params_b and abs(m.active_params_b - active_b) > 0.6:
