@@ -155,7 +155,9 @@ def _bandwidth_fix(store: Store, c: _Ctx) -> Fix | None:
            and (not p.memory.total_gb or max(h.memory_gb_options or [0]) >= p.memory.required_gb)]
     if not fam:
         return None
-    pick = min(fam, key=lambda h: h.bandwidth_gbs)
+    same = [h for h in fam if h.family == r.hardware.family]
+    # Prefer a bigger chip of the same generation, then the newest, then the smallest step up.
+    pick = min(same or fam, key=lambda h: (-(h.release_year or 0), h.bandwidth_gbs))
     new = _speed_of(store, c, hardware=pick.model_copy(update={"memory_gb": max(pick.memory_gb_options or [0]) or None}))
     if not new:
         return None
