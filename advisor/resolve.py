@@ -107,9 +107,9 @@ def custom_hardware(s: Scenario) -> Hardware | None:
     name = s.hardware or "custom hardware"
     text = name.lower()
     kind = "cpu"
-    if "mac" in text or re.search(r"\bm[1-5]\b", text):
+    if re.search(r"\bmac(?:book|mini|studio|\b)|\bm[1-5]\b|mlx-gpu|apple", text):
         kind = "apple_soc"
-    elif re.search(r"gpu|rtx|radeon|nvidia|cuda", text):
+    elif re.search(r"gpu|rtx|radeon|nvidia|cuda", text) and "mlx-cpu" not in text:
         kind = "discrete_gpu"
     return Hardware(id="custom", name=name[:80], kind=kind, bandwidth_gbs=s.bandwidth_gbs, fp16_tflops=s.tflops,
                     memory_gb=s.memory_gb, memory_gb_options=[s.memory_gb] if s.memory_gb else [], custom=True,

@@ -68,9 +68,16 @@ def _latest_probe(store: Store) -> ProbeResult | None:
         return None
 
 
+THIS_MACHINE = ("this machine", "this computer", "my machine", "this mac", "this pc")
+
+
 def _probe_for(store: Store, s: Scenario) -> ProbeResult | None:
-    if (s.hardware or "").strip().lower() in ("this machine", "this computer", "my machine"):
-        return _latest_probe(store)
+    if (s.hardware or "").strip().lower() in THIS_MACHINE:
+        probe = _latest_probe(store)
+        if probe is None:
+            raise InputError("No probe of this machine is stored yet: press “Probe this machine” in the app or run "
+                             "`advisor probe`, then ask again.")
+        return probe
     return None
 
 
@@ -81,7 +88,7 @@ def predict_scenario(store: Store, scenario: Scenario) -> Prediction:
         scenario = scenario.model_copy(update={
             "bandwidth_gbs": probe.bandwidth_gbs, "tflops": probe.matmul_tflops,
             "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
-            "hardware": f"this machine ({probe.device})",
+            "hardware": f"this machine ({probe.device}, {probe.backend})",
         })
     res = resolve_scenario(store, scenario)
     hw, model, quant = require(res)
