@@ -148,7 +148,7 @@ class CalibrationModel:
         """Shrunk efficiency for ``phase`` ("decode" | "prefill") and where it came from."""
         groups = self.groups[phase]
         log_e = groups[("all",)].log_eff if ("all",) in groups else math.log(0.5)
-        used = ("all",)
+        used: tuple[str, ...] = ("all",)
         n_used = groups[("all",)].n if ("all",) in groups else 0
         sources: set[str] = set()
         for key in group_keys(phase, scenario)[1:]:
@@ -161,7 +161,7 @@ class CalibrationModel:
         ac = accel_class(scenario["accel"])
         lo, hi = self.residuals[phase].get(f"{ac}:{kind}") or (0.6, 1.6)
         return Calibration(
-            phase=phase, efficiency=math.exp(log_e), group=" / ".join(used), n_rows=n_used,
+            phase="decode" if phase == "decode" else "prefill", efficiency=math.exp(log_e), group=" / ".join(used), n_rows=n_used,
             source_sets=sorted(sources), p10_ratio=lo, p90_ratio=hi,
             note=f"fitted on {self.n_rows[phase]} measured rows; this group has {n_used}",
         )
@@ -211,13 +211,16 @@ def _best_t0(sub: list[CalRow], key: str) -> float | None:
     scores = []
     for t0_ms in T0_GRID_MS:
         t0 = t0_ms / 1000
-        pairs = [(r, _decode_eff(r, t0)) for r in sub]
-        pairs = [(r, e) for r, e in pairs if e and 0.01 < e < 3]
+        pairs: list[tuple[CalRow, float]] = []
+        for r in sub:
+            e = _decode_eff(r, t0)
+            if e and 0.01 < e < 3:
+                pairs.append((r, e))
         if len(pairs) < max(3, len(sub) // 2):
             continue
         groups = _fit_groups("decode", [r for r, _ in pairs], [e for _, e in pairs])
         model = CalibrationModel({key: t0}, {"decode": groups}, {"decode": {}}, {}, {"decode": len(pairs)})
-        errs = [abs(model.decode_tps(r) / r.decode_tps - 1) for r in sub]  # type: ignore[operator]
+        errs = [abs(model.decode_tps(r) / r.decode_tps - 1) for r in sub if r.decode_tps]
         scores.append((statistics.median(errs), t0))
     return min(scores)[1] if scores else None
 

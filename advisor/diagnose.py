@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from advisor import roofline
 from advisor.errors import AdvisorError
-from advisor.models import Fix, Prediction, Scenario, Verdict
+from advisor.models import Bottleneck, Fix, Prediction, Scenario, Status, Verdict
 from advisor.perf import predict
 from advisor.resolve import Resolved, resolve_scenario
 from knowledge import catalog
@@ -60,7 +61,7 @@ def _speed_of(store: Store, c: _Ctx, **changes: object) -> Prediction | None:
     r = c.res
     if r.hardware is None or r.model is None or r.quant is None:
         return None
-    args = dict(hardware=r.hardware, model=r.model, quant=r.quant, backend=r.backend, prompt_tokens=r.prompt_tokens,
+    args: dict[str, Any] = dict(hardware=r.hardware, model=r.model, quant=r.quant, backend=r.backend, prompt_tokens=r.prompt_tokens,
                 gen_tokens=r.gen_tokens, depth=r.depth, concurrency=r.concurrency)
     args.update(changes)
     try:
@@ -275,13 +276,13 @@ def _batch_fixes(c: _Ctx) -> list[Fix]:
     ]
 
 
-def _status(measured: float | None, expected: float | None, rng: tuple[float, float] | None) -> tuple[str, float | None]:
+def _status(measured: float | None, expected: float | None, rng: tuple[float, float] | None) -> tuple[Status, float | None]:
     if not measured or not expected:
         return "not_measured", None
     ratio = measured / expected
     lo = min(rng[0] / expected, BELOW) if rng else BELOW
     hi = max(rng[1] / expected, 1.3) if rng else 1.3
-    status = "normal"
+    status: Status = "normal"
     if ratio < lo:
         status = "below_expected"
     elif ratio > hi:
@@ -314,7 +315,7 @@ def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = Non
     c = _Ctx(res, pred, s.measured_prefill_tps, s.measured_decode_tps, text)
     signals: list[str] = []
     fixes: list[Fix] = []
-    bottleneck = None
+    bottleneck: Bottleneck | None = None
     # Expected values (a fully-on-GPU, fitting configuration) for the status.
     exp_tg = pred.decode_tps if pred else None
     exp_pp = pred.prefill_tps if pred else None
@@ -478,7 +479,7 @@ def _misconfiguration(store: Store, c: _Ctx, ratio_tg: float | None, ngl: int | 
     return None
 
 
-def _phase(c: _Ctx) -> tuple[str, str]:
+def _phase(c: _Ctx) -> tuple[Literal["prefill", "decode"], str]:
     """Which phase dominates this workload's wait, and why (in words)."""
     r, p = c.res, c.pred
     pp = c.measured_pp if (c.measured_pp and not (p and p.prefill_ceiling_tps and c.measured_pp > CACHE_HIT * p.prefill_ceiling_tps)) else (p.prefill_tps if p else None)
@@ -488,8 +489,10 @@ def _phase(c: _Ctx) -> tuple[str, str]:
         return "decode", (f"Decode measured at {c.measured_tg:g} tok/s: one token at a time, each reading every weight, "
                           "so memory bandwidth sets the speed.")
     if c.measured_pp and not c.measured_tg and r.prompt_tokens >= 500:
+        if not pp:
+            return "prefill", "Prefill was measured."
         return "prefill", (f"{r.prompt_tokens:,} prompt tokens at {pp:,.0f} tok/s: {r.prompt_tokens / pp:.1f} s before "
-                           "the first token; prefill is the wait that was measured.") if pp else ("prefill", "prefill measured")
+                           "the first token; prefill is the wait that was measured.")
     if pp and tg:
         ttft = r.prompt_tokens / pp
         stream = r.gen_tokens / tg
@@ -506,11 +509,11 @@ def _phase(c: _Ctx) -> tuple[str, str]:
     return "decode", "Decode (one token at a time, memory-bandwidth-bound) sets the streaming speed."
 
 
-def _overall_status(bottleneck: str, st_tg: str, st_pp: str, c: _Ctx) -> str:
+def _overall_status(bottleneck: str, st_tg: Status, st_pp: Status, c: _Ctx) -> Status:
     if bottleneck == "misconfiguration":
         return "below_expected"
     for st in (st_tg if bottleneck != "prefill" else st_pp, st_tg, st_pp):
-        if st in ("below_expected", "above_expected"):
+        if st == "below_expected" or st == "above_expected":
             return st
     if c.measured_pp or c.measured_tg:
         if "normal" in (st_tg, st_pp):

@@ -313,7 +313,7 @@ class Prediction(BaseModel):
     """
 
     prefill_tps: float | None
-    decode_tps: float | None
+    decode_tps: float
     prefill_ceiling_tps: float | None
     decode_ceiling_tps: float
     prefill_tps_range: tuple[float, float] | None = None

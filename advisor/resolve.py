@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from advisor.errors import AdvisorError, AmbiguousError, InputError, NotFoundError
 from advisor.models import Hardware, ModelSpec, ProbeResult, QuantFormat, Scenario
@@ -74,7 +75,7 @@ def _resolve_model_text(store: Store, text: str, params_b: float | None) -> cata
         raise
 
 
-def _quoted_row(raw: str | None, value: float | None) -> dict[str, object]:
+def _quoted_row(raw: str | None, value: float | None) -> dict[str, Any]:
     """In a pasted markdown table, the row quoting ``value``: its size in GB and its format name."""
     if not raw or value is None:
         return {}
@@ -87,7 +88,7 @@ def _quoted_row(raw: str | None, value: float | None) -> dict[str, object]:
         cells = [c.strip() for c in ln.strip().strip("|").split("|")]
         if token not in cells or len(cells) != len(header):
             continue
-        out: dict[str, object] = {}
+        out: dict[str, Any] = {}
         for h, c in zip(header, cells, strict=True):
             if re.search(r"\bgi?b\b|size", h) and not re.search(r"/s|x tok", h):
                 try:
@@ -106,7 +107,7 @@ def custom_hardware(s: Scenario) -> Hardware | None:
         return None
     name = s.hardware or "custom hardware"
     text = name.lower()
-    kind = "cpu"
+    kind: Literal["apple_soc", "discrete_gpu", "cpu"] = "cpu"
     if re.search(r"\bmac(?:book|mini|studio|\b)|\bm[1-5]\b|mlx-gpu|apple", text):
         kind = "apple_soc"
     elif re.search(r"gpu|rtx|radeon|nvidia|cuda", text) and "mlx-cpu" not in text:
@@ -144,7 +145,7 @@ def resolve_scenario(store: Store, s: Scenario, *, probe: ProbeResult | None = N
         try:
             m = catalog.resolve_hardware(store, text, memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
             hw = m.value
-            n = _sockets(s.hardware)
+            n = _sockets(s.hardware or "")
             if hw.kind == "cpu" and n > 1:
                 hw = hw.model_copy(update={"n_devices": n, "bandwidth_gbs": hw.bandwidth_gbs * n,
                                            "name": f"{n}× {hw.name}"})

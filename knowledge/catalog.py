@@ -549,7 +549,7 @@ def resolve_quant(store: Store, text: str | None, *, backend: str | None = None)
                     "Q3": "Q3_K_M", "Q2": "Q2_K", "IQ4_NL": "IQ4_XS", "IQ2_XS": "IQ2_XXS", "IQ3_XS": "IQ3_XXS",
                     "IQ3_S": "IQ3_XXS", "IQ3_M": "IQ3_XXS", "IQ2_M": "IQ2_XXS", "IQ2_S": "IQ2_XXS"}
         for k, v in base_map.items():
-            if name == k or name.startswith(k + "_") or name.startswith(k):
+            if name.startswith(k):
                 if v in quants:
                     return Match(quants[v], 0.75, [f"{raw} is not in the format table: sized as {v} "
                                                    f"({quants[v].bits_per_weight:g} bits per weight), its nearest published format."])
