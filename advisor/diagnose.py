@@ -41,6 +41,20 @@ _PREFIX_WORDS = re.compile(r"resend|re-?process|growing|conversation grows|cache
 _CONTAINER = re.compile(r"docker|container|podman|\bwsl\b|virtualbox|\bvm\b|llamagpt", re.I)
 _KV_QUANT = re.compile(r"kv[_ ]cache[_ ]type\s*=?\s*q\d|-ctk\s+q\d|cache-type-k\s+q\d|kv[- ]cache quantization|q8_0 kv|kv.{0,12}q[48]_0", re.I)
 _NUMA = re.compile(r"numa|dual[- ]socket|2 sockets", re.I)
+_SWAP = re.compile(r"\bswap(?:ping|s)?\b|memory pressure|page ?file|paging|shared gpu memory|out of memory|\boom\b", re.I)
+_NO_GPU = re.compile(
+    r"no (?:cuda|gpu|metal|rocm|vulkan)[- ]?(?:capable )?(?:device|gpu)?s? (?:found|detected|available)|"
+    r"(?:cuda|gpu|metal|rocm) (?:is )?not (?:found|detected|available|used)|not using (?:the )?gpu|"
+    r"gpu (?:usage|utili[sz]ation|load) (?:is |stays |at )?(?:0|zero|idle|low)|runs? on (?:the )?cpu(?! only)|"
+    r"using (?:the )?cpu instead|cpu[- ]only (?:build|wheel|version)|offloaded 0/\d+ layers",
+    re.I,
+)
+_THERMAL = re.compile(r"throttl|fanless|gets? (?:slower|hot)|after (?:a few|some|\d+) minutes|thermal|overheat", re.I)
+_LONG_CTX = re.compile(
+    r"(?:long|large|growing|bigger|full) (?:context|conversation|chat|history)|as the (?:context|conversation|chat) grows|"
+    r"\d+k (?:context|tokens of context)|deeper into|context fills", re.I)
+_DECODE_WORDS = re.compile(r"generation|generat(?:es|ing)|tokens? per second|tok/s|t/s|streaming|decode|eval rate", re.I)
+_THREADS = re.compile(r"(?:-t|--threads|threads?\s*[=:]?)\s*(\d{1,3})\b", re.I)
 _CPU_ONLY = re.compile(r"cpu[- ]only|-ngl 0\b|ngl 0\b|cpu backend|n[_-]gpu[_-]layers\s*=\s*0", re.I)
 
 
@@ -236,7 +250,7 @@ def _config_fix(c: _Ctx, what: str, why: str) -> Fix:
     return _fix("fix_configuration", what, eff, why, speedup=sp, new_decode_tps=p.decode_tps if p else None)
 
 
-def _kvq_fix(c: _Ctx, flip: bool = False) -> Fix | None:
+def _kvq_fix(c: _Ctx, flip: bool = False, force: bool = False) -> Fix | None:
     r, p = c.res, c.pred
     if p is None or r.model is None:
         return None
@@ -246,16 +260,16 @@ def _kvq_fix(c: _Ctx, flip: bool = False) -> Fix | None:
         return _fix("kv_cache_quantization", "Turn KV-cache quantization off (f16 cache) for this model",
                     "avoids the CPU fallback of attention", "Quantized KV caches need matching flash-attention kernels; "
                     "when a model has none, attention runs on the CPU every token.")
-    if kv < 0.05:
+    if kv < 0.05 and not force:
         return None
     return _fix("kv_cache_quantization", "Quantize the KV cache to q8_0 (needs flash attention)",
                 f"KV cache at {ctx:,} tokens × {r.concurrency}: {kv:.1f} → {kv / 2:.1f} GB",
                 "Halves the memory the context takes and the bytes decode reads at long context.")
 
 
-def _flash_fix(c: _Ctx) -> Fix | None:
+def _flash_fix(c: _Ctx, force: bool = False) -> Fix | None:
     r = c.res
-    if r.depth + r.prompt_tokens < 8000:
+    if r.depth + r.prompt_tokens < 8000 and not force:
         return None
     return _fix("flash_attention", "Enable flash attention (-fa on / OLLAMA_FLASH_ATTENTION=1)",
                 "less slowdown of prefill and decode at long context",
@@ -343,6 +357,11 @@ def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = Non
                            f"{pred.memory.kv_cache_gb:.1f} + overhead {pred.memory.overhead_gb:.1f}) but only "
                            f"{pred.memory.usable_gb:.1f} GB is usable ({pred.memory.note}).")
         fixes += [f for f in (_fit_fix(store, c), _quant_fix(store, c), _smaller_fix(store, c)) if f]
+        if pred and pred.memory.kv_cache_gb > 0.2 * pred.memory.required_gb:
+            kvf = _kvq_fix(c)
+            if kvf:
+                signals.append(f"The KV cache alone takes {pred.memory.kv_cache_gb:.1f} GB at this context length.")
+                fixes.insert(1, kvf)
         if pred is None and res.model is not None and res.quant is not None and s.memory_gb:
             need = roofline.weight_bytes_total(res.model, res.quant.bits_per_weight) / 1e9
             signals.append(f"The weights alone take {need:.1f} GB at {res.quant.name}; the {s.memory_gb:g} GB "
@@ -374,6 +393,18 @@ def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = Non
             fixes.insert(0, _fix("fit_in_memory", "Shrink the context (num_ctx / -c) until model + cache fit in VRAM",
                                  f"back to ≈ {exp_tg:.0f} tok/s" if exp_tg else "back to full GPU speed",
                                  "The KV cache grows with the context size you allocate, not the one you use."))
+    # 1c. Placement reported by the tool (ollama ps "48%/52% CPU/GPU") or swapping named by the user.
+    gpu_frac = getattr(res, "gpu_fraction", None)
+    if bottleneck is None and ((gpu_frac is not None and gpu_frac < 0.98) or (_SWAP.search(text) and not _NO_GPU.search(text))):
+        bottleneck = "memory_fit"
+        signals.append(
+            f"Only {gpu_frac:.0%} of the model is on the GPU; the rest decodes from system RAM." if gpu_frac is not None
+            else "Swapping / memory pressure: part of the model is being paged out, which stalls every token.")
+        fixes += [f for f in (_fit_fix(store, c), _quant_fix(store, c), _kvq_fix(c), _smaller_fix(store, c)) if f]
+        if not any(f.id == "fit_in_memory" for f in fixes):
+            fixes.insert(0, _fix("fit_in_memory", "Make model + KV cache fit: a smaller quantization or a shorter context",
+                                 f"back to ≈ {exp_tg:.0f} tok/s" if exp_tg else "back to full speed",
+                                 "Only what sits in fast memory runs at full speed."))
     # 2. Misconfiguration signatures.
     if bottleneck is None:
         mis = _misconfiguration(store, c, ratio_tg, ngl, n_layers, is_gpu)
@@ -399,9 +430,17 @@ def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = Non
                     "Decode is below what this hardware reaches elsewhere." + (
                         " On multi-socket servers, spread the model across NUMA nodes (--numa distribute, drop the page "
                         "cache first)." if _NUMA.search(text) else "")))
-            df = [f for f in (_quant_fix(store, c), _spec_fix(c), _smaller_fix(store, c), _bandwidth_fix(store, c),
-                              _flash_fix(c) if res.depth > 8000 else None) if f]
+            long_ctx = res.depth > 8000 or bool(_LONG_CTX.search(text) and _DECODE_WORDS.search(text))
+            df = [f for f in (_quant_fix(store, c), _spec_fix(c), _smaller_fix(store, c), _bandwidth_fix(store, c)) if f]
             df.sort(key=lambda f: -(f.speedup or 1))
+            if long_ctx:
+                signals.append("Each new token also reads the whole KV cache: the longer the context, the more bytes "
+                               "per token, so decode slows as the conversation grows.")
+                df = [f for f in (_flash_fix(c, force=True), _kvq_fix(c, force=True)) if f] + df
+            if _THERMAL.search(text):
+                df.insert(0, _config_fix(c, "Keep it cool and on full power (no Low Power Mode, on a hard surface or "
+                                            "a stand; a fan for fanless laptops)",
+                                         "Fanless and thin machines lower their clocks when hot; sustained decode drops."))
             fixes += df
             if st_tg == "below_expected" and _NUMA.search(text):
                 fixes.sort(key=lambda f: 0 if f.id in ("quantization", "fix_configuration") else 1)
@@ -441,6 +480,18 @@ def _misconfiguration(store: Store, c: _Ctx, ratio_tg: float | None, ngl: int | 
                                      "the layer count)."),
                  _config_fix(c, "Set -ngl to 99 / 999 rather than the layer count", "Same cause, same fix in LM Studio "
                              "and Ollama (num_gpu).")])
+    if _NO_GPU.search(text) and (is_gpu or kind in ("apu", "apple_soc")):
+        return ("The output says the GPU is not being used, so every layer runs on the CPU.",
+                [_gpu_offload_fix(c, "Install the GPU build/runtime (CUDA, ROCm, Metal) and offload all layers."),
+                 _config_fix(c, "Check drivers and that the engine sees the GPU (its startup log lists the device)",
+                             "A missing driver or a CPU-only wheel silently falls back to the CPU.")])
+    threads = _THREADS.search(text)
+    cores = _physical_cores(res)
+    if threads and cores and int(threads.group(1)) > cores and (ratio_tg is None or ratio_tg < BELOW):
+        return (f"{threads.group(1)} threads on {cores} cores: oversubscribed threads fight for the cores and the "
+                "memory bus, and decode slows down.",
+                [_config_fix(c, f"Use {cores} threads (the physical core count) or fewer",
+                             "Decode on the CPU is bandwidth-bound; extra threads only add contention.")])
     if ratio_tg is None or ratio_tg >= FAR_BELOW:
         if not (ratio_tg is None and kind == "apple_soc" and _CONTAINER.search(text) and c.measured_tg):
             return None
@@ -477,6 +528,14 @@ def _misconfiguration(store: Store, c: _Ctx, ratio_tg: float | None, ngl: int | 
                  _config_fix(c, "Check the build and runtime see the GPU (CUDA/Metal/ROCm in the startup log)",
                              "The startup log says which device each layer is on.")])
     return None
+
+
+def _physical_cores(res: Resolved) -> int | None:
+    hw = res.hardware
+    if hw is None or not hw.cpu_cores:
+        return None
+    nums = [int(x) for x in re.findall(r"\d+", hw.cpu_cores)]
+    return max(nums) if nums else None
 
 
 def _phase(c: _Ctx) -> tuple[Literal["prefill", "decode"], str]:

@@ -240,6 +240,7 @@ class Scenario(BaseModel):
     tflops: float | None = None
     shared_prefix_tokens: int | None = None
     question: str | None = None
+    gpu_fraction: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("memory_gb")
     @classmethod

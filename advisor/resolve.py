@@ -38,6 +38,7 @@ class Resolved:
     depth: int = 0
     concurrency: int = 1
     n_gpu_layers: int | None = None
+    gpu_fraction: float | None = None
     assumptions: list[str] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)
     candidates: dict[str, list[str]] = field(default_factory=dict)
@@ -232,6 +233,7 @@ def resolve_scenario(store: Store, s: Scenario, *, probe: ProbeResult | None = N
     res.depth = s.depth or 0
     res.concurrency = s.concurrency or 1
     res.n_gpu_layers = s.n_gpu_layers
+    res.gpu_fraction = s.gpu_fraction
     if res.n_gpu_layers is None:
         res.n_gpu_layers = parse_ngl(s.backend) or parse_ngl(s.raw_output, s.measured_decode_tps)
     return res

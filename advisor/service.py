@@ -135,7 +135,8 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "") -> Sc
             if m.prompt_tokens:
                 upd["prompt_tokens"] = m.prompt_tokens
         for f_src, f_dst in (("model", "model"), ("quant", "quant"), ("backend", "backend"),
-                             ("n_gpu_layers", "n_gpu_layers"), ("params_b", "params_b"), ("depth", "depth")):
+                             ("n_gpu_layers", "n_gpu_layers"), ("params_b", "params_b"), ("depth", "depth"),
+                             ("gpu_fraction", "gpu_fraction")):
             v = getattr(m, f_src)
             if v is not None and getattr(s, f_dst) is None and f_dst not in upd:
                 upd[f_dst] = v

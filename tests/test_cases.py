@@ -112,3 +112,33 @@ def test_prediction_only_verdict_has_numbers(store):
     assert v.status == "not_measured"
     assert v.bottleneck == "decode"
     assert v.prediction and v.prediction.memory.fits and v.prediction.decode_tps > 5
+
+
+# Signatures experts use, in scenarios we wrote ourselves (not public reports).
+SIGNATURES = [
+    pytest.param(dict(hardware="MacBook Pro M1 Pro 16GB", model="qwen2.5 14b", quant="q8_0", measured_decode_tps=1.2,
+                      question="it is swapping like crazy"), "memory_fit", {"fit_in_memory", "quantization"}, id="swap"),
+    pytest.param(dict(hardware="RTX 3080", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=9,
+                      question="GPU usage stays at 0% while it generates"), "misconfiguration", {"gpu_offload"},
+                 id="gpu-idle"),
+    pytest.param(dict(hardware="RTX 4060 Ti", memory_gb=16, model="llama 3.1 8b", quant="q4_k_m", gpu_fraction=0.52,
+                      measured_decode_tps=9), "memory_fit", {"fit_in_memory", "quantization"}, id="ollama-ps-split"),
+    pytest.param(dict(hardware="MacBook Air M3 16GB", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=11,
+                      question="starts fast but gets slower after a few minutes; it's fanless"), "decode",
+                 {"fix_configuration"}, id="thermal"),
+    pytest.param(dict(hardware="RTX 4090", model="llama 3.1 8b", quant="q4_k_m", depth=60000, measured_decode_tps=70,
+                      question="generation tok/s drops a lot in a long conversation"), "decode",
+                 {"flash_attention", "kv_cache_quantization"}, id="long-context-decode"),
+    pytest.param(dict(hardware="RTX 4090", model="qwen2.5 32b", quant="q4_k_m", depth=30000, measured_decode_tps=22),
+                 "memory_fit", {"kv_cache_quantization", "fit_in_memory"}, id="kv-cache-overflows-vram"),
+    pytest.param(dict(hardware="ddr5-5600 dual channel", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=3,
+                      backend="llama.cpp cpu -t 64"), "misconfiguration", {"fix_configuration"}, id="threads"),
+]
+
+
+@pytest.mark.parametrize("scenario,bottleneck,fixes", SIGNATURES)
+def test_signature(store, scenario, bottleneck, fixes):
+    v = diagnose(store, Scenario(**scenario))
+    assert v.bottleneck == bottleneck, v.explanation
+    top3 = {f.id for f in v.fixes[:3]}
+    assert top3 & fixes, [f.id for f in v.fixes]
