@@ -285,28 +285,44 @@ def probe(
 
 @app.command()
 def compare(
-    model: str = typer.Option(..., "--model"),
-    quant: Optional[str] = typer.Option(None, "--quant"),
+    model: str = typer.Option(..., "--model", help="Model id or name, e.g. 'llama 3.3 70b'."),
+    quant: Optional[str] = typer.Option(None, "--quant", help="Weight format (default Q4_K_M)."),
     prompt_tokens: int = typer.Option(2000, "--prompt-tokens", min=1),
     gen_tokens: int = typer.Option(300, "--gen-tokens", min=1),
-    concurrency: int = typer.Option(1, "--concurrency", min=1),
-    requests_per_minute: Optional[float] = typer.Option(None, "--requests-per-minute"),
-    ttft_target: Optional[float] = typer.Option(None, "--ttft-target"),
-    tps_per_user: Optional[float] = typer.Option(None, "--tps-per-user"),
+    concurrency: int = typer.Option(1, "--concurrency", min=1, help="Users (sequences in flight at once, at most)."),
+    requests_per_minute: Optional[float] = typer.Option(None, "--requests-per-minute", min=0,
+                                                        help="Requests per minute per user (Poisson arrivals)."),
+    ttft_target: Optional[float] = typer.Option(None, "--ttft-target", help="Target TTFT p95, seconds."),
+    tps_per_user: Optional[float] = typer.Option(None, "--tps-per-user", help="Target decode tok/s per user."),
     candidates: Optional[str] = typer.Option(None, "--candidates", help="Comma-separated hardware ids or names."),
+    price: Optional[str] = typer.Option(None, "--price", help="Purchase prices, ID=USD,... (e.g. 'nvidia-h200=32000, 2x 4090=3800')."),
+    shared_prefix_tokens: int = typer.Option(0, "--shared-prefix-tokens", min=0,
+                                             help="Prompt prefix shared by every request (prefix caching)."),
+    kv_quant: str = typer.Option("f16", "--kv-quant", help="KV-cache type: f16, q8_0 or q4_0."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Engine: llama.cpp (default), mlx, vllm ..."),
+    chunk_tokens: int = typer.Option(512, "--chunk-tokens", min=16, help="Chunked-prefill chunk, tokens."),
+    amortisation_years: float = typer.Option(3.0, "--amortisation-years", help="Years to spread the price over."),
+    utilisation: float = typer.Option(0.25, "--utilisation", help="Share of the time generating (for cost)."),
+    limit: int = typer.Option(15, "--limit", min=1, help="Candidates to show."),
     store: Optional[str] = STORE_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
-    """Rank hardware for a workload with many users."""
+    """Rank hardware for a workload with many users (TTFT under load, batched decode, memory, cost)."""
     from advisor import compare as cmp
 
+    def run() -> Any:
+        prices = cmp.parse_prices(price)
+        cands = [c.strip() for c in candidates.split(",") if c.strip()] if candidates else None
+        return cmp.compare(st, model=model, quant=quant, prompt_tokens=prompt_tokens, gen_tokens=gen_tokens,
+                           concurrency=concurrency, requests_per_minute=requests_per_minute,
+                           ttft_target_s=ttft_target, tps_per_user=tps_per_user, candidates=cands, prices=prices,
+                           shared_prefix_tokens=shared_prefix_tokens, kv_quant=kv_quant.lower(), backend=backend,
+                           chunk_tokens=chunk_tokens, amortisation_years=amortisation_years,
+                           utilisation=utilisation, limit=limit)
+
     st = _guard(lambda: _store(store), as_json)
-    out = _guard(lambda: cmp.compare(st, model=model, quant=quant, prompt_tokens=prompt_tokens, gen_tokens=gen_tokens,
-                                     concurrency=concurrency, requests_per_minute=requests_per_minute,
-                                     ttft_target_s=ttft_target, tps_per_user=tps_per_user,
-                                     candidates=[c.strip() for c in candidates.split(",")] if candidates else None),
-                 as_json)
-    _emit(out, as_json, cmp.table_markdown(out))
+    out = _guard(run, as_json)
+    _emit(out, as_json, cmp.table_markdown(out) + "\n\n" + cmp.notes_markdown(out))
 
 
 @db_app.command("stats")

@@ -237,6 +237,9 @@ def predict(
     if b > 1:
         kv_b = dbytes - wbytes
         t_bw = (wbytes + b * kv_b) * share / (bw * roofline.GB * eff_d) + t0
+        if share < 1.0:
+            host_eff = cal.efficiency("decode", {**scen, "kind": "cpu", "accel": "cpu", "multi": False}).efficiency
+            t_bw += (wbytes + b * kv_b) * (1 - share) / (host_bw * roofline.GB * host_eff)
         t_cmp = (b * 2 * model.active_b * 1e9 / (tflops * 1e12 * eff_p)) if tflops else 0.0
         step = max(t_bw, t_cmp)
         decode_tps = b / step

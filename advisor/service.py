@@ -85,8 +85,13 @@ def predict_scenario(store: Store, scenario: Scenario) -> Prediction:
     """Prediction for a scenario. Raises :class:`AdvisorError` when hardware or model is unknown."""
     probe = _probe_for(store, scenario)
     if probe is not None and not scenario.bandwidth_gbs:
+        # A CPU probe's matmul rate is MLX's or NumPy's own; other engines (llama.cpp) use their own CPU
+        # kernels, so only the measured bandwidth carries over and compute is estimated.
+        cpu_probe = probe.backend in ("mlx-cpu", "numpy")
+        engine_mlx = "mlx" in (scenario.backend or "").lower()
         scenario = scenario.model_copy(update={
-            "bandwidth_gbs": probe.bandwidth_gbs, "tflops": probe.matmul_tflops,
+            "bandwidth_gbs": probe.bandwidth_gbs,
+            "tflops": probe.matmul_tflops if (not cpu_probe or engine_mlx) else None,
             "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
             "hardware": f"this machine ({probe.device}, {probe.backend})",
         })

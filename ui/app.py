@@ -11,20 +11,29 @@ string so a client, which never sees ``gr.State``, can carry the facts itself:
 * ``/predict``  (scenario_json) → prediction_json or ``{"error": ...}``
 * ``/diagnose`` (scenario_json) → verdict_json or ``{"error": ...}``
 * ``/import``   (text, hardware="") → import_json or ``{"error": ...}``
+* ``/compare``  (request_json) → comparison_json or ``{"error": ...}``; the request holds the fields of
+  :class:`advisor.compare.CompareRequest` (``model``, ``concurrency``, ``candidates``, ``prices`` …)
 """
 
 # No ``from __future__ import annotations`` here: ``gr.api`` reads the endpoint functions' real
 # annotations to type the API (string annotations become one untyped output).
+import json
+import logging
 import tempfile
 from typing import Any
 
 import gradio as gr
 
+from advisor import compare as cmp
+from advisor.errors import AdvisorError
+from knowledge import catalog
 from knowledge.store import Store
 from ui import charts, handlers
 from ui.handlers import ProbeFn
 
-__all__ = ["CSS", "build_app", "theme_kwargs"]
+__all__ = ["CSS", "api_compare", "build_app", "compare_choices", "run_compare", "theme_kwargs"]
+
+log = logging.getLogger(__name__)
 
 TITLE = "Prefill/decode advisor"
 INTRO = ("Tell me what you run (model, quantization, prompt and answer length, users) and on what hardware: "
@@ -43,6 +52,8 @@ CSS = """
 #facts { font-size: 0.92em; }
 #quick .wrap { gap: 6px; }
 .intro { font-size: 1.02em; }
+#compare-table table { font-size: 0.9em; }
+#compare-summary { font-size: 0.95em; }
 footer { display: none !important; }
 """
 
@@ -146,6 +157,8 @@ def build_app(
                     dl_json = gr.DownloadButton("Download verdict (.json)", elem_id="export-json",
                                                 interactive=False, size="sm")
 
+        _compare_section(store)
+
         verdict_outputs = [verdict_state, verdict_md, roof_plot, time_plot, peers_plot, dl_md, dl_json]
 
         def _verdict_updates(v: Any, facts: dict[str, Any]) -> list[Any]:
@@ -222,10 +235,113 @@ def build_app(
             """Tool output (llama-bench, ollama --verbose, …) → import result JSON (or {"error": ...})."""
             return handlers.api_import(store, text, hardware)
 
+        def compare(request_json: str) -> str:
+            """Comparison request JSON (model, concurrency, candidates, …) → ranked comparison JSON (or {"error": ...})."""
+            return api_compare(store, request_json)
+
         gr.api(ask, api_name="ask")
         gr.api(predict, api_name="predict")
         gr.api(diagnose, api_name="diagnose")
         gr.api(import_, api_name="import")
+        gr.api(compare, api_name="compare")
 
     demo.queue(max_size=queue_size, default_concurrency_limit=concurrency)
     return demo
+
+
+# ---------------------------------------------------------------------------------- compare hardware
+COMPARE_INTRO = ("**Compare hardware** for a team: ranked by whether each machine meets your targets under "
+                 "load (TTFT p95 with queueing, decode tok/s per user with everyone streaming), then by "
+                 "headroom. Prices are used only if you give them.")
+COMPARE_DEFAULTS = ["apple-m3-ultra-80gpu", "nvidia-rtx-4090x2", "nvidia-h100-pcie", "nvidia-dgx-spark-gb10"]
+# Multi-GPU boxes people build from consumer cards (layer split), offered next to the catalog entries.
+MULTI_GPU = {"nvidia-rtx-3090": (2, 4), "nvidia-rtx-4090": (2, 4), "nvidia-rtx-5090": (2,), "amd-rx-7900-xtx": (2,)}
+
+
+def compare_choices(store: Store) -> tuple[list[tuple[str, str]], list[str]]:
+    """(hardware (label, id) choices incl. multi-GPU builds, model ids) for the compare inputs."""
+    hws = [h for h in catalog.all_hardware(store).values() if h.kind != "cpu" and h.memory_gb_options]
+    hw = [(f"{h.name} ({max(h.memory_gb_options):g} GB)", h.id) for h in hws]
+    for base, counts in MULTI_GPU.items():
+        h = catalog.all_hardware(store).get(base)
+        hw += [(f"{n}× {h.name} ({n * max(h.memory_gb_options):g} GB)", f"{base}x{n}") for n in counts if h]
+    models = sorted(catalog.all_models(store))
+    return sorted(hw, key=lambda c: c[0].lower()), models
+
+
+def _opt(x: Any) -> Any:
+    return None if x in (None, "") else x
+
+
+def run_compare(store: Store, model: str, quant: str, prompt: float, gen: float, users: float, rpm: float | None,
+                ttft: float | None, tps: float | None, candidates: list[str], prices: str, prefix: float | None,
+                kv_quant: str) -> tuple[str, list[list[Any]], Any]:
+    """The compare form → (summary markdown, table rows, chart). Errors become a message, never a traceback."""
+    from ui import handlers
+
+    try:
+        req = cmp.CompareRequest(
+            model=model, quant=_opt(quant), prompt_tokens=int(prompt or 1), gen_tokens=int(gen or 1),
+            concurrency=int(users or 1), requests_per_minute=_opt(rpm) or None, ttft_target_s=_opt(ttft) or None,
+            tps_per_user=_opt(tps) or None, candidates=list(candidates or []) or None, prices=cmp.parse_prices(prices),
+            shared_prefix_tokens=int(prefix or 0), kv_quant=kv_quant or "f16")
+        result = cmp.compare_request(store, req)
+    except (ValueError, AdvisorError) as e:
+        return f"⚠️ {handlers.friendly_error(e)}", [], charts.empty_figure("Fix the inputs to see the chart.")
+    except Exception as e:  # noqa: BLE001 - never a traceback in the page
+        log.exception("unexpected error in compare: %s", type(e).__name__)
+        return f"⚠️ {handlers.GENERIC_ERROR}", [], charts.empty_figure("Something went wrong.")
+    return cmp.notes_markdown(result), cmp.table_rows(result), charts.compare_figure(result)
+
+
+def api_compare(store: Store, request_json: str) -> str:
+    """``/compare``: CompareRequest JSON → comparison JSON, or ``{"error": ...}``."""
+    from ui import handlers
+
+    try:
+        data = json.loads(request_json or "")
+        if not isinstance(data, dict):
+            raise AdvisorError('Send a JSON object, e.g. {"model": "llama 3.3 70b", "concurrency": 20}.')
+        return json.dumps(cmp.compare_request(store, cmp.CompareRequest.model_validate(data)), ensure_ascii=False)
+    except (ValueError, AdvisorError) as e:  # JSONDecodeError and ValidationError are ValueErrors
+        return handlers.error_json(e)
+    except Exception as e:  # noqa: BLE001
+        log.exception("unexpected error in api compare: %s", type(e).__name__)
+        return json.dumps({"error": handlers.GENERIC_ERROR})
+
+
+def _compare_section(store: Store) -> None:
+    """The "Compare hardware" tab below the chat layout: inputs, ranked table, batched-decode chart."""
+    hw_choices, models = compare_choices(store)
+    ids = {v for _, v in hw_choices}
+    with gr.Tabs(elem_id="compare-tabs"), gr.Tab("Compare hardware", id="tab-compare"):
+        gr.Markdown(COMPARE_INTRO)
+        with gr.Row():
+            model = gr.Dropdown(models, value="meta-llama/Llama-3.3-70B-Instruct", label="Model",
+                                allow_custom_value=True, elem_id="cmp-model", scale=3)
+            quant = gr.Dropdown(["Q4_K_M", "Q4_0", "Q5_K_M", "Q6_K", "Q8_0", "F16"], value="Q4_K_M", label="Weights",
+                                allow_custom_value=True, elem_id="cmp-quant", scale=1)
+            kv = gr.Radio(["f16", "q8_0", "q4_0"], value="f16", label="KV cache", elem_id="cmp-kv", scale=1)
+        with gr.Row():
+            prompt = gr.Number(8000, label="Prompt tokens", precision=0, minimum=1, elem_id="cmp-prompt")
+            gen = gr.Number(500, label="Answer tokens", precision=0, minimum=1, elem_id="cmp-gen")
+            prefix = gr.Number(0, label="Shared prefix tokens (cached)", precision=0, minimum=0, elem_id="cmp-prefix")
+            users = gr.Number(20, label="Users", precision=0, minimum=1, elem_id="cmp-users")
+            rpm = gr.Number(0.2, label="Requests / min per user", minimum=0, elem_id="cmp-rpm")
+            ttft = gr.Number(30, label="Target TTFT p95 (s)", minimum=0, elem_id="cmp-ttft")
+            tps = gr.Number(10, label="Target tok/s per user", minimum=0, elem_id="cmp-tps")
+        with gr.Row():
+            cands = gr.Dropdown(hw_choices, value=[i for i in COMPARE_DEFAULTS if i in ids], multiselect=True,
+                                label="Candidates (empty: every machine that holds the model)", elem_id="cmp-candidates",
+                                scale=4)
+            prices = gr.Textbox(label="Prices, optional (ID=USD, …)", placeholder="nvidia-h100-pcie=30000",
+                                elem_id="cmp-prices", scale=2)
+        run = gr.Button("Compare", variant="primary", elem_id="compare-btn")
+        table = gr.Dataframe(headers=cmp.TABLE_HEADERS, value=[], interactive=False, wrap=True,
+                             elem_id="compare-table", show_label=False)
+        plot = gr.Plot(charts.empty_figure("Press Compare to rank the candidates."), elem_id="compare-chart",
+                       show_label=False)
+        summary = gr.Markdown(elem_id="compare-summary")
+    run.click(lambda *a: run_compare(store, *a),
+              [model, quant, prompt, gen, users, rpm, ttft, tps, cands, prices, prefix, kv],
+              [summary, table, plot], api_visibility="private")

@@ -19,7 +19,9 @@ from plotly.subplots import make_subplots
 from advisor.models import Fix, Prediction, Verdict
 
 __all__ = [
+    "CANDIDATE_COLORS",
     "COLORS",
+    "compare_figure",
     "empty_figure",
     "fix_effect",
     "peers_figure",
@@ -36,6 +38,8 @@ COLORS = {
     "peer": "#94a3b8",  # grey: other people's results
     "measured": "#dc2626",  # red: the user's own numbers
 }
+# One colour per hardware candidate in the comparison chart (ranked order).
+CANDIDATE_COLORS = ["#2563eb", "#9333ea", "#0891b2", "#ca8a04", "#16a34a", "#db2777"]
 # llama.cpp and mlx process a long prompt in micro-batches of about this many tokens, so each
 # weight read serves at most this many tokens during prefill.
 PREFILL_UBATCH = 512
@@ -325,3 +329,62 @@ def _secs(x: float) -> str:
     if not x:
         return ""
     return f"{x:.2f} s" if x < 1 else f"{x:.1f} s" if x < 120 else f"{x / 60:.1f} min"
+
+
+# -------------------------------------------------------------------------------------- compare
+def compare_figure(result: dict[str, Any], *, top: int = 4) -> go.Figure:
+    """Batched decode of the top candidates: aggregate (left) and per-user (right) tok/s vs concurrency.
+
+    ``result`` is :func:`advisor.compare.compare`'s JSON: each candidate's ``batch.curve`` holds
+    {``concurrency``, ``aggregate_tps``, ``per_user_tps``} up to the concurrency that fits in memory.
+    Draws each candidate's saturation point (where adding users stops being free), the number of
+    users as a vertical line and the per-user tok/s target as a horizontal one.
+    """
+    cands = [c for c in result.get("candidates", []) if (c.get("batch") or {}).get("curve")][:top]
+    if not cands:
+        return empty_figure("No candidate holds the model at this context: nothing to draw.")
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
+                        subplot_titles=("Aggregate decode tok/s (all users)", "Decode tok/s per user"))
+    for i, c in enumerate(cands):
+        _add_candidate_curves(fig, c, CANDIDATE_COLORS[i % len(CANDIDATE_COLORS)])
+    users = result.get("concurrency")
+    if _ok(users):
+        fig.add_vline(x=users, line=dict(color=COLORS["roof"], width=1, dash="dot"))
+        for ax in ("x", "x2"):  # on a log axis an annotation's x is log10 of the value
+            fig.add_annotation(x=math.log10(float(users or 1)), y=1, xref=ax, yref=f"{ax.replace('x', 'y')} domain",
+                               text=f" {users} users", showarrow=False, xanchor="left", yanchor="top")
+    target = (result.get("targets") or {}).get("tps_per_user")
+    if _ok(target):
+        fig.add_hline(y=target, row=1, col=2, line=dict(color=COLORS["measured"], width=2, dash="dash"),
+                      annotation_text=f"target {target:g} tok/s", annotation_position="bottom right")
+    top = max([p["concurrency"] for c in cands for p in c["batch"]["curve"]] + [users if _ok(users) else 1])
+    ticks = [2 ** k for k in range(int(math.log2(top)) + 1)]
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[str(t) for t in ticks], range=[0, math.log10(top * 1.15)],
+                     title_text="Concurrent sequences (users)")
+    fig.update_yaxes(rangemode="tozero", title_text="tok/s", row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=1, col=2)
+    fig.update_annotations(font_size=12)
+    title = f"Batched decode: {_short(str(result.get('model', '')).split('/')[-1], 40)} at {result.get('quant', '')}"
+    return _base_layout(fig, title, height=440)
+
+
+def _add_candidate_curves(fig: go.Figure, c: dict[str, Any], color: str) -> None:
+    curve = c["batch"]["curve"]
+    xs = [p["concurrency"] for p in curve]
+    name = _short(c["hardware"]["name"], 34)
+    for col, key, dash in ((1, "aggregate_tps", "solid"), (2, "per_user_tps", "dash")):
+        fig.add_trace(go.Scatter(
+            x=xs, y=[p[key] for p in curve], mode="lines", name=name, legendgroup=name, showlegend=col == 1,
+            line=dict(color=color, width=2.5, dash=dash),
+            hovertemplate=f"{name}<br>%{{x}} users: %{{y:,.1f}} tok/s<extra></extra>",
+        ), row=1, col=col)
+    sat = c.get("saturation_concurrency")
+    pt = next((p for p in curve if p["concurrency"] == sat), None)
+    if pt is not None:
+        why = (c.get("batch") or {}).get("saturation_limit", "")
+        fig.add_trace(go.Scatter(
+            x=[sat], y=[pt["aggregate_tps"]], mode="markers", name=f"{name}: saturates at {sat}",
+            legendgroup=name, showlegend=False, marker=dict(color=color, size=11, symbol="diamond",
+                                                            line=dict(color="white", width=1.5)),
+            hovertemplate=f"{name}<br>adding users stops being free at ~{sat} ({why})<extra></extra>",
+        ), row=1, col=1)

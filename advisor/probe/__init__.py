@@ -93,7 +93,7 @@ def run_probe(
                               progress=scaled(0.0, 0.5 if with_model else 1.0))
     if not with_model:
         return result
-    outcome = probe_model(model_path, prompt_lengths=prompt_lengths, gen_tokens=gen_tokens, trials=trials,
+    outcome = probe_model(str(model_path), prompt_lengths=prompt_lengths, gen_tokens=gen_tokens, trials=trials,
                           progress=scaled(0.5, 1.0), time_budget_s=model_time_budget_s)
     info = outcome.info
     notes = list(result.notes)

@@ -91,7 +91,7 @@ def resolve_model_path(model: str) -> Path:
             try:
                 from mlx_lm.utils import DEFAULT_ALLOW_PATTERNS as patterns
             except Exception:  # noqa: BLE001
-                patterns = None
+                patterns = None  # type: ignore[assignment]
             return Path(snapshot_download(text, local_files_only=True, allow_patterns=patterns))
         except Exception as e:  # LocalEntryNotFoundError, IncompleteSnapshotError, ...
             raise ProbeError(

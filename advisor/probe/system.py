@@ -206,6 +206,7 @@ def _darwin(info: dict[str, Any], run: Runner) -> None:
     if platform.machine() == "arm64" or (brand or "").startswith("Apple"):
         info["unified_memory"] = True
         if brand and brand.startswith("Apple"):
+            info["chip"] = brand  # e.g. "Apple M2 Max": CPU and GPU are one SoC
             info.setdefault("gpu_name", f"{brand} GPU")
         if total:
             info["gpu_memory_gb"] = _round(total / GB)
@@ -326,7 +327,7 @@ def detect_machine(*, run: Runner | None = None, system: str | None = None) -> d
         ``gpu_recommended_working_set_gb`` (Metal), ``gpu_wired_limit_gb`` with
         ``gpu_wired_limit_is_default`` (and ``gpu_wired_limit_is_estimate`` when it is the default
         share), ``unified_memory``, ``power_source`` ("ac", "battery", "ups"), ``hypervisor``,
-        ``cpu_l3_cache`` and ``is_container``. Memory in GB of 10^9 bytes.
+        ``cpu_l3_cache``, ``chip`` (Apple SoC name) and ``is_container``. Memory in GB of 10^9 bytes.
     """
     run = run or _run
     system = system or platform.system()

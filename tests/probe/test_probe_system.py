@@ -120,7 +120,7 @@ def _fake_mac(wired_mb: str):
 
 def test_detect_machine_macos_from_captured_outputs():
     info = detect_machine(run=_fake_mac("0"), system="Darwin")
-    assert info["cpu_model"] == "Apple M2 Max"
+    assert info["cpu_model"] == "Apple M2 Max" and info["chip"] == "Apple M2 Max"
     assert info["cpu_cores_physical"] == 12 and info["cpu_cores_performance"] == 8
     assert info["memory_total_gib"] == 32.0
     assert info["memory_available_gb"] == pytest.approx(34000 * 16384 / 1e9, abs=0.01)

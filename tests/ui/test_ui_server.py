@@ -17,7 +17,7 @@ def test_probe_runs_alone(store):
     probe = _fns(demo)["probe"]
     assert probe.concurrency_limit == 1 and probe.concurrency_id == "probe"
     public = {name for name, f in _fns(demo).items() if f.api_visibility == "public"}
-    assert public == {"ask", "predict", "diagnose", "import"}
+    assert public == {"ask", "predict", "diagnose", "import", "compare"}
 
 
 def test_probe_disabled(store):
