@@ -130,7 +130,9 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             result_id=r["result_id"], hw_id=r["base_hw_id"], kind=r["kind"], family=r["hw_family"] or "",
             accel=r["accel"], engine=r["engine"], quant=q.name, multi=(r["n_devices"] or 1) > 1,
             bandwidth_gbs=r["bandwidth_gbs"], tflops=tf, decode_bytes=dbytes, prefill_flops=flops,
-            decode_tps=r["decode_tps"], prefill_tps=r["prefill_tps"], params_active_b=m.active_b,
+            decode_tps=r["decode_tps"],
+            # A prefill rate without its prompt length is not comparable (the rate depends on it).
+            prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
             source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt,
             prefill_attn_flops=attention_flops(m, prompt, depth),
             old_build=bool(re.search(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b", r["notes"] or "")
