@@ -153,12 +153,15 @@ def _smaller_fix(store: Store, c: _Ctx) -> Fix | None:
 def _spec_fix(c: _Ctx) -> Fix | None:
     if c.pred is None or not c.pred.decode_tps:
         return None
+    if c.res.concurrency > 1:
+        return None  # a busy batched server has no idle compute for drafts to use
     sp = roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST)
+    base = c.measured_tg or c.pred.decode_tps
     return _fix("speculative_decoding", "Speculative decoding with a small draft model",
-                f"≈ {sp:.1f}× decode ({c.pred.decode_tps:.0f} → {c.pred.decode_tps * sp:.0f} tok/s)",
+                f"≈ {sp:.1f}× decode ({base:.0f} → {base * sp:.0f} tok/s)",
                 f"A draft ~10× smaller proposes {SPEC_GAMMA} tokens, the big model checks them in one pass; assumes "
                 f"{SPEC_ACCEPT:.0%} acceptance (Leviathan et al. 2023). Gains are largest on code and repetitive text.",
-                speedup=sp, new_decode_tps=c.pred.decode_tps * sp)
+                speedup=sp, new_decode_tps=base * sp)
 
 
 def _bandwidth_fix(store: Store, c: _Ctx) -> Fix | None:
@@ -341,6 +344,17 @@ def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = Non
         signals.append(f"The prefill rate {c.measured_pp:,.0f} tok/s is above what this machine can compute "
                        f"(ceiling ≈ {pred.prefill_ceiling_tps:,.0f} tok/s): most of the prompt came from a prompt cache, "  # type: ignore[union-attr]
                        "so it is not a measure of the machine.")
+    if pred and c.measured_tg and c.measured_tg > 1.15 * pred.decode_ceiling_tps and res.concurrency <= 1:
+        st_tg = "above_expected"
+        signals.append(f"{c.measured_tg:g} tok/s of decode is more than the memory can deliver for this model "
+                       f"(ceiling ≈ {pred.decode_ceiling_tps:.0f} tok/s): check the model size and format, or whether "
+                       "the figure is an aggregate over several streams or includes speculative drafts.")
+    if (pred and pred.prefill_ceiling_tps and c.measured_pp and not cache_hit
+            and c.measured_pp > 1.05 * pred.prefill_ceiling_tps):
+        st_pp = "above_expected"
+        signals.append(f"The measured prefill {c.measured_pp:,.0f} tok/s is above the compute ceiling "
+                       f"({pred.prefill_ceiling_tps:,.0f} tok/s from the FP16 spec): part of the prompt was probably "
+                       "cached, or the card's matrix units outrun the spec figure used here.")
     ratio_tg = (c.measured_tg / exp_tg) if (c.measured_tg and exp_tg) else None
     fits = pred.memory.fits if pred else True
     near_limit = bool(pred and pred.memory.usable_gb and pred.memory.required_gb / pred.memory.usable_gb > 0.8)
@@ -542,7 +556,7 @@ def _phase(c: _Ctx) -> tuple[Literal["prefill", "decode"], str]:
     """Which phase dominates this workload's wait, and why (in words)."""
     r, p = c.res, c.pred
     pp = c.measured_pp if (c.measured_pp and not (p and p.prefill_ceiling_tps and c.measured_pp > CACHE_HIT * p.prefill_ceiling_tps)) else (p.prefill_tps if p else None)
-    tg = c.measured_tg or (p.decode_tps if p else None)
+    tg = c.measured_tg or ((p.decode_tps_per_seq or p.decode_tps) if p else None)
     asked_prefill = bool(_PREFILL_WORDS.search(c.text))
     if c.measured_tg and not c.measured_pp and r.scenario.prompt_tokens is None and not asked_prefill:
         return "decode", (f"Decode measured at {c.measured_tg:g} tok/s: one token at a time, each reading every weight, "
@@ -581,11 +595,14 @@ def _overall_status(bottleneck: str, st_tg: Status, st_pp: Status, c: _Ctx) -> S
 
 
 def _headline(c: _Ctx, bottleneck: str, status: str) -> str:
-    phase = {"prefill": "Prefill (reading the prompt)", "decode": "Decode (generating tokens)",
-             "memory_fit": "Memory: the model does not fit", "misconfiguration": "A setup problem"}[bottleneck]
-    st = {"normal": "your numbers are normal for this hardware", "below_expected": "your numbers are below what this hardware does",
+    phase = {"prefill": "Bottleneck: prefill (reading the prompt, compute-bound)",
+             "decode": "Bottleneck: decode (generating tokens, bandwidth-bound)",
+             "memory_fit": "Bottleneck: memory (model + KV cache do not fit the fast memory)",
+             "misconfiguration": "Bottleneck: the setup (a configuration problem)"}[bottleneck]
+    st = {"normal": "your numbers are normal for this hardware",
+          "below_expected": "your numbers are below what this hardware does",
           "above_expected": "your numbers are above the usual range", "not_measured": "predicted, not measured"}[status]
-    return f"{phase} is the bottleneck; {st}."
+    return f"{phase} — {st}."
 
 
 def _explain(c: _Ctx, bottleneck: str, status: str, signals: list[str]) -> str:

@@ -272,9 +272,17 @@ class Scenario(BaseModel):
             raise ValueError(f"concurrency must be between 1 and 100000 (got {v})")
         return v
 
-    @field_validator(
-        "measured_prefill_tps", "measured_decode_tps", "requests_per_minute", "bandwidth_gbs", "tflops"
-    )
+    @field_validator("bandwidth_gbs", "tflops")
+    @classmethod
+    def _hw_numbers(cls, v: float | None, info: Any) -> float | None:
+        # The fastest accelerators in the catalog: ~5,300 GB/s and ~1,300 FP16 TFLOPS per device.
+        limit = 50_000.0 if info.field_name == "bandwidth_gbs" else 100_000.0
+        v = _finite_nonneg(v, info.field_name, limit)
+        if v is not None and v == 0:
+            raise ValueError(f"{info.field_name} must be more than 0")
+        return v
+
+    @field_validator("measured_prefill_tps", "measured_decode_tps", "requests_per_minute")
     @classmethod
     def _nonneg(cls, v: float | None, info: Any) -> float | None:
         return _finite_nonneg(v, info.field_name, MAX_TPS)

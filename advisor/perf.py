@@ -10,7 +10,16 @@ import re
 from typing import Any
 
 from advisor import roofline
-from advisor.calibration import CalibrationModel, CalRow, accel_class, attention_flops, features, fit, t0_key
+from advisor.calibration import (
+    CalibrationModel,
+    CalRow,
+    accel_class,
+    attention_flops,
+    features,
+    fit,
+    pipeline_speedup,
+    t0_key,
+)
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction, ProbeResult, QuantFormat
 from knowledge import catalog
@@ -226,7 +235,8 @@ def predict(
             "(assumed dual-channel DDR5 unless stated)."
         )
     decode1 = 1.0 / t_tok
-    prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) if tflops else None
+    pipe = pipeline_speedup(hardware.n_devices, prompt_tokens or 1, engine=engine)
+    prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) * pipe if tflops else None
     prefill1 = cal.prefill_tps({**scen, "tflops": tflops}, eff=eff_p) if tflops else None
     if prefill1 and share < 1.0:
         prefill1 *= 0.5 + 0.5 * share  # weights streamed over PCIe for the offloaded share (rough)
@@ -253,8 +263,16 @@ def predict(
         )
     ttft = (prompt_tokens / prefill1) if prefill1 and prompt_tokens else (0.0 if not prompt_tokens else None)
     dec_s = gen_tokens / per_seq if gen_tokens else 0.0
-    rng_d = (decode_tps * dec_cal.p10_ratio, decode_tps * dec_cal.p90_ratio)
-    rng_p = (prefill1 * pre_cal.p10_ratio, prefill1 * pre_cal.p90_ratio) if prefill1 else None
+    if b > 1:
+        # Aggregate ceiling of a batch: weights once plus every sequence's KV cache per step, or compute.
+        kv_b = dbytes - wbytes
+        decode_ceiling = b * bw * roofline.GB / (wbytes + b * kv_b)
+        if tflops:
+            decode_ceiling = min(decode_ceiling, tflops * 1e12 / (2 * model.active_b * 1e9))
+    # Ranges come from the fit's residuals; nothing is predicted above the roofline.
+    rng_d = (decode_tps * dec_cal.p10_ratio, min(decode_tps * dec_cal.p90_ratio, decode_ceiling))
+    rng_p = ((prefill1 * pre_cal.p10_ratio, min(prefill1 * pre_cal.p90_ratio, prefill_ceiling or float("inf")))
+             if prefill1 else None)
     return Prediction(
         prefill_tps=prefill1, decode_tps=decode_tps, prefill_ceiling_tps=prefill_ceiling,
         decode_ceiling_tps=decode_ceiling, prefill_tps_range=rng_p, decode_tps_range=rng_d, ttft_s=ttft,

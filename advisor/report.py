@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
-__all__ = ["facts_summary", "plain_answer", "prediction_markdown", "probe_markdown", "verdict_markdown", "WORDS_PER_TOKEN", "READING_TPS"]
+__all__ = ["facts_summary", "plain_answer", "plain_verdict", "prediction_markdown", "probe_markdown", "verdict_markdown", "WORDS_PER_TOKEN", "READING_TPS"]
 
 WORDS_PER_TOKEN = 0.75
 READING_WPM = 238
@@ -74,6 +74,34 @@ def plain_answer(p: Prediction) -> str:
     return f"**{verdict}: {speed}; {first}.**"
 
 
+def plain_verdict(v: Verdict) -> str:
+    """The first sentence of an answer: about the user's own numbers when there are any."""
+    p = v.prediction
+    mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
+    exp = (p.decode_tps_per_seq or p.decode_tps) if p else None
+    if v.bottleneck == "misconfiguration":
+        got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}" if (mt and exp) else \
+            "the numbers point at the setup, not the hardware"
+        fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes else ""
+        return f"**Something in the setup is holding it back: {got}.**{fix}"
+    if v.bottleneck == "memory_fit":
+        if p is not None and not p.memory.fits:
+            return (f"**It does not fit: it needs about {p.memory.required_gb:.0f} GB but only "
+                    f"{p.memory.usable_gb:.0f} GB is usable here,** so part of it runs from slow memory"
+                    + (f" — that is why you see {mt:g} tok/s." if mt else "."))
+        return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
+                + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
+    if mt or mp:
+        what = f"decode {mt:g} tok/s" if mt else f"prefill {mp:,.0f} tok/s"
+        if v.status == "below_expected":
+            return f"**Slower than it should be: {what} measured, about {_fmt_rate(exp if mt else (p.prefill_tps if p else None))} expected.**"
+        if v.status == "above_expected":
+            return f"**Faster than usual for this hardware ({what}): see the note below before trusting it.**"
+        phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
+        return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
+    return plain_answer(p) if p is not None else ""
+
+
 def prediction_markdown(p: Prediction) -> str:
     """The numbers table of a prediction, with ranges and the memory fit."""
     rp = p.prefill_tps_range
@@ -84,13 +112,14 @@ def prediction_markdown(p: Prediction) -> str:
         "|---|---:|---:|---:|",
         f"| prefill (prompt processing) | {_fmt_rate(p.prefill_tps)} tok/s | "
         + (f"{_fmt_rate(rp[0])}–{_fmt_rate(rp[1])}" if rp else "–") + f" | {_fmt_rate(p.prefill_ceiling_tps)} tok/s |",
-        f"| decode (generation) | {_fmt_rate(p.decode_tps)} tok/s | "
+        (f"| decode, all {p.concurrency} users together | " if p.concurrency > 1 else "| decode (generation) | ")
+        + f"{_fmt_rate(p.decode_tps)} tok/s | "
         + (f"{_fmt_rate(rd[0])}–{_fmt_rate(rd[1])}" if rd else "–") + f" | {_fmt_rate(p.decode_ceiling_tps)} tok/s |",
         f"| time to first token ({p.prompt_tokens:,} tokens) | {_fmt_s(p.ttft_s)} | | |",
         f"| streaming the answer ({p.gen_tokens:,} tokens) | {_fmt_s(p.decode_s)} | | |",
     ]
     if p.concurrency > 1:
-        rows.append(f"| per user ({p.concurrency} streams) | {_fmt_rate(p.decode_tps_per_seq)} tok/s | | |")
+        rows.insert(4, f"| decode per user | {_fmt_rate(p.decode_tps_per_seq)} tok/s | | |")
     mem = (f"**Memory:** weights {m.weights_gb:.1f} GB + KV cache {m.kv_cache_gb:.2f} GB + overhead {m.overhead_gb:.1f} GB "
            f"= {m.required_gb:.1f} GB of {m.usable_gb:.1f} GB usable"
            + (f" ({m.note})" if m.note else "") + (" → **fits**." if m.fits else " → **does not fit**."))
@@ -104,7 +133,7 @@ def prediction_markdown(p: Prediction) -> str:
 def _why(p: Prediction, v: Verdict | None) -> str:
     ttft = p.ttft_s or 0
     stream = p.decode_s or 0
-    txt = (f"A request runs in two phases. **Prefill** reads your {p.prompt_tokens:,}-token prompt in one go; it is "
+    txt = (f"Predicted for this setup: a request runs in two phases. **Prefill** reads your {p.prompt_tokens:,}-token prompt in one go; it is "
            f"limited by compute (FLOP/s) and sets the wait before the first word ({_fmt_s(p.ttft_s)}). **Decode** then "
            f"writes the answer one token at a time, reading all {p.weight_bytes_per_token_gb:.1f} GB of weights for every "
            f"token; it is limited by memory bandwidth and sets the streaming speed ({_fmt_s(stream)} for "
@@ -118,8 +147,9 @@ def verdict_markdown(v: Verdict, *, facts: Scenario | None = None) -> str:
     """The full answer: plain words, numbers, why, fixes, assumptions, calibration."""
     out: list[str] = []
     p = v.prediction
-    if p is not None:
-        out.append(plain_answer(p))
+    first = plain_verdict(v)
+    if first:
+        out.append(first)
     out.append(f"### {v.headline}")
     if v.measured.get("prefill_tps") or v.measured.get("decode_tps"):
         meas = []
@@ -141,8 +171,8 @@ def verdict_markdown(v: Verdict, *, facts: Scenario | None = None) -> str:
         out.append("<details><summary>Assumptions (say so to refine)</summary>\n\n"
                    + "\n".join(f"- {a}" for a in dict.fromkeys(v.assumptions)) + "\n</details>")
     if p is not None and p.calibration:
-        cal = "; ".join(f"{c.phase}: efficiency {c.efficiency:.0%} of the ceiling from {c.n_rows} measured rows ({c.group})"
-                        for c in p.calibration)
+        cal = "; ".join(f"{c.phase}: achieved-efficiency factor {c.efficiency:.2f} fitted on {c.n_rows} measured rows "
+                        f"({c.group})" for c in p.calibration)
         out.append(f"<sub>Calibration — {cal}. Reading speed {READING_WPM} words/min (Brysbaert 2019).</sub>")
     return "\n\n".join(out)
 

@@ -221,6 +221,7 @@ def resolve_scenario(store: Store, s: Scenario, *, probe: ProbeResult | None = N
         res.problems["quant"] = str(e)
         res.candidates["quant"] = e.candidates
         res.quant = catalog.all_quants(store)["Q4_K_M"]
+        res.assumptions.append(f"Weight format {quant_text!r} not recognised: sized as Q4_K_M instead.")
     # Workload
     use = s.use if s.use in DEFAULTS else None
     d_prompt, d_gen = DEFAULTS[use]
@@ -247,6 +248,8 @@ def require(res: Resolved) -> tuple[Hardware, ModelSpec, QuantFormat]:
     if res.model is None:
         raise InputError(res.problems.get("model") or "Which model? Give a name (e.g. 'llama 3.1 8b') or its "
                          "size with --params-b.")
+    if "quant" in res.problems:
+        raise InputError(res.problems["quant"])
     assert res.quant is not None
     return res.hardware, res.model, res.quant
 

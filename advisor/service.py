@@ -7,6 +7,7 @@ be reproduced from the command line.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +69,7 @@ def _latest_probe(store: Store) -> ProbeResult | None:
         return None
 
 
+_THIS_MACHINE_RE = re.compile(r"\bthis (?:machine|computer|mac|pc|box|server)\b|\bmy (?:machine|computer)\b", re.I)
 THIS_MACHINE = ("this machine", "this computer", "my machine", "this mac", "this pc")
 
 
@@ -81,20 +83,26 @@ def _probe_for(store: Store, s: Scenario) -> ProbeResult | None:
     return None
 
 
+def apply_probe(store: Store, scenario: Scenario) -> Scenario:
+    """Replace "this machine" by the latest probe's measured bandwidth (and compute, where it applies).
+
+    Raises:
+        InputError: "this machine" was asked for but nothing has been probed yet.
+    """
+    probe = _probe_for(store, scenario)
+    if probe is None or scenario.bandwidth_gbs:
+        return scenario
+    return scenario.model_copy(update={
+        "bandwidth_gbs": probe.bandwidth_gbs,
+        "tflops": probe.matmul_tflops,
+        "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
+        "hardware": f"this machine ({probe.device}, {probe.backend})",
+    })
+
+
 def predict_scenario(store: Store, scenario: Scenario) -> Prediction:
     """Prediction for a scenario. Raises :class:`AdvisorError` when hardware or model is unknown."""
-    probe = _probe_for(store, scenario)
-    if probe is not None and not scenario.bandwidth_gbs:
-        # A CPU probe's matmul rate is MLX's or NumPy's own; other engines (llama.cpp) use their own CPU
-        # kernels, so only the measured bandwidth carries over and compute is estimated.
-        cpu_probe = probe.backend in ("mlx-cpu", "numpy")
-        engine_mlx = "mlx" in (scenario.backend or "").lower()
-        scenario = scenario.model_copy(update={
-            "bandwidth_gbs": probe.bandwidth_gbs,
-            "tflops": probe.matmul_tflops if (not cpu_probe or engine_mlx) else None,
-            "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
-            "hardware": f"this machine ({probe.device}, {probe.backend})",
-        })
+    scenario = apply_probe(store, scenario)
     res = resolve_scenario(store, scenario)
     hw, model, quant = require(res)
     p = predict(store, hardware=hw, model=model, quant=quant, backend=res.backend, prompt_tokens=res.prompt_tokens,
@@ -109,6 +117,7 @@ def diagnose_scenario(store: Store, scenario: Scenario) -> Verdict:
     if scenario.raw_output and (scenario.measured_decode_tps is None and scenario.measured_prefill_tps is None):
         parsed = parse_output(scenario.raw_output)
         scenario = _merge_measurements(scenario, parsed.measurements, parsed.format)
+    scenario = apply_probe(store, scenario)
     res = resolve_scenario(store, scenario)
     if res.model is None and res.hardware is None and not (scenario.measured_decode_tps or scenario.measured_prefill_tps):
         raise InputError(
@@ -254,6 +263,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         return AskResult(reply=f"I could not use that: {e}", verdict=None, facts=facts)
     facts = upd.facts
     notes = list(upd.notes)
+    if _THIS_MACHINE_RE.search(text) and not facts.hardware and not facts.bandwidth_gbs:
+        if _latest_probe(store) is not None:
+            facts = apply_probe(store, facts.model_copy(update={"hardware": "this machine"}))
+            notes.append("Using the probe of this machine (the computer running the advisor).")
+        else:
+            notes.append("Nothing has been probed yet: press “Probe this machine” (or run `advisor probe`) to use "
+                         "this computer's measured speed.")
     lines: list[str] = []
     if upd.not_understood:
         lines += [f"- {x}" for x in upd.not_understood]

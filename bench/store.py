@@ -15,9 +15,11 @@ What is measured and how:
   quantization / depth, the arguments the app's peers chart passes (``ui.handlers.peer_rows``);
   ``calibration_set(store, kind=...)`` ``--cal-calls`` times (default 20), cycling over the
   hardware kinds, and ``calibration_set(store)`` (no filter: what ``advisor.perf.build_cal_rows``
-  reads after each write) ``--cal-all-calls`` times (default 3). Each timing is wall-clock around one call (SQL + turning rows into dicts),
-  after ``--warmup`` untimed calls; the table gives median and 95th percentile in ms for both
-  stores side by side, next to the target (peers p95 ≤ 50 ms at 1M rows on a 2-core machine).
+  reads after each write) ``--cal-all-calls`` times (default 3). Each timing is wall-clock around
+  one call (SQL + turning rows into dicts), after ``--warmup`` untimed calls; the table gives
+  median and 95th percentile in ms for both stores side by side, next to the target (peers p95
+  ≤ 50 ms at 1M rows on a 2-core machine). The load average is printed too: on a shared machine
+  other processes inflate every figure.
 
 Run: python bench/store.py [--rows 1000000] [--calls 200] [--cal-calls 20] [--threads N] [--explain]
 """
@@ -261,8 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     threads = duckdb_threads(seeded, args.threads)
     duckdb_threads(big, args.threads)
 
-    print(f"machine: {platform.machine()} · {os.cpu_count()} CPUs · DuckDB {duckdb.__version__}, "
-          f"{threads} threads · Python {platform.python_version()}")
+    print(f"machine: {platform.machine()} · {os.cpu_count()} CPUs · load average {os.getloadavg()[0]:.2f} · "
+          f"DuckDB {duckdb.__version__}, {threads} threads · Python {platform.python_version()}")
     print(f"seeded store: {n_seed:,} results · big store: {n_big:,} results ({n_syn:,} synthetic, "
           f"origin='{SYNTHETIC_ORIGIN}', source_set='{SYNTHETIC_SOURCE_SET}'; generated in {gen_s:.1f} s, "
           f"bulk-inserted in {ins_s:.1f} s)")

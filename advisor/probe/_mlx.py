@@ -28,7 +28,9 @@ __all__ = ["MlxBackend"]
 _COLS = 4096
 _Q_GROUP = 64
 _Q_BITS = 4
-_CPU_STREAMS: list[Any] = []  # created once per process: each MLX CPU stream owns a thread
+# MLX streams belong to the thread that made them (a second probe from another server worker thread
+# fails with "There is no Stream(cpu, 1) in current thread"), so they are kept per thread.
+_CPU_STREAMS: dict[int, list[Any]] = {}
 
 
 def _mx() -> Any:
@@ -43,9 +45,12 @@ def _sync(mx: Any) -> None:
 
 
 def _cpu_streams(mx: Any, n: int) -> list[Any]:
-    while len(_CPU_STREAMS) < n:
-        _CPU_STREAMS.append(mx.new_stream(mx.cpu))
-    return _CPU_STREAMS[:n]
+    import threading
+
+    mine = _CPU_STREAMS.setdefault(threading.get_ident(), [])
+    while len(mine) < n:
+        mine.append(mx.new_stream(mx.cpu))
+    return mine[:n]
 
 
 class MlxBackend:
@@ -72,7 +77,10 @@ class MlxBackend:
         self._dev = mx.gpu if gpu else mx.cpu
         self.matvec_formats: tuple[str, ...] = ("fp16", "q4")
         # The GPU is measured in FP16; on the CPU the fastest of FP32, FP16, BF16 is kept (BF16 often wins).
-        self.matmul_dtypes: tuple[str, ...] = ("float16",) if gpu else ("float32", "float16", "bfloat16")
+        # On the CPU, NumPy's BLAS sgemm is a candidate too: it is close to what CPU engines such as
+        # llama.cpp reach, while MLX's CPU matmul is far slower; the probe keeps the fastest.
+        self.matmul_dtypes: tuple[str, ...] = (
+            ("float16",) if gpu else ("float32", "float16", "bfloat16", "numpy-float32"))
 
     # ------------------------------------------------------------------------------ description
     def _info(self) -> dict[str, Any]:
@@ -177,6 +185,10 @@ class MlxBackend:
                         working_set_bytes=size, label=f"{count} x {rows}x{cols} {fmt}")
 
     def matmul(self, dtype: str, m: int, k: int, n: int) -> Workload:
+        if dtype == "numpy-float32":
+            from advisor.probe._numpy import NumpyBackend
+
+            return NumpyBackend().matmul("float32", m, k, n)
         mx = _mx()
         dt = getattr(mx, dtype)
         with mx.stream(self._dev):
