@@ -187,14 +187,16 @@ def import_output(
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
                                       hardware=sc.hardware, hw_id=res.hardware.id if res.hardware else None,
                                       machine=parsed.machine)
-        if res.model is not None or sc.measured_decode_tps or sc.measured_prefill_tps:
+        if res.model is not None and res.hardware is not None:
             try:
                 verdict = diagnose_resolved(store, res)
             except AdvisorError:
                 verdict = None
         msg = f"Read {len(parsed.measurements)} measurement(s) from {parsed.format} output."
-        if res.hardware is None:
-            msg += " Tell me the hardware to compare them with what it should do."
+        missing_bits = [w for w, ok in (("the hardware", res.hardware is not None), ("the model", res.model is not None))
+                        if not ok]
+        if missing_bits:
+            msg += f" Tell me {' and '.join(missing_bits)} to compare them with what it should do."
     else:
         msg = ("I could not find any measurement in that text. I read llama-bench, llama.cpp timings, ollama "
                "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio and vLLM bench output.")

@@ -196,10 +196,12 @@ def build_app(
 
         # ------------------------------------------------------------------ paste
         def on_paste(text: str, file_path: str | None, hw: str, facts: dict[str, Any]) -> list[Any]:
-            message, v = handlers.import_paste(store, text, file_path, hw, facts)
-            return [message, *_verdict_updates(v, facts)]
+            message, v, new_facts = handlers.import_paste_with_facts(store, text, file_path, hw, facts)
+            merged = {**(facts or {}), **(new_facts or {})}
+            return [message, merged, handlers.facts_rows(merged), *_verdict_updates(v, merged)]
 
-        paste_btn.click(on_paste, [paste, upload, paste_hw, facts_state], [paste_out, *verdict_outputs],
+        paste_btn.click(on_paste, [paste, upload, paste_hw, facts_state],
+                        [paste_out, facts_state, facts_df, *verdict_outputs],
                         api_visibility="private")
 
         # ------------------------------------------------------------------ probe

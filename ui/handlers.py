@@ -44,6 +44,7 @@ __all__ = [
     "facts_rows",
     "friendly_error",
     "import_paste",
+    "import_paste_with_facts",
     "normalize_history",
     "parse_scenario_json",
     "peer_rows",
@@ -363,13 +364,20 @@ def _read_upload(path: str | os.PathLike[str] | None) -> str:
 def import_paste(store: Store, text: str | None, file_path: str | None, hardware: str | None,
                  facts: dict[str, Any] | None) -> tuple[str, Verdict | None]:
     """Import pasted or uploaded tool output; returns a message and the verdict (or None)."""
+    message, verdict, _ = import_paste_with_facts(store, text, file_path, hardware, facts)
+    return message, verdict
+
+
+def import_paste_with_facts(store: Store, text: str | None, file_path: str | None, hardware: str | None,
+                            facts: dict[str, Any] | None) -> tuple[str, Verdict | None, dict[str, Any] | None]:
+    """Like :func:`import_paste`, plus the session facts updated with what the output said (or None)."""
     try:
         body = _read_upload(file_path) or (text or "")
     except (OSError, ValueError):
-        return "I could not read that file (it must be a text file under 5 MB).", None
+        return "I could not read that file (it must be a text file under 5 MB).", None, None
     body = body[:MAX_MESSAGE_CHARS * 2]
     if not body.strip():
-        return "Paste what your tool printed (llama-bench, ollama --verbose, mlx_lm.generate …) or upload the file.", None
+        return "Paste what your tool printed (llama-bench, ollama --verbose, mlx_lm.generate …) or upload the file.", None, None
     try:
         sc = Scenario.model_validate(facts) if facts else None
     except ValidationError:
@@ -378,9 +386,9 @@ def import_paste(store: Store, text: str | None, file_path: str | None, hardware
     try:
         out = service.import_output(store, body, hardware=hw, save=True, scenario=sc)
     except (AdvisorError, ValidationError) as e:
-        return friendly_error(e), None
+        return friendly_error(e), None, None
     except Exception as e:  # noqa: BLE001
-        return _unexpected("import", e), None
+        return _unexpected("import", e), None, None
     lines = [out.message]
     if out.measurements:
         lines += ["", "| test | prefill tok/s | decode tok/s | model |", "|---|---:|---:|---|"]
@@ -391,7 +399,13 @@ def import_paste(store: Store, text: str | None, file_path: str | None, hardware
             lines.append(f"\n…and {len(out.measurements) - 12} more.")
     if out.saved_id:
         lines += ["", f"<sub>Saved to your results as {out.saved_id}.</sub>"]
-    return "\n".join(lines), out.verdict
+    new_facts = None
+    if out.facts is not None:
+        new_facts = out.facts.model_dump(mode="json", exclude_none=True, exclude={"raw_output"})
+    if out.verdict is None and out.measurements and out.facts is not None and not out.facts.model:
+        lines += ["", "**Which model was this?** Tell me in the chat (e.g. “llama 3.1 8b q4_k_m”) and I will say "
+                  "whether these numbers are normal."]
+    return "\n".join(lines), out.verdict, new_facts
 
 
 def _fmt_rate(x: float | None) -> str:
