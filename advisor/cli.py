@@ -34,7 +34,13 @@ def _emit(obj: Any, as_json: bool, text: str | None = None) -> None:
             obj = obj.model_dump(mode="json")
         typer.echo(json.dumps(obj, default=_default, ensure_ascii=False))
     else:
-        typer.echo(text if text is not None else json.dumps(obj, indent=2, default=_default))
+        typer.echo(_terminal(text) if text is not None else json.dumps(obj, indent=2, default=_default))
+
+
+def _terminal(md: str) -> str:
+    """Markdown for a terminal: the HTML bits the app renders (details, sub) become plain text."""
+    md = md.replace("<details><summary>", "").replace("</summary>", ":").replace("</details>", "")
+    return md.replace("<sub>", "").replace("</sub>", "")
 
 
 def _default(o: Any) -> Any:
@@ -66,7 +72,7 @@ def _guard(fn: Any, as_json: bool) -> Any:
         msgs = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
         _fail(f"invalid input: {msgs}", as_json)
     except (OSError, ValueError) as e:
-        _fail(f"{type(e).__name__}: {e}", as_json)
+        _fail(str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}", as_json)
 
 
 def _scenario(**kw: Any) -> Any:
@@ -114,10 +120,10 @@ def predict(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model id or name, e.g. 'llama 3.1 8b'."),
     quant: Optional[str] = typer.Option(None, "--quant", "-q", help="Weight format, e.g. Q4_K_M, '4-bit', F16."),
     backend: Optional[str] = typer.Option(None, "--backend", "-e", help="Engine: llama.cpp, ollama, mlx, vllm ..."),
-    prompt_tokens: Optional[int] = typer.Option(None, "--prompt-tokens", min=0),
-    gen_tokens: Optional[int] = typer.Option(None, "--gen-tokens", min=0),
+    prompt_tokens: Optional[int] = typer.Option(None, "--prompt-tokens"),
+    gen_tokens: Optional[int] = typer.Option(None, "--gen-tokens"),
     depth: Optional[int] = typer.Option(None, "--depth", min=0, help="Tokens already in the KV cache."),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency"),
     params_b: Optional[float] = typer.Option(None, "--params-b", help="Model size in billions (unknown models)."),
     memory_gb: Optional[float] = typer.Option(None, "--memory-gb"),
     bandwidth_gbs: Optional[float] = typer.Option(None, "--bandwidth-gbs", help="Memory bandwidth of hardware not in the catalog."),
@@ -177,10 +183,10 @@ def diagnose(
     model: Optional[str] = typer.Option(None, "--model"),
     quant: Optional[str] = typer.Option(None, "--quant"),
     backend: Optional[str] = typer.Option(None, "--backend"),
-    prompt_tokens: Optional[int] = typer.Option(None, "--prompt-tokens", min=0),
-    gen_tokens: Optional[int] = typer.Option(None, "--gen-tokens", min=0),
-    depth: Optional[int] = typer.Option(None, "--depth", min=0),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1),
+    prompt_tokens: Optional[int] = typer.Option(None, "--prompt-tokens"),
+    gen_tokens: Optional[int] = typer.Option(None, "--gen-tokens"),
+    depth: Optional[int] = typer.Option(None, "--depth"),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency"),
     params_b: Optional[float] = typer.Option(None, "--params-b"),
     memory_gb: Optional[float] = typer.Option(None, "--memory-gb"),
     bandwidth_gbs: Optional[float] = typer.Option(None, "--bandwidth-gbs"),
@@ -229,6 +235,8 @@ def import_cmd(
         if file == "-":
             return sys.stdin.read()
         p = Path(file)
+        if not p.is_file():
+            raise ValueError(f"cannot read {file}: no such file")
         if p.stat().st_size > 50_000_000:
             raise ValueError(f"{file} is {p.stat().st_size / 1e6:.0f} MB; the limit is 50 MB")
         return p.read_text(encoding="utf-8", errors="replace")
@@ -236,8 +244,10 @@ def import_cmd(
     text = _guard(read, as_json)
     st = _guard(lambda: _store(store), as_json)
     out = _guard(lambda: service.import_output(st, text, hardware=hardware, save=not no_save), as_json)
+    if not out.measurements:
+        _fail(out.message, as_json)
     if as_json:
-        d = out.model_dump(mode="json", exclude={"measurements"})
+        d = out.model_dump(mode="json", exclude={"measurements", "facts"})
         d["measurements"] = [m.model_dump(mode="json", include={
             "prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens", "depth", "batch", "backend",
             "model", "quant", "n_gpu_layers", "threads"}) for m in out.measurements]
@@ -246,8 +256,9 @@ def import_cmd(
         body = out.message
         if out.measurements:
             body += "\n" + "\n".join(
-                f"- {m.model or '?'} {m.quant or ''}: pp {m.prefill_tps or '-'} / tg {m.decode_tps or '-'}"
-                f" (prompt {m.prompt_tokens}, gen {m.gen_tokens}, depth {m.depth}, batch {m.batch})"
+                f"- {m.model or '?'} {m.quant or ''}: prefill {m.prefill_tps or '-'} / decode {m.decode_tps or '-'} tok/s"
+                f" (prompt {m.prompt_tokens or 0}, generated {m.gen_tokens or 0}"
+                + (f", depth {m.depth}" if m.depth else "") + (f", batch {m.batch}" if m.batch else "") + ")"
                 for m in out.measurements[:30])
         if out.verdict:
             body += "\n\n" + report.verdict_markdown(out.verdict)
@@ -269,7 +280,7 @@ def probe(
     bar: dict[str, Any] = {}
 
     def progress(frac: float, desc: str) -> None:
-        if as_json:
+        if as_json or not sys.stderr.isatty():
             return
         n = int(frac * 30)
         sys.stderr.write(f"\r[{'#' * n}{'.' * (30 - n)}] {frac:4.0%} {desc[:40]:<40}")
@@ -287,13 +298,16 @@ def probe(
 def compare(
     model: str = typer.Option(..., "--model", help="Model id or name, e.g. 'llama 3.3 70b'."),
     quant: Optional[str] = typer.Option(None, "--quant", help="Weight format (default Q4_K_M)."),
-    prompt_tokens: int = typer.Option(2000, "--prompt-tokens", min=1),
-    gen_tokens: int = typer.Option(300, "--gen-tokens", min=1),
+    prompt_tokens: int = typer.Option(2000, "--prompt-tokens"),
+    gen_tokens: int = typer.Option(300, "--gen-tokens"),
     concurrency: int = typer.Option(1, "--concurrency", min=1, help="Users (sequences in flight at once, at most)."),
     requests_per_minute: Optional[float] = typer.Option(None, "--requests-per-minute", min=0,
                                                         help="Requests per minute per user (Poisson arrivals)."),
-    ttft_target: Optional[float] = typer.Option(None, "--ttft-target", help="Target TTFT p95, seconds."),
-    tps_per_user: Optional[float] = typer.Option(None, "--tps-per-user", help="Target decode tok/s per user."),
+    ttft_target: Optional[float] = typer.Option(
+        30.0, "--ttft-target", help="Target TTFT p95, seconds (0 = no target). Default 30, as in the app."),
+    tps_per_user: Optional[float] = typer.Option(
+        10.0, "--tps-per-user", help="Target decode tok/s per user (0 = no target). Default 10 (about twice "
+        "reading speed), as in the app."),
     candidates: Optional[str] = typer.Option(None, "--candidates", help="Comma-separated hardware ids or names."),
     price: Optional[str] = typer.Option(None, "--price", help="Purchase prices, ID=USD,... (e.g. 'nvidia-h200=32000, 2x 4090=3800')."),
     shared_prefix_tokens: int = typer.Option(0, "--shared-prefix-tokens", min=0,
@@ -315,7 +329,7 @@ def compare(
         cands = [c.strip() for c in candidates.split(",") if c.strip()] if candidates else None
         return cmp.compare(st, model=model, quant=quant, prompt_tokens=prompt_tokens, gen_tokens=gen_tokens,
                            concurrency=concurrency, requests_per_minute=requests_per_minute,
-                           ttft_target_s=ttft_target, tps_per_user=tps_per_user, candidates=cands, prices=prices,
+                           ttft_target_s=ttft_target or None, tps_per_user=tps_per_user or None, candidates=cands, prices=prices,
                            shared_prefix_tokens=shared_prefix_tokens, kv_quant=kv_quant.lower(), backend=backend,
                            chunk_tokens=chunk_tokens, amortisation_years=amortisation_years,
                            utilisation=utilisation, limit=limit)
