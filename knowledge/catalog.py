@@ -290,7 +290,14 @@ def _discrete(store: Store, t: str, memory_gb: float | None) -> Match | None:
             ok = False
         if ok:
             narrowed.append(h)
-    cands = narrowed or cands
+    if not narrowed:
+        raise NotFoundError(
+            "That card is not in the catalog; the closest are: " + "; ".join(f"{h.name} ({h.bandwidth_gbs:g} GB/s)"
+                                                                            for h in cands[:5])
+            + ". Pick one, or give its memory bandwidth (GB/s).",
+            [f"{h.name} ({h.id})" for h in cands[:5]],
+        )
+    cands = narrowed
     if "a6000" in t and "ada" not in t:
         cands = [h for h in cands if h.id == "nvidia-rtx-a6000"] or cands
     if len(cands) == 1:

@@ -23,6 +23,7 @@ __all__ = ["SEED_DIR", "load_seed", "read_csv", "result_id", "seed_fingerprint",
 SEED_DIR = Path(__file__).parent / "seed"
 SEED_FILES = (
     "hardware.csv",
+    "hardware_extra.csv",
     "models.csv",
     "model_attention.csv",
     "quant_formats.csv",
@@ -114,7 +115,13 @@ def result_id(row: dict[str, Any]) -> str:
 
 
 def _hardware_rows() -> Iterable[list[Any]]:
+    extra = {r["hw_id"]: r for r in read_csv("hardware_extra.csv")}
     for r in read_csv("hardware.csv"):
+        x = extra.get(r["hw_id"])
+        if x and not _num(r["fp16_tflops"]):
+            # A labelled estimate fills a blank spec; its derivation and source join the row's own.
+            r = {**r, "fp16_tflops": x["fp16_tflops"], "notes": f"{r['notes']}; fp16_tflops {x['notes']}",
+                 "source_url": f"{r['source_url']} ; {x['source_url']}"}
         tf = _num(r["fp16_tflops"])
         kind = None
         if tf is not None:

@@ -57,7 +57,8 @@ _USERS = re.compile(
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
     rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b"
-    r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b",
+    r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
+    rf"|(?<![\w.-])(?P<n5>\d{{1,9}}|{WORDNUM})\s+of\s+us\b",
     re.I,
 )
 _ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
@@ -180,7 +181,7 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
     """Read the number of concurrent users and the request rate (per user, as compare expects)."""
     total = _rate(msg, ext)
     for m in msg.finditer(_USERS):
-        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4")
+        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5")
         users = _count(raw)
         msg.claim(m.start(), m.end())
         if users is None:
