@@ -253,11 +253,12 @@ def verdict_card(v: Verdict) -> str:
     """Compact verdict for the card: plain answer, headline, numbers, top fixes."""
     out: list[str] = []
     p = v.prediction
-    status = {"normal": "✅ normal", "below_expected": "⚠️ below expected", "above_expected": "⬆️ above expected",
+    status = {"normal": "normal", "below_expected": "below expected", "above_expected": "above expected",
               "not_measured": "predicted (nothing measured yet)"}.get(v.status, v.status)
     out.append(f"**Bottleneck: {v.bottleneck.replace('_', ' ')}** · {status}")
-    if p is not None:
-        out.append(report.plain_answer(p))
+    first = report.plain_verdict(v)
+    if first:
+        out.append(first)
     if v.headline:
         out.append(f"### {v.headline}")
     if p is not None:
