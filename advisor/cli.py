@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 import typer
 
+from advisor.errors import load_json
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Why is my local language model slow, and what should I buy or change?")
 db_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The knowledge store: stats, export, import.")
@@ -151,7 +153,8 @@ def predict(
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [load_json(line, what=f"line {i} of {path.name}") for i, line in enumerate(text.splitlines(), 1)
+                if line.strip()]
     return list(csv.DictReader(text.splitlines()))
 
 
@@ -202,7 +205,7 @@ def diagnose(
 
     def build() -> Any:
         if input is not None:
-            data = json.loads(input.read_text(encoding="utf-8"))
+            data = load_json(input.read_text(encoding="utf-8"), what=str(input))
             if not isinstance(data, dict):
                 raise ValueError("the input file must hold a JSON object")
             sc_data = data.get("scenario", data)

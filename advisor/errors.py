@@ -17,6 +17,7 @@ Catch :class:`AdvisorError` to show a message to a user; anything else is a bug.
 from __future__ import annotations
 
 __all__ = [
+    "load_json",
     "AdvisorError",
     "AmbiguousError",
     "BackendUnavailable",
@@ -74,3 +75,22 @@ class StoreLockedError(KnowledgeStoreError):
 
 class StoreVersionError(KnowledgeStoreError):
     """The store was made by a newer version of the advisor."""
+
+
+def load_json(text: str, *, what: str = "input", max_chars: int = 2_000_000) -> object:
+    """Parse JSON from a user, turning every failure (bad syntax, 10,000 nested brackets, too big) into
+    :class:`InputError` with a short message.
+
+    Raises:
+        InputError: the text is not usable JSON.
+    """
+    import json
+
+    if len(text) > max_chars:
+        raise InputError(f"The {what} is {len(text):,} characters; the limit is {max_chars:,}.")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"The {what} is nested too deeply to be a scenario.") from None
+    except ValueError as e:
+        raise InputError(f"The {what} is not valid JSON ({str(e).split(':')[0]}).") from None

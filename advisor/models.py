@@ -246,16 +246,16 @@ class Scenario(BaseModel):
     @classmethod
     def _mem(cls, v: float | None) -> float | None:
         v = _finite_nonneg(v, "memory_gb", MAX_MEMORY_GB)
-        if v is not None and v == 0:
-            raise ValueError("memory_gb must be more than 0")
+        if v is not None and v < 0.1:
+            raise ValueError(f"memory_gb = {v:g} is too small (minimum 0.1 GB)")
         return v
 
     @field_validator("params_b")
     @classmethod
     def _params(cls, v: float | None) -> float | None:
         v = _finite_nonneg(v, "params_b", 100_000.0)
-        if v is not None and v == 0:
-            raise ValueError("params_b must be more than 0")
+        if v is not None and v < 0.001:
+            raise ValueError(f"params_b = {v:g} is too small (minimum 0.001, i.e. one million parameters)")
         return v
 
     @field_validator("prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens")
@@ -277,9 +277,10 @@ class Scenario(BaseModel):
     def _hw_numbers(cls, v: float | None, info: Any) -> float | None:
         # The fastest accelerators in the catalog: ~5,300 GB/s and ~1,300 FP16 TFLOPS per device.
         limit = 50_000.0 if info.field_name == "bandwidth_gbs" else 100_000.0
+        floor = 0.1 if info.field_name == "bandwidth_gbs" else 1e-4  # a microcontroller is slower than nothing here
         v = _finite_nonneg(v, info.field_name, limit)
-        if v is not None and v == 0:
-            raise ValueError(f"{info.field_name} must be more than 0")
+        if v is not None and v < floor:
+            raise ValueError(f"{info.field_name} = {v:g} is too small to describe a computer (minimum {floor:g})")
         return v
 
     @field_validator("measured_prefill_tps", "measured_decode_tps", "requests_per_minute")

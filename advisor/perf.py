@@ -20,7 +20,7 @@ from advisor.calibration import (
     pipeline_speedup,
     t0_key,
 )
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 from advisor.models import Hardware, ModelSpec, Prediction, ProbeResult, QuantFormat
 from knowledge import catalog
 from knowledge.queries import calibration_set
@@ -261,6 +261,8 @@ def predict(
             f"The model needs {fitm.required_gb:.1f} GB but only {fitm.usable_gb:.1f} GB is usable: "
             "the numbers assume it runs anyway, which it will not do well (swapping)."
         )
+    if not (math.isfinite(per_seq) and per_seq > 0 and math.isfinite(decode_tps)):
+        raise InputError("These numbers give no usable speed (bandwidth, compute or size out of any real range).")
     ttft = (prompt_tokens / prefill1) if prefill1 and prompt_tokens else (0.0 if not prompt_tokens else None)
     dec_s = gen_tokens / per_seq if gen_tokens else 0.0
     if b > 1:

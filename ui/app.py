@@ -25,7 +25,7 @@ from typing import Any
 import gradio as gr
 
 from advisor import compare as cmp
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, load_json
 from knowledge import catalog
 from knowledge.store import Store
 from ui import charts, handlers
@@ -301,7 +301,7 @@ def api_compare(store: Store, request_json: str) -> str:
     from ui import handlers
 
     try:
-        data = json.loads(request_json or "")
+        data = load_json(request_json or "", what="comparison request")
         if not isinstance(data, dict):
             raise AdvisorError('Send a JSON object, e.g. {"model": "llama 3.3 70b", "concurrency": 20}.')
         return json.dumps(cmp.compare_request(store, cmp.CompareRequest.model_validate(data)), ensure_ascii=False)

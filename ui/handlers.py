@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from pydantic import ValidationError
 
 from advisor import report, service
-from advisor.errors import AdvisorError, NotFoundError
+from advisor.errors import AdvisorError, NotFoundError, load_json
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 from knowledge.store import Store
 from ui import charts
@@ -178,7 +178,7 @@ def parse_scenario_json(text: str | None) -> Scenario | None:
     text = (text or "").strip()
     if not text or text == "null":
         return None
-    data = json.loads(text)
+    data = load_json(text, what="scenario JSON")
     if data is None:
         return None
     if not isinstance(data, dict):
