@@ -153,8 +153,9 @@ def predict(
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        return [load_json(line, what=f"line {i} of {path.name}") for i, line in enumerate(text.splitlines(), 1)
+        rows = [load_json(line, what=f"line {i} of {path.name}") for i, line in enumerate(text.splitlines(), 1)
                 if line.strip()]
+        return [r if isinstance(r, dict) else {"_error": "not a JSON object"} for r in rows]
     return list(csv.DictReader(text.splitlines()))
 
 

@@ -17,8 +17,10 @@ What is measured and how:
 * **client-side, N concurrent sessions** (default 20): N threads, each with its own Client and
   its own memory size (8, 12, 16, … GB), ``--turns-per-session`` turns each; every reply must
   carry a verdict and echo that session's memory size in its facts JSON (else it is counted as a
-  leak / error). Client and server share this process (and its GIL), so these figures are an
-  upper bound on what separate client machines would see;
+  leak / error). The same again over raw HTTP (N threads, each its own connection and facts),
+  which shows what the server sustains without gradio_client's own cost. Clients and server share
+  this process (and its GIL), so these figures are an upper bound on what separate client
+  machines would see;
 * **cold start**: ``python -m advisor serve --port <free>`` spawned with ``ADVISOR_STORE`` set to
   a fresh temporary path (so the start includes creating and seeding the store file), polling
   ``http://127.0.0.1:<port>/`` every 50 ms until it answers 200; then once more on the store that
@@ -176,6 +178,31 @@ def raw_http(url: str, turns: int, warmup: int, memory_gb: int = 16) -> list[flo
     return out
 
 
+def concurrent_raw(url: str, sessions: int, turns: int) -> tuple[list[float], list[str], float]:
+    """Like :func:`concurrent_sessions` over raw HTTP: what the server sustains without gradio_client."""
+    lat: list[list[float]] = [[] for _ in range(sessions)]
+    problems: list[str] = []
+    start = threading.Barrier(sessions)
+
+    def work(i: int) -> None:
+        try:
+            start.wait(timeout=60)
+        except threading.BrokenBarrierError:
+            pass
+        try:
+            lat[i] = raw_http(url, turns, 0, memory_gb=8 + 4 * i)
+        except (Exception, SystemExit) as e:  # noqa: BLE001
+            problems.append(f"raw session {i}: {e}")
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(sessions)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    return [x for xs in lat for x in xs], problems, time.perf_counter() - t0
+
+
 def concurrent_sessions(url: str, sessions: int, turns: int) -> tuple[list[float], list[str], float]:
     """``sessions`` threads, each its own Client and memory size; all latencies, problems, wall s."""
     clients: list[Session] = [None] * sessions  # type: ignore[list-item]
@@ -290,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         if one.problems:
             raise SystemExit(f"1 session: {one.problems[:3]}")
         raw = raw_http(url, args.turns, args.warmup)
+        raw_conc, raw_problems, raw_wall = concurrent_raw(url, args.sessions, args.turns_per_session)
         conc, problems, wall = concurrent_sessions(url, args.sessions, args.turns_per_session)
+        problems = raw_problems + problems
     finally:
         demo.close()
 
@@ -313,13 +342,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{pct(raw, 50):.1f} | {pct(raw, 95):.1f} | — |")
     print(f"| client-side: `gradio_client`, 1 session | {len(one.latencies)} | {pct(one.latencies, 50):.1f} | "
           f"{pct(one.latencies, 95):.1f} | — |")
+    print(f"| client-side: raw HTTP, {args.sessions} concurrent sessions | {len(raw_conc)} | "
+          f"{pct(raw_conc, 50):.1f} | {pct(raw_conc, 95):.1f} | — |")
     print(f"| client-side: `gradio_client`, {args.sessions} concurrent sessions | {len(conc)} | "
           f"{pct(conc, 50):.1f} | {pct(conc, 95):.1f} | — |")
     expected = args.sessions * args.turns_per_session
     print()
-    print(f"{args.sessions} concurrent sessions: {len(conc)}/{expected} turns answered in {wall:.1f} s "
-          f"({len(conc) / wall if wall else 0:.1f} turns/s); facts isolation (each session's memory size "
-          f"echoed back, a verdict every turn): {len(problems)} problem(s)")
+    print(f"{args.sessions} concurrent sessions: raw HTTP {len(raw_conc)}/{expected} turns in {raw_wall:.1f} s "
+          f"({len(raw_conc) / raw_wall if raw_wall else 0:.1f} turns/s), gradio_client {len(conc)}/{expected} "
+          f"turns in {wall:.1f} s ({len(conc) / wall if wall else 0:.1f} turns/s); facts isolation (each "
+          f"session's memory size echoed back, a verdict every turn): {len(problems)} problem(s)")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     for p in problems[:5]:
         print(f"  - {p}")
     if colds:

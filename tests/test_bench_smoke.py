@@ -46,10 +46,10 @@ def test_latency_bench_tiny():
     out = run_script("latency.py", "--turns", "3", "--sessions", "2", "--turns-per-session", "2",
                      "--warmup", "1", "--cold-runs", "1")
     assert "| measurement | turns | median (ms) | p95 (ms) | target |" in out
-    for row in ("server-side: `/ask` handler", "`advisor.service.ask` alone", "raw HTTP",
-                "`gradio_client`, 1 session", "`gradio_client`, 2 concurrent sessions"):
+    for row in ("server-side: `/ask` handler", "`advisor.service.ask` alone", "raw HTTP (`/gradio_api/call/ask`",
+                "raw HTTP, 2 concurrent sessions", "`gradio_client`, 1 session", "`gradio_client`, 2 concurrent sessions"):
         assert row in out, row
-    assert "4/4 turns answered" in out and ": 0 problem(s)" in out
+    assert "raw HTTP 4/4 turns" in out and "gradio_client 4/4 turns" in out and ": 0 problem(s)" in out
     assert "| cold start of `advisor serve` (spawn → `/` answers 200) | seconds | target |" in out
     assert "| fresh store (created + seeded) |" in out
 
