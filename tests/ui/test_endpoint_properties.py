@@ -1,0 +1,64 @@
+"""Property tests: the endpoint functions never raise and never show a traceback, whatever they get.
+
+They call the exact functions the Gradio endpoints wrap (`/ask`, `/predict`, `/diagnose`, `/import`,
+`/compare`) with random and hostile text; rejected input must leave the store unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from knowledge.store import Store
+from ui import handlers
+from ui.app import api_compare
+
+HOSTILE = st.sampled_from([
+    "", " ", "'; DROP TABLE results; --", "<script>alert(1)</script>", "\x00\x1b[31m\x7f", "9" * 5000 + " GB",
+    "NaN", "-1e309", "1e309", '{"hardware": "RTX 4090", "model": "llama 3.1 8b", "memory_gb": -1}',
+    '{"bandwidth_gbs": 1e-300, "model": "llama 3.1 8b"}', '{"prompt_tokens": 1e400}', "[" * 5000, '{"a":' * 3000,
+    '{"hardware": null, "model": null}', "null", "[]", '"string"', "💥" * 2000, "/etc/passwd", "../../etc/passwd",
+])
+TEXT = st.one_of(HOSTILE, st.text(max_size=300), st.text(alphabet=st.characters(codec="utf-8"), max_size=50))
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+_STORE = Store(":memory:")
+
+
+def _clean(out: str) -> None:
+    assert "Traceback" not in out and "File \"/" not in out
+
+
+def _user_rows() -> dict:
+    t = _STORE.stats()["tables"]
+    return {"imports": t["imports"], "probes": t["probes"]}
+
+
+@SETTINGS
+@given(message=TEXT, facts=TEXT)
+def test_ask_never_raises(message, facts):
+    reply, verdict_json, facts_json = handlers.api_ask(_STORE, message, facts)
+    _clean(reply)
+    json.loads(verdict_json)
+    json.loads(facts_json)
+
+
+@SETTINGS
+@given(payload=TEXT)
+def test_predict_diagnose_compare_never_raise(payload):
+    for fn in (handlers.api_predict, handlers.api_diagnose, api_compare):
+        out = fn(_STORE, payload)
+        _clean(out)
+        json.loads(out)
+
+
+@SETTINGS
+@given(text=TEXT, hardware=TEXT)
+def test_import_never_raises_and_rejected_input_stores_nothing(text, hardware):
+    before = _user_rows()
+    out = handlers.api_import(_STORE, text, hardware)
+    _clean(out)
+    d = json.loads(out)
+    if "error" in d or not d.get("measurements"):
+        assert _user_rows() == before
