@@ -6,15 +6,16 @@ What is measured and how:
   --serve``: ``ui.app.build_app`` on a temporary store file, the production launch options of
   ``ui.server.launch_options``, a stand-in probe, see below) on a free loopback port; or it drives
   an app already running at ``--url`` (e.g. ``advisor serve``);
-* ``--sessions`` threads (default 50), each with its own ``gradio_client.Client`` and its own
-  memory size, send ``/ask`` turns back to back for ``--seconds`` (default 30): the first turn is
+* ``--sessions`` threads (default 50), each with its own ``gradio_client.Client`` (or, with
+  ``--client raw``, its own plain HTTP connection) and its own memory size, send ``/ask`` turns back to back for ``--seconds`` (default 30): the first turn is
   a complete one-shot message (hardware + memory, model, quantization, prompt length), the next
   ones the same without the memory size plus the facts JSON of the previous turn (after one
   untimed warm-up turn: the first turn after a start fits the calibration). No new turn
   starts after the deadline; turns in flight are waited for. A turn counts as an error when it
   raises, has no verdict, or its facts do not echo that session's memory size. Latency is
   client-side wall-clock per turn (gradio_client adds ~50–70 ms of its own polling per call);
-  p50/p95/p99 over completed turns;
+  p50/p95/p99 over completed turns. The CPU seconds the app's process and this load driver used
+  during the load are printed too (on 2 cores they compete: gradio_client is not light);
 * probe queue: three clients submit the ``/probe`` endpoint (undocumented in the API page; it is
   tried, and the check is skipped if it is missing) at the same moment. Each job's status is
   polled every 10 ms to get when it started processing and when it finished. On the app this
@@ -138,15 +139,65 @@ def warm_up(url: str) -> float:
         client.close()
 
 
-def run_load(url: str, sessions: int, seconds: float) -> dict[str, Any]:
+class RawClient:
+    """The /ask call over plain HTTP (POST /gradio_api/call/ask, then read the event stream)."""
+
+    def __init__(self, url: str) -> None:
+        import httpx
+
+        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=120)
+
+    def predict(self, message: str, facts: str, api_name: str = "/ask") -> tuple[str, str, str]:
+        eid = self.http.post(f"/gradio_api/call{api_name}", json={"data": [message, facts]}).json()["event_id"]
+        event, data = None, None
+        with self.http.stream("GET", f"/gradio_api/call{api_name}/{eid}") as resp:
+            for line in resp.iter_lines():
+                if line.startswith("event:"):
+                    event = line.split(":", 1)[1].strip()
+                elif line.startswith("data:") and event in ("complete", "error"):
+                    data = line.split(":", 1)[1].strip()
+        if event != "complete" or not data:
+            raise RuntimeError(f"event {event!r}: {str(data)[:80]}")
+        reply, verdict, facts_out = json.loads(data)
+        return reply, verdict, facts_out
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def make_client(url: str, kind: str) -> Any:
+    if kind == "raw":
+        return RawClient(url)
     from gradio_client import Client
+
+    return Client(url, verbose=False, analytics_enabled=False)
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of a process (Linux /proc; this process when ``pid`` is None)."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def run_load(url: str, sessions: int, seconds: float, client_kind: str = "gradio",
+             server_pid: int | None = None) -> dict[str, Any]:
 
     latencies: list[list[float]] = [[] for _ in range(sessions)]
     errors: list[list[str]] = [[] for _ in range(sessions)]
     last_end = [0.0] * sessions
     deadline = [0.0]
 
+    cpu0: dict[str, float | None] = {}
+
     def go() -> None:  # runs once, when every session is connected, before any is released
+        cpu0.update(server=cpu_seconds(server_pid) if server_pid else None, driver=cpu_seconds(None))
         deadline[0] = time.monotonic() + seconds
 
     ready = threading.Barrier(sessions + 1, action=go)
@@ -154,7 +205,7 @@ def run_load(url: str, sessions: int, seconds: float) -> dict[str, Any]:
     def work(i: int) -> None:
         memory = 8 + 2 * i
         try:
-            client = Client(url, verbose=False, analytics_enabled=False)
+            client = make_client(url, client_kind)
         except Exception as e:  # noqa: BLE001
             errors[i].append(f"connect: {type(e).__name__}: {str(e)[:100]}")
             ready.abort()
@@ -200,9 +251,15 @@ def run_load(url: str, sessions: int, seconds: float) -> dict[str, Any]:
     for t in threads:
         t.join(timeout=seconds + 120)
     wall = max([*last_end, deadline[0]]) - t0  # start of the load → last turn answered
+    cpu: dict[str, float] = {}
+    for key, now in (("server", cpu_seconds(server_pid) if server_pid else None), ("driver", cpu_seconds(None))):
+        before = cpu0.get(key)
+        if now is not None and before is not None:
+            cpu[key] = now - before
     lat = [x for xs in latencies for x in xs]
     errs = [e for es in errors for e in es]
-    return {"latencies": lat, "errors": errs, "wall": wall, "stuck": sum(t.is_alive() for t in threads)}
+    return {"latencies": lat, "errors": errs, "wall": wall, "stuck": sum(t.is_alive() for t in threads),
+            "cpu": cpu}
 
 
 # ----------------------------------------------------------------------------------------- probes
@@ -269,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=30.0, help="duration of the load (default 30)")
     ap.add_argument("--sessions", type=int, default=50, help="concurrent sessions (default 50)")
     ap.add_argument("--url", default=None, help="drive an app already running there instead of starting one")
+    ap.add_argument("--client", choices=["gradio", "raw"], default="gradio",
+                    help="gradio: one gradio_client.Client per session (default); raw: plain HTTP per session "
+                         "(POST /gradio_api/call/ask + event stream), much lighter on the load driver")
     ap.add_argument("--probe", action="store_true", help="with --url: also fire 3 real probes at once")
     ap.add_argument("--no-probe", action="store_true", help="skip the probe-queue check")
     ap.add_argument("--probe-seconds", type=float, default=1.0,
@@ -296,13 +356,14 @@ def main(argv: list[str] | None = None) -> int:
         where = f"the app started by this script in its own process ({url}, up in {time.perf_counter() - t0:.1f} s)"
     print(f"machine: {platform.machine()} · {os.cpu_count()} CPUs · load average {os.getloadavg()[0]:.2f} · "
           f"Python {platform.python_version()}")
-    print(f"target: {where}; {args.sessions} sessions for {args.seconds:g} s; "
+    print(f"target: {where}; {args.sessions} {'gradio_client' if args.client == 'gradio' else 'raw HTTP'} "
+          f"sessions for {args.seconds:g} s; "
           f"message “{one_shot(16)}” then the same without memory + facts JSON")
     try:
         warm_ms = warm_up(url)
         print(f"warm-up: 1 untimed /ask turn first ({warm_ms:.0f} ms; the first turn after a start fits the "
               "calibration)")
-        res = run_load(url, args.sessions, args.seconds)
+        res = run_load(url, args.sessions, args.seconds, args.client, proc.pid if proc is not None else None)
         probe: dict[str, Any] | None = None
         if args.no_probe:
             probe = {"skipped": "--no-probe"}
@@ -326,6 +387,11 @@ def main(argv: list[str] | None = None) -> int:
             kinds[e.split(":")[0]] = kinds.get(e.split(":")[0], 0) + 1
         print("errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])))
         print(f"  first: {errs[0]}")
+    if res["cpu"]:
+        c = res["cpu"]
+        parts = [f"{name} process {c[name]:.1f} s ({100 * c[name] / wall:.0f} % of one core)"
+                 for name in ("server", "driver") if name in c and wall]
+        print("CPU during the load: " + "; ".join(parts) + f" · load average {os.getloadavg()[0]:.2f}")
     if res["stuck"]:
         print(f"{res['stuck']} session thread(s) still busy after the join timeout")
 
