@@ -162,6 +162,12 @@ def resolve_scenario(store: Store, s: Scenario, *, probe: ProbeResult | None = N
             res.candidates["hardware"] = e.candidates
     if res.hardware is not None and s.memory_gb and res.hardware.memory_gb != s.memory_gb:
         res.hardware = res.hardware.model_copy(update={"memory_gb": s.memory_gb})
+    hw_opts = res.hardware.memory_gb_options if res.hardware is not None else []
+    if res.hardware is not None and s.memory_gb and hw_opts and s.memory_gb not in hw_opts \
+            and res.hardware.kind in ("apple_soc", "apu"):
+        res.assumptions.append(
+            f"The {res.hardware.name} ships with {', '.join(f'{x:g}' for x in hw_opts)} GB; using the stated "
+            f"{s.memory_gb:g} GB — check it, since memory decides what fits.")
     if res.hardware is not None and res.hardware.memory_gb is None and res.hardware.memory_gb_options:
         mem = min(res.hardware.memory_gb_options)
         res.hardware = res.hardware.model_copy(update={"memory_gb": mem})
