@@ -30,11 +30,22 @@ def _store(path: str | None) -> Any:
     return Store(path)
 
 
+def _finite(o: Any) -> Any:
+    """JSON has no Infinity/NaN: such numbers (e.g. an unknown memory limit) become null."""
+    if isinstance(o, float):
+        return o if o == o and o not in (float("inf"), float("-inf")) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
+
+
 def _emit(obj: Any, as_json: bool, text: str | None = None) -> None:
     if as_json:
         if hasattr(obj, "model_dump"):
             obj = obj.model_dump(mode="json")
-        typer.echo(json.dumps(obj, default=_default, ensure_ascii=False))
+        typer.echo(json.dumps(_finite(obj), default=_default, ensure_ascii=False, allow_nan=False))
     else:
         typer.echo(_terminal(text) if text is not None else json.dumps(obj, indent=2, default=_default))
 
@@ -94,7 +105,17 @@ def serve(
     """Launch the chat app (Gradio) on http://HOST:PORT."""
     from ui.server import launch
 
-    launch(store, host=host, port=port, allow_probe=allow_probe or None, share=share)
+    if not 1 <= port <= 65535:
+        _fail(f"--port must be between 1 and 65535 (got {port})", False)
+    try:
+        launch(store, host=host, port=port, allow_probe=allow_probe or None, share=share)
+    except KeyboardInterrupt:
+        return
+    except Exception as e:  # noqa: BLE001 - a server that cannot start says why in one line
+        from advisor.errors import AdvisorError
+
+        msg = str(e).splitlines()[0] if isinstance(e, AdvisorError) else f"cannot serve on {host}:{port}: {str(e).splitlines()[0][:200]}"
+        _fail(msg, False)
 
 
 @app.command()
@@ -153,17 +174,37 @@ def predict(
 def _read_rows(path: Path) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        rows = [load_json(line, what=f"line {i} of {path.name}") for i, line in enumerate(text.splitlines(), 1)
-                if line.strip()]
-        return [r if isinstance(r, dict) else {"_error": "not a JSON object"} for r in rows]
+        rows: list[dict[str, Any]] = []
+        for i, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                r = load_json(line, what=f"line {i} of {path.name}")
+            except ValueError as e:
+                r = {"_error": str(e)}
+            rows.append(r if isinstance(r, dict) else {"_error": f"line {i} is not a JSON object"})
+        return rows
     return list(csv.DictReader(text.splitlines()))
+
+
+def _row_error(e: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(e, ValidationError):
+        return "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
+    return str(e).splitlines()[0][:300]
 
 
 def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
     from advisor import service
 
     rows = _guard(lambda: _read_rows(path), as_json)
+    if not rows:
+        _fail(f"{path} has no rows to predict (expected a CSV header and rows, or JSON lines)", as_json)
     for i, r in enumerate(rows, 1):
+        if "_error" in r:
+            typer.echo(json.dumps({"row": i, "error": r["_error"]}))
+            continue
         clean = {k: (None if v in ("", None) else v) for k, v in r.items()}
         batch = clean.pop("batch", None)
         if batch is not None and clean.get("concurrency") is None:
@@ -173,10 +214,10 @@ def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
                                                          "prompt_tokens", "gen_tokens", "depth", "concurrency",
                                                          "memory_gb", "bandwidth_gbs", "tflops")})
             p = service.predict_scenario(st, sc)
-            out = p.model_dump(mode="json")
+            out = _finite(p.model_dump(mode="json"))
             out["row"] = i
         except Exception as e:  # noqa: BLE001 - one bad row must not stop the others
-            out = {"row": i, "error": str(e).splitlines()[0][:300]}
+            out = {"row": i, "error": _row_error(e)}
         typer.echo(json.dumps(out, default=_default))
 
 
@@ -210,6 +251,8 @@ def diagnose(
             if not isinstance(data, dict):
                 raise ValueError("the input file must hold a JSON object")
             sc_data = data.get("scenario", data)
+            if not isinstance(sc_data, dict):
+                raise ValueError("'scenario' must be a JSON object")
             if "question" in data and "question" not in sc_data:
                 sc_data = {**sc_data, "question": data["question"]}
             return Scenario.model_validate(sc_data)
@@ -239,10 +282,12 @@ def import_cmd(
         if file == "-":
             return sys.stdin.read()
         p = Path(file)
-        if not p.is_file():
+        if not p.exists():
             raise ValueError(f"cannot read {file}: no such file")
-        if p.stat().st_size > 50_000_000:
-            raise ValueError(f"{file} is {p.stat().st_size / 1e6:.0f} MB; the limit is 50 MB")
+        if not p.is_file():
+            raise ValueError(f"cannot read {file}: not a regular file")
+        if p.stat().st_size > 5_000_000:
+            raise ValueError(f"{file} is {p.stat().st_size / 1e6:.1f} MB; tool output over 5 MB is not read")
         return p.read_text(encoding="utf-8", errors="replace")
 
     text = _guard(read, as_json)
@@ -370,12 +415,13 @@ def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_O
 
 
 @db_app.command("recover")
-def db_recover(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
+def db_recover(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT,
+               force: bool = typer.Option(False, "--force", help="Also move a store that opens fine.")) -> None:
     """Move a damaged store file aside (kept, never deleted) so a fresh one is built."""
     from knowledge.store import Store, default_store_path
 
     path = store or default_store_path()
-    moved = _guard(lambda: Store.recover(path), as_json)
+    moved = _guard(lambda: Store.recover(path, force=force), as_json)
     _emit({"moved_to": moved}, as_json, f"moved {path} to {moved}; the next command builds a fresh store")
 
 

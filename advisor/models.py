@@ -59,6 +59,7 @@ FIX_IDS: tuple[str, ...] = (
 MAX_TOKENS = 10_000_000
 MAX_MEMORY_GB = 100_000.0
 MAX_TPS = 10_000_000.0
+MAX_NAME_CHARS = 300  # hardware/model/format names; longer text is a paste, not a name
 
 
 def _finite_nonneg(v: float | None, name: str, upper: float) -> float | None:
@@ -242,6 +243,13 @@ class Scenario(BaseModel):
     question: str | None = None
     gpu_fraction: float | None = Field(default=None, ge=0, le=1)
 
+    @field_validator("hardware", "model", "quant", "backend", "use")
+    @classmethod
+    def _name(cls, v: str | None, info: Any) -> str | None:
+        if v is not None and len(v) > MAX_NAME_CHARS:
+            raise ValueError(f"{info.field_name} is {len(v):,} characters long; a name has at most {MAX_NAME_CHARS}")
+        return v
+
     @field_validator("memory_gb")
     @classmethod
     def _mem(cls, v: float | None) -> float | None:
@@ -286,7 +294,10 @@ class Scenario(BaseModel):
     @field_validator("measured_prefill_tps", "measured_decode_tps", "requests_per_minute")
     @classmethod
     def _nonneg(cls, v: float | None, info: Any) -> float | None:
-        return _finite_nonneg(v, info.field_name, MAX_TPS)
+        v = _finite_nonneg(v, info.field_name, MAX_TPS)
+        if v is not None and 0 < v < 1e-4:
+            raise ValueError(f"{info.field_name} = {v:g} is too small to be a measured rate")
+        return v
 
 
 class MemoryFit(BaseModel):

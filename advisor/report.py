@@ -120,9 +120,14 @@ def prediction_markdown(p: Prediction) -> str:
     ]
     if p.concurrency > 1:
         rows.insert(4, f"| decode per user | {_fmt_rate(p.decode_tps_per_seq)} tok/s | | |")
-    mem = (f"**Memory:** weights {m.weights_gb:.1f} GB + KV cache {m.kv_cache_gb:.2f} GB + overhead {m.overhead_gb:.1f} GB "
-           f"= {m.required_gb:.1f} GB of {m.usable_gb:.1f} GB usable"
-           + (f" ({m.note})" if m.note else "") + (" → **fits**." if m.fits else " → **does not fit**."))
+    if m.total_gb is None:
+        mem = (f"**Memory:** needs about {m.required_gb:.1f} GB (weights {m.weights_gb:.1f} + KV cache "
+               f"{m.kv_cache_gb:.2f} + overhead {m.overhead_gb:.1f}); the machine's memory is not known, so the fit "
+               "is not checked — say how much it has.")
+    else:
+        mem = (f"**Memory:** weights {m.weights_gb:.1f} GB + KV cache {m.kv_cache_gb:.2f} GB + overhead {m.overhead_gb:.1f} GB "
+               f"= {m.required_gb:.1f} GB of {m.usable_gb:.1f} GB usable"
+               + (f" ({m.note})" if m.note else "") + (" → **fits**." if m.fits else " → **does not fit**."))
     hw = (f"{p.hardware['name']}: {p.bandwidth_gbs:g} GB/s"
           + (f", {p.tflops:.1f} TFLOPS FP16" + (" (estimate)" if p.tflops_is_estimate else "") if p.tflops else "")
           + f"; {p.model['id']} at {p.quant} ({p.bits_per_weight:g} bits per weight, "

@@ -173,9 +173,9 @@ def import_output(
     sc = None
     base = scenario or Scenario()
     if hardware:
-        base = base.model_copy(update={"hardware": hardware})
+        base = base.model_copy(update={"hardware": hardware.strip()[:300]})
     if not base.hardware and parsed.machine.get("hardware"):
-        base = base.model_copy(update={"hardware": parsed.machine.get("hardware")})
+        base = base.model_copy(update={"hardware": str(parsed.machine.get("hardware"))[:300]})
     if parsed.measurements:
         sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements,
                                  parsed.format)

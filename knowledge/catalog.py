@@ -246,6 +246,7 @@ _GPU_TOKENS = re.compile(
 def _discrete(store: Store, t: str, memory_gb: float | None) -> Match | None:
     hws = all_hardware(store)
     t = re.sub(r"(?<=[a-z0-9])-(?=[a-z0-9])", " ", t)
+    t = re.sub(r"\b(rtx|gtx|rx|arc|mi)(?=\d)", r"\1 ", t)  # "rtx4090" -> "rtx 4090"
     n, t = _device_count(t)
     nums = set(re.findall(r"\b(\d{3,4})s?\b", t)) - {"2020", "2021", "2022", "2023", "2024", "2025", "2026"}
     specials = {
@@ -334,7 +335,7 @@ def resolve_hardware(
         NotFoundError: nothing matches well; ``candidates`` lists the closest entries.
         AmbiguousError: several entries that differ in what matters (e.g. H100 PCIe vs SXM).
     """
-    raw = (text or "").strip()
+    raw = (text or "").strip()[:300]  # a name, not a paste: bounded work for fuzzy matching
     if not raw:
         raise NotFoundError("No hardware given.", [])
     t = _norm(raw)
@@ -418,7 +419,7 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
     Raises:
         NotFoundError: unknown model and no size to go on.
     """
-    raw = (text or "").strip()
+    raw = (text or "").strip()[:300]
     models = all_models(store)
     alias_map = {a: mid for mid, m in models.items() for a in m.aliases}
     key = _model_key(raw) if raw else ""
@@ -533,7 +534,7 @@ def resolve_quant(store: Store, text: str | None, *, backend: str | None = None)
         NotFoundError: nothing recognisable.
     """
     quants = all_quants(store)
-    raw = (text or "").strip()
+    raw = (text or "").strip()[:300]
     t = raw.lower().replace(" - medium", "_m").replace(" - small", "_s").replace(" - large", "_l")
     t = t.replace("mostly ", "")
     be = (backend or "").lower()

@@ -68,7 +68,7 @@ _XN = re.compile(r"^(?P<base>.+?)x(?P<n>\d+)$")
 def split_hw_id(hw_id: str) -> tuple[str, int]:
     """``nvidia-rtx-3090x4`` → (``nvidia-rtx-3090``, 4); ids without a suffix have one device."""
     m = _XN.match(hw_id or "")
-    if m:
+    if m and 1 <= int(m.group("n")) <= 64:
         return m.group("base"), int(m.group("n"))
     return hw_id or "", 1
 

@@ -90,9 +90,22 @@ class Store:
             self.read_only = True
             self._load_parquet(self.path)
         else:
-            self._ensure_file()
-            self.refresh()
+            try:
+                self._ensure_file()
+                self.refresh()
+            except (StoreVersionError, StoreLockedError):
+                raise
+            except KnowledgeStoreError:
+                raise
+            except duckdb.Error as e:
+                raise KnowledgeStoreError(self._damaged(e)) from None
         self._catalog_cache: dict[str, Any] = {}
+
+    def _damaged(self, e: Exception) -> str:
+        return (f"The knowledge store {self.path} is damaged ({type(e).__name__}: "
+                f"{str(e).splitlines()[0][:160]}). The catalog can always be rebuilt: run "
+                f"`advisor db recover --store {self.path}` to move the damaged file aside (it is kept, never "
+                "deleted, so your own results can still be rescued) and start a fresh store.")
 
     # ------------------------------------------------------------------ file access
     def _connect_file(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -409,8 +422,25 @@ class Store:
         return self.write(fn)
 
     @staticmethod
-    def recover(path: str) -> str:
-        """Move a damaged store file aside (never deleting it); returns the new name."""
+    def recover(path: str, *, force: bool = False) -> str:
+        """Move a damaged store file aside (never deleting it); returns the new name.
+
+        Raises:
+            KnowledgeStoreError: the path is not a store file, or the store opens fine (unless ``force``).
+        """
+        if not os.path.isfile(path):
+            raise KnowledgeStoreError(f"{path} is not a store file (nothing to recover).")
+        if not force:
+            try:
+                Store(path, lock_timeout_s=2.0).close()
+            except StoreLockedError:
+                raise KnowledgeStoreError(f"{path} is in use by another process; stop it first.") from None
+            except KnowledgeStoreError:
+                pass  # damaged, as expected: move it aside
+            else:
+                raise KnowledgeStoreError(
+                    f"{path} opens fine, so there is nothing to recover; your results are in it. "
+                    "Use --force to start a fresh store anyway (the file is kept beside it).")
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         target = f"{path}.broken-{stamp}-{uuid.uuid4().hex[:6]}"
         os.replace(path, target)

@@ -112,3 +112,17 @@ def test_console_script_help_is_fast_and_clean():
     out = subprocess.run([sys.executable, "-m", "advisor", "--help"], capture_output=True, text=True, cwd=ROOT,
                          timeout=60)
     assert out.returncode == 0 and "predict" in out.stdout and "serve" in out.stdout
+
+
+def test_json_output_has_no_infinity():
+    r = runner.invoke(app, ["predict", "--bandwidth-gbs", "120", "--tflops", "8", "--model", "qwen3 30b a3b", "--json"])
+    assert r.exit_code == 0 and "Infinity" not in r.output and "NaN" not in r.output
+    assert json.loads(r.output)["memory"]["usable_gb"] is None
+
+
+def test_jsonl_bad_line_does_not_stop_the_batch(tmp_path):
+    f = tmp_path / "rows.jsonl"
+    f.write_text('{"hardware": "RTX 4090", "model": "llama 3.1 8b"}\n{bad\n')
+    r = runner.invoke(app, ["predict", "--input", str(f), "--json"])
+    lines = [json.loads(x) for x in r.output.strip().splitlines()]
+    assert r.exit_code == 0 and "decode_tps" in lines[0] and lines[1]["row"] == 2 and "error" in lines[1]

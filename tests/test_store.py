@@ -148,3 +148,30 @@ def test_two_processes_at_once(tmp_path):
     finally:
         writer.kill()
         writer.wait()
+
+
+def test_truncated_store_names_file_and_recover_refuses_healthy_store(tmp_path):
+    good = tmp_path / "good.duckdb"
+    Store(str(good)).close()
+    bad = tmp_path / "bad.duckdb"
+    bad.write_bytes(good.read_bytes()[:500_000])
+    with pytest.raises(KnowledgeStoreError) as e:
+        Store(str(bad))
+    assert str(bad) in str(e.value) and "advisor db recover" in str(e.value)
+    with pytest.raises(KnowledgeStoreError, match="opens fine"):
+        Store.recover(str(good))
+    with pytest.raises(KnowledgeStoreError, match="not a store file"):
+        Store.recover(str(tmp_path))
+    assert Path(Store.recover(str(bad))).exists()
+
+
+def test_long_names_are_bounded_not_stored_whole(store):
+    from advisor.service import import_output
+
+    text = "| model | size | params | backend | ngl | test | t/s |\n|---|---|---|---|---|---|---|\n" \
+           "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 100.00 ± 0.10 |\n"
+    t0 = time.perf_counter()
+    out = import_output(store, text, hardware="x" * 1_000_000, save=True)
+    assert time.perf_counter() - t0 < 10
+    rows = store.query("SELECT max(length(hardware)) AS n FROM imports WHERE import_id = ?", [out.saved_id])
+    assert rows[0]["n"] <= 300
