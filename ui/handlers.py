@@ -203,7 +203,8 @@ def facts_rows(facts: dict[str, Any] | None) -> list[list[str]]:
     facts = facts or {}
     keys = list(FACT_FIELDS) + [k for k, v in facts.items()
                                 if k not in FACT_FIELDS and k not in _HIDDEN_FACTS and v is not None]
-    return [[FACT_LABELS.get(k, k), _fmt_value(facts.get(k))] for k in keys]
+    return [[FACT_LABELS.get(k, k), _fmt_value(facts.get(k)).replace("_", " ") if k == "use" else
+             _fmt_value(facts.get(k))] for k in keys]
 
 
 def _field_for_label(label: str) -> str | None:
@@ -230,7 +231,9 @@ def _scenario_from_rows(rows: Any, facts: dict[str, Any] | None) -> Scenario:
         val = None if raw is None or (isinstance(raw, str) and not raw.strip()) else raw
         if isinstance(val, str):
             val = val.strip()
-            if key not in ("hardware", "backend", "model", "quant", "use"):
+            if key == "use":
+                val = val.lower().replace(" ", "_")
+            elif key not in ("hardware", "backend", "model", "quant"):
                 val = val.replace(",", "").replace("_", "")
         data[key] = val
     return Scenario.model_validate(data)
