@@ -139,10 +139,17 @@ class MlxBackend:
             variants = [(None, None, "mx.sum fp32"), (0, None, "mx.sum(axis=0) fp32")]
         else:  # full float sums vectorise poorly on the CPU; column sums and integer sums do not
             variants = [(0, None, "mx.sum(axis=0) fp32"), (None, mx.uint32, "mx.sum uint32 view")]
-        return [
+        out = [
             Workload(make(axis, view), bytes_per_call=size, working_set_bytes=size, label=f"{label}, {where}")
             for axis, view, label in variants
         ]
+        if not self.is_gpu:
+            # The memory is the same whichever library reads it: on the CPU, NumPy's BLAS read (what CPU
+            # engines approach) is a candidate too, so the figure is the machine's, not MLX-CPU's.
+            from advisor.probe._numpy import stream_read_workloads
+
+            out += stream_read_workloads(int(size))[1:]
+        return out
 
     def matvec(self, fmt: str, rows: int, cols: int, count: int) -> Workload:
         mx = _mx()
