@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,30 +49,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import HARDWARE, REST, free_port, one_shot, pct  # noqa: E402,F401
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
 
-HARDWARE = "MacBook Air M2"
-REST = "llama 3.1 8b at 4-bit, prompts of 500 words"
 SERVER_P95_TARGET_MS = 150.0
 COLD_START_TARGET_S = 5.0
 
 
-def one_shot(memory_gb: int | None) -> str:
-    """The complete message (with the memory size) or the same without it (memory from the facts)."""
-    return f"{HARDWARE} {memory_gb}GB, {REST}" if memory_gb else f"{HARDWARE}, {REST}"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(xs, q)) if xs else float("nan")
 
 
 def check_reply(verdict_json: str, facts_json: str, memory_gb: int) -> str | None:

@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,28 +45,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import HARDWARE, REST, free_port, one_shot, pct  # noqa: E402,F401
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
 
-HARDWARE = "MacBook Air M2"
-REST = "llama 3.1 8b at 4-bit, prompts of 500 words"
 PROBE_OVERLAP_TOLERANCE_S = 0.15  # client-side timestamps come through gradio_client's 50 ms polling
 
 
-def one_shot(memory_gb: int | None) -> str:
-    return f"{HARDWARE} {memory_gb}GB, {REST}" if memory_gb else f"{HARDWARE}, {REST}"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(xs, q)) if xs else float("nan")
 
 
 # ----------------------------------------------------------------------------------------- the app
