@@ -75,9 +75,13 @@ def launch(
                   else "off (pass allow_probe=True / --allow-probe to turn it on)."))
         print(msg, file=sys.stderr)
     if share:
-        print("WARNING: share=True opens a public gradio.live link to this app.", file=sys.stderr)
+        print("WARNING: --share opens a public gradio.live link to this app.", file=sys.stderr)
     store = Store(store_path)
     demo = build_app(store, allow_probe=bool(allow_probe))
     opts = launch_options(host=host, port=port, share=share)
+    opts.setdefault("quiet", True)  # Gradio's own banner suggests share=True; say what applies here instead
     opts.update(launch_kwargs)
+    shown = "localhost" if host in ("0.0.0.0", "::") else host
+    print(f"Prefill/decode advisor on http://{shown}:{port}  (store: {store.path}; Ctrl+C to stop"
+          + ("" if share else "; --share for a public link") + ")", file=sys.stderr, flush=True)
     demo.launch(**opts)
