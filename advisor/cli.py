@@ -14,6 +14,7 @@ from typing import Any, Optional
 import typer
 
 from advisor.errors import load_json
+from advisor.report import json_safe
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Why is my local language model slow, and what should I buy or change?")
@@ -30,22 +31,11 @@ def _store(path: str | None) -> Any:
     return Store(path)
 
 
-def _finite(o: Any) -> Any:
-    """JSON has no Infinity/NaN: such numbers (e.g. an unknown memory limit) become null."""
-    if isinstance(o, float):
-        return o if o == o and o not in (float("inf"), float("-inf")) else None
-    if isinstance(o, dict):
-        return {k: _finite(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_finite(v) for v in o]
-    return o
-
-
 def _emit(obj: Any, as_json: bool, text: str | None = None) -> None:
     if as_json:
         if hasattr(obj, "model_dump"):
             obj = obj.model_dump(mode="json")
-        typer.echo(json.dumps(_finite(obj), default=_default, ensure_ascii=False, allow_nan=False))
+        typer.echo(json.dumps(json_safe(obj), default=_default, ensure_ascii=False, allow_nan=False))
     else:
         typer.echo(_terminal(text) if text is not None else json.dumps(obj, indent=2, default=_default))
 
@@ -214,7 +204,7 @@ def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
                                                          "prompt_tokens", "gen_tokens", "depth", "concurrency",
                                                          "memory_gb", "bandwidth_gbs", "tflops")})
             p = service.predict_scenario(st, sc)
-            out = _finite(p.model_dump(mode="json"))
+            out = json_safe(p.model_dump(mode="json"))
             out["row"] = i
         except Exception as e:  # noqa: BLE001 - one bad row must not stop the others
             out = {"row": i, "error": _row_error(e)}

@@ -48,6 +48,7 @@ from advisor.calibration import CalibrationModel, features
 from advisor.errors import AdvisorError, InputError
 from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import calibration_model, predict
+from advisor.report import json_safe
 from knowledge import catalog
 from knowledge.queries import calibration_set
 from knowledge.seed import split_hw_id
@@ -853,16 +854,7 @@ def compare_request(store: Store, req: CompareRequest) -> dict[str, Any]:
             "assumptions": _assumptions(req) + _unmatched_prices(ctx, out), "excluded_do_not_fit": excluded,
             "candidates": [c.model_dump(mode="json") for c in out[:req.limit]]}
     result["summary"] = summary_lines(result)
-    return _finite(result)
-
-
-def _finite(x: Any) -> Any:
-    """The result with every non-finite float replaced by None (strict JSON has no inf or NaN)."""
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_finite(v) for v in x]
-    return None if isinstance(x, float) and not math.isfinite(x) else x
+    return json_safe(result)
 
 
 def compare(store: Store, *, model: str, **kw: Any) -> dict[str, Any]:

@@ -307,7 +307,7 @@ def _status(measured: float | None, expected: float | None, rng: tuple[float, fl
     return status, (ratio - 1) * 100
 
 
-def diagnose(store: Store, scenario: Scenario, *, question: str | None = None, measurements: list | None = None) -> Verdict:
+def diagnose(store: Store, scenario: Scenario, *, question: str | None = None) -> Verdict:
     """Resolve a scenario and diagnose it. See :func:`diagnose_resolved`."""
     return diagnose_resolved(store, resolve_scenario(store, scenario), question=question)
 
@@ -324,7 +324,7 @@ def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = Non
     if res.hardware is not None and res.model is not None and res.quant is not None:
         pred = predict(store, hardware=res.hardware, model=res.model, quant=res.quant, backend=res.backend,
                        prompt_tokens=res.prompt_tokens, gen_tokens=res.gen_tokens, depth=res.depth,
-                       concurrency=res.concurrency, gpu_share=1.0 if _looks_full_offload(res) else None)
+                       concurrency=res.concurrency)
         if pred and res.hardware.kind in ("discrete_gpu", "datacenter_gpu") and not pred.memory.fits:
             pred = predict(store, hardware=res.hardware, model=res.model, quant=res.quant, backend=res.backend,
                            prompt_tokens=res.prompt_tokens, gen_tokens=res.gen_tokens, depth=res.depth,
@@ -478,10 +478,6 @@ def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = Non
     )
 
 
-def _looks_full_offload(res: Resolved) -> bool:
-    return False
-
-
 def _misconfiguration(store: Store, c: _Ctx, ratio_tg: float | None, ngl: int | None, n_layers: int | None,
                       is_gpu: bool) -> tuple[str, list[Fix]] | None:
     res, text = c.res, c.text
@@ -615,7 +611,3 @@ def _explain(c: _Ctx, bottleneck: str, status: str, signals: list[str]) -> str:
             + f" tok/s, decode ≈ {p.decode_tps:.1f} tok/s (ceiling {p.decode_ceiling_tps:.0f})."
         )
     return " ".join(parts)
-
-
-def verdict_for_scenario(store: Store, scenario: Scenario) -> Verdict:
-    return diagnose(store, scenario)

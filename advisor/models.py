@@ -107,6 +107,7 @@ class Hardware(BaseModel):
     source_url: str = ""
     notes: str = ""
     custom: bool = False
+    measured: bool = False  # bandwidth_gbs / fp16_tflops were measured on the machine (probe), not spec
 
 
 class ModelSpec(BaseModel):
@@ -241,6 +242,7 @@ class Scenario(BaseModel):
     tflops: float | None = None
     shared_prefix_tokens: int | None = None
     question: str | None = None
+    hardware_measured: bool = False  # bandwidth_gbs / tflops come from a probe of the machine, not a spec sheet
     gpu_fraction: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("hardware", "model", "quant", "backend", "use")

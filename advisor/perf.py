@@ -21,7 +21,7 @@ from advisor.calibration import (
     t0_key,
 )
 from advisor.errors import AdvisorError, InputError
-from advisor.models import Hardware, ModelSpec, Prediction, ProbeResult, QuantFormat
+from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from knowledge import catalog
 from knowledge.queries import calibration_set
 from knowledge.store import Store
@@ -150,6 +150,17 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
     return out
 
 
+def achieved_read_share(store: Store) -> float:
+    """Median achieved/spec memory-read share of the lab machines (1.0 when none is recorded)."""
+    def build() -> float:
+        rows = store.query("SELECT l.achieved_bandwidth_gbs / h.bandwidth_gbs AS r FROM lab_machines l "
+                           "JOIN hardware h ON h.hw_id = l.hw_id WHERE l.achieved_bandwidth_gbs > 0")
+        vals = sorted(r["r"] for r in rows)
+        return vals[len(vals) // 2] if vals else 1.0
+
+    return float(store.cached("read_share", build))
+
+
 def calibration_model(store: Store) -> CalibrationModel:
     """The efficiency fit on every measured row of the store (cached until the next write)."""
     return store.cached("calibration", lambda: fit(build_cal_rows(store)))
@@ -166,7 +177,6 @@ def predict(
     gen_tokens: int = 128,
     depth: int = 0,
     concurrency: int = 1,
-    probe: ProbeResult | None = None,
     gpu_share: float | None = None,
     host_bandwidth_gbs: float | None = None,
     cal: CalibrationModel | None = None,
@@ -176,7 +186,6 @@ def predict(
     Args:
         prompt_tokens, gen_tokens, depth: tokens [count]; depth = tokens already in the KV cache.
         concurrency: parallel sequences; rates are then aggregate (llama-batched-bench convention).
-        probe: measured bandwidth / matmul rate of this machine, used instead of the spec sheet.
         gpu_share: share of the weights on the GPU (partial offload); default from the memory fit.
         host_bandwidth_gbs: system-RAM bandwidth for offloaded layers (default dual-channel DDR5-5600).
 
@@ -188,12 +197,18 @@ def predict(
     assumptions: list[str] = []
     bw = hardware.bandwidth_gbs
     tflops, tf_source = resolve_compute(hardware, accel, cal)
-    probe_used = False
-    if probe is not None:
-        probe_used = True
-        # Probe rates are achieved, not spec: efficiency is then measured against them directly.
-        bw, tflops, tf_source = probe.bandwidth_gbs, probe.matmul_tflops, f"probe ({probe.backend})"
-        assumptions.append(f"Using this machine's probe: {probe.bandwidth_gbs:.0f} GB/s read, {probe.matmul_tflops:.2f} TFLOP/s matmul.")
+    probe_used = hardware.measured
+    read_share = 1.0
+    if probe_used:
+        # Efficiencies are fitted against spec sheets; a probe measures what the memory really delivers.
+        # Divide by the achieved/spec read share of the lab machines (knowledge: lab_machines) so the
+        # measured bandwidth is not discounted twice.
+        read_share = achieved_read_share(store)
+        tf_source = "probe"
+        assumptions.append(
+            f"Using this machine's probe: {bw:.0f} GB/s read, {tflops or 0:.2f} TFLOP/s matmul; decode efficiency "
+            f"rescaled by the lab machines' achieved/spec read share ({read_share:.0%}); prefill keeps the spec-fitted "
+            "efficiency on the measured matmul rate (a conservative estimate).")
     if "ESTIMATE" in tf_source:
         assumptions.append(f"Compute {tflops:.1f} TFLOP/s is an {tf_source}.") if tflops else None
     bpw = quant.bits_per_weight
@@ -219,8 +234,8 @@ def predict(
         )
     dec_cal = cal.efficiency("decode", scen)
     pre_cal = cal.efficiency("prefill", scen)
-    eff_d = dec_cal.efficiency if not probe_used else min(1.0, dec_cal.efficiency / 0.8)
-    eff_p = pre_cal.efficiency if not probe_used else min(1.0, pre_cal.efficiency / 0.6)
+    eff_d = min(1.0, dec_cal.efficiency / read_share)
+    eff_p = pre_cal.efficiency
     t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
     decode_ceiling = roofline.decode_ceiling_tps(bw, dbytes)
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
@@ -290,16 +305,3 @@ def predict(
         backend=label, calibration=[dec_cal, pre_cal], assumptions=[a for a in assumptions if a],
         probe_used=probe_used,
     )
-
-
-def plain_roofline(hardware: Hardware, model: ModelSpec, quant: QuantFormat, *, prompt_tokens: int = 512,
-                   gen_tokens: int = 128, depth: int = 0) -> tuple[float, float | None]:
-    """The calculator everyone has: spec BW ÷ bytes and spec FLOPS ÷ FLOPs (efficiency 1)."""
-    dbytes, flops = features(model=model, bits_per_weight=quant.bits_per_weight, prompt_tokens=prompt_tokens,
-                             gen_tokens=gen_tokens, depth=depth)
-    pre = roofline.prefill_ceiling_tps(hardware.fp16_tflops, flops) if hardware.fp16_tflops else None
-    return roofline.decode_ceiling_tps(hardware.bandwidth_gbs, dbytes), pre
-
-
-def _finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)

@@ -11,11 +11,12 @@ Household thresholds (stated in every answer that uses them):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
-__all__ = ["facts_summary", "plain_answer", "plain_verdict", "prediction_markdown", "probe_markdown", "verdict_markdown", "WORDS_PER_TOKEN", "READING_TPS"]
+__all__ = ["json_safe", "facts_summary", "plain_answer", "plain_verdict", "prediction_markdown", "probe_markdown", "verdict_markdown", "WORDS_PER_TOKEN", "READING_TPS"]
 
 WORDS_PER_TOKEN = 0.75
 READING_WPM = 238
@@ -72,6 +73,15 @@ def plain_answer(p: Prediction) -> str:
         first = f"but the first word takes about {_fmt_s(ttft)}, which feels broken"
         verdict = "Only with patience"
     return f"**{verdict}: {speed}; {first}.**"
+
+
+def json_safe(x: Any) -> Any:
+    """``x`` with every non-finite float replaced by None (strict JSON has no Infinity or NaN)."""
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
 def plain_verdict(v: Verdict) -> str:

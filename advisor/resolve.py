@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from advisor.errors import AdvisorError, AmbiguousError, InputError, NotFoundError
-from advisor.models import Hardware, ModelSpec, ProbeResult, QuantFormat, Scenario
+from advisor.models import Hardware, ModelSpec, QuantFormat, Scenario
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -115,7 +115,8 @@ def custom_hardware(s: Scenario) -> Hardware | None:
         kind = "discrete_gpu"
     return Hardware(id="custom", name=name[:80], kind=kind, bandwidth_gbs=s.bandwidth_gbs, fp16_tflops=s.tflops,
                     memory_gb=s.memory_gb, memory_gb_options=[s.memory_gb] if s.memory_gb else [], custom=True,
-                    notes="described by the user")
+                    measured=s.hardware_measured,
+                    notes="measured by the probe" if s.hardware_measured else "described by the user")
 
 
 def _sockets(text: str) -> int:
@@ -124,7 +125,7 @@ def _sockets(text: str) -> int:
     return 1
 
 
-def resolve_scenario(store: Store, s: Scenario, *, probe: ProbeResult | None = None) -> Resolved:
+def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     """Resolve hardware, model and format names; fill workload defaults with stated assumptions.
 
     Never raises for unresolvable names: they land in ``problems`` (with ``candidates``) so the
@@ -141,8 +142,6 @@ def resolve_scenario(store: Store, s: Scenario, *, probe: ProbeResult | None = N
             if mm and 1 <= float(mm.group(1)) <= 4096:
                 s = s.model_copy(update={"memory_gb": float(mm.group(1))})
                 res.scenario = s
-        if text.strip().lower() in ("this machine", "this computer", "my machine (probed)") and probe is not None:
-            text = probe.hw_id or ""
         try:
             m = catalog.resolve_hardware(store, text, memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
             hw = m.value
@@ -258,12 +257,3 @@ def require(res: Resolved) -> tuple[Hardware, ModelSpec, QuantFormat]:
         raise InputError(res.problems["quant"])
     assert res.quant is not None
     return res.hardware, res.model, res.quant
-
-
-def safe_resolve(store: Store, s: Scenario) -> Resolved:
-    try:
-        return resolve_scenario(store, s)
-    except AdvisorError as e:  # pragma: no cover - resolve_scenario collects problems itself
-        r = Resolved(scenario=s)
-        r.problems["scenario"] = str(e)
-        return r

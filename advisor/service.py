@@ -95,6 +95,7 @@ def apply_probe(store: Store, scenario: Scenario) -> Scenario:
     return scenario.model_copy(update={
         "bandwidth_gbs": probe.bandwidth_gbs,
         "tflops": probe.matmul_tflops,
+        "hardware_measured": True,
         "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
         "hardware": f"this machine ({probe.device}, {probe.backend})",
     })

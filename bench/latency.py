@@ -44,6 +44,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -181,13 +182,19 @@ def concurrent_raw(url: str, sessions: int, turns: int) -> tuple[list[float], li
         except (Exception, SystemExit) as e:  # noqa: BLE001
             problems.append(f"raw session {i}: {e}")
 
+    wall = _run_threads(work, sessions)
+    return [x for xs in lat for x in xs], problems, wall
+
+
+def _run_threads(work: Callable[[int], None], sessions: int) -> float:
+    """Run ``work(i)`` for each session in its own thread; wall seconds until all are done."""
     threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(sessions)]
     t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=600)
-    return [x for xs in lat for x in xs], problems, time.perf_counter() - t0
+    return time.perf_counter() - t0
 
 
 def concurrent_sessions(url: str, sessions: int, turns: int) -> tuple[list[float], list[str], float]:
@@ -210,13 +217,7 @@ def concurrent_sessions(url: str, sessions: int, turns: int) -> tuple[list[float
         for _ in range(turns):
             s.turn()
 
-    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(sessions)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
-    wall = time.perf_counter() - t0
+    wall = _run_threads(work, sessions)
     lat: list[float] = []
     for i, s in enumerate(clients):
         if s is None:

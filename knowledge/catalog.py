@@ -103,10 +103,6 @@ def all_quants(store: Store) -> dict[str, QuantFormat]:
 _APPLE = re.compile(r"\bm\s?([1-5])(?:\s*|-)?(pro|max|ultra)?\b")
 _CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\b(?:\s*(gpu|cpu))?")
 _GPU_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\s*gpu\b|\bgpu\s*(?:with\s*)?(\d{1,2})\s*-?\s*cores?\b")
-_COUNT = re.compile(
-    r"\b(?:(\d+|two|three|four|six|eight)\s*(?:x|×)\s*|(two|three|four|six|eight|dual|quad)\s+(?:of\s+)?(?:the\s+)?)"
-    r"|(?:\s*(?:x|×)\s*(\d+))\b"
-)
 _WORDS = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4, "six": 6, "eight": 8}
 
 # Which chip a Mac of a given year ships with (Apple product history), for "MacBook Air 2022".
@@ -237,12 +233,6 @@ def _apple(store: Store, t: str, memory_gb: float | None, gpu_cores: int | None)
                  [h.id for h in others])
 
 
-_GPU_TOKENS = re.compile(
-    r"\b(rtx|gtx|rx|arc|a\d{3,4}|h100|h200|l40s|a40|mi300x|\d{4}|ti|xtx|xt|ada|pcie|sxm\d?|40gb|80gb|spark|gb10|"
-    r"395|strix|halo|jetson|orin|pi|raspberry|epyc|genoa|turin|ddr4|ddr5)\b"
-)
-
-
 def _discrete(store: Store, t: str, memory_gb: float | None) -> Match | None:
     hws = all_hardware(store)
     t = re.sub(r"(?<=[a-z0-9])-(?=[a-z0-9])", " ", t)
@@ -343,10 +333,9 @@ def resolve_hardware(
     base, n = split_hw_id(t)
     if base in hws:
         return Match(_with_memory(hws[base], memory_gb, n), 1.0)
-    for getter in (_apple, ):
-        m = getter(store, t, memory_gb, gpu_cores)
-        if m:
-            return m
+    m = _apple(store, t, memory_gb, gpu_cores)
+    if m:
+        return m
     cpu = re.search(r"\bddr([45])[- ]?(\d{4})\b", t)
     if cpu and not re.search(r"epyc|genoa|turin|xeon", t):
         ch = re.search(r"\b(\d{1,2}|dual|quad|eight|twelve)[- ]?(?:ch|channels?)\b", t)
