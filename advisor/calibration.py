@@ -23,7 +23,10 @@ from typing import Any
 from advisor import roofline
 from advisor.models import Calibration, ModelSpec
 
-__all__ = ["CalRow", "CalibrationModel", "fit", "group_keys", "qclass", "accel_class"]
+__all__ = [
+    "CalRow", "CalibrationModel", "accel_class", "batched_keys", "bounded", "engine_family", "fit", "fit_batched",
+    "group_keys", "qclass", "robust_center",
+]
 
 SHRINK_K = 2.0
 BETA_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
@@ -143,6 +146,25 @@ class CalibrationModel:
     compute_per_bw: dict[str, float]
     n_rows: dict[str, int]
     beta: dict[str, float] = field(default_factory=dict)
+    batched: dict[tuple[str, ...], _Group] = field(default_factory=dict)
+
+    def batched_slope(self, scenario: dict[str, Any]) -> tuple[float, str]:
+        """Slope ``s`` of the batched factor ``b ** s`` (measured ÷ step-model aggregate decode) and its source.
+
+        Fitted per engine family and hardware on measured batches (:func:`fit_batched`), each level
+        shrunk toward its parent and the root toward 0 (physics alone) with weight ``k / (n + k)``.
+        """
+        slope, used, n_used = 0.0, "", 0
+        for key in batched_keys(scenario):
+            g = self.batched.get(key)
+            if g is None:
+                continue
+            slope = (g.n * g.log_eff + SHRINK_K * slope) / (g.n + SHRINK_K)
+            used, n_used = " / ".join(key), g.n
+        if not n_used:
+            return 0.0, "batch > 1: step model only (no measured batches to calibrate on)"
+        return slope, (f"batch > 1: step model × batch^{slope:+.3f}, fitted on measured batches "
+                       f"(group {used}, {n_used} rows)")
 
     def efficiency(self, phase: str, scenario: dict[str, Any]) -> Calibration:
         """Shrunk efficiency for ``phase`` ("decode" | "prefill") and where it came from."""
@@ -190,15 +212,67 @@ def _decode_eff(r: CalRow, t0: float) -> float | None:
     return r.decode_bytes / (r.bandwidth_gbs * roofline.GB * t)
 
 
+def _weighted_median(pairs: list[tuple[float, float]]) -> float:
+    """Median of values under weights (the value where the cumulative weight reaches half)."""
+    pairs = sorted(pairs)
+    half, acc = sum(w for _, w in pairs) / 2.0, 0.0
+    for x, w in pairs:
+        acc += w
+        if acc >= half:
+            return x
+    return pairs[-1][0]
+
+
+def robust_center(vals: list[tuple[float, str]]) -> float:
+    """Robust centre of log-efficiencies tagged with their source: per-source medians, then a weighted median.
+
+    Each source counts with weight ``sqrt(n_rows)`` (a large collection does not outvote several
+    smaller ones), and a source whose median disagrees with the consensus of the others by
+    ``d`` (log units) is down-weighted by ``1 / (1 + (d / 0.25)^2)`` (Cauchy weights): one source
+    of slow or odd runs cannot drag a group. One source: its plain median.
+    """
+    by_src: dict[str, list[float]] = defaultdict(list)
+    for x, s in vals:
+        by_src[s].append(x)
+    meds = {s: statistics.median(v) for s, v in by_src.items()}
+    if len(meds) == 1:
+        return next(iter(meds.values()))
+    base = {s: math.sqrt(len(by_src[s])) for s in meds}
+    center = _weighted_median([(meds[s], base[s]) for s in meds])
+    for _ in range(2):
+        w = [(meds[s], base[s] / (1.0 + ((meds[s] - center) / 0.25) ** 2)) for s in meds]
+        center = _weighted_median(w)
+    return center
+
+
 def _fit_groups(phase: str, rows: list[CalRow], effs: list[float]) -> dict[tuple[str, ...], _Group]:
     acc: dict[tuple[str, ...], list[tuple[float, str]]] = defaultdict(list)
     for r, e in zip(rows, effs, strict=True):
         for key in group_keys(phase, r):
             acc[key].append((math.log(e), r.source_set))
-    return {
-        k: _Group(n=len(v), log_eff=statistics.median(x for x, _ in v), sources={s for _, s in v})
-        for k, v in acc.items()
-    }
+    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s in v}) for k, v in acc.items()}
+
+
+def bounded(rows: list[CalRow], *, per_cell: int = 6, total: int = 6000) -> list[CalRow]:
+    """At most ``per_cell`` rows per (source, hardware, engine, model, format) cell and ``total`` in all.
+
+    Keeps the fit's cost bounded whatever the store holds (a sweep of 500 prompt lengths on one
+    machine says no more about its efficiency than a handful): rows are taken evenly spaced in
+    ``result_id`` order, so the sample is deterministic.
+    """
+    cells: dict[tuple[str, ...], list[CalRow]] = defaultdict(list)
+    for r in rows:
+        cells[(r.source_set, r.hw_id, r.engine, str(r.extra.get("model")), r.quant)].append(r)
+    out: list[CalRow] = []
+    for v in cells.values():
+        v.sort(key=lambda r: r.result_id)
+        step = max(1.0, len(v) / per_cell)
+        out.extend(v[int(i * step)] for i in range(min(per_cell, len(v))))
+    if len(out) > total:
+        out.sort(key=lambda r: r.result_id)
+        step = len(out) / total
+        out = [out[int(i * step)] for i in range(total)]
+    return out
 
 
 def t0_key(g: dict[str, Any] | CalRow) -> str:
@@ -298,6 +372,38 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
                 # Widen in-sample residuals a little: they understate out-of-sample error.
                 model.residuals[phase][k] = (min(q[0], 1.0) ** 1.25, max(q[-1], 1.0) ** 1.25)
     return model
+
+
+def engine_family(engine: str | None) -> str:
+    """``server`` (vLLM, SGLang, TensorRT-LLM: continuous batching, paged KV), ``mlx`` or ``llama.cpp``."""
+    e = (engine or "").lower()
+    if any(x in e for x in ("vllm", "sglang", "tensorrt", "trt")):
+        return "server"
+    if "mlx" in e:
+        return "mlx"
+    return "llama.cpp"
+
+
+def batched_keys(g: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Group keys of the batched factor, coarse to fine: engine family, accelerator, kind, hardware."""
+    ef, ac = engine_family(g.get("engine")), accel_class(g.get("accel"))
+    return [("all",), (ef,), (ef, ac), (ef, ac, str(g.get("kind"))), (ef, ac, str(g.get("hw_id")))]
+
+
+def fit_batched(items: list[tuple[dict[str, Any], int, float, str]]) -> dict[tuple[str, ...], _Group]:
+    """Fit the batched slope ``s = ln(measured / modelled) / ln(batch)`` per group (robust centre).
+
+    ``items``: (scenario fields as in :func:`batched_keys`, batch, measured ÷ modelled aggregate
+    decode, source set). Rows with a ratio outside 0.1–10 are left out (not the same workload).
+    """
+    acc: dict[tuple[str, ...], list[tuple[float, str]]] = defaultdict(list)
+    for g, b, ratio, src in items:
+        if b <= 1 or not (0.1 < ratio < 10):
+            continue
+        s = math.log(ratio) / math.log(b)
+        for key in batched_keys(g):
+            acc[key].append((s, src))
+    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s in v}) for k, v in acc.items()}
 
 
 def attention_flops(model: ModelSpec, prompt_tokens: int, depth: int) -> float:

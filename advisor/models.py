@@ -119,6 +119,10 @@ class ModelSpec(BaseModel):
         n_kv_heads, head_dim, n_layers: attention shape for KV-cache sizing.
         kv_layers (int | None): layers that keep a KV cache (hybrid/sliding models keep fewer).
         generic (bool): True when the architecture was assumed from the size alone.
+        experts (int | None): routed experts per MoE layer (E), from the model's config.
+        experts_per_token (int | None): routed experts each token picks (k).
+        shared_experts (int | None): always-active shared experts per MoE layer (counted in the active params).
+        moe_source_url (str): where the MoE figures come from.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -141,6 +145,22 @@ class ModelSpec(BaseModel):
     source_url: str = ""
     notes: str = ""
     generic: bool = False
+    experts: int | None = None
+    experts_per_token: int | None = None
+    shared_experts: int | None = None
+    moe_source_url: str = ""
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture-of-experts model (fewer active than total parameters)."""
+        return bool(self.active_params_b and self.active_params_b < self.params_b)
+
+    @property
+    def expert_share(self) -> float | None:
+        """Share of all weights in the routed experts, ``(P − A) / (1 − k/E) / P``; None unless E and k are known."""
+        if not (self.is_moe and self.experts and self.experts_per_token) or self.experts_per_token >= self.experts:
+            return None
+        return (self.params_b - self.active_b) / (1 - self.experts_per_token / self.experts) / self.params_b
 
     @property
     def active_b(self) -> float:
