@@ -223,25 +223,27 @@ def _weighted_median(pairs: list[tuple[float, float]]) -> float:
     return pairs[-1][0]
 
 
-def robust_center(vals: list[tuple[float, str]]) -> float:
-    """Robust centre of log-efficiencies tagged with their source: per-source medians, then a weighted median.
+ROBUST_SCALE = 0.5  # log units (a factor of 1.65) at which a disagreeing source's rows count half
 
-    Each source counts with weight ``sqrt(n_rows)`` (a large collection does not outvote several
-    smaller ones), and a source whose median disagrees with the consensus of the others by
-    ``d`` (log units) is down-weighted by ``1 / (1 + (d / 0.25)^2)`` (Cauchy weights): one source
-    of slow or odd runs cannot drag a group. One source: its plain median.
+
+def robust_center(vals: list[tuple[float, str]], scale: float = ROBUST_SCALE) -> float:
+    """Robust centre of log-efficiencies tagged with their source: a weighted median over rows.
+
+    Each source's median is compared with the consensus of sources (the median of the source
+    medians, one vote each, then the reweighted centre); every row of a source that disagrees by
+    ``d`` (log units) counts ``1 / (1 + (d / scale)^2)`` (Cauchy weights, two reweighting steps), so
+    a large source of slow or odd runs that disagrees with many others cannot drag a group, while
+    sources that agree count as the plain median of their rows. One source: its plain median.
     """
     by_src: dict[str, list[float]] = defaultdict(list)
     for x, s in vals:
         by_src[s].append(x)
-    meds = {s: statistics.median(v) for s, v in by_src.items()}
-    if len(meds) == 1:
-        return next(iter(meds.values()))
-    base = {s: math.sqrt(len(by_src[s])) for s in meds}
-    center = _weighted_median([(meds[s], base[s]) for s in meds])
+    if len(by_src) == 1:
+        return statistics.median(x for x, _ in vals)
+    center = statistics.median(statistics.median(v) for v in by_src.values())  # one vote per source
     for _ in range(2):
-        w = [(meds[s], base[s] / (1.0 + ((meds[s] - center) / 0.25) ** 2)) for s in meds]
-        center = _weighted_median(w)
+        w = {s: 1.0 / (1.0 + ((statistics.median(v) - center) / scale) ** 2) for s, v in by_src.items()}
+        center = _weighted_median([(x, w[s]) for x, s in vals])
     return center
 
 
@@ -250,7 +252,11 @@ def _fit_groups(phase: str, rows: list[CalRow], effs: list[float]) -> dict[tuple
     for r, e in zip(rows, effs, strict=True):
         for key in group_keys(phase, r):
             acc[key].append((math.log(e), r.source_set))
-    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s in v}) for k, v in acc.items()}
+    # Decode: user collections often read decode low (total output / wall time), so sources are
+    # reweighted; prefill rates depend on prompt length and build more than on the source, and the
+    # reweighting costs accuracy there (bench/accuracy.py): plain medians.
+    center = robust_center if phase == "decode" else (lambda v: statistics.median(x for x, _ in v))
+    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s in v}) for k, v in acc.items()}
 
 
 def bounded(rows: list[CalRow], *, per_cell: int = 6, total: int = 6000) -> list[CalRow]:
