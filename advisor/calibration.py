@@ -358,7 +358,11 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     ratio: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         if r.prefill_tps and not r.multi:
-            ratio[r.kind + ":" + accel_class(r.accel)].append(r.prefill_tps * r.prefill_flops / 1e12 / r.bandwidth_gbs)
+            x = r.prefill_tps * r.prefill_flops / 1e12 / r.bandwidth_gbs
+            ratio[r.kind + ":" + accel_class(r.accel)].append(x)
+            if r.family and not r.tflops:
+                # Chips without a FLOPS spec (Apple M5: GPU matrix units) learn from their own family's rows.
+                ratio["family:" + r.family + ":" + accel_class(r.accel)].append(x)
     cpb = {k: statistics.median(v) for k, v in ratio.items()}
     model = CalibrationModel(t0, {"decode": dec_groups, "prefill": pre_groups}, {"decode": {}, "prefill": {}},
                              cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta)

@@ -46,9 +46,12 @@ def _q(xs: list[float], p: float) -> float:
 def _score(cal, r, errs) -> None:
     """Append (calibrated APE, plain-roofline APE) of one batch-1 row to ``errs[phase][group]``."""
     g = dataclasses.asdict(r)
+    eff = None
     if not g["tflops"]:
-        ratio = cal.compute_per_bw.get(f"{r.kind}:{accel_class(r.accel)}")
+        fam = cal.compute_per_bw.get(f"family:{r.family}:{accel_class(r.accel)}") if r.family else None
+        ratio = fam or cal.compute_per_bw.get(f"{r.kind}:{accel_class(r.accel)}")
         g["tflops"] = ratio * r.bandwidth_gbs if ratio else None
+        eff = 1.0 if fam else None  # fitted from achieved rates: the efficiency is in the figure (as predict)
     kind = r.kind + ("-multi" if r.multi else "")
     if r.decode_tps:
         pred = cal.decode_tps(g)
@@ -57,7 +60,7 @@ def _score(cal, r, errs) -> None:
         errs["decode"][kind].append(e)
         errs["decode"]["ALL"].append(e)
     if r.prefill_tps and g["tflops"]:
-        pred = cal.prefill_tps(g)
+        pred = cal.prefill_tps(g, eff=eff)
         plain = r.tflops * 1e12 / r.prefill_flops if r.tflops else None
         if pred:
             e = (abs(pred / r.prefill_tps - 1) * 100, abs(plain / r.prefill_tps - 1) * 100 if plain else float("nan"))

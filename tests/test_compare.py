@@ -410,3 +410,25 @@ def test_bench_batched_section_on_synthetic_rows(store, capsys):
     bench.print_batched(store, rows)
     out = capsys.readouterr().out
     assert "| 3 | 3 | 9.1 | 9.1 |" in out
+
+
+def test_compare_takes_the_chats_situation(store):
+    """compare_situation fills the form from the Situation: model, lengths, users, stated memory."""
+    from advisor.understand.situation import Machine, Situation, Workload
+
+    m = catalog.resolve_model(store, "llama 3.1 8b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    mac = catalog.resolve_hardware(store, "M3 Max 40-core").value.model_copy(update={"memory_gb": 48.0})
+    h100 = _hw(store, "nvidia-h100-pcie")
+    sit = Situation(machine=Machine(hardware=mac, memory_stated_gb=48.0), model=m, quant=q,
+                    workload=Workload(prompt_tokens=3000, gen_tokens=400, users=6),
+                    compare_hardware=[Machine(hardware=h100)])
+    res = cmp.compare_situation(store, sit)
+    assert (res["prompt_tokens"], res["gen_tokens"], res["concurrency"], res["model"]) == (3000, 400, 6, m.id)
+    ids = {c["hardware"]["id"]: c for c in res["candidates"]}
+    assert set(ids) == {mac.id, h100.id}
+    assert ids[mac.id]["hardware"]["memory_gb"] == 48.0  # the stated memory, not the largest option
+    chat = predict(store, hardware=mac, model=m, quant=q, prompt_tokens=3000, gen_tokens=400, concurrency=6)
+    assert ids[mac.id]["aggregate_decode_tps"] == pytest.approx(chat.decode_tps, rel=1e-9)
+    with pytest.raises(InputError):
+        cmp.compare_situation(store, Situation())

@@ -12,7 +12,16 @@ import pytest
 
 from advisor.calibration import CalibrationModel, CalRow, _Group, bounded, fit_batched, robust_center
 from advisor.models import ModelSpec
-from advisor.perf import StepModel, expert_coverage, predict, predict_step, tp_comm_s, weight_bytes_step, with_moe
+from advisor.perf import (
+    StepModel,
+    expert_coverage,
+    predict,
+    predict_situation,
+    predict_step,
+    tp_comm_s,
+    weight_bytes_step,
+    with_moe,
+)
 from advisor.perf.step import interconnect_gbs, moe_split_bytes
 from knowledge import catalog
 
@@ -193,3 +202,26 @@ def test_batched_slope_by_hand():
     none = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {})
     assert none.batched_slope({"engine": "mlx", "accel": "metal", "kind": "apple_soc", "hw_id": "y"})[0] == 0.0
     assert isinstance(groups[("all",)], _Group)
+
+
+def test_predict_situation_reads_count_interconnect_and_tensor_parallel(store):
+    from advisor.understand.situation import Machine, Situation, Workload
+
+    one = catalog.resolve_hardware(store, "RTX 4090").value
+    m = catalog.resolve_model(store, "qwen2.5 32b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    wl = Workload(prompt_tokens=2000, gen_tokens=300, users=2)
+    tp = Situation(machine=Machine(hardware=one, count=2, interconnect="pcie3", pcie_lanes=4, tensor_parallel=2),
+                   model=m, quant=q, workload=wl, engine="vllm")
+    split = Situation(machine=Machine(hardware=one, count=2, layout="layer_split"), model=m, quant=q, workload=wl)
+    p_tp, p_split = predict_situation(store, tp), predict_situation(store, split)
+    assert p_tp.hardware["n_devices"] == 2 and p_tp.hardware["layout"] == "tensor_parallel"
+    assert p_split.hardware["layout"] == "layer_split" and p_split.concurrency == 2
+    assert any("PCIe 3.0 x4" in a for a in p_tp.assumptions)
+    # the keyword predict gives the same numbers for the same inputs
+    hw2 = catalog.resolve_hardware(store, "2x RTX 4090").value
+    kw = predict(store, hardware=hw2, model=m, quant=q, prompt_tokens=2000, gen_tokens=300, concurrency=2,
+                 layout="layer_split")
+    assert kw.decode_tps == pytest.approx(p_split.decode_tps) and kw.prefill_tps == pytest.approx(p_split.prefill_tps)
+    # changes on top of the situation
+    assert predict_situation(store, split, concurrency=8).concurrency == 8

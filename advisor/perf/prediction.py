@@ -87,6 +87,11 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel) -> tuple[fl
     """
     if hw.fp16_tflops:
         return hw.fp16_tflops, "spec estimate" if hw.fp16_tflops_is_estimate else "spec"
+    fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
+    if fam:
+        return fam * hw.bandwidth_gbs, (
+            f"FITTED: no FLOPS spec; bandwidth × median achieved prefill compute per GB/s of measured {hw.family} "
+            "machines (achieved, not peak)")
     key = f"{hw.kind}:{accel_class(accel)}"
     ratio = cal.compute_per_bw.get(key)
     if ratio:
@@ -176,8 +181,8 @@ def predict_step(
             f"Using this machine's probe: {bw:.0f} GB/s read, {tflops or 0:.2f} TFLOP/s matmul; decode efficiency "
             f"rescaled by the lab machines' achieved/spec read share ({read_share:.0%}); prefill keeps the spec-fitted "
             "efficiency on the measured matmul rate (a conservative estimate).")
-    if "ESTIMATE" in tf_source and tflops:
-        assumptions.append(f"Compute {tflops:.1f} TFLOP/s is an {tf_source}.")
+    if ("ESTIMATE" in tf_source or "FITTED" in tf_source) and tflops:
+        assumptions.append(f"Compute {tflops:.1f} TFLOP/s: {tf_source}.")
     bpw = quant.bits_per_weight
     ctx = depth + prompt_tokens + gen_tokens
     fitm = roofline.memory_fit(hardware, model, bpw, context_tokens=ctx, concurrency=b,
@@ -202,7 +207,8 @@ def predict_step(
     dec_cal = cal.efficiency("decode", scen)
     pre_cal = cal.efficiency("prefill", scen)
     eff_d = min(1.0, dec_cal.efficiency / read_share)
-    eff_p = pre_cal.efficiency
+    # A compute figure fitted from achieved rates already includes the efficiency.
+    eff_p = 1.0 if tf_source.startswith("FITTED") else pre_cal.efficiency
     t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
@@ -287,7 +293,7 @@ def predict_step(
         weight_bytes_per_token_gb=wbytes / roofline.GB, kv_bytes_per_token_gb=roofline.kv_bytes_per_token(model) / roofline.GB,
         flops_per_token_g=flops / 1e9, ridge_point_flop_per_byte=roofline.ridge_point(tflops, bw) if tflops else None,
         bandwidth_gbs=bw, tflops=tflops,
-        tflops_is_estimate="ESTIMATE" in tf_source or "estimate" in tf_source, memory=fitm,
+        tflops_is_estimate="ESTIMATE" in tf_source or "estimate" in tf_source or "FITTED" in tf_source, memory=fitm,
         hardware={"id": hardware.id, "name": hardware.name, "kind": hardware.kind, "memory_gb": fitm.total_gb,
                   "n_devices": n, "source_url": hardware.source_url, "layout": lay},
         model={"id": model.id, "params_b": model.params_b, "active_params_b": model.active_params_b,
