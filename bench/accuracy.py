@@ -134,7 +134,8 @@ def evaluate_batched(store: Store, rows: list[dict], *, hold_out: str | None = "
     return out
 
 
-def print_batched(store: Store, rows: list[dict] | None = None) -> None:
+def print_batched(store: Store, rows: list[dict] | None = None,
+                  hold_outs: tuple[str | None, ...] = ("base_hw_id", "source_set")) -> None:
     """The batched section: MdAPE/P90 of aggregate decode and prefill, our model vs batch × single-stream."""
     rows = batched_rows(store) if rows is None else rows
     print("\nBatched rows (batch > 1; aggregate tok/s over the batch), held out by hardware and by source")
@@ -143,11 +144,12 @@ def print_batched(store: Store, rows: list[dict] | None = None) -> None:
         return
     print("| held out | rows | used | decode MdAPE | P90 | batch × single-stream MdAPE | P90 | prefill rows | prefill MdAPE |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for how in ("base_hw_id", "source_set"):
+    for how in hold_outs:
         errs = evaluate_batched(store, rows, hold_out=how)
         ours, naive = [a for a, _, _ in errs], [b for _, b, _ in errs]
         pre = [c for _, _, c in errs if c == c]
-        print(f"| {'hardware' if how == 'base_hw_id' else 'source'} | {len(rows)} | {len(errs)} | {_q(ours, .5):.1f} | "
+        label = {"base_hw_id": "hardware", "source_set": "source", None: "none"}[how]
+        print(f"| {label} | {len(rows)} | {len(errs)} | {_q(ours, .5):.1f} | "
               f"{_q(ours, .9):.1f} | {_q(naive, .5):.1f} | {_q(naive, .9):.1f} | {len(pre)} | {_q(pre, .5):.1f} |")
 
 
