@@ -51,7 +51,7 @@ def _score(cal, r, errs) -> None:
         fam = cal.compute_per_bw.get(f"family:{r.family}:{accel_class(r.accel)}") if r.family else None
         ratio = fam or cal.compute_per_bw.get(f"{r.kind}:{accel_class(r.accel)}")
         g["tflops"] = ratio * r.bandwidth_gbs if ratio else None
-        eff = 1.0 if fam else None  # fitted from achieved rates: the efficiency is in the figure (as predict)
+        eff = 1.0 if ratio else None  # estimated from achieved rates: the efficiency is in the figure (as predict)
     kind = r.kind + ("-multi" if r.multi else "")
     if r.decode_tps:
         pred = cal.decode_tps(g)

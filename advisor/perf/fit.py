@@ -65,6 +65,11 @@ def row_model(store: Store, r: dict[str, Any]) -> ModelSpec | None:
     return catalog.generic_model(store, name, r["params_b"])
 
 
+def row_engine(r: dict[str, Any]) -> str:
+    """The row's engine; the ik_llama.cpp fork apart from mainline (its CPU and long-context kernels differ)."""
+    return "ik_llama.cpp" if "ik_llama" in str(r.get("backend") or "").lower() else str(r["engine"])
+
+
 def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> list[CalRow]:
     """Batch-1 calibration rows with features; rows whose model or format cannot be sized are skipped.
 
@@ -90,10 +95,11 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
                                  gen_tokens=gen, depth=depth if not after_prompt else depth)
         if not after_prompt:
             dbytes = roofline.weight_bytes_read_per_token(m, q.bits_per_weight) + roofline.kv_bytes(m, depth + gen / 2)
-        tf = r["fp16_tflops"]
+        # A CPU backend on a machine with a GPU (Mac, APU) does not run at the GPU's FLOPS spec.
+        tf = r["fp16_tflops"] if not (r["accel"] == "cpu" and r["kind"] != "cpu") else None
         out.append(CalRow(
             result_id=r["result_id"], hw_id=r["base_hw_id"], kind=r["kind"], family=r["hw_family"] or "",
-            accel=r["accel"], engine=r["engine"], quant=q.name, multi=(r["n_devices"] or 1) > 1,
+            accel=r["accel"], engine=row_engine(r), quant=q.name, multi=(r["n_devices"] or 1) > 1,
             bandwidth_gbs=r["bandwidth_gbs"], tflops=tf, decode_bytes=dbytes, prefill_flops=flops,
             decode_tps=None if _THREAD_LIMITED.search(r["notes"] or "") else r["decode_tps"],
             # A prefill rate without its prompt length is not comparable (the rate depends on it).
@@ -138,7 +144,7 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
                         gen_tokens=r["gen_tokens"] or 128, depth=r["depth"] or 0, concurrency=b, cal=cal)
         except (AdvisorError, ValueError, KeyError):
             continue
-        g = {"engine": r["engine"], "accel": r["accel"], "kind": r["kind"], "hw_id": r["base_hw_id"]}
+        g = {"engine": row_engine(r), "accel": r["accel"], "kind": r["kind"], "hw_id": r["base_hw_id"]}
         out.append((g, b, r["decode_tps"] / p.decode_tps, r["source_set"] or r["origin"]))
     return out
 

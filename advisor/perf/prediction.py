@@ -38,6 +38,10 @@ def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
     Ollama and LM Studio (GGUF) run llama.cpp; "mlx"/"mlx-lm" run on Metal.
     """
     b = (backend or "").lower()
+    if "ik_llama" in b:
+        accel = next((v for k, v in (("cuda", "cuda"), ("vulkan", "vulkan"), ("metal", "metal"), ("rocm", "rocm"),
+                                     ("cpu", "cpu")) if k in b), default_accel(hw))
+        return "ik_llama.cpp", accel, f"ik_llama.cpp-{accel}"
     if "mlx" in b:
         return "mlx", "metal", "mlx"
     for key, eng in (("vllm", "vllm"), ("sglang", "sglang"), ("tensorrt", "tensorrt-llm"), ("trt", "tensorrt-llm")):
@@ -85,7 +89,7 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel) -> tuple[fl
     from the memory bandwidth × the median achieved-compute-per-bandwidth of measured machines of
     the same kind (the prefill efficiency is then ~1 by construction).
     """
-    if hw.fp16_tflops:
+    if hw.fp16_tflops and not (accel == "cpu" and hw.kind != "cpu"):  # a CPU backend does not get the GPU's FLOPS
         return hw.fp16_tflops, "spec estimate" if hw.fp16_tflops_is_estimate else "spec"
     fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
     if fam:
@@ -207,8 +211,9 @@ def predict_step(
     dec_cal = cal.efficiency("decode", scen)
     pre_cal = cal.efficiency("prefill", scen)
     eff_d = min(1.0, dec_cal.efficiency / read_share)
-    # A compute figure fitted from achieved rates already includes the efficiency.
-    eff_p = 1.0 if tf_source.startswith("FITTED") else pre_cal.efficiency
+    # A compute figure estimated from achieved rates (bandwidth × achieved compute per GB/s) already
+    # includes the efficiency.
+    eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else pre_cal.efficiency
     t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
