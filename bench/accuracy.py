@@ -26,7 +26,13 @@ from advisor import roofline  # noqa: E402
 from advisor.calibration import accel_class, bounded, fit, fit_batched  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 from advisor.perf import build_cal_rows, calibration_model, predict  # noqa: E402
-from advisor.perf.fit import _batched_items, population_rows, row_model  # noqa: E402
+from advisor.perf.fit import (  # noqa: E402
+    _batched_items,
+    modelled_batch_tps,
+    population_rows,
+    row_hardware,
+    row_model,
+)
 from knowledge import catalog  # noqa: E402
 from knowledge.seed import read_csv  # noqa: E402
 from knowledge.store import Store  # noqa: E402
@@ -117,7 +123,7 @@ def evaluate_batched(store: Store, rows: list[dict], *, hold_out: str | None = "
                 m = _row_model(store, r)
                 if m is None:
                     continue
-                hw = catalog.get_hardware(store, r.get("hw_id") or r["base_hw_id"])
+                hw = row_hardware(store, r)
                 q = catalog.resolve_quant(store, r["quant"], backend=r.get("backend")).value
                 kw = dict(hardware=hw, model=m, quant=q, backend=r.get("backend"),
                           prompt_tokens=r.get("prompt_tokens") or 512, gen_tokens=r.get("gen_tokens") or 128,
@@ -130,7 +136,7 @@ def evaluate_batched(store: Store, rows: list[dict], *, hold_out: str | None = "
             pre = float("nan")
             if r.get("prefill_tps") and p.prefill_tps:
                 pre = abs(p.prefill_tps / r["prefill_tps"] - 1) * 100  # llama-batched-bench S_PP: aggregate prompt rate
-            out.append((abs(p.decode_tps / m_d - 1) * 100, abs(naive / m_d - 1) * 100, pre))
+            out.append((abs(modelled_batch_tps(p, r) / m_d - 1) * 100, abs(naive / m_d - 1) * 100, pre))
     return out
 
 

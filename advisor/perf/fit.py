@@ -21,13 +21,13 @@ from typing import Any
 from advisor import roofline
 from advisor.calibration import CalibrationModel, CalRow, attention_flops, bounded, features, fit, fit_batched
 from advisor.errors import AdvisorError
-from advisor.models import ModelSpec
+from advisor.models import Hardware, ModelSpec, Prediction
 from knowledge import catalog
 from knowledge.queries import calibration_set
 from knowledge.store import Store
 
-__all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "own_machine_factors", "population_rows",
-           "row_model"]
+__all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "modelled_batch_tps", "own_machine_factors",
+           "population_rows", "row_hardware", "row_model"]
 
 POPULATION_ORIGINS = ("seed", "pooled")
 # Decode measured with deliberately few threads (the source says so) is not what the machine does.
@@ -48,6 +48,8 @@ def population_rows(store: Store) -> list[dict[str, Any]]:
 
 
 def row_model(store: Store, r: dict[str, Any]) -> ModelSpec | None:
+    """The model of a result row: its catalog entry, else a generic one sized from ``params_b`` (or the
+    size its name gives); None when it cannot be sized (a MoE without its active parameters)."""
     models = catalog.all_models(store)
     if r["model_id"] and r["model_id"] in models:
         m = models[r["model_id"]]
@@ -57,7 +59,10 @@ def row_model(store: Store, r: dict[str, Any]) -> ModelSpec | None:
     name = (r["model"] or "").lower()
     act = re.search(r"a(\d+(?:\.\d+)?)b\b", name)
     if not r["params_b"]:
-        return None
+        size = re.search(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b\b", name)  # "midnight-miqu-70b": the size the name gives
+        if not size or act:
+            return None
+        r = {**r, "params_b": float(size.group(1))}
     if act:
         return catalog.generic_model(store, name, r["params_b"], float(act.group(1)))
     if re.search(r"flash|minimax|moe|deepseek-v|glm", name):
@@ -125,6 +130,36 @@ def achieved_read_share(store: Store) -> float:
 
 
 
+def row_hardware(store: Store, r: dict[str, Any]) -> Hardware:
+    """The catalog device of a result row; a family-level id (``apple-m1-ultra``) becomes its first bin with
+    the row's (family-mean) compute, as :func:`knowledge.queries.calibration_set` resolves it.
+
+    Raises:
+        AdvisorError: the id is neither a catalog entry nor a family of bins with one bandwidth.
+    """
+    try:
+        return catalog.get_hardware(store, r["hw_id"] or r["base_hw_id"])
+    except AdvisorError:
+        bins = sorted((h for k, h in catalog.all_hardware(store).items() if k.startswith(str(r["base_hw_id"]) + "-")),
+                      key=lambda h: h.id)
+        if not bins or len({h.bandwidth_gbs for h in bins}) != 1:
+            raise
+        return bins[0].model_copy(update={"fp16_tflops": r["fp16_tflops"] or bins[0].fp16_tflops})
+
+
+def modelled_batch_tps(p: Prediction, r: dict[str, Any]) -> float:
+    """What a measured batch row reports, from a prediction at its batch: aggregate decode tok/s.
+
+    A tool that reports the batch's prompt rate apart (llama-batched-bench ``S_PP`` / ``S_TG``) gives
+    pure decode. A server benchmark that reports only output tok/s (vLLM ``bench serve``, AccelMark
+    sustained runs, client-side concurrency sweeps) counts the interleaved prefills too: every
+    request prefills ``P`` tokens per ``g`` generated, so ``1 / (1 / decode + (P / g) / prefill)``.
+    """
+    if r.get("prefill_tps") or not (p.prefill_tps and r.get("prompt_tokens") and r.get("gen_tokens")):
+        return p.decode_tps
+    return 1.0 / (1.0 / p.decode_tps + (r["prompt_tokens"] / r["gen_tokens"]) / p.prefill_tps)
+
+
 def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationModel) -> list[tuple[dict[str, Any], int, float, str]]:
     """(group fields, batch, measured ÷ step-model aggregate decode, source) per usable batched row."""
     from advisor.perf.prediction import predict  # the step model behind predict; imported here (cycle)
@@ -136,7 +171,7 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
             continue
         m = row_model(store, r)
         try:
-            hw = catalog.get_hardware(store, r["hw_id"] or r["base_hw_id"])
+            hw = row_hardware(store, r)
             q = catalog.resolve_quant(store, r["quant"], backend=r["backend"]).value
             if m is None:
                 continue
@@ -145,7 +180,7 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
         except (AdvisorError, ValueError, KeyError):
             continue
         g = {"engine": row_engine(r), "accel": r["accel"], "kind": r["kind"], "hw_id": r["base_hw_id"]}
-        out.append((g, b, r["decode_tps"] / p.decode_tps, r["source_set"] or r["origin"]))
+        out.append((g, b, r["decode_tps"] / modelled_batch_tps(p, r), r["source_set"] or r["origin"]))
     return out
 
 
@@ -181,7 +216,7 @@ def own_machine_factors(store: Store, hw_id: str, cal: CalibrationModel | None =
         try:
             if m is None:
                 continue
-            hw = catalog.get_hardware(store, r["hw_id"] or r["base_hw_id"])
+            hw = row_hardware(store, r)
             q = catalog.resolve_quant(store, r["quant"], backend=r["backend"]).value
             p = predict(store, hardware=hw, model=m, quant=q, backend=r["backend"], prompt_tokens=r["prompt_tokens"] or 512,
                         gen_tokens=r["gen_tokens"] or 128, depth=r["depth"] or 0, cal=cal)
