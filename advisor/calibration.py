@@ -385,13 +385,14 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
 
 
 def engine_family(engine: str | None) -> str:
-    """``server`` (vLLM, SGLang, TensorRT-LLM: continuous batching, paged KV), ``mlx`` or ``llama.cpp``."""
+    """``server`` (vLLM, SGLang, TensorRT-LLM: continuous batching, paged KV), ``mlx``, ``ik_llama.cpp``
+    (the fork batches through other kernels) or ``llama.cpp`` (Ollama, LM Studio, llama-server)."""
     e = (engine or "").lower()
     if any(x in e for x in ("vllm", "sglang", "tensorrt", "trt")):
         return "server"
     if "mlx" in e:
         return "mlx"
-    return "llama.cpp"
+    return "ik_llama.cpp" if "ik_llama" in e else "llama.cpp"
 
 
 def batched_keys(g: dict[str, Any]) -> list[tuple[str, ...]]:
