@@ -224,6 +224,10 @@ def _weighted_median(pairs: list[tuple[float, float]]) -> float:
 
 
 ROBUST_SCALE = 0.5  # log units (a factor of 1.65) at which a disagreeing source's rows count half
+# Weight of a source's rows relative to logs posted with their command lines (1.0). From the data notes
+# (shared/data/README.md, "Quality differs by source_set"): user-submitted collections, where decode is
+# often total output ÷ wall time of a short prompt and set-ups vary, and unverified community comments.
+SOURCE_QUALITY = {"llmfit-community": 0.5, "localmaxxing-leaderboard": 0.5, "accelmark": 0.5, "community": 0.5}
 
 
 def robust_center(vals: list[tuple[float, str]], scale: float = ROBUST_SCALE) -> float:
@@ -231,7 +235,8 @@ def robust_center(vals: list[tuple[float, str]], scale: float = ROBUST_SCALE) ->
 
     Each source's median is compared with the consensus of sources (the median of the source
     medians, one vote each, then the reweighted centre); every row of a source that disagrees by
-    ``d`` (log units) counts ``1 / (1 + (d / scale)^2)`` (Cauchy weights, two reweighting steps), so
+    ``d`` (log units) counts ``q / (1 + (d / scale)^2)`` (Cauchy weights, two reweighting steps; ``q``
+    the source's quality weight, :data:`SOURCE_QUALITY`), so
     a large source of slow or odd runs that disagrees with many others cannot drag a group, while
     sources that agree count as the plain median of their rows. One source: its plain median.
     """
@@ -242,7 +247,8 @@ def robust_center(vals: list[tuple[float, str]], scale: float = ROBUST_SCALE) ->
         return statistics.median(x for x, _ in vals)
     center = statistics.median(statistics.median(v) for v in by_src.values())  # one vote per source
     for _ in range(2):
-        w = {s: 1.0 / (1.0 + ((statistics.median(v) - center) / scale) ** 2) for s, v in by_src.items()}
+        w = {s: SOURCE_QUALITY.get(s, 1.0) / (1.0 + ((statistics.median(v) - center) / scale) ** 2)
+             for s, v in by_src.items()}
         center = _weighted_median([(x, w[s]) for x, s in vals])
     return center
 
