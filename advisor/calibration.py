@@ -18,6 +18,7 @@ import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from advisor import roofline
@@ -57,6 +58,7 @@ def prefill_work(g: dict[str, Any], beta: float) -> float:
 T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 
 
+@lru_cache(maxsize=1024)
 def qclass(quant: str | None) -> str:
     """Coarse weight-format class that changes compute efficiency (dequantisation cost)."""
     q = (quant or "").lower()
@@ -106,8 +108,22 @@ class CalRow:
 
 
 def group_keys(phase: str, r: CalRow | dict[str, Any]) -> list[tuple[str, ...]]:
-    """Group keys from coarse to fine for a row (or a scenario with the same fields)."""
+    """Group keys from coarse to fine for a row (or a scenario with the same fields).
+
+    A row's keys are kept in its ``extra`` (the fit asks for them many times).
+    """
     g = r if isinstance(r, dict) else r.__dict__
+    extra = g.get("extra")
+    memo = ("_keys", phase)
+    if isinstance(extra, dict) and memo in extra:
+        return extra[memo]  # type: ignore[no-any-return]
+    keys = _group_keys(phase, g)
+    if isinstance(extra, dict):
+        extra[memo] = keys
+    return keys
+
+
+def _group_keys(phase: str, g: dict[str, Any]) -> list[tuple[str, ...]]:
     ac = accel_class(g["accel"])
     kind = g["kind"] + ("-multi" if g["multi"] else "")
     size = "small" if g.get("params_active_b", 8) < 3 else ("large" if g.get("params_active_b", 8) > 30 else "mid")
@@ -253,7 +269,7 @@ def robust_center(vals: list[tuple[float, str]], scale: float = ROBUST_SCALE) ->
     return center
 
 
-def _fit_groups(phase: str, rows: list[CalRow], effs: list[float]) -> dict[tuple[str, ...], _Group]:
+def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bool = True) -> dict[tuple[str, ...], _Group]:
     acc: dict[tuple[str, ...], list[tuple[float, str]]] = defaultdict(list)
     for r, e in zip(rows, effs, strict=True):
         for key in group_keys(phase, r):
@@ -261,7 +277,7 @@ def _fit_groups(phase: str, rows: list[CalRow], effs: list[float]) -> dict[tuple
     # Decode: user collections often read decode low (total output / wall time), so sources are
     # reweighted; prefill rates depend on prompt length and build more than on the source, and the
     # reweighting costs accuracy there (bench/accuracy.py): plain medians.
-    center = robust_center if phase == "decode" else (lambda v: statistics.median(x for x, _ in v))
+    center = robust_center if phase == "decode" and robust else (lambda v: statistics.median(x for x, _ in v))
     return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s in v}) for k, v in acc.items()}
 
 
@@ -304,7 +320,8 @@ def _best_t0(sub: list[CalRow], key: str) -> float | None:
                 pairs.append((r, e))
         if len(pairs) < max(3, len(sub) // 2):
             continue
-        groups = _fit_groups("decode", [r for r, _ in pairs], [e for _, e in pairs])
+        # Plain medians while searching the grid (cheap); the final fit is the robust one.
+        groups = _fit_groups("decode", [r for r, _ in pairs], [e for _, e in pairs], robust=False)
         model = CalibrationModel({key: t0}, {"decode": groups}, {"decode": {}}, {}, {"decode": len(pairs)})
         errs = [abs(model.decode_tps(r) / r.decode_tps - 1) for r in sub if r.decode_tps]
         scores.append((statistics.median(errs), t0))

@@ -225,3 +225,20 @@ def test_predict_situation_reads_count_interconnect_and_tensor_parallel(store):
     assert kw.decode_tps == pytest.approx(p_split.decode_tps) and kw.prefill_tps == pytest.approx(p_split.prefill_tps)
     # changes on top of the situation
     assert predict_situation(store, split, concurrency=8).concurrency == 8
+
+
+def test_fit_rows_are_bounded_whatever_the_store_holds():
+    from advisor.perf.fit import MAX_FIT_ROWS, bounded_rows
+
+    def row(i: int, src: str, prompt: int) -> dict:
+        return {"result_id": f"r{i:06d}", "source_set": src, "base_hw_id": "h", "backend": "llama.cpp-cuda",
+                "model": "m", "quant": "Q4_K_M", "prompt_tokens": prompt, "depth": 0}
+
+    # a 500-point prompt sweep (64 … 32,000 tokens) keeps at most 8 rows per octave (2^6 … 2^14): octaves 6-8
+    # hold 1, 2 and 4 points, 9-14 hold 8 or more → 1 + 2 + 4 + 6 × 8 = 55 rows, every octave kept
+    sweep = [row(i, "s", 64 + i * 64) for i in range(500)]
+    kept = bounded_rows(sweep, per_cell=8, total=MAX_FIT_ROWS)
+    assert len(kept) == 55 and len({int(math.log2(r["prompt_tokens"])) for r in kept}) == 9
+    # 20,000 distinct cells are capped at the total
+    many = [row(i, f"s{i}", 512) for i in range(20_000)]
+    assert len(bounded_rows(many, per_cell=8, total=MAX_FIT_ROWS)) == MAX_FIT_ROWS

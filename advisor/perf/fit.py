@@ -19,7 +19,7 @@ import statistics
 from typing import Any
 
 from advisor import roofline
-from advisor.calibration import CalibrationModel, CalRow, attention_flops, bounded, features, fit, fit_batched
+from advisor.calibration import CalibrationModel, CalRow, attention_flops, features, fit, fit_batched
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction
 from knowledge import catalog
@@ -27,12 +27,15 @@ from knowledge.queries import calibration_set
 from knowledge.store import Store
 
 __all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "modelled_batch_tps", "own_machine_factors",
-           "population_rows", "row_hardware", "row_model"]
+           "bounded_rows", "population_rows", "row_hardware", "row_model"]
 
 POPULATION_ORIGINS = ("seed", "pooled")
 # Decode measured with deliberately few threads (the source says so) is not what the machine does.
 _THREAD_LIMITED = re.compile(r"with only \d+ threads|not a max-thread|threads column reads 1\b", re.I)
 OWN_ORIGINS = ("probe", "import")
+CELL_ROWS = 8  # rows per source × machine × engine × model × format cell the fit keeps
+MAX_FIT_ROWS = 2000  # batch-1 rows the fit keeps at most (the curated seed has about 1,100 usable)
+MAX_BATCHED_ROWS = 400  # batched rows (the seed has 173)
 
 
 def _calibration_rows(store: Store, population: bool) -> list[dict[str, Any]]:
@@ -192,11 +195,38 @@ def calibration_model(store: Store) -> CalibrationModel:
     """
     def build() -> CalibrationModel:
         rows = population_rows(store)
-        cal = fit(bounded(build_cal_rows(store, rows)))
-        cal.batched = fit_batched(_batched_items(store, rows, cal))
+        single = bounded_rows([r for r in rows if (r["batch"] or 1) == 1], per_cell=CELL_ROWS, total=MAX_FIT_ROWS)
+        batched = bounded_rows([r for r in rows if (r["batch"] or 1) > 1], per_cell=2 * CELL_ROWS, total=MAX_BATCHED_ROWS)
+        cal = fit(build_cal_rows(store, single))
+        cal.batched = fit_batched(_batched_items(store, batched, cal))
         return cal
 
     return store.cached("calibration", build)
+
+
+def bounded_rows(rows: list[dict[str, Any]], *, per_cell: int, total: int) -> list[dict[str, Any]]:
+    """At most ``per_cell`` rows per (source, hardware, engine, model, format, prompt and depth octave)
+    cell, ``total`` in all.
+
+    The fit's cost then stays bounded whatever the store holds (a 500-point sweep on one machine says
+    little more about its efficiency than a few of its points): rows are taken evenly spaced in
+    ``result_id`` order, so the sample is deterministic. Same rule as :func:`advisor.calibration.bounded`.
+    """
+    cells: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        key = tuple(str(r.get(k)) for k in ("source_set", "base_hw_id", "backend", "model", "quant"))
+        # Prompt length and depth by octave: a sweep keeps its shape, not its every point.
+        octaves = tuple(str(int(math.log2(max(1, r.get(k) or 1)))) for k in ("prompt_tokens", "depth"))
+        cells.setdefault(key + octaves, []).append(r)
+    out: list[dict[str, Any]] = []
+    for v in cells.values():
+        v.sort(key=lambda r: str(r["result_id"]))
+        step = max(1.0, len(v) / per_cell)
+        out.extend(v[int(i * step)] for i in range(min(per_cell, len(v))))
+    if len(out) > total:
+        out.sort(key=lambda r: str(r["result_id"]))
+        out = [out[int(i * len(out) / total)] for i in range(total)]
+    return out
 
 
 def own_machine_factors(store: Store, hw_id: str, cal: CalibrationModel | None = None) -> dict[str, tuple[float, int]]:
