@@ -27,7 +27,7 @@ _WEAK_FAMILIES = {"granite", "falcon", "olmo", "glm", "kimi", "hermes", "dolphin
                   "phi", "command-r", "commandr", "starcoder", "wizardlm"}
 _VARIANT_WORDS = (
     r"coder|code|instruct|it|chat|r1|v\d+(?:\.\d+)?|distill|small|mini|medium|large|nemo|vl|math|base|turbo|"
-    r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|" + _FAMILIES
+    r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|scout|maverick|air|" + _FAMILIES
 )
 _NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"
 _TOKEN = rf"(?:{_NUM_TOKEN}|a\d+(?:\.\d+)?b|e\d+b|(?:{_VARIANT_WORDS}))(?![\w]|\.\d)"
