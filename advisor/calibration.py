@@ -104,6 +104,7 @@ class CalRow:
     old_build: bool = False
     prefill_attn_flops: float = 0.0
     prompt_tokens: int = 512
+    moe: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -127,21 +128,26 @@ def _group_keys(phase: str, g: dict[str, Any]) -> list[tuple[str, ...]]:
     ac = accel_class(g["accel"])
     kind = g["kind"] + ("-multi" if g["multi"] else "")
     size = "small" if g.get("params_active_b", 8) < 3 else ("large" if g.get("params_active_b", 8) > 30 else "mid")
+    # MoE decode and prefill gather expert weights (scattered reads, grouped matmuls): below the share of the
+    # roofline dense models reach on the same machine, so below the engine level they are fitted apart.
+    eng = g["engine"] + ("/moe" if g.get("moe") else "")
     keys: list[tuple[str, ...]] = [("all",), (ac,), (ac, kind), (ac, kind, g["engine"])]
+    if g.get("moe"):
+        keys.append((ac, kind, eng))
     if g["multi"]:
         # llama.cpp's multi-GPU split was much slower in 2023 builds; predictions assume a current build.
-        keys.append((ac, kind, g["engine"], "era:" + ("2023" if g.get("old_build") else "current")))
+        keys.append((ac, kind, eng, "era:" + ("2023" if g.get("old_build") else "current")))
     if phase == "prefill":
-        keys.append((ac, kind, g["engine"], qclass(g["quant"])))
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), size))
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), size, g["family"]))
-        keys.append((ac, g["hw_id"], g["engine"], qclass(g["quant"])))
+        keys.append((ac, kind, eng, qclass(g["quant"])))
+        keys.append((ac, kind, eng, qclass(g["quant"]), size))
+        keys.append((ac, kind, eng, qclass(g["quant"]), size, g["family"]))
+        keys.append((ac, g["hw_id"], eng, qclass(g["quant"])))
     else:
-        keys.append((ac, kind, g["engine"], qclass(g["quant"])))
+        keys.append((ac, kind, eng, qclass(g["quant"])))
         # HBM-class bandwidth (> 1.5 TB/s) is much harder for single-stream kernels to saturate.
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
-        keys.append((ac, g["hw_id"], g["engine"]))
+        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
+        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
+        keys.append((ac, g["hw_id"], eng))
     return keys
 
 

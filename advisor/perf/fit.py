@@ -112,7 +112,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             decode_tps=None if _THREAD_LIMITED.search(r["notes"] or "") else r["decode_tps"],
             # A prefill rate without its prompt length is not comparable (the rate depends on it).
             prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
-            source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt,
+            source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
             prefill_attn_flops=attention_flops(m, prompt, depth),
             old_build=bool(re.search(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b", r["notes"] or "")
                            and re.search(r"snapshot|build", r["notes"] or "")), extra={"model": r["model"], "depth": depth},

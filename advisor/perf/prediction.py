@@ -207,7 +207,8 @@ def predict_step(
             "family": hardware.family, "hw_id": base_id, "quant": quant.name, "bandwidth_gbs": bw, "tflops": tflops,
             "decode_bytes": dbytes, "prefill_flops": flops, "n_devices": 1 if tp else n,
             "params_active_b": model.active_b, "prompt_tokens": prompt_tokens or 1,
-            "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False}
+            "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False,
+            "moe": model.is_moe}
     dec_cal = cal.efficiency("decode", scen)
     pre_cal = cal.efficiency("prefill", scen)
     eff_d = min(1.0, dec_cal.efficiency / read_share)
