@@ -7,6 +7,7 @@ import re
 from rapidfuzz import fuzz, process
 
 from advisor.errors import NotFoundError
+from advisor.models import QuantFormat
 from knowledge.catalog._load import Match, all_quants
 from knowledge.store import Store
 
@@ -20,8 +21,49 @@ _QUANT_ALIASES = {
     "bf16": "BF16", "bfloat16": "BF16",
     "fp8": "FP8 (E4M3)", "e4m3": "FP8 (E4M3)",
     "mxfp4": "MXFP4", "awq": "AWQ 4-bit g128", "gptq": "GPTQ 4-bit g128",
+    "nvfp4": "NVFP4", "mxfp8": "MXFP8", "nf4": "NF4 (bitsandbytes)", "bnb 4bit": "NF4 (bitsandbytes)",
+    "bnb-4bit": "NF4 (bitsandbytes)", "bitsandbytes 4bit": "NF4 (bitsandbytes)", "fp8 dynamic": "FP8 (E4M3)",
+    "fp8_dynamic": "FP8 (E4M3)", "w8a8 fp8": "FP8 (E4M3)", "w8a8-fp8": "FP8 (E4M3)", "int8 w8a8": "W8A8 (INT8)",
 }
-_GGUF = re.compile(r"\b(i?q\d(?:_[a-z0-9]+)*)\b")
+_GGUF = re.compile(r"\b((?:i|t)?q\d(?:_[a-z0-9]+)*)\b")
+_WA = re.compile(r"\bw(4|8)a(16|8)\b(?:\D{0,12}?\bg(?:roup)?[\s_-]?(?:size[\s_=-]?)?(\d{2,3})\b)?")
+_EXL = re.compile(r"\bexl([23])\b(?:\D{0,12}?(\d(?:\.\d+)?)\s*(?:bpw|bits?|b)\b)?|\b(\d(?:\.\d+)?)\s*bpw\b\D{0,12}exl([23])")
+
+
+def _special(quants: dict[str, QuantFormat], raw: str, t: str) -> Match | None:
+    """Formats named by a pattern: W4A16 at a group size, W8A8, EXL2/EXL3 at a stated bpw."""
+    wa = _WA.search(t)
+    if wa:
+        w, a, g = wa.group(1), wa.group(2), wa.group(3)
+        if w == "4" and a == "16":
+            name = f"W4A16 g{g or 128}"
+            if name in quants:
+                return Match(quants[name], 0.95, [] if g else [f"'{raw}' taken as {name}: group size 128 is "
+                                                                "the compressed-tensors W4A16 preset."])
+            bpw = 4 + 16 / int(g or 128)
+            return Match(QuantFormat(name=name, ecosystem="compressed-tensors", bits_per_weight=round(bpw, 4),
+                                     notes=f"COMPUTED: 4-bit weights + one FP16 scale per group of {g} = {bpw:.4g} bpw",
+                                     source_url=quants["W4A16 g128"].source_url if "W4A16 g128" in quants else ""),
+                         0.9)
+        name = "W8A16" if a == "16" else ("FP8 (E4M3)" if "fp8" in t else "W8A8 (INT8)")
+        if name in quants:
+            return Match(quants[name], 0.95)
+    ex = _EXL.search(t)
+    if ex:
+        ver = ex.group(1) or ex.group(4)
+        bpw = ex.group(2) or ex.group(3)
+        if not bpw:
+            raise NotFoundError(
+                f"EXL{ver} files come at any bits per weight; which one is it (the model name usually says, "
+                f"e.g. '4.65bpw')?", [f"EXL{ver} 4.0 bpw", f"EXL{ver} 5.0 bpw", f"EXL{ver} 6.0 bpw"])
+        b = float(bpw)
+        if not 1.0 <= b <= 16.0:
+            raise NotFoundError(f"{b:g} bits per weight is not a valid EXL{ver} size.", [f"EXL{ver} 4.0 bpw"])
+        return Match(QuantFormat(name=f"EXL{ver} {b:g} bpw", ecosystem=f"exllamav{ver}", bits_per_weight=b,
+                                 notes=f"EXL{ver} stores the average bits per weight chosen at conversion; "
+                                       f"the name states {b:g}",
+                                 source_url=f"https://github.com/turboderp-org/exllamav{ver}"), 0.95)
+    return None
 
 
 def resolve_quant(store: Store, text: str | None, *, backend: str | None = None) -> Match:
@@ -44,18 +86,24 @@ def resolve_quant(store: Store, text: str | None, *, backend: str | None = None)
     for q in quants:
         if t == q.lower():
             return Match(quants[q], 1.0)
-    if t in _QUANT_ALIASES:
+    if t in _QUANT_ALIASES and _QUANT_ALIASES[t] in quants:
         return Match(quants[_QUANT_ALIASES[t]], 1.0)
+    if "gptq" in t and re.search(r"int8|8[\s-]?bit|\bw8", t) and "GPTQ 8-bit g128" in quants:
+        return Match(quants["GPTQ 8-bit g128"], 0.9)
+    sp = _special(quants, raw, t)
+    if sp:
+        return sp
     g = _GGUF.search(re.sub(r"\bud[-_]", "", t).replace("-", " ").replace("_", "_"))
     if g:
         name = g.group(1).upper()
+        name = {"Q3_K": "Q3_K_M", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M"}.get(name, name)  # llama-quantize aliases
         if name in quants:
             return Match(quants[name], 0.97)
         base_map = {"Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M", "Q3_K": "Q3_K_M", "Q6_K_L": "Q6_K", "Q8_K_XL": "Q8_0",
                     "Q4_K_XL": "Q4_K_M", "Q5_K_XL": "Q5_K_M", "Q3_K_XL": "Q3_K_M", "Q2_K_XL": "Q2_K",
                     "Q4_K_L": "Q4_K_M", "Q8": "Q8_0", "Q4": "Q4_K_M", "Q5": "Q5_K_M", "Q6": "Q6_K",
-                    "Q3": "Q3_K_M", "Q2": "Q2_K", "IQ4_NL": "IQ4_XS", "IQ2_XS": "IQ2_XXS", "IQ3_XS": "IQ3_XXS",
-                    "IQ3_S": "IQ3_XXS", "IQ3_M": "IQ3_XXS", "IQ2_M": "IQ2_XXS", "IQ2_S": "IQ2_XXS"}
+                    "Q3": "Q3_K_M", "Q2": "Q2_K", "IQ4": "IQ4_XS", "IQ3": "IQ3_M", "IQ2": "IQ2_M", "IQ1": "IQ1_M",
+                    "Q2_K_S": "Q2_K", "Q2_K_L": "Q2_K"}
         for k, v in base_map.items():
             if name.startswith(k):
                 if v in quants:
@@ -65,7 +113,7 @@ def resolve_quant(store: Store, text: str | None, *, backend: str | None = None)
             if q.startswith(name.split("_")[0] + "_"):
                 return Match(quants[q], 0.6, [f"{raw} sized as {q}, the nearest format in the table."])
     for k, v in _QUANT_ALIASES.items():
-        if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", t):
+        if v in quants and re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", t):
             return Match(quants[v], 0.9)
     bits = re.search(r"\b(\d)\s*-?\s*(?:bit|bits|b)\b|\bint(\d)\b|\b(\d)bit\b|\bq(\d)\b", t)
     if bits:
