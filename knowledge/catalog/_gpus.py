@@ -26,6 +26,7 @@ SOFT = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "insti
 # Words that name a variant: when the text says one, the entry must have it.
 VARIANT = frozenset({"ti", "super", "xt", "xtx", "gre", "d", "mobile", "maxq", "nvl", "cnx", "ada", "pro", "rtx",
                      "gtx", "rx", "arc", "quadro", "titan", "3e", "nano", "nx", "agx", "refresh"})
+_EXTRA = VARIANT - {"rtx", "gtx", "rx", "arc"}  # variant words people leave out only when they mean "not that one"
 _VENDOR = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "instinct", "graphics", "gpu",
                      "generation", "jetson"})
 _FORMS = {"sxm": "sxm", "sxm2": "sxm", "sxm3": "sxm", "sxm4": "sxm", "sxm5": "sxm", "pcie": "pcie", "pci": "pcie"}
@@ -56,9 +57,12 @@ def gpu_tokens(text: str) -> tuple[set[str], list[float], str | None]:
     t = _clean(text)
     mems = [float(m) for m in re.findall(r"\b(\d{1,3}(?:\.\d+)?)\s*gb\b", t)]
     mems += [float(m) for m in re.findall(r"\b(\d{1,3})\s(?=\d{1,3}\s*gb\b)", t)]  # "8/16GB"
+    t = re.sub(r"\b(\d{1,3})\s(?=\d{1,3}\s*gb\b)", " ", t)
     t = re.sub(r"\b\d{1,3}(?:\.\d+)?\s*gb\b", " ", t)
-    toks = {w for w in t.split() if not re.fullmatch(r"\d{1,2}", w)}  # "8/16GB", "2x": not model numbers
+    toks = set(t.split())
     form = next((_FORMS[w] for w in toks if w in _FORMS), None)
+    if form is None and "hbm3" in toks:
+        form = "sxm"  # "NVIDIA H100 80GB HBM3" is how nvidia-smi names the SXM5 card (the PCIe one has HBM2e)
     return {w for w in toks if w not in _FORMS}, mems, form
 
 
@@ -174,6 +178,8 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
             "Which card is it? The name fits several: " + "; ".join(_describe(e.hw) for e in close[:6]) + ".",
             [f"{e.hw.name} ({e.hw.id})" for e in close[:6]],
         )
+    fewest = min(len((e.tokens & _EXTRA) - toks) for e in cands)  # "Radeon VII" is not the Radeon Pro VII
+    cands = [e for e in cands if len((e.tokens & _EXTRA) - toks) == fewest]
     best = max(len((e.tokens - _VENDOR) & toks) for e in cands)
     cands = [e for e in cands if len((e.tokens - _VENDOR) & toks) == best]
     assumptions: list[str] = []

@@ -153,7 +153,7 @@ def _cpu(store: Store, t: str, memory_gb: float | None) -> Match | None:
     if not hits:
         return None
     hits.sort()
-    if re.search(r"\bcpu[\s-]only\b|\bcpu\b(?!.*\b(?:igpu|vulkan)\b)", t2):
+    if re.search(r"\bcpu[\s-]only\b|\bon (?:the )?cpu\b", t2):
         pick = next((h for h in hits if hws[h[1]].kind == "cpu"), hits[0])
     elif re.search(r"\bigpu\b|integrated|vulkan|\bgpu\b", t2):
         pick = next((h for h in hits if hws[h[1]].kind == "apu"), hits[0])
