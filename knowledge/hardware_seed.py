@@ -19,9 +19,10 @@ from typing import Any
 
 from knowledge import gpu_specs
 
-__all__ = ["HW_FILES", "fingerprint_extra", "hardware_rows", "memory_system_names", "spec_db_ids"]
+__all__ = ["HW_FILES", "MEMORY_SYSTEM_TAG", "fingerprint_extra", "hardware_rows", "memory_system_names", "spec_db_ids"]
 
 HW_FILES = ("hardware.csv", "hardware_more.csv", "hardware_extra.csv", "memory_systems.csv", "hardware_spec_db.csv")
+MEMORY_SYSTEM_TAG = "[memory-system]"  # first word of the notes of rows made from memory_systems.csv
 COLUMNS = ("hw_id", "vendor", "family", "name", "kind", "gpu_cores", "cpu_cores", "bandwidth_gbs",
            "memory_gb_options", "fp16_tflops", "fp16_tflops_kind", "release_year", "notes", "source_url")
 
@@ -69,7 +70,7 @@ def _memory_systems() -> list[dict[str, Any]]:
             continue  # names only, for a curated row
         mts, ch = _num(r["mts"]), _num(r["channels"])
         bw = round(ch * 8 * mts / 1000, 1) if mts and ch else None
-        notes = (f"{r['notes']}; bandwidth COMPUTED: {ch:g} x 64-bit channels x 8 bytes x {r['memory']}-{mts:g} MT/s "
+        notes = MEMORY_SYSTEM_TAG + " " + (f"{r['notes']}; bandwidth COMPUTED: {ch:g} x 64-bit channels x 8 bytes x {r['memory']}-{mts:g} MT/s "
                  f"= {bw:g} GB/s peak" if bw else r["notes"])
         tf, kind = None, None
         src = r["source_url"]

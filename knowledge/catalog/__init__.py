@@ -23,6 +23,7 @@ from knowledge.catalog._load import (
     all_quants,
     catalog_stats,
     get_hardware,
+    hardware_source,
     is_spec_db,
 )
 from knowledge.catalog._models import generic_model, resolve_model
@@ -38,6 +39,7 @@ __all__ = [
     "closest_hardware",
     "generic_model",
     "get_hardware",
+    "hardware_source",
     "is_spec_db",
     "resolve_hardware",
     "resolve_model",

@@ -54,10 +54,8 @@ def _clean(text: str) -> str:
 
 def gpu_tokens(text: str) -> tuple[set[str], list[float], str | None]:
     """(tokens, memory sizes in GB, form factor) of a GPU name as the matcher sees it."""
-    t = _clean(text)
+    t = _clean(re.sub(r"(\d{1,3})\s*/\s*(?=\d{1,3}\s*gb\b)", r"\1gb ", text.lower()))  # "8/16GB"
     mems = [float(m) for m in re.findall(r"\b(\d{1,3}(?:\.\d+)?)\s*gb\b", t)]
-    mems += [float(m) for m in re.findall(r"\b(\d{1,3})\s(?=\d{1,3}\s*gb\b)", t)]  # "8/16GB"
-    t = re.sub(r"\b(\d{1,3})\s(?=\d{1,3}\s*gb\b)", " ", t)
     t = re.sub(r"\b\d{1,3}(?:\.\d+)?\s*gb\b", " ", t)
     toks = set(t.split())
     form = next((_FORMS[w] for w in toks if w in _FORMS), None)

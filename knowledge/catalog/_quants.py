@@ -42,7 +42,8 @@ def _special(quants: dict[str, QuantFormat], raw: str, t: str) -> Match | None:
                                                                 "the compressed-tensors W4A16 preset."])
             bpw = 4 + 16 / int(g or 128)
             return Match(QuantFormat(name=name, ecosystem="compressed-tensors", bits_per_weight=round(bpw, 4),
-                                     notes=f"COMPUTED: 4-bit weights + one FP16 scale per group of {g} = {bpw:.4g} bpw",
+                                     notes=f"COMPUTED from the format definition: 4-bit weights + one FP16 scale per "
+                                           f"group of {g} = 4 + 16/{g} = {bpw:.4g} bpw",
                                      source_url=quants["W4A16 g128"].source_url if "W4A16 g128" in quants else ""),
                          0.9)
         name = "W8A16" if a == "16" else ("FP8 (E4M3)" if "fp8" in t else "W8A8 (INT8)")
@@ -88,8 +89,10 @@ def resolve_quant(store: Store, text: str | None, *, backend: str | None = None)
             return Match(quants[q], 1.0)
     if t in _QUANT_ALIASES and _QUANT_ALIASES[t] in quants:
         return Match(quants[_QUANT_ALIASES[t]], 1.0)
-    if "gptq" in t and re.search(r"int8|8[\s-]?bit|\bw8", t) and "GPTQ 8-bit g128" in quants:
-        return Match(quants["GPTQ 8-bit g128"], 0.9)
+    if "gptq" in t and re.search(r"int8|8[\s-]?bit|\bw8", t):
+        return Match(QuantFormat(
+            name="GPTQ 8-bit g128", ecosystem="gptq", bits_per_weight=8.156, source_url="computed (formula; see notes)",
+            notes="COMPUTED: 8-bit codes + FP16 scale + 4-bit packed zero-point per group of 128 = 8 + 20/128 bpw"), 0.9)
     sp = _special(quants, raw, t)
     if sp:
         return sp
