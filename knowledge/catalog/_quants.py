@@ -52,12 +52,12 @@ def _special(quants: dict[str, QuantFormat], raw: str, t: str) -> Match | None:
     ex = _EXL.search(t)
     if ex:
         ver = ex.group(1) or ex.group(4)
-        bpw = ex.group(2) or ex.group(3)
-        if not bpw:
+        bpw_text = ex.group(2) or ex.group(3)
+        if not bpw_text:
             raise NotFoundError(
                 f"EXL{ver} files come at any bits per weight; which one is it (the model name usually says, "
                 f"e.g. '4.65bpw')?", [f"EXL{ver} 4.0 bpw", f"EXL{ver} 5.0 bpw", f"EXL{ver} 6.0 bpw"])
-        b = float(bpw)
+        b = float(bpw_text)
         if not 1.0 <= b <= 16.0:
             raise NotFoundError(f"{b:g} bits per weight is not a valid EXL{ver} size.", [f"EXL{ver} 4.0 bpw"])
         return Match(QuantFormat(name=f"EXL{ver} {b:g} bpw", ecosystem=f"exllamav{ver}", bits_per_weight=b,
