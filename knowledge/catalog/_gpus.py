@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.models import Hardware
@@ -36,32 +37,40 @@ _GPU_WORD = (r"(?:nvidia\s+|amd\s+|intel\s+|geforce\s+|radeon\s+)*(?:rtx|gtx|rx|
              r"[abhlvtp]\d{2,4}[a-z]?\b|mi\d{3}|b\d{3}\b|\d{4}(?:\s*(?:ti|xtx|xt|super))?s?\b|gpus?\b|cards?\b)")
 
 
+_CLEAN = tuple((re.compile(p), r) for p, r in (
+    (r"\(tm\)|\(r\)", " "),
+    (r"max[\s-]?q", " maxq "),
+    (r"\b(?:laptop|notebook|mobile)(?:\s+gpu)?\b", " mobile "),
+    (r"\bpcie?\s*(?:gen\s*\d|\d\.0|\d\b|x\d+)[\w.]*(?:\s*x\d+)?", " "),  # interconnect, not form factor
+    (r"\b(?:gen\s*\d|x(?:16|8)\s*lanes?|nvlink|sli)\b", " "),
+    (r"\b(?:lp)?ddr\d\w*[\s-]*\d{4}\b|\b\d{4}\s*mt\s*/?\s*s\b|\b20[12]\d\b", " "),  # RAM speeds, years
+    (r"[-_,;:()\[\]/|+]+", " "),
+    (r"\b(rtx|gtx|gt|rx|arc|quadro)(?=\d)", r"\1 "),
+    (r"\bmi\s+(?=\d{2,3}\w?\b)", "mi"),
+    (r"(?<=\d)(ti|super|xtx|xt|gre)\b", r" \1"),
+    (r"\b(\d{4})d\b", r"\1 d"),
+))
+_SLASH_GB = re.compile(r"(\d{1,3})\s*/\s*(?=\d{1,3}\s*gb\b)")
+_GB = re.compile(r"\b(\d{1,3}(?:\.\d+)?)\s*gb\b")
+
+
 def _clean(text: str) -> str:
     t = text.lower().replace("®", " ").replace("™", " ")
-    t = re.sub(r"\(tm\)|\(r\)", " ", t)
-    t = re.sub(r"max[\s-]?q", " maxq ", t)
-    t = re.sub(r"\b(?:laptop|notebook|mobile)(?:\s+gpu)?\b", " mobile ", t)
-    t = re.sub(r"\bpcie?\s*(?:gen\s*\d|\d\.0|\d\b|x\d+)[\w.]*(?:\s*x\d+)?", " ", t)  # interconnect, not form factor
-    t = re.sub(r"\b(?:gen\s*\d|x(?:16|8)\s*lanes?|nvlink|sli)\b", " ", t)
-    t = re.sub(r"\b(?:lp)?ddr\d\w*[\s-]*\d{4}\b|\b\d{4}\s*mt\s*/?\s*s\b|\b20[12]\d\b", " ", t)  # RAM speeds, years
-    t = re.sub(r"[-_,;:()\[\]/|+]+", " ", t)
-    t = re.sub(r"\b(rtx|gtx|gt|rx|arc|quadro)(?=\d)", r"\1 ", t)
-    t = re.sub(r"\bmi\s+(?=\d{2,3}\w?\b)", "mi", t)
-    t = re.sub(r"(?<=\d)(ti|super|xtx|xt|gre)\b", r" \1", t)
-    t = re.sub(r"\b(\d{4})d\b", r"\1 d", t)
-    return re.sub(r"\s+", " ", t).strip()
+    for pat, rep in _CLEAN:
+        t = pat.sub(rep, t)
+    return " ".join(t.split())
 
 
-def gpu_tokens(text: str) -> tuple[set[str], list[float], str | None]:
-    """(tokens, memory sizes in GB, form factor) of a GPU name as the matcher sees it."""
-    t = _clean(re.sub(r"(\d{1,3})\s*/\s*(?=\d{1,3}\s*gb\b)", r"\1gb ", text.lower()))  # "8/16GB"
-    mems = [float(m) for m in re.findall(r"\b(\d{1,3}(?:\.\d+)?)\s*gb\b", t)]
-    t = re.sub(r"\b\d{1,3}(?:\.\d+)?\s*gb\b", " ", t)
-    toks = set(t.split())
+@lru_cache(maxsize=8192)
+def gpu_tokens(text: str) -> tuple[frozenset[str], tuple[float, ...], str | None]:
+    """(tokens, memory sizes in GB, form factor) of a GPU name as the matcher sees it (cached per name)."""
+    t = _clean(_SLASH_GB.sub(r"\1gb ", text.lower()))  # "8/16GB"
+    mems = [float(m) for m in _GB.findall(t)]
+    toks = set(_GB.sub(" ", t).split())
     form = next((_FORMS[w] for w in toks if w in _FORMS), None)
     if form is None and "hbm3" in toks:
         form = "sxm"  # "NVIDIA H100 80GB HBM3" is how nvidia-smi names the SXM5 card (the PCIe one has HBM2e)
-    return {w for w in toks if w not in _FORMS}, mems, form
+    return frozenset(w for w in toks if w not in _FORMS), tuple(mems), form
 
 
 @dataclass(frozen=True)
@@ -84,11 +93,10 @@ def _index(store: Store) -> tuple[list[_Entry], dict[str, list[int]]]:
         for h in all_known_hardware(store).values():
             if not _is_gpu(h):
                 continue
-            toks, _, form = gpu_tokens(h.name.split("(")[0])
-            if "mobile" not in toks and "maxq" in toks:
-                toks.add("mobile")
+            ftoks, _, form = gpu_tokens(h.name.split("(")[0])
+            toks = set(ftoks) | ({"mobile"} if "maxq" in ftoks else set())
             req = set(toks - SOFT)
-            if not any(re.search(r"\d", w) for w in req):
+            if not any(ch.isdigit() for w in req for ch in w):
                 req |= toks & {"titan"}  # "TITAN X" needs both words
             if not req:
                 continue
@@ -147,7 +155,8 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
         NotFoundError: the model number is known but not with the variant words given.
     """
     entries, by_token = _index(store)
-    toks, mems, form = gpu_tokens(text)
+    ftoks, mems, form = gpu_tokens(text)
+    toks = set(ftoks)
     toks |= {w[:-1] for w in toks if w.endswith("s") and w[:-1] in by_token and w not in by_token}  # "3090s"
     if "maxq" in toks:
         toks.add("mobile")
