@@ -239,3 +239,36 @@ def test_curated_list_stays_curated(store):
     curated = catalog.all_hardware(store)
     assert "nvidia-rtx-4090" in curated and "nvidia-rtx-4060" not in curated
     assert catalog.get_hardware(store, "nvidia-rtx-4060").bandwidth_gbs == 272
+
+
+@pytest.mark.parametrize(
+    "text,hw_id",
+    [
+        ("3090 24GB * 4", "nvidia-rtx-3090x4"), ("A100 PCIe 80GB * 4", "nvidia-a100-80gb-pciex4"),
+        ("M1 (Apple M1 Max (64 GB) preset; CPU Apple M1 Max; macOS 15.7.7)", "apple-m1-max-32gpu"),
+        ("M2 Mini Pro (12/19/32GB) GPU", "apple-m2-pro-19gpu"),
+        ("RTX 5080 (RTX 5080 (16 GB) preset; CPU AMD Ryzen 7 9800X3D 8-Core Processor; Ubuntu 26.04)", "nvidia-rtx-5080"),
+        ("Tesla V100-PCIE-32GB (32.0 GB reported)", "nvidia-tesla-v100-pcie-32gb"),
+        ("NVIDIA H100 80GB HBM3", "nvidia-h100-sxm"), ("Radeon VII", "amd-radeon-vii"), ("Vega 64", "amd-rx-vega-64"),
+    ],
+)
+def test_tool_and_table_spellings(store, text, hw_id):
+    assert _id(store, text) == hw_id
+
+
+def test_published_hardware_names_resolve(store):
+    """The hardware column of the seed's published rows, as their authors wrote it, maps onto the row's hw_id."""
+    pairs = set()
+    for name in ("results.csv", "results_more.csv"):
+        with open(Path(SEED_DIR) / name, newline="", encoding="utf-8") as f:
+            pairs |= {(r["hardware"], r["hw_id"]) for r in csv.DictReader(f) if r["hardware"] and r["hw_id"]}
+    wrong = []
+    for text, hid in sorted(pairs):
+        base, n = split_hw_id(hid)
+        try:
+            got_base, got_n = split_hw_id(catalog.resolve_hardware(store, text).value.id)
+        except (NotFoundError, AmbiguousError):
+            got_base, got_n = "", 0
+        if not ((got_base == base or got_base.startswith(base + "-")) and got_n == n):
+            wrong.append((text, hid, got_base))
+    assert len(wrong) <= 0.02 * len(pairs), wrong

@@ -111,12 +111,12 @@ def _index(store: Store) -> tuple[list[_Entry], dict[str, list[int]]]:
 
 
 def _brand(toks: set[str]) -> str | None:
-    if toks & {"amd", "radeon"}:
-        return "AMD"
-    if toks & {"nvidia", "geforce"}:
-        return "NVIDIA"
-    if toks & {"intel"}:
-        return "Intel"
+    """The one GPU vendor the text names, if exactly one ("... CPU AMD Ryzen" next to an RTX names two)."""
+    named = {v for v, words in (("AMD", {"amd", "radeon"}), ("NVIDIA", {"nvidia", "geforce"}), ("Intel", {"intel"}))
+             if toks & words}
+    series = {v for v, words in (("AMD", {"rx"}), ("NVIDIA", {"rtx", "gtx"}), ("Intel", {"arc"})) if toks & words}
+    if len(named) == 1 and not series - named:
+        return named.pop()
     return None
 
 
@@ -126,7 +126,7 @@ def device_count(text: str) -> int:
     pats = (
         rf"\b(\d{{1,2}})\s*[x×*]\s*{_GPU_WORD}",
         r"\b(\d{1,2})\s*[x×]\s+(?!faster|slower|more|less|the\b|speed)(?=[a-z])",
-        rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×]\s*(\d{{1,2}})\b(?!\s*(?:gb|bit))",
+        rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×*]\s*(\d{{1,2}})\b(?!\s*(?:gb|bit))",
         rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×](\d{{1,2}})\b(?!\s*(?:gb|bit))",
         rf"\b(\d{{1,2}})\s+{_GPU_WORD}",
         rf"\b({'|'.join(_WORD_N)})\s+(?:of\s+)?{_GPU_WORD}",
@@ -185,14 +185,15 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
             "Which card is it? The name fits several: " + "; ".join(_describe(e.hw) for e in close[:6]) + ".",
             [f"{e.hw.name} ({e.hw.id})" for e in close[:6]],
         )
+    if memory_gb is not None:
+        cands = [e for e in cands if memory_gb in e.hw.memory_gb_options] or cands
+    if form is not None:
+        cands = [e for e in cands if e.form == form] or cands  # "V100-PCIE-32GB": the PCIe card itself
     fewest = min(len((e.tokens & _EXTRA) - toks) for e in cands)  # "Radeon VII" is not the Radeon Pro VII
     cands = [e for e in cands if len((e.tokens & _EXTRA) - toks) == fewest]
     best = max(len((e.tokens - _VENDOR) & toks) for e in cands)
     cands = [e for e in cands if len((e.tokens - _VENDOR) & toks) == best]
     assumptions: list[str] = []
-    if memory_gb is not None:
-        fit = [e for e in cands if memory_gb in e.hw.memory_gb_options]
-        cands = fit or cands
     groups = {e.tokens - _VENDOR for e in cands}
     if len(groups) > 1:
         raise AmbiguousError(

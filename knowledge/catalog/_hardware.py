@@ -25,7 +25,7 @@ from knowledge.store import Store
 
 __all__ = ["closest_hardware", "resolve_hardware"]
 
-_APPLE = re.compile(r"\bm\s?([1-5])(?:[\s-]*(pro|max|ultra))?\b")
+_APPLE = re.compile(r"\bm\s?([1-5])(?:[\s-]*(?:mini[\s-]+)?(pro|max|ultra))?\b")
 _CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\b(?:\s*(gpu|cpu))?")
 _GPU_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\s*gpu\b|\bgpu\s*(?:with\s*)?(\d{1,2})\s*-?\s*cores?\b")
 
@@ -56,7 +56,8 @@ def closest_hardware(store: Store, text: str, limit: int = 5) -> list[str]:
 
 def _apple(store: Store, t: str, memory_gb: float | None, gpu_cores: int | None) -> Match | None:
     hws = all_hardware(store)
-    m = _APPLE.search(t)
+    found = list(_APPLE.finditer(t))
+    m = max(found, key=lambda x: bool(x.group(2))) if found else None  # "M1 (Apple M1 Max preset)": the M1 Max
     chip = None
     if m:
         chip = f"m{m.group(1)}" + (f" {m.group(2)}" if m.group(2) else "")
