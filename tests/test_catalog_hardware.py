@@ -250,6 +250,14 @@ def test_curated_list_stays_curated(store):
         ("RTX 5080 (RTX 5080 (16 GB) preset; CPU AMD Ryzen 7 9800X3D 8-Core Processor; Ubuntu 26.04)", "nvidia-rtx-5080"),
         ("Tesla V100-PCIE-32GB (32.0 GB reported)", "nvidia-tesla-v100-pcie-32gb"),
         ("NVIDIA H100 80GB HBM3", "nvidia-h100-sxm"), ("Radeon VII", "amd-radeon-vii"), ("Vega 64", "amd-rx-vega-64"),
+        ("8xH100", "nvidia-h100-sxmx8"), ("H100x8", "nvidia-h100-sxmx8"), ("rtx4090x2", "nvidia-rtx-4090x2"),
+        ("my laptop has a 4060", "nvidia-rtx-4060-laptop"), ("gaming laptop with rtx 3070", "nvidia-rtx-3070-laptop"),
+        ("a pair of A6000s", "nvidia-rtx-a6000x2"), ("A100 80GB SXM x8", "nvidia-a100-80gb-sxmx8"),
+        ("Intel N100 mini PC", "intel-n100-alder-lake-n"), ("Steam Deck", "valve-steam-deck"), ("ROG Ally", "asus-rog-ally"),
+        ("dual Xeon 8480", "intel-xeon-sapphire-rapids"), ("EPYC 7B13", "amd-epyc-7003-milan"),
+        ("Xeon Gold 6338", "intel-xeon-ice-lake-sp"), ("i7-12700H laptop", "intel-core-mobile-12-13-p"),
+        ("Ryzen 5 5600G", "amd-ryzen-desktop-am4"), ("Mac Studio with M2 Ultra 192GB", "apple-m2-ultra-76gpu"),
+        ("MBP M3 Max 36GB", "apple-m3-max-30gpu"), ("Radeon RX 7900 GRE", "amd-rx-7900-gre"),
     ],
 )
 def test_tool_and_table_spellings(store, text, hw_id):
@@ -272,3 +280,8 @@ def test_published_hardware_names_resolve(store):
         if not ((got_base == base or got_base.startswith(base + "-")) and got_n == n):
             wrong.append((text, hid, got_base))
     assert len(wrong) <= 0.02 * len(pairs), wrong
+
+
+def test_system_ram_is_not_the_cards_memory(store):
+    assert catalog.resolve_hardware(store, "I have an RTX 3090 and 64GB RAM").value.memory_gb == 24
+    assert catalog.resolve_hardware(store, "RTX 4090 48GB").value.memory_gb == 48  # a modded card keeps what was said

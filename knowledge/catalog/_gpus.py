@@ -49,6 +49,8 @@ _CLEAN = tuple((re.compile(p), r) for p, r in (
     (r"\bmi\s+(?=\d{2,3}\w?\b)", "mi"),
     (r"(?<=\d)(ti|super|xtx|xt|gre)\b", r" \1"),
     (r"\b(\d{4})d\b", r"\1 d"),
+    (r"\b(\d{1,2})x(?=[a-z])", r"\1x "),  # "8xH100"
+    (r"(?<=\d)x(\d{1,2})\b", r" x\1"),  # "H100x8"
 ))
 _SLASH_GB = re.compile(r"(\d{1,3})\s*/\s*(?=\d{1,3}\s*gb\b)")
 _GB = re.compile(r"\b(\d{1,3}(?:\.\d+)?)\s*gb\b")
@@ -110,6 +112,12 @@ def _index(store: Store) -> tuple[list[_Entry], dict[str, list[int]]]:
     return store.cached("catalog:gpu_index", build)
 
 
+def _ram_sizes(text: str) -> set[float]:
+    """Sizes the text gives as system RAM ("64GB RAM", "128 GB of DDR5"), not as the card's memory."""
+    return {float(m) for m in re.findall(r"(\d{1,4})\s*gb\s+(?:of\s+)?(?:system\s+)?(?:ram|(?:lp)?ddr\d|system memory)\b",
+                                         text.lower())}
+
+
 def _brand(toks: set[str]) -> str | None:
     """The one GPU vendor the text names, if exactly one ("... CPU AMD Ryzen" next to an RTX names two)."""
     named = {v for v, words in (("AMD", {"amd", "radeon"}), ("NVIDIA", {"nvidia", "geforce"}), ("Intel", {"intel"}))
@@ -161,7 +169,7 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
     if "maxq" in toks:
         toks.add("mobile")
     if memory_gb is None and mems:
-        memory_gb = max(mems)
+        memory_gb = max((m for m in mems if m not in _ram_sizes(text)), default=None)
     near = {i for w in toks if w in by_token for i in by_token[w]}
     if not near:
         return None
@@ -201,6 +209,8 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
             [f"{e.hw.name} ({e.hw.id})" for e in cands[:6]],
         )
     pick = _pick(cands, n, form, assumptions)
+    if mems and memory_gb == max(mems) and memory_gb in _ram_sizes(text):
+        memory_gb = None  # "an RTX 3090 and 64GB RAM": the 64 GB is not the card's
     hw = with_memory(pick.hw, memory_gb, n)
     conf = 0.95 if not assumptions else 0.85
     return Match(hw, conf, assumptions, [e.hw.id for e in cands if e is not pick])
