@@ -62,6 +62,11 @@ def test_gpu_names(store, text, hw_id):
         ("2x NVIDIA RTX 3090 24GB, PCIe Gen3", "nvidia-rtx-3090x2", 2), ("a pair of 3090s", "nvidia-rtx-3090x2", 2),
         ("2x AMD Radeon AI PRO R9700 32GB (gfx1201)", "amd-radeon-ai-pro-r9700x2", 2),
         ("quad 3090 rig", "nvidia-rtx-3090x4", 4), ("RTX 3060 12GB", "nvidia-rtx-3060", 1),
+        ("2x3090", "nvidia-rtx-3090x2", 2), ("dual RTX 3090 Ti", "nvidia-rtx-3090-tix2", 2),
+        ("4 x A100 40GB", "nvidia-a100-40gbx4", 4), ("eight H100s", "nvidia-h100-sxmx8", 8),
+        ("2× RTX 4090", "nvidia-rtx-4090x2", 2), ("a single 4090", "nvidia-rtx-4090", 1), ("3 3090s", "nvidia-rtx-3090x3", 3),
+        ("triple 3090", "nvidia-rtx-3090x3", 3), ("6x MI300X", "amd-mi300xx6", 6), ("RTX 3090 (x2)", "nvidia-rtx-3090x2", 2),
+        ("2 x Radeon RX 7900 XTX", "amd-rx-7900-xtxx2", 2), ("two 4060 Ti 16GB", "nvidia-rtx-4060-tix2", 2),
     ],
 )
 def test_gpu_counts(store, text, hw_id, n):

@@ -49,7 +49,7 @@ _CLEAN = tuple((re.compile(p), r) for p, r in (
     (r"\bmi\s+(?=\d{2,3}\w?\b)", "mi"),
     (r"(?<=\d)(ti|super|xtx|xt|gre)\b", r" \1"),
     (r"\b(\d{4})d\b", r"\1 d"),
-    (r"\b(\d{1,2})x(?=[a-z])", r"\1x "),  # "8xH100"
+    (r"\b(\d{1,2})x(?=[a-z]|\d{3,4}\b)", r"\1x "),  # "8xH100", "2x3090"
     (r"(?<=\d)x(\d{1,2})\b", r" x\1"),  # "H100x8"
 ))
 _SLASH_GB = re.compile(r"(\d{1,3})\s*/\s*(?=\d{1,3}\s*gb\b)")
