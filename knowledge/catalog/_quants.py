@@ -102,7 +102,7 @@ def resolve_quant(store: Store, text: str | None, *, backend: str | None = None)
         name = {"Q3_K": "Q3_K_M", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M"}.get(name, name)  # llama-quantize aliases
         if name in quants:
             return Match(quants[name], 0.97)
-        base_map = {"Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M", "Q3_K": "Q3_K_M", "Q6_K_L": "Q6_K", "Q8_K_XL": "Q8_0",
+        base_map = {"Q4_0_": "Q4_0", "Q4_K": "Q4_K_M", "Q5_K": "Q5_K_M", "Q3_K": "Q3_K_M", "Q6_K_L": "Q6_K", "Q8_K_XL": "Q8_0",
                     "Q4_K_XL": "Q4_K_M", "Q5_K_XL": "Q5_K_M", "Q3_K_XL": "Q3_K_M", "Q2_K_XL": "Q2_K",
                     "Q4_K_L": "Q4_K_M", "Q8": "Q8_0", "Q4": "Q4_K_M", "Q5": "Q5_K_M", "Q6": "Q6_K",
                     "Q3": "Q3_K_M", "Q2": "Q2_K", "IQ4": "IQ4_XS", "IQ3": "IQ3_M", "IQ2": "IQ2_M", "IQ1": "IQ1_M",
