@@ -365,9 +365,9 @@ def run_server_probe(
     memory = machine.get("gpu_memory_gb") or machine.get("memory_total_gb")
     out = []
     for k, info in enumerate(infos):
-        def sub(frac: float, desc: str, k: int = k) -> None:
+        def sub(frac: float, desc: str, k: int = k, label: str = info.label) -> None:
             if progress is not None:
-                progress((k + min(1.0, max(0.0, frac))) / len(infos), f"{info.label}: {desc}")
+                progress((k + min(1.0, max(0.0, frac))) / len(infos), f"{label}: {desc}")
 
         result = measure_server(info, model=model, prompt_lengths=prompt_lengths, gen_tokens=gen_tokens,
                                 time_budget_s=time_budget_s, concurrency=concurrency, progress=sub)

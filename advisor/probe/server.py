@@ -198,10 +198,10 @@ def _counts(api: str, rep: dict[str, Any]) -> dict[str, Any]:
                 "prefill_tps": pn / (pd / 1e9) if pn and pd else None,
                 "decode_tps": gn / (gd / 1e9) if gn and gd else None,
                 "load_s": load / 1e9 if isinstance(load, int | float) else None}
-    t = rep.get("timings") if isinstance(rep.get("timings"), dict) else {}
-    u = rep.get("usage") if isinstance(rep.get("usage"), dict) else {}
-    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
-    cached = t.get("cache_n") if t.get("cache_n") is not None else (details or {}).get("cached_tokens")
+    t: dict[str, Any] = rep["timings"] if isinstance(rep.get("timings"), dict) else {}
+    u: dict[str, Any] = rep["usage"] if isinstance(rep.get("usage"), dict) else {}
+    details: dict[str, Any] = u["prompt_tokens_details"] if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    cached = t.get("cache_n") if t.get("cache_n") is not None else details.get("cached_tokens")
     if t.get("prompt_n"):
         pn = t["prompt_n"] + (t.get("cache_n") or 0)  # llama-server counts only the evaluated tokens
     else:

@@ -299,7 +299,7 @@ def parse_line(api: str, line: bytes) -> Event | None:
     text = ""
     for ch in d.get("choices") or []:
         if isinstance(ch, dict):
-            delta = ch.get("delta") if isinstance(ch.get("delta"), dict) else {}
+            delta: dict[str, Any] = ch["delta"] if isinstance(ch.get("delta"), dict) else {}
             text += str(ch.get("text") or delta.get("content") or delta.get("reasoning_content") or "")
     rep = None
     if isinstance(d.get("usage"), dict) or isinstance(d.get("timings"), dict):
