@@ -104,6 +104,10 @@ def summary_line(result: ServerProbeResult, verdict: Verdict | None) -> str:
     return s + "."
 
 
+def _ms(v: float) -> str:
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
+
 def result_markdown(result: ServerProbeResult, verdict: Verdict | None = None) -> str:
     """The measurement as markdown: a table of runs (stream vs server), batching, notes, verdict headline."""
     lines = [f"**{result.engine_label}** at `{result.url}`, model **{result.model or '?'}**", ""]
@@ -116,7 +120,8 @@ def result_markdown(result: ServerProbeResult, verdict: Verdict | None = None) -
         if r.server_decode_tps:
             said.append(f"decode {r.server_decode_tps:,.1f}")
         dec = f"{r.decode_tps:,.1f}" if r.decode_tps else "–"
-        itl = f"{r.itl_p50_ms:.1f} / {r.itl_p95_ms:.1f}" if r.itl_p50_ms is not None and r.itl_p95_ms is not None else "–"
+        itl = (f"{_ms(r.itl_p50_ms)} / {_ms(r.itl_p95_ms)}" if r.itl_p50_ms is not None and r.itl_p95_ms is not None
+               else "–")
         lines.append(f"| {r.prompt_tokens}{'≈' if r.prompt_tokens_estimated else ''} | {r.ttft_s:.3f} | "
                      f"{r.prefill_tps:,.1f} | {r.gen_tokens} | {dec} | {itl} | {', '.join(said) or '–'} |")
     if result.gpu_share is not None:
