@@ -101,8 +101,10 @@ def test_two_sound_runs_at_different_prompt_lengths(probe_json):
         computed = r["prompt_tokens"] - r["cached_tokens"]
         assert r["prefill_tps"] * r["ttft_s"] == pytest.approx(computed, rel=0.02)
         assert r["cached_tokens"] < 0.2 * r["prompt_tokens"]  # random prompts: the prompt cache barely helps
-        # The median inter-token gap and the decode rate describe the same stream.
-        assert 0.33 < r["itl_p50_ms"] / (1000 / r["decode_tps"]) < 3.0
+        # The inter-token gaps and the decode rate describe the same stream: the mean gap is 1000 / decode
+        # (tokens may arrive in pairs, so the median can sit below the mean, but not far above it).
+        mean_gap_ms = 1000 / r["decode_tps"]
+        assert r["itl_p50_ms"] <= 3.0 * mean_gap_ms and mean_gap_ms <= 3.0 * r["itl_p95_ms"]
         assert r["itl_p95_ms"] >= r["itl_p50_ms"]
     assert out["server_reported"][1]["usage"]["prompt_tokens"] == runs[1]["prompt_tokens"]
     assert elapsed < 60
