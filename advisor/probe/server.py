@@ -382,6 +382,11 @@ def measure_server(
     chosen = choose_model(info, model)
     shown = display_model(info, chosen)
     notes: list[str] = []
+    others = [m for m in dict.fromkeys(info.models) if m != chosen and not (info.engine == "mlx" and display_model(
+        info, chosen) == m.rstrip("/").rsplit("/", 1)[-1])]
+    if others and model is None:
+        notes.append(f"{info.label} also serves {', '.join(others[:8])}{' …' if len(others) > 8 else ''}; measure "
+                     "another with --server-model NAME (or the Model box in the app).")
     rng = random.Random()
     chat = False
     say(0.02, f"warming up {info.label} ({shown})")

@@ -161,3 +161,12 @@ def test_several_servers_one_object_each_first_at_top(monkeypatch, tmp_path):
     assert [x["url"] for x in out["servers"]] == [a.url, b.url]
     assert [x["model"] for x in out["servers"]] == ["llama3.1:8b", "gemma3:4b"]
     assert out["url"] == a.url and out["server_runs"] == out["servers"][0]["server_runs"]
+
+
+def test_other_served_models_are_named_when_none_was_chosen():
+    models = [StandInModel(name="llama3.1:8b"), StandInModel(name="qwen2.5:7b")]
+    with OllamaStandIn(models=models) as s:
+        [info] = find_servers(s.url)
+        r = measure_server(info, **FAST)
+    assert r.model == "llama3.1:8b"
+    assert "Ollama also serves qwen2.5:7b; measure another with --server-model NAME" in " ".join(r.notes)

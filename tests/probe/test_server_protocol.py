@@ -241,3 +241,22 @@ def test_percentiles_and_parameter_sizes():
     assert _pct([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5 and _pct([5.0], 0.95) == 5.0 and _pct([], 0.5) is None
     assert params_from_text("8.0B") == 8.0 and params_from_text("494.03M") == pytest.approx(0.49403)
     assert params_from_text("lots") is None and params_from_text(None) is None
+
+
+def test_a_server_that_errors_is_one_line_with_its_message():
+    oom = "model requires more system memory (9.1 GiB) than is available (4.0 GiB)"
+    routes = {"/api/tags": (200, {"models": [{"name": "llama3.1:8b", "model": "llama3.1:8b"}]}),
+              "/api/generate": (500, {"error": oom})}
+    with _Fake(routes) as f:
+        r = CliRunner().invoke(app, ["probe", "--server", f.url, "--json"])
+    assert r.exit_code == 2
+    err = json.loads(r.stdout)["error"]
+    assert err == f"{f.url}/api/generate answered HTTP 500: {oom}"
+
+
+def test_a_server_that_streams_no_text_is_one_line():
+    routes = {"/v1/models": (200, {"data": [{"id": "m", "owned_by": "vllm"}]}),
+              "/v1/completions": (200, "data: [DONE]\n\n")}
+    with _Fake(routes) as f:
+        r = CliRunner().invoke(app, ["probe", "--server", f.url, "--json"])
+    assert r.exit_code == 2 and json.loads(r.stdout)["error"] == f"vLLM at {f.url} streamed no text for model 'm'"
