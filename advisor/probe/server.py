@@ -93,6 +93,7 @@ class ServerProbeResult(BaseModel):
 
     engine: str
     engine_label: str
+    api: str = "openai"
     url: str
     model: str | None
     models: list[str] = Field(default_factory=list)
@@ -458,7 +459,7 @@ def measure_server(
             notes.append("No time left in the budget for the concurrent-streams pass.")
     say(1.0, "done")
     return ServerProbeResult(
-        engine=info.engine, engine_label=info.label, url=info.url, model=shown, models=info.models,
+        engine=info.engine, engine_label=info.label, api=info.api, url=info.url, model=shown, models=info.models,
         server_runs=runs, server_reported=reported, gpu_share=gpu_share, batching=batching,
         disagreements=_disagreements(info.label, runs), notes=notes, details=details,
         duration_s=round(time.perf_counter() - t_start, 3),

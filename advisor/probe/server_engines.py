@@ -41,15 +41,16 @@ DEFAULT_PORTS: tuple[tuple[int, str], ...] = (
     (5000, "text-generation-webui / others"),
     (8081, "llama-server (second)"),
 )
-#: Engine id → how people name it. The id is also the ``backend`` the advisor stores and diagnoses.
+#: Engine id (one of :data:`advisor.understand.situation.ENGINES`, the one engine classifier's names)
+#: → how people name it. The id is also the ``backend`` the advisor stores and diagnoses.
 ENGINE_LABELS = {
     "ollama": "Ollama",
     "llama.cpp": "llama-server (llama.cpp)",
     "vllm": "vLLM",
     "sglang": "SGLang",
-    "lm studio": "LM Studio",
+    "lm-studio": "LM Studio",
     "mlx": "mlx_lm.server",
-    "openai": "an OpenAI-compatible server",
+    "other": "an OpenAI-compatible server",
 }
 #: Engines that accept ``ignore_eos`` (so the answer has the asked length).
 _IGNORE_EOS = {"vllm", "sglang", "llama.cpp"}
@@ -173,7 +174,7 @@ def _openai(base: str, timeout: float) -> ServerInfo | None:
         if engine is None:
             lms = _try(base, "/api/v0/models", timeout)
             if lms and _ok(lms) and isinstance(lms.data, dict) and isinstance(lms.data.get("data"), list):
-                engine = "lm studio"
+                engine = "lm-studio"
                 details["lmstudio_models"] = [m for m in lms.data["data"] if isinstance(m, dict)][:20]
     healthy_basehttp = bool(health and _ok(health) and isinstance(health.data, dict)
                             and health.data.get("status") == "ok" and "basehttp" in server_hdr.lower())
@@ -181,7 +182,7 @@ def _openai(base: str, timeout: float) -> ServerInfo | None:
         engine = "mlx"  # mlx_lm.server: Python's http.server, /health {"status": "ok"}
     if engine is None and not listed:
         return None
-    return ServerInfo(engine=engine or "openai", api="openai", url=base, models=models, details=details)
+    return ServerInfo(engine=engine or "other", api="openai", url=base, models=models, details=details)
 
 
 def identify(base: str, *, timeout: float = 2.0) -> ServerInfo | None:

@@ -22,7 +22,7 @@ __all__ = ["params_from_text", "result_markdown", "scenario_of", "stored_rows", 
 #: How each engine's own setting for "more of the model on the GPU" is named.
 _GPU_SETTING = {"ollama": "set num_gpu (or lower num_ctx so the KV cache fits)",
                 "llama.cpp": "raise -ngl (--n-gpu-layers) or lower -c",
-                "lm studio": "raise GPU offload or lower the context length"}
+                "lm-studio": "raise GPU offload or lower the context length"}
 
 
 def params_from_text(text: str | None) -> float | None:

@@ -108,13 +108,17 @@ def test_identifies_llama_server_by_props():
      "sglang"),
     ({"/v1/models": (200, {"data": [{"id": "qwen"}]}), "/api/v0/models": (200, {"data": [{"id": "qwen",
                                                                                           "state": "loaded"}]})},
-     "lm studio"),
-    ({"/v1/models": (200, {"data": [{"id": "some-model", "owned_by": "me"}]})}, "openai"),
+     "lm-studio"),
+    ({"/v1/models": (200, {"data": [{"id": "some-model", "owned_by": "me"}]})}, "other"),
 ])
 def test_identifies_openai_style_engines(routes, engine):
+    from advisor.understand.engine import classify_engine
+    from advisor.understand.situation import ENGINES
+
     with _Fake(routes) as f:
         [info] = find_servers(f.url)
     assert info.engine == engine and info.api == "openai"
+    assert engine in ENGINES and classify_engine(engine)[0] == engine  # the one classifier agrees
 
 
 def test_mlx_lm_server_without_a_model_list_is_still_recognised():
