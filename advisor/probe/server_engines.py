@@ -189,13 +189,17 @@ def identify(base: str, *, timeout: float = 2.0) -> ServerInfo | None:
     """Identify the LLM server at ``base`` (``scheme://host:port``), or None when it is not one.
 
     Raises:
-        ServerProbeError: nothing listens there (connection refused or timeout).
+        ServerProbeError: nothing listens there (connection refused or timeout), or it wants an API key.
     """
     get_json(base, "/", timeout=timeout)  # raises when nothing listens
     for probe in (_ollama, _llama_server, _openai):
         info = probe(base, timeout)
         if info is not None:
             return info
+    locked = _try(base, "/v1/models", timeout)
+    if locked is not None and locked.status in (401, 403):
+        raise ServerProbeError(f"{base} refuses /v1/models without an API key (HTTP {locked.status}); the server "
+                               "probe measures servers that answer without one")
     return None
 
 

@@ -41,14 +41,15 @@ def test_stream_measures_the_configured_speeds():
     assert [x.prompt_tokens for x in r.server_runs][0] < r.server_runs[1].prompt_tokens
     for run in r.server_runs:
         assert run.prompt_tokens_estimated is False and run.gen_tokens == 16
-        # The stand-in sleeps for its work, so nothing can be faster than configured; a busy machine
-        # (and the HTTP round trip in TTFT) can only make it slower.
-        assert 0.6 * 2000.0 <= run.prefill_tps <= 1.01 * 2000.0
-        assert 0.6 * 200.0 <= run.decode_tps <= 1.01 * 200.0
-        assert 4.95 <= run.itl_p50_ms <= 8.0 and run.itl_p95_ms >= run.itl_p50_ms
-        assert 0.6 * 2000.0 <= run.server_prefill_tps <= 1.01 * 2000.0
+        # The stand-in sleeps for its work and the clock starts before the request is sent, so TTFT
+        # cannot be shorter than the prefill sleep: prefill is never faster than configured. A busy
+        # machine can only slow things down (and can delay reading the first token, so decode gets a margin).
+        assert 0.5 * 2000.0 <= run.prefill_tps <= 1.01 * 2000.0
+        assert 0.5 * 200.0 <= run.decode_tps <= 1.25 * 200.0
+        assert 4.0 <= run.itl_p50_ms <= 10.0 and run.itl_p95_ms >= run.itl_p50_ms
+        assert 0.5 * 2000.0 <= run.server_prefill_tps <= 1.01 * 2000.0
         # eval_count (16) over eval_duration (15 sleeps after the first token)
-        assert 0.6 * 200.0 * 16 / 15 <= run.server_decode_tps <= 1.01 * 200.0 * 16 / 15
+        assert 0.5 * 200.0 * 16 / 15 <= run.server_decode_tps <= 1.01 * 200.0 * 16 / 15
     assert r.disagreements == []
     raw = r.server_reported[0]
     assert {"prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration", "load_duration"} <= set(raw)

@@ -264,3 +264,9 @@ def test_a_server_that_streams_no_text_is_one_line():
     with _Fake(routes) as f:
         r = CliRunner().invoke(app, ["probe", "--server", f.url, "--json"])
     assert r.exit_code == 2 and json.loads(r.stdout)["error"] == f"vLLM at {f.url} streamed no text for model 'm'"
+
+
+def test_a_server_that_wants_an_api_key_says_so():
+    with _Fake({"/v1/models": (401, {"error": {"message": "Invalid API Key"}}), "/props": (401, {})}) as f:
+        with pytest.raises(ServerProbeError, match=r"without an API key \(HTTP 401\)"):
+            find_servers(f.url)
