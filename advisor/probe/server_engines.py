@@ -182,7 +182,10 @@ def _openai(base: str, timeout: float) -> ServerInfo | None:
         engine = "mlx"  # mlx_lm.server: Python's http.server, /health {"status": "ok"}
     if engine is None and not listed:
         return None
-    return ServerInfo(engine=engine or "other", api="openai", url=base, models=models, details=details)
+    # LM Studio's own list says which model is loaded (``state``) and its ``quantization``.
+    loaded = [{"name": m.get("id"), **m} for m in details.get("lmstudio_models", []) if m.get("state") == "loaded"]
+    return ServerInfo(engine=engine or "other", api="openai", url=base, models=models, loaded=loaded,
+                      details=details)
 
 
 def identify(base: str, *, timeout: float = 2.0) -> ServerInfo | None:

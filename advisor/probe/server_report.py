@@ -57,6 +57,9 @@ def scenario_of(result: ServerProbeResult, *, hardware: str | None = None,
     det = running.get("details") if isinstance(running.get("details"), dict) else tags
     quant = (det or {}).get("quantization_level") or None
     params = params_from_text((det or {}).get("parameter_size"))
+    lms = [m for m in result.details.get("lmstudio_models") or [] if isinstance(m, dict) and m.get("id") == result.model]
+    if lms and not quant:
+        quant = str(lms[0].get("quantization") or "") or None
     return Scenario(
         hardware=hardware, memory_gb=memory_gb, backend=result.engine, model=(result.model or "")[:300] or None,
         params_b=params, quant=quant, prompt_tokens=longest.prompt_tokens, gen_tokens=longest.gen_tokens,
@@ -131,6 +134,14 @@ def result_markdown(result: ServerProbeResult, verdict: Verdict | None = None) -
     extra = result.disagreements + result.notes
     if extra:
         lines += [""] + [f"- {x}" for x in extra]
+    pred = verdict.prediction if verdict is not None else None
+    if pred is not None:
+        rng = pred.decode_tps_range
+        lines += ["", f"Prediction for this machine ({pred.hardware.get('name') or pred.hardware.get('id')}, "
+                      f"{pred.quant}, {pred.prompt_tokens} prompt tokens): prefill ≈ "
+                      + (f"{pred.prefill_tps:,.0f}" if pred.prefill_tps else "?")
+                      + f" tok/s, decode ≈ {pred.decode_tps:,.1f} tok/s"
+                      + (f" (usual range {rng[0]:,.1f}–{rng[1]:,.1f})" if rng else "") + "."]
     lines += ["", summary_line(result, verdict)]
     if verdict is not None and verdict.headline:
         lines += ["", verdict.headline]

@@ -102,6 +102,11 @@ def test_partial_gpu_offload_is_diagnosed_with_the_prediction_for_this_gpu(store
                          f"gives about {v.prediction.decode_tps:.0f} with every layer on the GPU; set num_gpu (or lower "
                          "num_ctx so the KV cache fits).")
     assert any("40% of llama3.1:8b in system RAM" in n for n in r.notes)
+    from advisor.probe.server_report import result_markdown
+
+    md = result_markdown(r, v)
+    assert f"Prediction for this machine ({v.prediction.hardware['name']}, Q4_K_M, " in md
+    assert f"decode ≈ {v.prediction.decode_tps:,.1f} tok/s" in md and "On the GPU: 60% of the model" in md
 
 
 def test_result_is_stored_with_engine_model_and_machine(store):

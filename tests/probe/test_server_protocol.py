@@ -270,3 +270,22 @@ def test_a_server_that_wants_an_api_key_says_so():
     with _Fake({"/v1/models": (401, {"error": {"message": "Invalid API Key"}}), "/props": (401, {})}) as f:
         with pytest.raises(ServerProbeError, match=r"without an API key \(HTTP 401\)"):
             find_servers(f.url)
+
+
+def test_lm_studio_loaded_model_and_its_quantization_are_used():
+    from advisor.probe.server import ServerProbeResult, ServerRun
+    from advisor.probe.server_report import scenario_of
+
+    routes = {"/v1/models": (200, {"data": [{"id": "qwen2.5-7b-instruct"}, {"id": "llama-3.2-3b-instruct"}]}),
+              "/api/v0/models": (200, {"data": [
+                  {"id": "qwen2.5-7b-instruct", "state": "not-loaded", "quantization": "Q4_K_M"},
+                  {"id": "llama-3.2-3b-instruct", "state": "loaded", "quantization": "Q8_0", "arch": "llama"}]})}
+    with _Fake(routes) as f:
+        [info] = find_servers(f.url)
+    assert info.engine == "lm-studio" and choose_model(info) == "llama-3.2-3b-instruct"
+    run = ServerRun(prompt_tokens=512, ttft_s=0.5, prefill_tps=1024.0, gen_tokens=64, decode_tps=30.0,
+                    itl_p50_ms=33.0, itl_p95_ms=40.0)
+    res = ServerProbeResult(engine=info.engine, engine_label=info.label, url=info.url, model="llama-3.2-3b-instruct",
+                            server_runs=[run], details=info.details)
+    sc = scenario_of(res, hardware="nvidia-rtx-4070")
+    assert (sc.quant, sc.backend, sc.measured_decode_tps, sc.prompt_tokens) == ("Q8_0", "lm-studio", 30.0, 512)
