@@ -343,9 +343,16 @@ def _batching(info: ServerInfo, model: str, words: int, gen: int, n: int, single
                if r.times[-1] > r.times[0]]
     speed = agg / single if single else 0.0
     batches = speed >= 1.3
-    note = (f"{n} streams together decode {agg:,.1f} tok/s in all, {speed:.1f}× one stream: the server "
-            + ("batches requests." if batches else "runs them one after another (no batching; set OLLAMA_NUM_PARALLEL "
-               "/ --parallel, or use a batching server)." if speed < 1.1 else "batches only a little."))
+    if batches:
+        how = "the server batches requests."
+    elif speed >= 1.1:
+        how = "the server batches only a little."
+    elif speed >= 0.8:
+        how = ("the server runs them one after another (no batching; set OLLAMA_NUM_PARALLEL / --parallel, or use "
+               "a batching server).")
+    else:
+        how = "together they are slower than one stream alone: the server time-slices them, or its batched path is slower."
+    note = f"{n} streams together decode {agg:,.1f} tok/s in all, {speed:.1f}× one stream: {how}"
     return BatchingPass(streams=n, aggregate_decode_tps=round(agg, 2),
                         per_stream_decode_tps=round(sum(per) / len(per), 2) if per else 0.0,
                         single_stream_decode_tps=round(single, 2), speedup=round(speed, 2), batches=batches, note=note)
@@ -383,6 +390,9 @@ def measure_server(
     chosen = choose_model(info, model)
     shown = display_model(info, chosen)
     notes: list[str] = []
+    if info.engine == "mlx" and not info.models:
+        notes.append("mlx_lm.server did not list its models (its /v1/models failed); measured the model on its "
+                     "command line, which it calls default_model.")
     others = [m for m in dict.fromkeys(info.models) if m != chosen and not (info.engine == "mlx" and display_model(
         info, chosen) == m.rstrip("/").rsplit("/", 1)[-1])]
     if others and model is None:

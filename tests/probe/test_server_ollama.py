@@ -83,7 +83,8 @@ def test_concurrent_pass_tells_batching(parallel, batches):
     if batches:
         assert r.batching.speedup > 2.0 and "batches requests" in r.batching.note
     else:
-        assert r.batching.speedup < 1.1 and "OLLAMA_NUM_PARALLEL" in r.batching.note
+        assert r.batching.speedup < 1.1
+        assert "OLLAMA_NUM_PARALLEL" in r.batching.note or "slower than one stream alone" in r.batching.note
 
 
 def test_partial_gpu_offload_is_diagnosed_with_the_prediction_for_this_gpu(store):

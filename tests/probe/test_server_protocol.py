@@ -289,3 +289,23 @@ def test_lm_studio_loaded_model_and_its_quantization_are_used():
                             server_runs=[run], details=info.details)
     sc = scenario_of(res, hardware="nvidia-rtx-4070")
     assert (sc.quant, sc.backend, sc.measured_decode_tps, sc.prompt_tokens) == ("Q8_0", "lm-studio", 30.0, 512)
+
+
+@pytest.mark.parametrize(("agg_tokens", "note"), [
+    (60, "the server batches requests."), (34, "the server batches only a little."),
+    (30, "one after another (no batching; set OLLAMA_NUM_PARALLEL"), (10, "slower than one stream alone")])
+def test_batching_verdicts(monkeypatch, agg_tokens, note):
+    """Two streams over one second against a single stream of 30 tok/s: the note follows the speed-up."""
+    import advisor.probe.server as S
+
+    def fake_stream(info, model, prompt, gen, timeout, chat, temperature=0.0):
+        s = S._Stream()
+        s.t0 = 0.0
+        s.times = [0.1 + i / (agg_tokens / 2) for i in range(agg_tokens // 2 + 1)]
+        return s
+
+    monkeypatch.setattr(S, "_stream", fake_stream)
+    info = ServerInfo(engine="ollama", api="ollama", url="http://127.0.0.1:11434")
+    b = S._batching(info, "m", 10, 16, 2, 30.0, 5.0, False, [])
+    assert b is not None and note in b.note
+    assert b.batches is (agg_tokens == 60)
