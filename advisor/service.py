@@ -374,8 +374,10 @@ def run_server_probe(
         result = result.model_copy(update={"machine": machine})
         verdict = None
         if result.server_runs:
+            discrete = bool(machine.get("gpu_memory_gb")) and not machine.get("unified_memory")
             sc = scenario_of(result, hardware=hardware, memory_gb=memory if hardware and hardware != "this machine"
-                             else None)
+                             else None, system_ram_gb=machine.get("memory_total_gb") if discrete else None,
+                             gpu_count=machine.get("gpu_count"))
             try:
                 verdict = diagnose_scenario(store, sc)
             except AdvisorError as e:

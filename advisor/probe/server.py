@@ -56,6 +56,9 @@ DEFAULT_TOKENS_PER_WORD = 2.0
 Progress = Callable[[float, str], None]
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _PUNCT = ",.!?"
+_SUFFIX = "\n\nWrite a long story that uses the words above."
+#: Words the suffix counts as when sizing prompts (9 words and a full stop).
+_SUFFIX_WORDS = 10
 
 
 class ServerRun(BaseModel):
@@ -165,7 +168,7 @@ def _prompt(n_words: int, rng: random.Random, vocab: Sequence[str] = ()) -> str:
             out.append("".join(rng.choice(_LETTERS) for _ in range(rng.randint(3, 8))))
         if rng.random() < 0.3:
             out[-1] += rng.choice(_PUNCT)
-    return " ".join(out) + "\n\nWrite a long story that uses the words above."
+    return " ".join(out) + _SUFFIX
 
 
 def _vocab(text: str) -> list[str]:
@@ -223,9 +226,11 @@ class _Stream:
         self.text: list[str] = []
 
 
-def _stream(info: ServerInfo, model: str, prompt: str, gen_tokens: int, timeout: float, chat: bool,
+def _stream(info: ServerInfo, model: str, prompt: str, gen_tokens: int, timeout: float, opts: dict[str, bool],
             temperature: float = 0.0) -> _Stream:
-    path, body = build_request(info, model, prompt, gen_tokens, chat=chat, temperature=temperature)
+    """One streamed request; ``opts``: ``chat`` (use /v1/chat/completions), ``minimal`` (standard fields only)."""
+    path, body = build_request(info, model, prompt, gen_tokens, chat=opts.get("chat", False),
+                               minimal=opts.get("minimal", False), temperature=temperature)
     out = _Stream()
     for t, line in post_stream(info.url, path, body, timeout=timeout):
         if not line:
@@ -250,7 +255,7 @@ def _stream(info: ServerInfo, model: str, prompt: str, gen_tokens: int, timeout:
 def _run_of(info: ServerInfo, s: _Stream, words: int, tpw: float) -> ServerRun:
     c = _counts(info.api, s.report)
     est = not c["prompt"]
-    prompt_tokens = int(c["prompt"]) if c["prompt"] else max(1, round(words * tpw))
+    prompt_tokens = int(c["prompt"]) if c["prompt"] else max(1, round((words + _SUFFIX_WORDS) * tpw))
     cached = int(c["cached"] or 0)
     chunks = len(s.times)
     gen = int(c["gen"]) if c["gen"] else chunks
@@ -310,13 +315,13 @@ def _gpu_share(info: ServerInfo, model: str) -> tuple[float | None, dict[str, An
 
 
 def _batching(info: ServerInfo, model: str, words: int, gen: int, n: int, single: float,
-              timeout: float, chat: bool, vocab: Sequence[str]) -> BatchingPass | None:
+              timeout: float, opts: dict[str, bool], vocab: Sequence[str]) -> BatchingPass | None:
     results: list[_Stream | None] = [None] * n
     rngs = [random.Random() for _ in range(n)]
 
     def one(i: int) -> None:
         try:
-            results[i] = _stream(info, model, _prompt(words, rngs[i], vocab), gen, timeout, chat)
+            results[i] = _stream(info, model, _prompt(words, rngs[i], vocab), gen, timeout, opts)
         except Exception:  # noqa: BLE001 - a failed stream just leaves the pass incomplete
             results[i] = None
 
@@ -399,21 +404,30 @@ def measure_server(
         notes.append(f"{info.label} also serves {', '.join(others[:8])}{' …' if len(others) > 8 else ''}; measure "
                      "another with --server-model NAME (or the Model box in the app).")
     rng = random.Random()
-    chat = False
+    opts = {"chat": False, "minimal": False}
     say(0.02, f"warming up {info.label} ({shown})")
     warm_words = 48
-    try:
-        warm = _stream(info, chosen, _prompt(warm_words, rng), 24, request_timeout_s, chat, temperature=1.0)
-    except ServerProbeError as e:
-        if info.api == "openai" and "HTTP 404" in str(e):
-            chat = True  # a chat-only server
-            warm = _stream(info, chosen, _prompt(warm_words, rng), 24, request_timeout_s, chat, temperature=1.0)
-            notes.append("The server has no /v1/completions; measured through /v1/chat/completions (its chat "
-                         "template adds a few prompt tokens).")
-        else:
-            raise
+    warm = None
+    for attempt in range(3):
+        try:
+            warm = _stream(info, chosen, _prompt(warm_words, rng), 24, request_timeout_s, opts, temperature=1.0)
+            break
+        except ServerProbeError as e:
+            if info.api != "openai" or attempt == 2:
+                raise
+            if "HTTP 404" in str(e) and not opts["chat"]:
+                opts["chat"] = True  # a chat-only server
+                notes.append("The server has no /v1/completions; measured through /v1/chat/completions (its chat "
+                             "template adds a few prompt tokens).")
+            elif ("HTTP 400" in str(e) or "HTTP 422" in str(e)) and not opts["minimal"]:
+                opts["minimal"] = True  # a strict server refusing stream_options / ignore_eos
+                notes.append("The server refused the optional fields stream_options / ignore_eos; measured with "
+                             "standard fields only (token counts may then be estimates).")
+            else:
+                raise
+    assert warm is not None
     pn_warm = _counts(info.api, warm.report)["prompt"]
-    tpw = (pn_warm / (warm_words + 10)) if pn_warm else DEFAULT_TOKENS_PER_WORD
+    tpw = (pn_warm / (warm_words + _SUFFIX_WORDS)) if pn_warm else DEFAULT_TOKENS_PER_WORD
     if not pn_warm:
         notes.append(f"{info.label} does not report prompt token counts here; prompt sizes are estimates "
                      f"({DEFAULT_TOKENS_PER_WORD:g} tokens per random word).")
@@ -432,8 +446,8 @@ def measure_server(
             skipped.append(n)
             continue
         say(0.05 + 0.8 * i / len(lengths), f"prompt of {n} tokens")
-        words = max(4, round(n / tpw) - 10)
-        s = _stream(info, chosen, _prompt(words, rng, vocab), gen_tokens, request_timeout_s, chat)
+        words = max(4, round(n / tpw) - _SUFFIX_WORDS)
+        s = _stream(info, chosen, _prompt(words, rng, vocab), gen_tokens, request_timeout_s, opts)
         runs.append(_run_of(info, s, words, tpw))
         reported.append(dict(s.report))
     if skipped:
@@ -463,8 +477,8 @@ def measure_server(
         need = runs[0].ttft_s * concurrency + gen_tokens / single
         if need * 1.5 < left:
             say(0.88, f"{concurrency} streams at once")
-            batching = _batching(info, chosen, max(4, round(lengths[0] / tpw) - 10), gen_tokens, concurrency,
-                                 single, request_timeout_s, chat, vocab)
+            batching = _batching(info, chosen, max(4, round(lengths[0] / tpw) - _SUFFIX_WORDS), gen_tokens, concurrency,
+                                 single, request_timeout_s, opts, vocab)
         else:
             notes.append("No time left in the budget for the concurrent-streams pass.")
     say(1.0, "done")

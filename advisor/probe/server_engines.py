@@ -247,18 +247,22 @@ def display_model(info: ServerInfo, model: str) -> str:
 
 
 def build_request(info: ServerInfo, model: str, prompt: str, gen_tokens: int, *, chat: bool = False,
-                  temperature: float = 0.0) -> tuple[str, dict[str, Any]]:
-    """(path, JSON body) of one streamed request of ``gen_tokens`` tokens (no prompt cache where it can be said)."""
+                  minimal: bool = False, temperature: float = 0.0) -> tuple[str, dict[str, Any]]:
+    """(path, JSON body) of one streamed request of ``gen_tokens`` tokens (no prompt cache where it can be said).
+
+    ``minimal`` leaves out the optional OpenAI fields (``stream_options``, ``ignore_eos``) for strict servers.
+    """
     if info.api == "ollama":
         return "/api/generate", {"model": model, "prompt": prompt, "stream": True,
                                  "options": {"num_predict": gen_tokens, "temperature": temperature}}
     if info.api == "llama.cpp":
         return "/completion", {"prompt": prompt, "n_predict": gen_tokens, "stream": True, "cache_prompt": False,
                                "temperature": temperature, "ignore_eos": True}
-    body: dict[str, Any] = {"model": model, "stream": True, "max_tokens": gen_tokens, "temperature": temperature,
-                            "stream_options": {"include_usage": True}}
-    if info.engine in _IGNORE_EOS:
-        body["ignore_eos"] = True
+    body: dict[str, Any] = {"model": model, "stream": True, "max_tokens": gen_tokens, "temperature": temperature}
+    if not minimal:
+        body["stream_options"] = {"include_usage": True}
+        if info.engine in _IGNORE_EOS:
+            body["ignore_eos"] = True
     if chat:
         body["messages"] = [{"role": "user", "content": prompt}]
         return "/v1/chat/completions", body

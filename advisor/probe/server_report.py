@@ -39,13 +39,17 @@ def _sound(runs: list[ServerRun]) -> list[ServerRun]:
     return [r for r in runs if r.prefill_tps > 0 and r.decode_tps]
 
 
-def scenario_of(result: ServerProbeResult, *, hardware: str | None = None,
-                memory_gb: float | None = None) -> Scenario:
+def scenario_of(result: ServerProbeResult, *, hardware: str | None = None, memory_gb: float | None = None,
+                system_ram_gb: float | None = None, gpu_count: int | None = None) -> Scenario:
     """The scenario a server measurement describes (longest prompt for prefill, median decode).
 
     Args:
         hardware: catalog id or name of this machine (None: unknown; physics bounds only).
-        memory_gb: its accelerator memory, GB.
+        memory_gb: its accelerator memory, GB; system_ram_gb: RAM beside a discrete GPU, GB.
+        gpu_count: accelerators in the machine.
+
+    The allocated context (Ollama ``/api/ps`` ``context_length``, llama-server ``n_ctx``) becomes
+    ``context_window``; the longest run's TTFT ``measured_ttft_s``.
     """
     runs = _sound(result.server_runs) or result.server_runs
     if not runs:
@@ -60,12 +64,15 @@ def scenario_of(result: ServerProbeResult, *, hardware: str | None = None,
     lms = [m for m in result.details.get("lmstudio_models") or [] if isinstance(m, dict) and m.get("id") == result.model]
     if lms and not quant:
         quant = str(lms[0].get("quantization") or "") or None
+    ctx = running.get("context_length") or result.details.get("n_ctx")
     return Scenario(
         hardware=hardware, memory_gb=memory_gb, backend=result.engine, model=(result.model or "")[:300] or None,
         params_b=params, quant=quant, prompt_tokens=longest.prompt_tokens, gen_tokens=longest.gen_tokens,
         measured_prefill_tps=longest.prefill_tps,
         measured_decode_tps=round(statistics.median(decodes), 2) if decodes else None,
-        gpu_fraction=result.gpu_share,
+        measured_ttft_s=longest.ttft_s if longest.ttft_s > 0 else None,
+        gpu_fraction=result.gpu_share, system_ram_gb=system_ram_gb, gpu_count=gpu_count,
+        context_window=int(ctx) if isinstance(ctx, int | float) and ctx >= 1 else None,
     )
 
 

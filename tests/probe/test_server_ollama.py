@@ -98,6 +98,11 @@ def test_partial_gpu_offload_is_diagnosed_with_the_prediction_for_this_gpu(store
     assert v.prediction is not None and v.prediction.hardware["id"] == "nvidia-rtx-4070"
     assert v.prediction.model["params_b"] == pytest.approx(8.0, rel=0.05)
     assert v.prediction.quant == "Q4_K_M"
+    from advisor.probe.server_report import scenario_of
+
+    sc = scenario_of(r, hardware="nvidia-rtx-4070", system_ram_gb=64.0, gpu_count=1)
+    assert (sc.context_window, sc.gpu_fraction, sc.system_ram_gb, sc.backend) == (4096, 0.6, 64.0, "ollama")
+    assert sc.measured_ttft_s == max(r.server_runs, key=lambda x: x.prompt_tokens).ttft_s
     dec = sorted(x.decode_tps for x in r.server_runs)
     assert r.summary == (f"Ollama runs 40% of llama3.1:8b on the CPU: decode {sum(dec) / 2:.1f} tok/s, this machine "
                          f"gives about {v.prediction.decode_tps:.0f} with every layer on the GPU; set num_gpu (or lower "

@@ -218,6 +218,8 @@ def test_requests_ask_for_no_cache_and_the_answer_length():
     mx = ServerInfo(engine="mlx", api="openai", url="http://127.0.0.1:8080")
     assert "ignore_eos" not in build_request(mx, "m", "p", 16)[1]
     assert build_request(mx, "m", "p", 16, chat=True)[0] == "/v1/chat/completions"
+    strict = build_request(vl, "m", "p", 16, minimal=True)[1]
+    assert "stream_options" not in strict and "ignore_eos" not in strict and strict["max_tokens"] == 16
 
 
 def test_choose_and_display_model():
@@ -298,7 +300,7 @@ def test_batching_verdicts(monkeypatch, agg_tokens, note):
     """Two streams over one second against a single stream of 30 tok/s: the note follows the speed-up."""
     import advisor.probe.server as S
 
-    def fake_stream(info, model, prompt, gen, timeout, chat, temperature=0.0):
+    def fake_stream(info, model, prompt, gen, timeout, opts, temperature=0.0):
         s = S._Stream()
         s.t0 = 0.0
         s.times = [0.1 + i / (agg_tokens / 2) for i in range(agg_tokens // 2 + 1)]
@@ -306,6 +308,6 @@ def test_batching_verdicts(monkeypatch, agg_tokens, note):
 
     monkeypatch.setattr(S, "_stream", fake_stream)
     info = ServerInfo(engine="ollama", api="ollama", url="http://127.0.0.1:11434")
-    b = S._batching(info, "m", 10, 16, 2, 30.0, 5.0, False, [])
+    b = S._batching(info, "m", 10, 16, 2, 30.0, 5.0, {}, [])
     assert b is not None and note in b.note
     assert b.batches is (agg_tokens == 60)
