@@ -17,7 +17,7 @@ from advisor import service
 from advisor.errors import AdvisorError
 from knowledge.store import Store
 
-__all__ = ["SERVER_OFF_TEXT", "SERVER_TEXT", "add_server_probe", "server_probe_markdown"]
+__all__ = ["SERVER_OFF_TEXT", "SERVER_TEXT", "add_server_probe", "served_models", "server_probe_markdown"]
 
 SERVER_TEXT = ("Measures the LLM server **running on the computer that runs this advisor** (Ollama, LM Studio, "
                "llama-server, vLLM, SGLang, mlx_lm.server on their usual ports) with a short streamed benchmark "
@@ -31,6 +31,19 @@ ServerProbeFn = Callable[[Store, str | None, Callable[[float, str], None]], list
 
 def _default_run(store: Store, model: str | None, progress: Callable[[float, str], None]) -> list[Any]:
     return service.run_server_probe(store, model=model, progress=progress)
+
+
+def served_models(find: Callable[[], list[Any]] | None = None) -> tuple[list[str], str]:
+    """The models the loopback LLM servers serve (for the model choice) and a markdown list of the servers."""
+    from advisor.probe.server import find_servers
+
+    try:
+        infos = (find or find_servers)()
+    except AdvisorError as e:
+        return [], f"No LLM server found: {e}"
+    names = list(dict.fromkeys(m for i in infos for m in i.models))
+    lines = [f"- {i.label} at `{i.url}`: {', '.join(i.models[:12]) or 'no model listed'}" for i in infos]
+    return names, "\n".join(lines)
 
 
 def server_probe_markdown(store: Store, model: str | None, progress: Callable[[float, str], None],
@@ -58,14 +71,16 @@ def add_server_probe(store: Store, *, allow_probe: bool, run: ServerProbeFn | No
     with gr.Group():
         gr.Markdown("### Probe my LLM server\n" + (SERVER_TEXT if allow_probe else SERVER_OFF_TEXT),
                     elem_id="server-probe-text", padding=True)
-        model = gr.Textbox(label="Model (optional)", placeholder="e.g. llama3.1:8b", elem_id="server-probe-model",
-                           max_length=200, interactive=allow_probe)
-        btn = gr.Button("Probe my LLM server", elem_id="server-probe-btn", interactive=allow_probe)
+        model = gr.Dropdown(choices=[], value=None, label="Model (optional: the one in memory when empty)",
+                            allow_custom_value=True, elem_id="server-probe-model", interactive=allow_probe)
+        with gr.Row():
+            find = gr.Button("Find my servers", elem_id="server-find-btn", interactive=allow_probe, size="sm")
+            btn = gr.Button("Probe my LLM server", elem_id="server-probe-btn", interactive=allow_probe)
         out = gr.Markdown(elem_id="server-probe-out", padding=True)
     if not allow_probe:
         return
 
-    def on_click(name: str, progress: gr.Progress = gr.Progress()) -> str:  # noqa: B008 - Gradio's idiom
+    def on_click(name: str | None, progress: gr.Progress = gr.Progress()) -> str:  # noqa: B008 - Gradio's idiom
         progress(0.0, desc="Looking for LLM servers on this machine…")
 
         def report(fraction: float, desc: str) -> None:
@@ -73,6 +88,11 @@ def add_server_probe(store: Store, *, allow_probe: bool, run: ServerProbeFn | No
 
         return server_probe_markdown(store, name, report, run)
 
+    def on_find() -> tuple[Any, str]:
+        names, listing = served_models()
+        return gr.update(choices=names, value=None), listing
+
+    find.click(on_find, None, [model, out], concurrency_limit=1, concurrency_id="probe", api_visibility="private")
     btn.click(lambda: gr.update(interactive=False), None, btn, queue=False, api_visibility="private").then(
         on_click, [model], out, concurrency_limit=1, concurrency_id="probe", api_visibility="undocumented",
         api_name="server_probe", show_progress="full",

@@ -64,3 +64,22 @@ def test_markdown_of_a_result_and_of_a_failure(store):
 
     assert server_probe_markdown(store, "", lambda f, d: None, run=failing) == (
         "The server probe could not measure: no LLM server answers on 127.0.0.1 ports 11434")
+
+
+def test_find_my_servers_offers_the_models(store):
+    from advisor.probe.server_engines import ServerInfo
+    from ui.server_probe import served_models
+
+    infos = [ServerInfo(engine="ollama", api="ollama", url="http://127.0.0.1:11434", models=["llama3.1:8b", "qwen2.5:7b"]),
+             ServerInfo(engine="mlx", api="openai", url="http://127.0.0.1:8080", models=[])]
+    names, md = served_models(lambda: infos)
+    assert names == ["llama3.1:8b", "qwen2.5:7b"]
+    assert md == ("- Ollama at `http://127.0.0.1:11434`: llama3.1:8b, qwen2.5:7b\n"
+                  "- mlx_lm.server at `http://127.0.0.1:8080`: no model listed")
+
+    def none():
+        raise ProbeError("no LLM server answers on 127.0.0.1 ports 11434")
+
+    assert served_models(none) == ([], "No LLM server found: no LLM server answers on 127.0.0.1 ports 11434")
+    demo = build_app(store, allow_probe=False)
+    assert _component(demo, "server-find-btn")["props"]["interactive"] is False
