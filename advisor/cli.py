@@ -326,12 +326,13 @@ def probe(
     """Measure this machine (memory bandwidth, matmul throughput; a model with --model) and store it."""
     from advisor import report, service
 
+    if server is not None or server_model is not None:
+        url = None if server in (None, "", SERVER_FOUND) else server
+        _server_probe(lambda: _store(store), url, server_model, server_budget, server_prompts, server_gen,
+                      server_streams, as_json)
+        return
     st = _guard(lambda: _store(store), as_json)
     bar: dict[str, Any] = {}
-    if server is not None or server_model is not None:
-        _server_probe(st, None if server in (None, "", SERVER_FOUND) else server, server_model, server_budget, server_prompts, server_gen, server_streams,
-                      as_json)
-        return
 
     def progress(frac: float, desc: str) -> None:
         if as_json or not sys.stderr.isatty():
@@ -348,7 +349,7 @@ def probe(
     _emit(r, as_json, report.probe_markdown(r, st))
 
 
-def _server_probe(st: Any, url: str | None, model: str | None, budget: float, prompts: str, gen: int,
+def _server_probe(open_store: Any, url: str | None, model: str | None, budget: float, prompts: str, gen: int,
                   streams: int, as_json: bool) -> None:
     """``advisor probe --server [URL]``: progress on stderr, one JSON object (``servers`` when several)."""
     from advisor import service
@@ -365,7 +366,7 @@ def _server_probe(st: Any, url: str | None, model: str | None, budget: float, pr
         sys.stderr.flush()
 
     results = _guard(lambda: service.run_server_probe(
-        st, url=url, model=model, allow_remote=bool(url), progress=progress, time_budget_s=budget,
+        open_store, url=url, model=model, allow_remote=bool(url), progress=progress, time_budget_s=budget,
         prompt_lengths=lengths(), gen_tokens=gen, concurrency=streams), as_json)
     if as_json:
         objs = [r.model_dump(mode="json", exclude={"machine"}) for r in results]

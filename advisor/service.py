@@ -313,7 +313,7 @@ def _looks_pasted(text: str) -> bool:
 
 
 def run_server_probe(
-    store: Store, *, url: str | None = None, model: str | None = None, allow_remote: bool = False,
+    store: Store | Callable[[], Store], *, url: str | None = None, model: str | None = None, allow_remote: bool = False,
     progress: Callable[[float, str], None] | None = None, time_budget_s: float = 60.0,
     prompt_lengths: tuple[int, ...] = (128, 512, 2048), gen_tokens: int = 64, concurrency: int = 2,
     ports: list[int] | None = None, save: bool = True, machine: dict[str, Any] | None = None,
@@ -321,6 +321,8 @@ def run_server_probe(
     """Measure the LLM server(s) running on this machine (or at ``url``), store and diagnose each.
 
     Args:
+        store: the knowledge store, or a function that opens it (called only once a server was found, so a
+            wrong address fails fast and touches no store).
         url: the server's address; None finds servers on the loopback default ports. A non-loopback
             ``url`` needs ``allow_remote`` (the CLI sets it for an address typed on its command line;
             the web app never does).
@@ -358,6 +360,8 @@ def run_server_probe(
         if not serving:
             raise InputError(f"none of the servers found ({', '.join(i.url for i in infos)}) serves {model!r}")
         infos = serving
+    if not isinstance(store, Store):
+        store = store()
     machine = machine if machine is not None else detect_machine()
     hw_id = _match_machine(store, machine, catalog)
     probe = _latest_probe(store) if hw_id is None else None

@@ -157,10 +157,16 @@ def test_nothing_listening_is_one_clear_line():
 
 def test_remote_server_in_service_needs_allow_remote():
     from advisor import service
-    from knowledge.store import Store
+
+    def no_store():
+        raise AssertionError("the store is opened only once a server was found")
 
     with pytest.raises(InputError, match="not a loopback address"):
-        service.run_server_probe(Store(":memory:"), url="http://192.168.1.20:11434")
+        service.run_server_probe(no_store, url="http://192.168.1.20:11434")
+    with _Fake({}) as f:
+        url = f.url
+    with pytest.raises(ServerProbeError, match="nothing is listening"):
+        service.run_server_probe(no_store, url=url)
 
 
 def test_parse_ollama_lines():
