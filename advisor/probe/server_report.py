@@ -118,22 +118,22 @@ def _ms(v: float) -> str:
     return f"{v:.2f}" if v < 10 else f"{v:.1f}"
 
 
+def _rate(v: float | None) -> str:
+    return "–" if not v else f"{v:,.1f}"
+
+
 def result_markdown(result: ServerProbeResult, verdict: Verdict | None = None) -> str:
     """The measurement as markdown: a table of runs (stream vs server), batching, notes, verdict headline."""
     lines = [f"**{result.engine_label}** at `{result.url}`, model **{result.model or '?'}**", ""]
-    lines += ["| prompt tok | TTFT s | prefill tok/s | gen tok | decode tok/s | ITL p50 / p95 ms | server says |",
-              "|---:|---:|---:|---:|---:|---:|---|"]
+    lines += ["| prompt | gen | TTFT s | prefill tok/s | decode tok/s | ITL p50 / p95 ms | server: prefill / decode |",
+              "|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result.server_runs:
-        said = []
-        if r.server_prefill_tps:
-            said.append(f"prefill {r.server_prefill_tps:,.1f}")
-        if r.server_decode_tps:
-            said.append(f"decode {r.server_decode_tps:,.1f}")
-        dec = f"{r.decode_tps:,.1f}" if r.decode_tps else "–"
+        said = (f"{_rate(r.server_prefill_tps)} / {_rate(r.server_decode_tps)}"
+                if r.server_prefill_tps or r.server_decode_tps else "–")
         itl = (f"{_ms(r.itl_p50_ms)} / {_ms(r.itl_p95_ms)}" if r.itl_p50_ms is not None and r.itl_p95_ms is not None
                else "–")
-        lines.append(f"| {r.prompt_tokens}{'≈' if r.prompt_tokens_estimated else ''} | {r.ttft_s:.3f} | "
-                     f"{r.prefill_tps:,.1f} | {r.gen_tokens} | {dec} | {itl} | {', '.join(said) or '–'} |")
+        lines.append(f"| {r.prompt_tokens}{'≈' if r.prompt_tokens_estimated else ''} | {r.gen_tokens} | {r.ttft_s:.3f} | "
+                     f"{r.prefill_tps:,.1f} | {_rate(r.decode_tps)} | {itl} | {said} |")
     if result.gpu_share is not None:
         lines += ["", f"On the GPU: {result.gpu_share:.0%} of the model (server's size_vram / size)."]
     if result.batching:

@@ -56,7 +56,7 @@ def test_markdown_of_a_result_and_of_a_failure(store):
 
     md = server_probe_markdown(store, "  llama3.1:8b ", lambda f, d: None, run=fake)
     assert seen["model"] == "llama3.1:8b"
-    assert "| 512 | 0.250 | 2,048.0 | 64 | 42.0 | 23.5 / 30.1 | prefill 2,100.0, decode 43.0 |" in md
+    assert "| 512 | 64 | 0.250 | 2,048.0 | 42.0 | 23.5 / 30.1 | 2,100.0 / 43.0 |" in md
     assert "Ollama serves llama3.1:8b: decode 42.0 tok/s, prefill 2,048 tok/s at 512 prompt tokens" in md
 
     def failing(st, model, progress):
