@@ -12,11 +12,20 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from advisor.errors import load_json
 from advisor.report import json_safe
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+
+class _Commands(TyperGroup):
+    """The command group; lets ``probe --server`` stand without a URL (see :func:`server_argv`)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, server_argv(args))
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
                   help="Why is my local language model slow, and what should I buy or change?")
 db_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The knowledge store: stats, export, import.")
 app.add_typer(db_app, name="db")
@@ -462,7 +471,10 @@ def db_recover(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT,
 
 
 def server_argv(argv: list[str]) -> list[str]:
-    """``--server`` without a URL (last, or before another option) → ``--server=auto`` (find servers)."""
+    """``--server`` without a URL (last, or before another option) → ``--server=auto`` (find servers).
+
+    Typer options always take a value; this keeps ``advisor probe --server [URL]`` as DESIGN.md writes it.
+    """
     out = list(argv)
     for i, a in enumerate(out):
         if a == "--server" and (i + 1 == len(out) or out[i + 1].startswith("-")):
@@ -473,8 +485,6 @@ def server_argv(argv: list[str]) -> list[str]:
 def main() -> None:
     import logging
     import os
-
-    sys.argv[1:] = server_argv(sys.argv[1:])
 
     logging.basicConfig(level=os.environ.get("ADVISOR_LOG", "WARNING"), format="%(asctime)s %(name)s %(message)s")
     app()

@@ -317,3 +317,16 @@ def test_batching_verdicts(monkeypatch, agg_tokens, note):
     b = S._batching(info, "m", 10, 16, 2, 30.0, 5.0, {}, [])
     assert b is not None and note in b.note
     assert b.batches is (agg_tokens == 60)
+
+
+@pytest.mark.parametrize("args", [["probe", "--server"], ["probe", "--server", "--json"],
+                                  ["probe", "--json", "--server"]])
+def test_bare_server_flag_searches_the_default_ports(monkeypatch, args):
+    import advisor.probe.server as server_mod
+
+    with _Fake({}) as f:
+        port = int(f.url.rsplit(":", 1)[1])
+    monkeypatch.setattr(server_mod, "DEFAULT_PORTS", ((port, "closed"),))
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2
+    assert f"no LLM server answers on 127.0.0.1 ports {port};" in r.output
