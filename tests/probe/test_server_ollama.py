@@ -44,12 +44,15 @@ def test_stream_measures_the_configured_speeds():
         # The stand-in sleeps for its work and the clock starts before the request is sent, so TTFT
         # cannot be shorter than the prefill sleep: prefill is never faster than configured. A busy
         # machine can only slow things down (and can delay reading the first token, so decode gets a margin).
-        assert 0.5 * 2000.0 <= run.prefill_tps <= 1.01 * 2000.0
-        assert 0.5 * 200.0 <= run.decode_tps <= 1.25 * 200.0
-        assert 4.0 <= run.itl_p50_ms <= 10.0 and run.itl_p95_ms >= run.itl_p50_ms
-        assert 0.5 * 2000.0 <= run.server_prefill_tps <= 1.01 * 2000.0
+        # (Lower bounds are loose for a loaded CI machine; a unit or count mistake is off by 10× or more.)
+        assert 0.35 * 2000.0 <= run.prefill_tps <= 1.01 * 2000.0
+        assert 0.35 * 200.0 <= run.decode_tps <= 1.25 * 200.0
+        assert 4.0 <= run.itl_p50_ms <= 15.0 and run.itl_p95_ms >= run.itl_p50_ms
+        assert 0.35 * 2000.0 <= run.server_prefill_tps <= 1.01 * 2000.0
+        # The stream's TTFT holds the server's prompt evaluation, so its prefill rate is never the higher one.
+        assert run.prefill_tps <= 1.01 * run.server_prefill_tps
         # eval_count (16) over eval_duration (15 sleeps after the first token)
-        assert 0.5 * 200.0 * 16 / 15 <= run.server_decode_tps <= 1.01 * 200.0 * 16 / 15
+        assert 0.35 * 200.0 * 16 / 15 <= run.server_decode_tps <= 1.01 * 200.0 * 16 / 15
     assert r.disagreements == []
     raw = r.server_reported[0]
     assert {"prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration", "load_duration"} <= set(raw)
