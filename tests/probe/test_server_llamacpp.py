@@ -94,9 +94,9 @@ def test_llama_server_end_to_end(llama_server):
     assert [b["n_predict"] for b in _LlamaServer.bodies] == [24, 12, 12]
     for run, raw in zip(r.server_runs, r.server_reported, strict=True):
         assert run.prompt_tokens == raw["timings"]["prompt_n"] and run.gen_tokens == 12
-        assert 0.5 * PREFILL <= run.prefill_tps <= 1.01 * PREFILL
+        assert 0.35 * PREFILL <= run.prefill_tps <= 1.01 * PREFILL
         assert run.server_prefill_tps == pytest.approx(raw["timings"]["prompt_per_second"], rel=1e-3)
-        assert 0.5 / STEP <= run.decode_tps <= 1.25 / STEP
+        assert 0.35 / STEP <= run.decode_tps <= 1.25 / STEP
         assert run.server_decode_tps == pytest.approx(raw["timings"]["predicted_per_second"], rel=1e-3)
     assert r.disagreements == [] or all("prefill at 6" in d for d in r.disagreements)  # HTTP weighs on tiny TTFTs
     assert r.details["total_slots"] == 1 and r.details["n_ctx"] == 4096

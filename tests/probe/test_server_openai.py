@@ -78,7 +78,7 @@ def test_chat_only_strict_server_is_measured_with_estimates(strict_server):
     assert len(r.server_runs) == 2
     for run in r.server_runs:
         assert run.prompt_tokens_estimated is True and run.gen_tokens == 10 == run.chunks
-        assert run.decode_tps is not None and 0.5 * 200 <= run.decode_tps <= 1.25 * 200
+        assert run.decode_tps is not None and 0.35 * 200 <= run.decode_tps <= 1.25 * 200
         assert run.server_decode_tps is None and run.server_prefill_tps is None
     # Estimated sizes land on the asked lengths (2 tokens per word assumed, the instruction included).
     assert [x.prompt_tokens for x in r.server_runs] == [64, 128]
