@@ -387,7 +387,7 @@ def test_bench_batched_section_reports_the_seed_batches(store, capsys):
     _bench().print_batched(store, hold_outs=(None,))  # the hold-outs refit per machine: run by the bench itself
     out = capsys.readouterr().out
     assert "Batched rows" in out and "no batched measurements in the store" not in out
-    assert "| none | 87 |" in out
+    assert "| none | 173 | 173 |" in out  # every batched seed row resolves (machine, model, format)
 
 
 def test_bench_batched_section_on_synthetic_rows(store, capsys):
