@@ -21,7 +21,7 @@ from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.explain import explanation, headline
 from advisor.diagnose.rules import Finding, first_finding
-from advisor.diagnose.status import overall_status, phase_status
+from advisor.diagnose.status import overall_status, phase_status, spec_factor
 from advisor.models import Fix, Scenario, Verdict
 from advisor.resolve import Resolved, resolve_scenario
 from advisor.understand import situation_from_resolved
@@ -112,13 +112,16 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         extra.append(f"The measured prefill {c.pp:,.0f} tok/s is above the compute ceiling ({p.prefill_ceiling_tps:,.0f} "
                      "tok/s from the FP16 spec): part of the prompt was probably cached, or the card's matrix units "
                      "outrun the spec figure used here.")
-    if f.rule != "aggregate_rate" and st_tg == "above_expected" and c.tg:
+    if f.rule != "aggregate_rate" and c.tg and p is not None and c.tg > 1.15 * p.decode_ceiling_tps:
         extra.append(f"{c.tg:g} tok/s of decode is more than the memory can deliver for this model: check the model "
                      "size and format, or whether the figure is an aggregate over several streams or includes "
                      "speculative drafts.")
     if f.bottleneck == "decode" and (c.sit.workload.depth > 8000 or c.sit.symptoms.long_context):
         extra.append("Each new token also reads the whole KV cache: the longer the context, the more bytes per token, "
                      "so decode slows as the conversation grows.")
+    if c.sit.symptoms.speculative and c.tg and c.expected_tg and c.tg > 1.3 * c.expected_tg:
+        extra.append(f"Speculative decoding ({c.sit.symptoms.speculative}) is in use: accepted drafts give several tokens "
+                     f"per pass of the model, up to ≈ {spec_factor():.1f}× the plain decode of ≈ {c.expected_tg:.0f} tok/s.")
     if f.rule == "aggregate_rate":
         st_tg = f.status or st_tg
     status = overall_status(c, f.bottleneck, st_tg, st_pp, forced=f.status if f.rule != "phase" else None)

@@ -220,7 +220,8 @@ def build_ctx(store: Store, sit: Situation) -> Ctx:
         tg = tg_raw / ms.streams
     elif tg_raw and sit.workload.users > 1 and ms.decode_is_aggregate:
         tg = tg_raw / sit.workload.users
-    lower = ms.decode_includes_prompt or sit.engine == "text-generation-webui"
+    lower = (ms.decode_includes_prompt or sit.engine == "text-generation-webui"
+             or "text-generation-webui" in sit.symptoms.mentions)
     c = Ctx(store=store, sit=sit, pred=pred, tg=tg, pp=pp, tg_raw=tg_raw, tg_lower_bound=lower)
     if pred is None:
         c.bounds = physics_bounds(store, sit)

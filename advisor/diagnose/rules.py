@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from advisor import roofline
 from advisor.diagnose.context import FAR_BELOW, Ctx, predict_for
+from advisor.diagnose.status import spec_factor
 from advisor.models import Bottleneck, Status
 
 __all__ = ["Finding", "RULES", "first_finding", "phase", "SLOW_FP16_ENGINES", "BAD_ATTENTION"]
@@ -79,6 +80,8 @@ def aggregate_rate(c: Ctx) -> Finding | None:
     ceiling = single.decode_ceiling_tps if single else (c.bounds.hi_tps if c.bounds else None)
     if not ceiling or c.tg_raw <= 1.15 * ceiling:
         return None
+    if c.sit.symptoms.speculative and c.sit.workload.users <= 1 and c.tg_raw <= 1.15 * spec_factor() * ceiling:
+        return None  # drafts accepted: more than one token per pass of one stream
     if not (c.server_engine or c.sit.workload.users > 1 or c.sit.measured.decode_is_aggregate):
         return None
     ms = c.sit.measured

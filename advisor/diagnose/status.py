@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from advisor import roofline
 from advisor.diagnose.context import FAR_OUTSIDE, Ctx
 from advisor.models import Status
 
@@ -16,6 +17,13 @@ __all__ = ["BELOW", "ABOVE", "rate_status", "phase_status", "overall_status"]
 BELOW = 0.7
 ABOVE = 1.3
 CACHE_HIT = 1.6  # measured prefill above the compute ceiling × this: a prompt-cache hit, not a rate
+
+
+def spec_factor() -> float:
+    """The decode speed-up drafts give at the typical acceptance (see :mod:`advisor.diagnose.remedies`)."""
+    from advisor.diagnose.remedies import SPEC_ACCEPT, SPEC_DRAFT_COST, SPEC_GAMMA
+
+    return roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST)
 
 
 def rate_status(measured: float | None, expected: float | None,
@@ -52,6 +60,9 @@ def phase_status(c: Ctx, phase: str) -> tuple[Status, float | None]:
             st, dev = rate_status(c.tg, c.expected_tg, _per_seq_range(c))
             if st == "below_expected" and c.tg_lower_bound:
                 return "normal", dev  # a lower bound below the range says nothing by itself
+            if st == "above_expected" and c.sit.symptoms.speculative and c.expected_tg:
+                if c.tg <= ABOVE * spec_factor() * c.expected_tg:
+                    return "normal", dev  # accepted drafts: several tokens per pass of the big model
             return st, dev
         b = c.bounds
         if b is None:

@@ -49,7 +49,8 @@ _TOP_K0 = re.compile(r"(?:--?top[-_ ]?k|top_k)\s*[=:]?\s*0\b", re.I)
 _EAGER = re.compile(r"enforce[-_]eager|eager mode|cuda graphs? (?:off|disabled)", re.I)
 _ATTN = re.compile(r"(?:attention[-_ ]backend|VLLM_ATTENTION_BACKEND)\s*[=:]?\s*([A-Za-z_]+)", re.I)
 _FA = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn|flash[- ]attention)\s*(?:[=:]?\s*(on|off|1|0|true|false|enabled|disabled))?", re.I)
-_SPEC = re.compile(r"\b(mtp|eagle3?|medusa|draft model|--model-draft|-md\b|speculative|ngram|lookahead)", re.I)
+_SPEC = re.compile(r"\b(mtp|eagle3?|medusa|draft model|speculative|ngram|lookahead)|(?<![\w-])(--model-draft|-md|--draft(?:-max|-n)?)\b", re.I)
+_TGWUI = re.compile(r"text-generation-webui|oobabooga|\btgwui\b|text gen(?:eration)? web ?ui", re.I)
 _PREFIX_CACHE = re.compile(r"(enable|disable|no)[-_ ]prefix[-_ ]caching|prefix[-_ ]caching\s*(on|off|enabled|disabled)?|"
                            r"cache_prompt\s*[=:]?\s*(true|false)", re.I)
 _PARALLEL = re.compile(r"(?:-np|--parallel|--max-num-seqs|OLLAMA_NUM_PARALLEL)\s*[=:]?\s*(\d{1,5})\b", re.I)
@@ -135,7 +136,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     spec_m = _SPEC.search(t)
     spec = None
     if spec_m:
-        w = spec_m.group(1).lower()
+        w = (spec_m.group(1) or spec_m.group(2)).lower()
         spec = "mtp" if w == "mtp" else "eagle" if w.startswith("eagle") or w == "medusa" else \
             "ngram" if w in ("ngram", "lookahead") else "draft"
     pc_m = _PREFIX_CACHE.search(t)
@@ -153,6 +154,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         backend = "cpu"
     if _SWAP.search(t):
         mentions.add("swap")
+    if _TGWUI.search(t):
+        mentions.add("text-generation-webui")  # its tok/s divides by the whole call, prompt included
     ngl = n_gpu_layers if n_gpu_layers is not None else parse_ngl(t, near)
     full = _FULL_OFFLOAD.search(t)
     full_offload = bool(full and (full.group(1) is None or full.group(1) == full.group(2)))
