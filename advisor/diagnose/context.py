@@ -17,7 +17,7 @@ from advisor.understand.situation import Situation
 from knowledge import catalog
 from knowledge.store import Store
 
-__all__ = ["Bounds", "Ctx", "build_ctx", "predict_for", "FAR_BELOW", "FAR_OUTSIDE", "GPU_KINDS"]
+__all__ = ["Bounds", "Ctx", "build_ctx", "predict_for", "stated_total_gb", "streams_for", "FAR_BELOW", "FAR_OUTSIDE", "GPU_KINDS"]
 
 FAR_BELOW = 0.35  # measured / expected below this: something is wrong, not just slow
 FAR_OUTSIDE = 0.5  # measured below this × the slowest plausible machine's low end: far outside physics
@@ -173,6 +173,28 @@ def _per_device_gb(store: Store, kind: str, stated: float | None, count: int) ->
         return stated
     shipped = {o for h in catalog.all_hardware(store).values() if h.kind == kind for o in (h.memory_gb_options or [])}
     return stated if stated in shipped or (stated / count) not in shipped else stated / count
+
+
+def streams_for(store: Store, sit: Situation, rate: float, top: int = 1024) -> int | None:
+    """The smallest batch (a power of two) whose predicted aggregate decode reaches ``rate`` tok/s, or None."""
+    b = 2
+    while b <= top:
+        p = predict_for(store, sit, concurrency=b)
+        if p is None:
+            return None
+        if p.decode_tps >= rate:
+            return b
+        b *= 2
+    return None
+
+
+def stated_total_gb(store: Store, sit: Situation) -> float | None:
+    """The whole machine's fast memory as stated, GB ("4x A100 80GB" → 320; "2x 3090 48GB" → 48)."""
+    m = sit.machine
+    if m is None or not m.memory_stated_gb:
+        return None
+    per = _per_device_gb(store, m.kind or "", m.memory_stated_gb, m.count)
+    return (per or m.memory_stated_gb) * max(1, m.count)
 
 
 def physics_bounds(store: Store, sit: Situation) -> Bounds | None:

@@ -5,8 +5,8 @@ expected Prediction and, for an unresolved machine, physics bounds) and returns 
 None. :data:`RULES` is tried in order; the first finding names the bottleneck. :func:`phase` always
 answers, so every situation gets a verdict.
 
-Order, and why: an aggregate rate is not a single-stream one (1); a model that does not fit explains
-everything after it (2–3); placement stated in the facts (4–6); setup causes named by symptoms, each
+Order, and why: a model that does not fit explains everything after it (1); an aggregate rate is not a
+single-stream one (2); a split the tool reports (3); placement stated in the facts (4–6); setup causes named by symptoms, each
 with the check that confirms it (7–17); a spill near the memory limit (18) only when no setup cause is
 named; then the generic far-below (19) and the workload's phase.
 """
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from advisor import roofline
-from advisor.diagnose.context import FAR_BELOW, Ctx, predict_for
+from advisor.diagnose.context import FAR_BELOW, Ctx, predict_for, stated_total_gb, streams_for
 from advisor.diagnose.status import spec_factor
 from advisor.models import Bottleneck, Status
 
@@ -91,17 +91,19 @@ def aggregate_rate(c: Ctx) -> Finding | None:
                        f" (≤ {ceiling:.0f} tok/s): it is an aggregate over several streams of a batched server.",
                        ["batching"], status="no_expectation", rule="aggregate_rate")
     best = predict_for(c.store, c.sit, concurrency=BATCH_PROBE)
-    top = best.decode_ceiling_tps if best else ceiling
-    est = streams or max(2, math.ceil(c.tg_raw / (single.decode_tps or 1)))
+    top = best.decode_tps if best else ceiling
+    est = streams or streams_for(c.store, c.sit, c.tg_raw) or max(2, math.ceil(c.tg_raw / (single.decode_tps or 1)))
     per = f"; {c.tg_raw / streams:.1f} tok/s per stream over {streams} streams" if streams else (
         f": at least ≈ {est} streams decoding together (one stream reaches ≈ {single.decode_tps:.0f} tok/s)")
-    status: Status = "normal" if c.tg_raw <= 1.15 * top else "above_expected"
+    status: Status = "normal" if c.tg_raw <= top else "above_expected"
+    limit = (" This batch already reaches the compute limit (the ridge point): more sequences add no throughput."
+             if c.tg_raw >= 0.9 * top else "")
     return Finding(
         "decode",
         f"{c.tg_raw:g} tok/s is above the single-stream ceiling (≈ {ceiling:.0f} tok/s for these weights at "
         f"{single.bandwidth_gbs:g} GB/s), so it is an aggregate over a batch{per}. Batched decode reads the weights "
         f"once per step for every sequence; this machine reaches up to ≈ {top:,.0f} tok/s aggregate at batch "
-        f"{BATCH_PROBE}.",
+        f"{BATCH_PROBE}.{limit}",
         ["batching", "chunked_prefill"], status=status, expected=(single.decode_tps, top), rule="aggregate_rate")
 
 
@@ -128,13 +130,13 @@ def does_not_fit(c: Ctx) -> Finding | None:
                 sig += f" The KV cache alone takes {mem.kv_cache_gb:.1f} GB at this context length."
                 rem = ["shrink_context", "kv_cache_quantization", "fit_in_memory", "quantization"]
         return Finding("memory_fit", sig, rem, rule="does_not_fit")
-    m = sit.machine
-    if m is None or not m.memory_stated_gb or sit.model is None or sit.quant is None:
+    total = stated_total_gb(c.store, sit)
+    if not total or sit.model is None or sit.quant is None:
         return None
     need = roofline.weight_bytes_total(sit.model, sit.quant.bits_per_weight) / 1e9
-    if need <= m.memory_stated_gb:
+    if need <= total:
         return None
-    return Finding("memory_fit", f"The weights alone take {need:.1f} GB at {sit.quant.name}; the {m.memory_stated_gb:g} GB "
+    return Finding("memory_fit", f"The weights alone take {need:.1f} GB at {sit.quant.name}; the {total:g} GB "
                    "of fast memory holds only part of them, so the rest runs from system RAM (or swap).",
                    ["fit_in_memory", "quantization", "smaller_model", "offload_all"], rule="does_not_fit")
 
@@ -377,7 +379,7 @@ def far_below(c: Ctx) -> Finding | None:
 
 
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
-    aggregate_rate, does_not_fit, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
+    does_not_fit, aggregate_rate, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
     slow_fp16_gpu, slow_gpu_backend, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
     near_limit_spill, far_below,
