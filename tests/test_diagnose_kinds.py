@@ -279,3 +279,40 @@ def test_model_that_fits_ram_but_not_the_gpu_limit_gets_the_limit_raise(store):
     v = _d(store, hardware="MacBook Pro M3 Max 36GB", model="qwen2.5 32b", quant="q5_k_m", measured_decode_tps=1)
     assert v.bottleneck == "memory_fit"
     assert any("GPU memory limit" in f.title for f in v.fixes[:3]), [f.title for f in v.fixes]
+
+
+def test_slower_than_before_near_the_limit_is_still_a_spill(store):
+    # "used to get 35" close to the memory limit: a larger context spilled, not the runtime.
+    v = _d(store, hardware="RTX 3060 12GB", backend="ollama", model="qwen2.5 14b", quant="q4_k_m", measured_decode_tps=4,
+           question="it used to get 35 tok/s on the same setup")
+    assert v.bottleneck == "memory_fit", v.explanation
+
+
+def test_unknown_intel_mac_with_a_gpu_backend_names_it_without_judging(store):
+    v = _d(store, hardware="MacBook Pro 2015 (Intel) 16GB", backend="llama.cpp CLBlast", model="mistral 7b",
+           quant="q4_k_m", measured_decode_tps=2.0)
+    assert v.bottleneck == "misconfiguration"
+    assert v.status == "no_expectation"  # inside the bounds of what a CPU machine does
+    assert v.fixes[0].id == "fix_configuration" and "-ngl 0" in v.fixes[0].title
+
+
+def test_p100_has_fast_fp16(store):
+    v = _d(store, hardware="Tesla P100 16GB", backend="exllamav2", model="llama 3.1 8b", quant="gptq 4-bit",
+           measured_decode_tps=30)
+    assert "FP16 math" not in v.explanation
+
+
+def test_eager_false_in_a_log_is_not_eager_mode(store):
+    v = _d(store, hardware="A100 80GB SXM", backend="vllm", model="llama 3.1 8b", quant="fp16", measured_decode_tps=90,
+           raw_output="Initializing engine (enforce_eager=False, ...)")
+    assert "enforce-eager" not in v.explanation
+
+
+def test_measured_in_memory_speed_overrules_a_cautious_fit(store):
+    # 24.5 GB "needed" of 23.5 usable is a close call; 30 tok/s is the full-GPU speed (the spill estimate is
+    # ~19), so nothing spilled.
+    base = dict(hardware="RTX 4090", model="qwen2.5 32b", quant="q4_k_m", depth=12000)
+    slow = _d(store, **base, measured_decode_tps=4)
+    assert slow.bottleneck == "memory_fit" and not slow.prediction.memory.fits
+    full = _d(store, **base, measured_decode_tps=30)
+    assert full.bottleneck != "memory_fit", full.explanation

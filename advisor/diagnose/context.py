@@ -164,6 +164,8 @@ def _pool(store: Store, kind: str, memory_gb: float | None) -> list[Hardware]:
         exact = [h for h in pool if memory_gb in (h.memory_gb_options or [])]
         larger = [h for h in pool if max(h.memory_gb_options or [0]) >= memory_gb]
         pool = exact or larger or pool
+    elif memory_gb and kind == "cpu":  # a board that never ships with that much RAM (a Pi) is not a candidate
+        pool = [h for h in pool if not h.memory_gb_options or max(h.memory_gb_options) >= memory_gb] or pool
     return pool
 
 

@@ -59,6 +59,15 @@ def _below(c: Ctx) -> bool:
     return c.far_below or not c.tg
 
 
+def _suspect(c: Ctx) -> bool:
+    """A named setup symptom is worth naming: below the prediction, or, without one, not contradicted by it
+    (the rate is not in the upper half of what the machine's kind allows)."""
+    if c.pred is not None or c.far_below:
+        return _below(c)
+    b = c.bounds
+    return not c.tg or b is None or c.tg < 0.5 * b.hi_tps
+
+
 def _far(c: Ctx) -> str:
     e = c.expectation
     if not (c.tg and e):
@@ -68,6 +77,9 @@ def _far(c: Ctx) -> str:
                 "the model in memory")
     b = c.bounds
     assert b is not None
+    if not c.far_below:
+        return (f"Decode {c.tg:g} tok/s (the slowest {b.basis.removeprefix('any ')}, {b.slow.name}, reaches ≈ "
+                f"{b.lo_tps:.0f} tok/s with this model in memory)")
     return (f"Decode {c.tg:g} tok/s is far below the ≥ {b.lo_tps:.0f} tok/s that {b.basis} reaches with this model "
             f"in memory (the slowest, {b.slow.name} at {b.slow.bandwidth_gbs:g} GB/s)")
 
@@ -114,6 +126,10 @@ def does_not_fit(c: Ctx) -> Finding | None:
         if p.memory.fits:
             return None
         mem = p.memory
+        full = predict_for(c.store, sit, gpu_share=1.0) if c.tg else None
+        if full is not None and c.tg and c.tg >= 0.7 * (full.decode_tps_per_seq or full.decode_tps) \
+                and mem.required_gb <= 1.1 * (mem.total_gb or 0):
+            return None  # the measured rate is the in-memory speed: it evidently fits (the estimate was cautious)
         layers = _layers_phrase(c)
         sig = (f"Needs {mem.required_gb:.1f} GB (weights {mem.weights_gb:.1f} + KV cache {mem.kv_cache_gb:.1f} + "
                f"overhead {mem.overhead_gb:.1f}) but only {mem.usable_gb:.1f} GB is usable ({mem.note}).")
@@ -208,7 +224,7 @@ def container(c: Ctx) -> Finding | None:
 def slow_fp16_gpu(c: Ctx) -> Finding | None:
     """Pascal (and older) cards run FP16 kernels at a small fraction of FP32: engines that compute in FP16 crawl."""
     s = c.sit.symptoms
-    if s.gpu_arch is None or not (c.far_below or (c.sit.engine in SLOW_FP16_ENGINES and _below(c))):
+    if s.gpu_arch is None or not (c.far_below or (c.sit.engine in SLOW_FP16_ENGINES and _suspect(c))):
         return None
     return Finding("misconfiguration", _far(c) + f": {s.gpu_arch.title()} GPUs (P40, P4, GTX 10xx; not the P100) run "
                    "FP16 math at about 1/64 of their FP32 rate, and this engine's kernels compute in FP16, so the card "
@@ -220,7 +236,7 @@ def slow_gpu_backend(c: Ctx) -> Finding | None:
     """A GPU backend the machine runs badly: Metal on an Intel Mac's GPU, CLBlast/OpenCL anywhere."""
     b = c.sit.symptoms.gpu_backend
     bad = b in ("clblast", "opencl") or (b in ("metal", "vulkan") and c.kind == "cpu")
-    if not bad or not (c.far_below or _below(c)):
+    if not bad or not _suspect(c):
         return None
     return Finding("misconfiguration", _far(c) + f": the {b} backend runs poorly on this GPU (Intel Macs' GPUs and "
                    "CLBlast/OpenCL offload are often slower than the CPU itself).", ["setup:gpu_backend"],
@@ -238,7 +254,7 @@ def kv_quant_fallback(c: Ctx) -> Finding | None:
 
 def cpu_sampling(c: Ctx) -> Finding | None:
     """top_k 0 makes the sampler sort the whole vocabulary on the CPU for every token."""
-    if not (c.sit.symptoms.cpu_sampling and _below(c)):
+    if not (c.sit.symptoms.cpu_sampling and _suspect(c)):
         return None
     return Finding("misconfiguration", (_far(c) if c.tg else "Decode") + ": top_k 0 disables the top-k cut, so every "
                    "token's sampler sorts the whole vocabulary (~150k entries) on the CPU, which costs more than the "
@@ -248,7 +264,7 @@ def cpu_sampling(c: Ctx) -> Finding | None:
 
 def eager_mode(c: Ctx) -> Finding | None:
     """vLLM --enforce-eager: no CUDA graphs, so every decode step pays the kernel-launch overhead."""
-    if not (c.sit.symptoms.eager_mode and _below(c)):
+    if not (c.sit.symptoms.eager_mode and _suspect(c)):
         return None
     return Finding("misconfiguration", (_far(c) if c.tg else "Decode") + ": --enforce-eager turns CUDA graphs off, so "
                    "each decode step launches hundreds of small kernels from Python; at batch 1 that overhead, not "
@@ -259,7 +275,7 @@ def attention_backend(c: Ctx) -> Finding | None:
     """A slow attention backend (xformers / torch SDPA fallback) or flash attention off at long context."""
     s = c.sit.symptoms
     bad = s.attention_backend in BAD_ATTENTION
-    if not (bad and _below(c)):
+    if not (bad and _suspect(c)):
         return None
     return Finding("misconfiguration", (_far(c) if c.tg else "Decode") + f": the {s.attention_backend} attention "
                    "backend is a slow fallback for this GPU and engine.", ["setup:attention"],
@@ -312,8 +328,8 @@ def runtime_regression(c: Ctx) -> Finding | None:
     s = c.sit.symptoms
     if not ((s.regression or s.faster_elsewhere) and (c.far_below or (c.ratio_tg is not None and c.ratio_tg < 0.7))):
         return None
-    if c.fits is False:
-        return None
+    if c.fits is False or (not s.faster_elsewhere and near_limit_spill(c) is not None):
+        return None  # "slower than before" close to the memory limit is a spill (a larger context), not the runtime
     return Finding("misconfiguration", _far(c) + ": the same model runs much faster elsewhere on this machine, so the "
                    "hardware is not the limit; this engine build is (a known regression or missing kernel).",
                    ["setup:runtime"], status="below_expected", rule="runtime_regression")

@@ -96,7 +96,9 @@ def _per_seq_range(c: Ctx) -> tuple[float, float] | None:
 
 def overall_status(c: Ctx, bottleneck: str, st_tg: Status, st_pp: Status, forced: Status | None = None) -> Status:
     """The verdict's status: a rule's own (only with an expectation), else the bottleneck phase's, else any."""
-    has_expectation = c.pred is not None or c.bounds is not None
+    has_expectation = c.pred is not None or c.far_below or forced in ("normal", "above_expected")
+    if forced == "below_expected" and c.pred is None and not c.far_below:
+        forced = None  # a named cause without numbers outside the bounds: the rates decide
     if forced is not None and (has_expectation or forced in ("not_measured", "no_expectation")):
         if forced in ("normal", "below_expected", "above_expected") and not (c.tg or c.pp):
             return "not_measured"

@@ -79,9 +79,11 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     machine = None
     if hw is not None or s.hardware:
         facts = read_machine_facts(" ".join(filter(None, [s.hardware, s.backend, s.raw_output, s.interconnect])))
+        kind = hw.kind if hw is not None else guess_kind(s.hardware)
+        count = s.gpu_count or (int(facts.get("count", 1)) if kind not in (None, "cpu", "apple_soc") else 1)  # type: ignore[call-overload]
         machine = Machine(
-            text=s.hardware, hardware=hw, kind=hw.kind if hw is not None else guess_kind(s.hardware),  # type: ignore[arg-type]
-            count=hw.n_devices if hw is not None else (s.gpu_count or int(facts.get("count", 1))),  # type: ignore[call-overload]
+            text=s.hardware, hardware=hw, kind=kind,  # type: ignore[arg-type]
+            count=hw.n_devices if hw is not None else count,
             interconnect=facts.get("interconnect"), pcie_lanes=facts.get("pcie_lanes"),  # type: ignore[arg-type]
             layout=facts.get("layout"), tensor_parallel=facts.get("tensor_parallel"),  # type: ignore[arg-type]
             vram_carveout_gb=facts.get("vram_carveout_gb"), system_ram_gb=s.system_ram_gb,  # type: ignore[arg-type]

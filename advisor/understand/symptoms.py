@@ -46,19 +46,24 @@ _LONG_CTX = re.compile(
 _THREADS = re.compile(r"(?:\s-t|--threads|threads?\s*[=:]?)\s*(\d{1,3})\b", re.I)
 _CPU_ONLY = re.compile(r"cpu[- ]only|-ngl 0\b|ngl 0\b|cpu backend|n[_-]gpu[_-]layers\s*=\s*0|num_gpu\s*[=:]?\s*0\b", re.I)
 _TOP_K0 = re.compile(r"(?:--?top[-_ ]?k|top_k)\s*[=:]?\s*0\b", re.I)
-_EAGER = re.compile(r"enforce[-_]eager|eager mode|cuda graphs? (?:off|disabled)", re.I)
-_ATTN = re.compile(r"(?:attention[-_ ]backend|VLLM_ATTENTION_BACKEND)\s*[=:]?\s*([A-Za-z_]+)", re.I)
+_EAGER = re.compile(r"enforce[-_]eager(?!\s*[=:]\s*(?:false|0)\b)|eager mode|cuda graphs? (?:off|disabled)|"
+                    r"cudagraphs? (?:off|disabled)", re.I)
+_ATTN = re.compile(r"(?:attention[-_ ]backend|VLLM_ATTENTION_BACKEND)\s*[=:]?\s*([A-Za-z_]+)|"
+                   r"\bUsing ([A-Za-z][\w-]*(?: SDPA)?) (?:attention )?backend", re.I)
 _FA = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn|flash[- ]attention)\s*(?:[=:]?\s*(on|off|1|0|true|false|enabled|disabled))?", re.I)
 _SPEC = re.compile(r"\b(mtp|eagle3?|medusa|draft model|speculative|ngram|lookahead)|(?<![\w-])(--model-draft|-md|--draft(?:-max|-n)?)\b", re.I)
 _TGWUI = re.compile(r"text-generation-webui|oobabooga|\btgwui\b|text gen(?:eration)? web ?ui", re.I)
 _PREFIX_CACHE = re.compile(r"(enable|disable|no)[-_ ]prefix[-_ ]caching|prefix[-_ ]caching\s*(on|off|enabled|disabled)?|"
                            r"cache_prompt\s*[=:]?\s*(true|false)", re.I)
 _PARALLEL = re.compile(r"(?:-np|--parallel|--max-num-seqs|OLLAMA_NUM_PARALLEL)\s*[=:]?\s*(\d{1,5})\b", re.I)
-_REGRESSION = re.compile(r"after (?:the |an? )?(?:update|upgrade)|since (?:the |an? )?(?:update|upgrade|version)|"
-                         r"(?:got|became|is) slower (?:after|since|than before)|regress", re.I)
+_REGRESSION = re.compile(r"after (?:the |an? )?(?:update|upgrade)|after (?:updating|upgrading)|since (?:updating|upgrading)|"
+                         r"since (?:the |an? )?(?:update|upgrade|version)|(?:got|became|is|much) slower (?:after|since|than before)|"
+                         r"regress|downgrad|roll(?:ed|ing)? back|(?:new|newer|latest) (?:version|release|build) is slower|"
+                         r"used to (?:get|run|be|do) (?:about |around |~)?\d", re.I)
 _FULL_OFFLOAD = re.compile(r"fully (?:offloaded|on the gpu)|full(?:y)? (?:gpu )?offload|all (?:the )?layers (?:on|to|in) (?:the )?(?:gpu|vram)|"
                            r"(?:-ngl|--n-gpu-layers|num_gpu)\s*[=:]?\s*(?:99|999|9999|-1)\b|offloaded (\d+)/(\d+) layers", re.I)
-_PASCAL = re.compile(r"\b(?:tesla )?p40\b|\btesla p4\b|\bp4 \d+gb|\bgtx ?10[5-8]0|\bpascal\b|titan xp?\b|\bp102\b|\bp104\b", re.I)
+_PASCAL = re.compile(r"\b(?:tesla )?p40\b|\btesla p4\b|\bp4 \d+gb|\bgtx ?10[5-8]0|\bpascal\b|titan xp?\b|\bp10[24]\b|"
+                     r"quadro p[1-6]000|\bp106-\d+", re.I)
 _MAXWELL = re.compile(r"\b(?:tesla )?m40\b|\bgtx ?9[5-8]0|\bmaxwell\b", re.I)
 _KEPLER = re.compile(r"\bk80\b|\bkepler\b|\bgtx ?7[6-8]0", re.I)
 _P2P_OFF = re.compile(r"p2p (?:is )?(?:disabled|off|not (?:supported|available))|nccl_p2p_disable\s*=\s*1|no p2p", re.I)
@@ -78,7 +83,8 @@ _CARVEOUT = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:gb|gib|mb)\s*(?:of )?(?:bios |
                        r"(?:carve-?out|uma frame buffer|bios vram)\s*(?:of|=|:|set to)?\s*(\d{1,3}(?:\.\d+)?)\s*(gb|gib|mb)", re.I)
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*|\b(\d{1,2})\s*[x×]\s*(?=[a-z])|\b(dual|two|quad|four)\b", re.I)
 _KIND_HINTS: tuple[tuple[str, str], ...] = (
-    (r"intel\s+mac|mac\w*\s+(?:pro|air)?\s*\(?(?:20(?:1\d|20))\b(?!.*\bm[1-5]\b)|mac\w*.*\bintel\b|\bi[579]\b.*\bmac", "cpu"),
+    (r"intel\s+(?:mac|imac)|\b(?:mac\w*|imac)\b.*\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b|"
+     r"\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b.*\b(?:mac\w*|imac)\b|\b(?:mac\w*|imac)\b[^.]*\b20(?:0\d|1\d)\b", "cpu"),
     (r"\bmac(?:book|\s?mini|\s?studio|\s?pro)?\b|\bimac\b|apple silicon|\bm[1-5]\s*(?:pro|max|ultra)?\b", "apple_soc"),
     (r"\b(?:radeon\s*)?(?:680m|760m|780m|880m|890m|8060s|8050s)\b|\bigpu\b|integrated (?:gpu|graphics)|strix halo|ryzen ai max|"
      r"\bapu\b|jetson|dgx spark|gb10", "apu"),
@@ -146,7 +152,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         pc = not any(w in words for w in ("disable", "no", "off", "false"))
     par = _PARALLEL.search(t)
     thr = _THREADS.search(t)
-    attn = _ATTN.search(t)
+    attn_m = _ATTN.search(t)
+    attn = (attn_m.group(1) or attn_m.group(2) or "").lower().replace(" ", "_").replace("-", "_") if attn_m else None
     tl = t.lower()
     backend = next((v for k, v in _GPU_BACKEND if k in tl), None)
     cpu_only = bool(_CPU_ONLY.search(t))
@@ -159,7 +166,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     ngl = n_gpu_layers if n_gpu_layers is not None else parse_ngl(t, near)
     full = _FULL_OFFLOAD.search(t)
     full_offload = bool(full and (full.group(1) is None or full.group(1) == full.group(2)))
-    arch = "pascal" if _PASCAL.search(t) else "maxwell" if _MAXWELL.search(t) else "kepler" if _KEPLER.search(t) else None
+    arch = "pascal" if (_PASCAL.search(t) and not re.search(r"\bp100\b", t, re.I)) else "maxwell" if _MAXWELL.search(t) else "kepler" if _KEPLER.search(t) else None
     return Symptoms(
         n_gpu_layers=ngl,
         gpu_fraction=gpu_fraction,
@@ -169,7 +176,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         container=bool(_CONTAINER.search(t)),
         cpu_sampling=bool(_TOP_K0.search(t)),
         eager_mode=bool(_EAGER.search(t)),
-        attention_backend=attn.group(1).lower() if attn else None,
+        attention_backend=attn or None,
         flash_attention=fa,
         kv_cache_quant=kvq,
         speculative=spec,
