@@ -316,3 +316,18 @@ def test_measured_in_memory_speed_overrules_a_cautious_fit(store):
     assert slow.bottleneck == "memory_fit" and not slow.prediction.memory.fits
     full = _d(store, **base, measured_decode_tps=30)
     assert full.bottleneck != "memory_fit", full.explanation
+
+
+def test_intel_mac_with_metal_is_not_told_to_offload_more(store):
+    v = _d(store, hardware="MacBook Pro 13-inch 2020, Intel Core i5, Intel Iris Plus Graphics, 16GB", memory_gb=16,
+           backend="llama.cpp built with Metal, -ngl 1", model="llama 2 7b", quant="Q4_0", measured_decode_tps=0.9)
+    assert v.bottleneck == "misconfiguration"
+    assert "gpu_offload" not in [f.id for f in v.fixes]
+    assert v.fixes[0].id == "fix_configuration" and "CPU backend" in v.fixes[0].title
+
+
+@pytest.mark.parametrize("kw", [{}, dict(measured_decode_tps=5.0), dict(model="llama 3.1 8b"),
+                                dict(hardware="my computer", measured_prefill_tps=50.0)])
+def test_almost_nothing_known_still_answers_with_a_fix(store, kw):
+    v = _d(store, **kw)
+    assert v.fixes and v.status in ("not_measured", "no_expectation")

@@ -91,8 +91,9 @@ class Ctx:
 
     @property
     def has_gpu(self) -> bool:
-        """The machine has a GPU that could run the layers (a Mac, an APU or a discrete/datacenter GPU)."""
-        return self.kind in GPU_KINDS
+        """The machine has a GPU that could run the layers well (Apple Silicon, an APU, a discrete/datacenter
+        GPU; not an Intel Mac's GPU)."""
+        return self.kind in GPU_KINDS and not self.sit.symptoms.intel_mac
 
     @property
     def discrete(self) -> bool:

@@ -235,7 +235,7 @@ def slow_fp16_gpu(c: Ctx) -> Finding | None:
 def slow_gpu_backend(c: Ctx) -> Finding | None:
     """A GPU backend the machine runs badly: Metal on an Intel Mac's GPU, CLBlast/OpenCL anywhere."""
     b = c.sit.symptoms.gpu_backend
-    bad = b in ("clblast", "opencl") or (b in ("metal", "vulkan") and c.kind == "cpu")
+    bad = b in ("clblast", "opencl") or (b in ("metal", "vulkan") and (c.kind == "cpu" or c.sit.symptoms.intel_mac))
     if not bad or not _suspect(c):
         return None
     return Finding("misconfiguration", _far(c) + f": the {b} backend runs poorly on this GPU (Intel Macs' GPUs and "

@@ -223,6 +223,7 @@ class Symptoms(_Frozen):
         p2p_disabled (bool): GPU peer-to-peer is off (``NCCL_P2P_DISABLE=1``, "P2P disabled").
         faster_elsewhere (bool): the same model runs much faster in another engine or version on this machine.
         household (bool): a family/home question (plain words wanted).
+        intel_mac (bool): the machine is an Intel Mac (its GPU is no Apple Silicon GPU, whatever a name matched).
     """
 
     n_gpu_layers: int | None = None
@@ -253,6 +254,7 @@ class Symptoms(_Frozen):
     p2p_disabled: bool = False
     faster_elsewhere: bool = False
     household: bool = False
+    intel_mac: bool = False
 
 
 class Situation(_Frozen):

@@ -82,9 +82,10 @@ _CARVEOUT = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:gb|gib|mb)\s*(?:of )?(?:bios |
                        r"(?=[^.]*\b(?:bios|carve|uma|strix|ryzen ai|apu|igpu|780m|890m|8060s)\b)|"
                        r"(?:carve-?out|uma frame buffer|bios vram)\s*(?:of|=|:|set to)?\s*(\d{1,3}(?:\.\d+)?)\s*(gb|gib|mb)", re.I)
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*|\b(\d{1,2})\s*[x×]\s*(?=[a-z])|\b(dual|two|quad|four)\b", re.I)
+_INTEL_MAC_RE = (r"intel\s+(?:mac|imac)|\b(?:mac\w*|imac)\b.*\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b|"
+     r"\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b.*\b(?:mac\w*|imac)\b|\b(?:mac\w*|imac)\b[^.]*\b20(?:0\d|1\d)\b")
 _KIND_HINTS: tuple[tuple[str, str], ...] = (
-    (r"intel\s+(?:mac|imac)|\b(?:mac\w*|imac)\b.*\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b|"
-     r"\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b.*\b(?:mac\w*|imac)\b|\b(?:mac\w*|imac)\b[^.]*\b20(?:0\d|1\d)\b", "cpu"),
+    (_INTEL_MAC_RE, "cpu"),
     (r"\bmac(?:book|\s?mini|\s?studio|\s?pro)?\b|\bimac\b|apple silicon|\bm[1-5]\s*(?:pro|max|ultra)?\b", "apple_soc"),
     (r"\b(?:radeon\s*)?(?:680m|760m|780m|880m|890m|8060s|8050s)\b|\bigpu\b|integrated (?:gpu|graphics)|strix halo|ryzen ai max|"
      r"\bapu\b|jetson|dgx spark|gb10", "apu"),
@@ -196,7 +197,13 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         p2p_disabled=bool(_P2P_OFF.search(t)),
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
+        intel_mac=_intel_mac(t),
     )
+
+
+def _intel_mac(text: str) -> bool:
+    """An Intel Mac is named (and no Apple Silicon chip is)."""
+    return bool(re.search(_INTEL_MAC_RE, text, re.I)) and not re.search(r"\bm[1-5]\b|apple silicon", text, re.I)
 
 
 def guess_kind(text: str | None) -> str | None:
@@ -208,7 +215,9 @@ def guess_kind(text: str | None) -> str | None:
     ('apple_soc', 'datacenter_gpu', 'apu')
     """
     t = (text or "")[:2000]
-    return next((kind for pat, kind in _KIND_HINTS if re.search(pat, t, re.I)), None)
+    if _intel_mac(t):
+        return "cpu"
+    return next((kind for pat, kind in _KIND_HINTS[1:] if re.search(pat, t, re.I)), None)
 
 
 def read_machine_facts(text: str | None) -> dict[str, object]:
