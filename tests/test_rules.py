@@ -120,3 +120,22 @@ def test_aggregate_with_drafts_is_not_an_aggregate(store):
     # One stream with MTP drafts can beat the plain ceiling by the draft speed-up.
     c = ctx(store, **GPU8B, backend="vllm with MTP", measured_decode_tps=260)
     assert rules.aggregate_rate(c) is None
+
+
+def test_allocated_context_that_does_not_fit(store):
+    big = ctx(store, hardware="RTX 3060 12GB", backend="ollama", model="qwen2.5 14b", quant="q4_k_m",
+              context_window=32768, measured_decode_tps=5)
+    f = rules.allocated_context(big)
+    assert f is not None and f.bottleneck == "memory_fit" and "32,768" in f.signal
+    small = ctx(store, hardware="RTX 3060 12GB", backend="ollama", model="qwen2.5 14b", quant="q4_k_m",
+                context_window=4096, measured_decode_tps=5)
+    assert rules.allocated_context(small) is None
+
+
+def test_unknown_mac_whose_memory_cannot_hold_the_model(store):
+    c = ctx(store, hardware="MacBook Air 8GB", model="llama 3.1 8b", quant="q8_0", measured_decode_tps=0.3)
+    f = rules.does_not_fit(c)
+    assert f is not None and f.bottleneck == "memory_fit"
+    c2 = ctx(store, hardware="MacBook Air 8GB", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=0.3)
+    f2 = rules.does_not_fit(c2)
+    assert f2 is not None and "usable" in f2.signal  # 4.9 GB of weights, ~5.4 GB usable on an 8 GB Mac: too tight

@@ -68,6 +68,7 @@ class Bounds:
     fast: Hardware
     basis: str
     slow_pred: Prediction
+    fits_any: bool = True  # the model fits the stated memory on at least one of the two machines
 
 
 @dataclass
@@ -226,8 +227,9 @@ def physics_bounds(store: Store, sit: Situation) -> Bounds | None:
     lo = sp.decode_tps_range[0] if sp.decode_tps_range else sp.decode_tps
     words = _KIND_WORDS.get(m.kind, m.kind)
     basis = f"any {words}" + (f" with {per_device:g} GB" if per_device else "")
+    fits_any = sp.memory.fits or fp.memory.fits or not per_device
     return Bounds(lo_tps=lo, hi_tps=fp.decode_ceiling_tps * max(1, m.count), slow=slow, fast=fast, basis=basis,
-                  slow_pred=sp)
+                  slow_pred=sp, fits_any=fits_any)
 
 
 def build_ctx(store: Store, sit: Situation) -> Ctx:

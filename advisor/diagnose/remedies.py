@@ -259,7 +259,8 @@ def _kv_quant(c: Ctx) -> Fix | None:
     ctx_t = w.depth + w.prompt_tokens + w.gen_tokens
     wb = p.weight_bytes_per_token_gb
     kvb = p.kv_bytes_per_token_gb * (w.depth + w.prompt_tokens)
-    sp = (wb + kvb) / (wb + kvb / 2) if wb else None
+    # At long context the cache is a share of the bytes read per token; otherwise the gain is memory, not speed.
+    sp = (wb + kvb) / (wb + kvb / 2) if (wb and w.depth + w.prompt_tokens >= 4000) else None
     return fix("kv_cache_quantization", "Quantize the KV cache to q8_0 (needs flash attention)",
                f"KV cache at {ctx_t:,} tokens × {w.users}: {kv:.1f} → {kv / 2:.1f} GB; bytes read per token "
                f"{wb + kvb:.2f} → {wb + kvb / 2:.2f} GB",

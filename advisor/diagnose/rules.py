@@ -150,11 +150,36 @@ def does_not_fit(c: Ctx) -> Finding | None:
     if not total or sit.model is None or sit.quant is None:
         return None
     need = roofline.weight_bytes_total(sit.model, sit.quant.bits_per_weight) / 1e9
+    b = c.bounds
+    if need <= total and b is not None and not b.fits_any and (not c.tg or c.tg < b.lo_tps):
+        mem = b.slow_pred.memory
+        return Finding("memory_fit", f"On {b.basis} the model needs {mem.required_gb:.1f} GB (weights {mem.weights_gb:.1f} "
+                       f"+ KV cache {mem.kv_cache_gb:.1f} + overhead {mem.overhead_gb:.1f}) but only about "
+                       f"{mem.usable_gb:.1f} GB is usable ({mem.note}): the rest is swapped or runs from system RAM.",
+                       ["fit_in_memory", "quantization", "smaller_model"], rule="does_not_fit")
     if need <= total:
         return None
     return Finding("memory_fit", f"The weights alone take {need:.1f} GB at {sit.quant.name}; the {total:g} GB "
                    "of fast memory holds only part of them, so the rest runs from system RAM (or swap).",
                    ["fit_in_memory", "quantization", "smaller_model", "offload_all"], rule="does_not_fit")
+
+
+def allocated_context(c: Ctx) -> Finding | None:
+    """The allocated context (num_ctx / -c) sizes the KV cache up front: too large, and layers leave the GPU."""
+    sit, p = c.sit, c.pred
+    cw = sit.workload.context_window or sit.facts.context_window
+    hw = sit.hardware
+    if not cw or p is None or hw is None or sit.model is None or sit.quant is None or not p.memory.fits:
+        return None
+    if not c.has_gpu or cw <= sit.workload.depth + sit.workload.prompt_tokens + sit.workload.gen_tokens:
+        return None
+    fm = roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw, concurrency=sit.workload.users)
+    if fm.fits or (c.tg and not _below(c)):
+        return None
+    return Finding("memory_fit", f"The allocated context of {cw:,} tokens reserves a {fm.kv_cache_gb:.1f} GB KV cache up "
+                   f"front: model + cache need {fm.required_gb:.1f} GB of {fm.usable_gb:.1f} GB usable, so part of the "
+                   "model leaves the GPU (check `ollama ps` or the engine's offload log).",
+                   ["shrink_context", "kv_cache_quantization", "fit_in_memory"], rule="allocated_context")
 
 
 def reported_split(c: Ctx) -> Finding | None:
@@ -395,7 +420,7 @@ def far_below(c: Ctx) -> Finding | None:
 
 
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
-    does_not_fit, aggregate_rate, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
+    does_not_fit, allocated_context, aggregate_rate, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
     slow_fp16_gpu, slow_gpu_backend, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
     near_limit_spill, far_below,
