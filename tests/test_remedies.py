@@ -77,7 +77,7 @@ def test_gpu_offload_effect_is_the_full_gpu_prediction(store):
     f = remedies.build(c, "offload_all")
     full = remedies.what_if(c, gpu_share=1.0)
     assert f is not None and f.new_decode_tps == pytest.approx(full.decode_tps)
-    assert "22 of 32 layers" in f.title
+    assert "23 of 33 layers" in f.title
 
 
 def test_batching_single_user_is_not_offered(store):

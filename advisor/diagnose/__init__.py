@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
-from advisor.diagnose.explain import explanation, headline
+from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.rules import Finding, first_finding
 from advisor.diagnose.status import overall_status, phase_status, spec_factor
 from advisor.models import Fix, Scenario, Verdict
@@ -83,6 +83,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
             out.append(fx)
     if c.sit.symptoms.household or c.sit.audience == "household":
         out.sort(key=lambda fx: fx.id == "speculative_decoding")
+        out = [household_fix(fx) for fx in out]
     if not out:
         for key in ("setup:check_placement" if c.has_gpu else "setup:cpu_tuning", "quantization", "smaller_model"):
             add(key)

@@ -148,6 +148,12 @@ class Ctx:
         return self.sit.model.n_layers if self.sit.model is not None else None
 
     @property
+    def offload_layers(self) -> int | None:
+        """Layers an engine offloads: the repeating blocks plus the output layer (llama.cpp's "offloaded N/33")."""
+        n = self.n_layers
+        return n + 1 if n else None
+
+    @property
     def expectation(self) -> float | None:
         """The decode figure a far-below verdict is stated against: the prediction, else the physics floor."""
         if self.expected_tg:
@@ -237,8 +243,9 @@ def build_ctx(store: Store, sit: Situation) -> Ctx:
     pred = predict_for(store, sit)
     ms = sit.measured
     pp = ms.prefill_tps
-    if pp is None and ms.ttft_s and (ms.prompt_tokens or "prompt_tokens" in sit.workload.stated):
-        pp = (ms.prompt_tokens or sit.workload.prompt_tokens) / ms.ttft_s
+    ttft = ms.ttft_s or sit.facts.measured_ttft_s
+    if pp is None and ttft and (ms.prompt_tokens or "prompt_tokens" in sit.workload.stated):
+        pp = (ms.prompt_tokens or sit.workload.prompt_tokens) / ttft
     tg_raw = ms.decode_tps
     if tg_raw is None and ms.itl_ms:
         tg_raw = 1000.0 / ms.itl_ms

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.rules import Finding
+from advisor.models import Fix
 
-__all__ = ["headline", "explanation", "expectation_sentence"]
+__all__ = ["headline", "explanation", "expectation_sentence", "household_fix"]
+
+# Plain titles for a household question: what to do, in words a family uses; the technical name follows.
+_PLAIN = {
+    "quantization": "Download a more compressed version of the same model",
+    "smaller_model": "Use a smaller model",
+    "fit_in_memory": "Pick a model that fits this computer's memory",
+    "more_bandwidth": "A computer with faster memory",
+    "more_compute": "A computer with a faster graphics chip",
+    "prefix_caching": "Let the app remember the start of the conversation",
+    "shorter_prompt": "Keep questions and pasted text shorter",
+}
 
 _PHASE = {
     "prefill": "Bottleneck: prefill (reading the prompt, compute-bound)",
@@ -53,6 +65,14 @@ def expectation_sentence(c: Ctx, f: Finding) -> str:
                 f"from ≥ {b.lo_tps:.1f} tok/s on the slowest ({b.slow.name}, {b.slow.bandwidth_gbs:g} GB/s) to ≤ "
                 f"{b.hi_tps:.0f} tok/s on the fastest ({b.fast.name}).")
     return ""
+
+
+def household_fix(fix: Fix) -> Fix:
+    """The same fix with a plain title first and the technical one in brackets (household questions)."""
+    plain = _PLAIN.get(fix.id)
+    if plain is None or fix.title.startswith(plain):
+        return fix
+    return fix.model_copy(update={"title": f"{plain} ({fix.title[0].lower()}{fix.title[1:]})"})
 
 
 def explanation(c: Ctx, f: Finding, status: str, extra: list[str]) -> str:

@@ -198,8 +198,9 @@ def reported_split(c: Ctx) -> Finding | None:
 
 
 def _layers_phrase(c: Ctx) -> str:
-    ngl, n = c.sit.symptoms.n_gpu_layers, c.n_layers
-    if ngl is None or not n or ngl >= n or not c.has_gpu:
+    """ "With -ngl 20, 13 of 33 layers run from system RAM." (llama.cpp counts the output layer as one more.)"""
+    ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
+    if ngl is None or not n or ngl >= n - 1 or not c.has_gpu:
         return ""
     return f"With -ngl {ngl}, {n - ngl} of {n} layers run from system RAM."
 

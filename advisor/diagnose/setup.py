@@ -42,7 +42,7 @@ def _has_gpu(c: Ctx) -> bool:
 
 @register("offload_all", "gpu_offload", 0, _has_gpu)
 def _offload_all(c: Ctx) -> Fix | None:
-    ngl, n = c.sit.symptoms.n_gpu_layers, c.n_layers
+    ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
     now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
     if c.kind == "apple_soc":
         title = "Run the engine natively with Metal so every layer is on the GPU (Ollama app, LM Studio, mlx-lm)"
