@@ -224,10 +224,13 @@ def physics_bounds(store: Store, sit: Situation) -> Bounds | None:
     slow = min(pool, key=lambda h: h.bandwidth_gbs)
     fast = max(pool, key=lambda h: h.bandwidth_gbs)
     big = lambda h: max(h.memory_gb_options or [0]) or None  # noqa: E731 - the fit is the best case
+    # With the memory stated, the fit decides the placement (a spill is part of the expectation); without it,
+    # the best case: the model in memory.
+    share = None if per_device else 1.0
     sp = predict_for(store, sit, hardware=slow.model_copy(update={"memory_gb": per_device or big(slow)}),
-                     concurrency=1, gpu_share=1.0)
+                     concurrency=1, gpu_share=share)
     fp = predict_for(store, sit, hardware=fast.model_copy(update={"memory_gb": per_device or big(fast)}),
-                     concurrency=1, gpu_share=1.0)
+                     concurrency=1, gpu_share=share)
     if sp is None or fp is None:
         return None
     lo = sp.decode_tps_range[0] if sp.decode_tps_range else sp.decode_tps

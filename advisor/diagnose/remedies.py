@@ -10,6 +10,7 @@ Tiers order fixes of equal standing: 0 a setting, 1 a model or format change, 2 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -121,7 +122,7 @@ def _quantization(c: Ctx) -> Fix | None:
         base = today_tg(c)
         sp = new.decode_tps_per_seq / base if (base and new.decode_tps_per_seq) else None
         eff = (f"{cur.name} → {q.name}: weights {p.memory.weights_gb:.1f} → {new.memory.weights_gb:.1f} GB; decode ≈ "
-               f"{new.decode_tps_per_seq or new.decode_tps:.1f} tok/s (from {base or 0:.1f})"
+               f"{new.decode_tps_per_seq or new.decode_tps:.1f} tok/s (from {base or 0:.3g})"
                + ("" if new.memory.fits else "; still does not fit"))
         return fix("quantization", f"Use {_a(q.name)} {q.name} build", eff, why, speedup=sp, new_decode_tps=new.decode_tps,
                    new_ttft_s=new.ttft_s)
@@ -149,7 +150,7 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     hw = sit.hardware
     assert hw is not None
     ctx_tokens = sit.workload.depth + sit.workload.prompt_tokens + sit.workload.gen_tokens
-    eco = sit.quant.ecosystem if sit.quant else "gguf"
+    eco = "mlx" if sit.engine == "mlx" else (sit.quant.ecosystem if sit.quant else "gguf")
     quants = sorted((q for q in catalog.all_quants(c.store).values()
                      if q.ecosystem in (eco if eco in ("gguf", "mlx") else "gguf",) and q.bits_per_weight >= 3.5),
                     key=lambda q: -q.bits_per_weight)
@@ -254,8 +255,8 @@ def _kv_quant(c: Ctx) -> Fix | None:
     p, w = c.pred, c.sit.workload
     assert p is not None
     kv = p.memory.kv_cache_gb
-    if kv < 0.05:
-        return None
+    if kv < 0.05 or (kv < 0.1 * p.memory.required_gb and w.depth + w.prompt_tokens < 4000):
+        return None  # a small share of the memory at a short context: halving it changes nothing
     ctx_t = w.depth + w.prompt_tokens + w.gen_tokens
     wb = p.weight_bytes_per_token_gb
     kvb = p.kv_bytes_per_token_gb * (w.depth + w.prompt_tokens)
@@ -375,20 +376,23 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     if p is None or hw is None:
         return None
     need = p.memory.required_gb
+    # Machines whose memory is not fixed (generic DDR rows list no sizes) take what the model needs.
     hws = [h for h in catalog.all_hardware(c.store).values() if h.n_devices == 1
-           and max(h.memory_gb_options or [0]) >= need]
+           and (not h.memory_gb_options or max(h.memory_gb_options) >= need)]
     if pick_by == "bandwidth":
         fam = [h for h in hws if h.kind == hw.kind and h.bandwidth_gbs >= 1.8 * p.bandwidth_gbs]
         if not fam:
             return None
-        same = [h for h in fam if h.family == hw.family]
-        pick = min(same or fam, key=lambda h: (-(h.release_year or 0), h.bandwidth_gbs))
+        # The same family first, then the smallest step up (the cheapest machine that makes the difference).
+        pick = min(fam, key=lambda h: (h.family != hw.family, h.bandwidth_gbs))
     else:
-        fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops]
+        fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops
+               and h.kind in (hw.kind, "discrete_gpu", "datacenter_gpu")]
         if not fam:
             return None
-        pick = min(fam, key=lambda h: h.fp16_tflops or 0)
-    new = what_if(c, hardware=pick.model_copy(update={"memory_gb": max(pick.memory_gb_options)}))
+        pick = min(fam, key=lambda h: (h.kind != hw.kind, h.kind != "discrete_gpu", h.fp16_tflops or 0))
+    mem = max(pick.memory_gb_options) if pick.memory_gb_options else 2 ** math.ceil(math.log2(max(need * 1.3, 1)))
+    new = what_if(c, hardware=pick.model_copy(update={"memory_gb": mem}))
     if new is None:
         return None
     if pick_by == "bandwidth":

@@ -25,7 +25,7 @@ from advisor.models import Bottleneck, Status
 __all__ = ["Finding", "RULES", "first_finding", "phase", "SLOW_FP16_ENGINES", "BAD_ATTENTION"]
 
 SLOW_FP16_ENGINES = ("exllamav2", "vllm", "sglang", "tensorrt-llm", "transformers", "text-generation-webui")
-BAD_ATTENTION = ("xformers", "torch_sdpa", "sdpa", "torch", "naive", "eager")
+BAD_ATTENTION = ("xformers", "torch_sdpa", "sdpa", "torch", "torch_native", "naive", "eager")
 NEAR_LIMIT = 0.8  # required / usable above this: a larger context or another process can spill it
 BATCH_PROBE = 256  # the batch at which "what batching reaches on this machine" is computed
 
