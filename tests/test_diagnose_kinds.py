@@ -344,3 +344,11 @@ def test_ttft_gives_a_prefill_rate(store):
     v = _d(store, hardware="RTX 4090", model="llama 3.1 8b", quant="q4_k_m", prompt_tokens=8000, measured_ttft_s=4.0)
     assert v.measured["prefill_tps"] == 2000
     assert v.bottleneck == "prefill"
+
+
+def test_aggregate_has_no_percent_deviation_from_one_stream(store):
+    v = _d(store, hardware="A100 80GB SXM", backend="TensorRT-LLM", model="llama 3 8b", quant="fp16",
+           measured_decode_tps=2000)
+    assert v.deviation_pct["decode_tps"] is None
+    from advisor import report
+    assert "%" not in report.plain_verdict(v)

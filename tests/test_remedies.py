@@ -150,3 +150,12 @@ def test_setup_effect_against_bounds_for_an_unresolved_machine(store):
     c = ctx(store, hardware="MacBook Air 8GB", model="llama3.2:3b", measured_decode_tps=0.05)
     f = remedies.build(c, "setup:check_placement")
     assert f is not None and "≥" in f.predicted_effect and f.speedup and f.speedup > 100
+
+
+def test_upgrades_are_sensible_steps(store):
+    pi = ctx(store, hardware="Raspberry Pi 5", model="llama3.2:1b", quant="q4_k_m")
+    f = remedies.build(pi, "more_bandwidth")
+    assert f is not None and "Desktop dual-channel" in f.title  # the smallest step up, not a workstation
+    mac = ctx(store, hardware="MacBook Pro M3 Max 64GB", model="llama 3.1 8b", quant="q4_k_m", prompt_tokens=4000)
+    g = remedies.build(mac, "more_compute")
+    assert g is not None and "Jetson" not in g.title

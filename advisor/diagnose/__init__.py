@@ -125,6 +125,8 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
                      f"per pass of the model, up to ≈ {spec_factor():.1f}× the plain decode of ≈ {c.expected_tg:.0f} tok/s.")
     if f.rule == "aggregate_rate":
         st_tg = f.status or st_tg
+    if f.rule == "aggregate_rate" or p is None:
+        dev_tg = None  # an aggregate is not a deviation from one stream; bounds are not a middle
     status = overall_status(c, f.bottleneck, st_tg, st_pp, forced=f.status if f.rule != "phase" else None)
     fixes = rank_fixes(c, f)
     exp_range = {"prefill_tps": p.prefill_tps_range if p else None,
