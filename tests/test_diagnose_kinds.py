@@ -352,3 +352,12 @@ def test_aggregate_has_no_percent_deviation_from_one_stream(store):
     assert v.deviation_pct["decode_tps"] is None
     from advisor import report
     assert "%" not in report.plain_verdict(v)
+
+
+def test_diagnose_situation_is_the_same_verdict(store):
+    from advisor.diagnose import diagnose_situation
+    from advisor.understand import understand
+
+    sc = Scenario(hardware="RTX 3090", model="llama 3.1 8b", quant="q4_k_m", backend="-ngl 20", measured_decode_tps=25)
+    a, b = diagnose(store, sc), diagnose_situation(store, understand(store, sc))
+    assert (a.bottleneck, a.status, [f.id for f in a.fixes]) == (b.bottleneck, b.status, [f.id for f in b.fixes])
