@@ -337,7 +337,7 @@ def test_household_titles_say_what_to_do_in_plain_words(store):
            question="the kids use it for homework and it is painfully slow")
     assert v.bottleneck == "memory_fit"
     assert v.fixes[0].title.startswith(("Pick a model that fits", "Use a smaller model", "Download a more compressed"))
-    assert "(" in v.fixes[0].title  # the technical name is still there, after the plain words
+    assert ": " in v.fixes[0].title  # the technical name is still there, after the plain words
 
 
 def test_ttft_gives_a_prefill_rate(store):

@@ -72,7 +72,7 @@ def household_fix(fix: Fix) -> Fix:
     plain = _PLAIN.get(fix.id)
     if plain is None or fix.title.startswith(plain):
         return fix
-    return fix.model_copy(update={"title": f"{plain} ({fix.title[0].lower()}{fix.title[1:]})"})
+    return fix.model_copy(update={"title": f"{plain}: {fix.title[0].lower()}{fix.title[1:]}"})
 
 
 def explanation(c: Ctx, f: Finding, status: str, extra: list[str]) -> str:
