@@ -361,3 +361,16 @@ def test_diagnose_situation_is_the_same_verdict(store):
     sc = Scenario(hardware="RTX 3090", model="llama 3.1 8b", quant="q4_k_m", backend="-ngl 20", measured_decode_tps=25)
     a, b = diagnose(store, sc), diagnose_situation(store, understand(store, sc))
     assert (a.bottleneck, a.status, [f.id for f in a.fixes]) == (b.bottleneck, b.status, [f.id for f in b.fixes])
+
+
+def test_ollama_ps_all_on_cpu_is_no_gpu_not_a_spill(store):
+    v = _d(store, hardware="RTX 3060 12GB", backend="ollama", model="llama3.2:3b", measured_decode_tps=6,
+           raw_output="llama3.2:3b  a80c4f17acd5  3.5 GB  100% CPU  4 minutes from now")
+    assert v.bottleneck == "misconfiguration" and v.fixes[0].id == "gpu_offload"
+
+
+def test_tensor_parallel_on_consumer_cards_implies_pcie(store):
+    v = _d(store, hardware="2x RTX 4090", backend="vllm --tensor-parallel-size 2", model="qwen2.5 32b",
+           quant="awq 4-bit", measured_decode_tps=8)
+    assert "Tensor parallel over PCIe" in v.explanation
+    assert v.fixes[0].id == "fix_configuration"

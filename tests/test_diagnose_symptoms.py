@@ -72,3 +72,10 @@ def test_unresolved_machine_keeps_kind_and_gpu_count(store):
     assert sit.hardware is None and sit.machine.kind == "datacenter_gpu" and sit.machine.count == 4
     cpu = understand(store, Scenario(hardware="Dell server, 2x Xeon Gold 6248", model="llama 3.1 8b"))
     assert cpu.machine.count == 1  # sockets are not accelerators
+
+
+@pytest.mark.parametrize("text,share", [("NAME  ID  SIZE  PROCESSOR\nqwen2.5:14b  abc  11 GB  48%/52% CPU/GPU", 0.52),
+                                        ("llama3.2:3b  a80c4f17acd5  3.5 GB  100% CPU  4 minutes", 0.0),
+                                        ("llama3.2:3b  a80c4f17acd5  3.5 GB  100% GPU", 1.0), ("no ps output", None)])
+def test_ollama_ps_split(text, share):
+    assert read_symptoms(text).gpu_fraction == share

@@ -185,6 +185,10 @@ def allocated_context(c: Ctx) -> Finding | None:
 def reported_split(c: Ctx) -> Finding | None:
     """The tool reports part of the model on the CPU (ollama ps 48%/52%), or the person says it swaps."""
     s = c.sit.symptoms
+    if s.gpu_fraction is not None and s.gpu_fraction < 0.05 and c.has_gpu and c.fits is not False:
+        return Finding("misconfiguration", "The tool reports the whole model on the CPU although it fits in GPU memory: "
+                       "the engine found no usable GPU (driver, runtime, or an unsupported GPU).",
+                       ["offload_all", "setup:gpu_runtime"], status="below_expected", rule="reported_split")
     if s.gpu_fraction is not None and s.gpu_fraction < 0.98:
         return Finding("memory_fit", f"Only {s.gpu_fraction:.0%} of the model is on the GPU (as the tool reports); "
                        "the rest decodes from system RAM at a fraction of the speed.",
@@ -314,7 +318,9 @@ def tensor_parallel_pcie(c: Ctx) -> Finding | None:
     if m is None or m.count < 2:
         return None
     tp = m.layout == "tensor_parallel" or (m.tensor_parallel or 0) > 1
-    pcie = (m.interconnect or "").startswith("pcie") or c.sit.symptoms.p2p_disabled
+    # Consumer cards talk over PCIe unless a bridge is named (RTX 40/50 have no NVLink at all).
+    pcie = ((m.interconnect or "").startswith("pcie") or c.sit.symptoms.p2p_disabled
+            or (m.interconnect is None and c.kind == "discrete_gpu"))
     if not (tp and pcie):
         return None
     bus = m.interconnect.upper().replace("PCIE", "PCIe Gen") if m.interconnect else "PCIe"

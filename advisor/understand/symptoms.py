@@ -93,6 +93,7 @@ _KIND_HINTS: tuple[tuple[str, str], ...] = (
     (r"\brtx\b|\bgtx\b|radeon|\bgeforce\b|\barc\s?[ab]\d|\brx\s?\d{3,4}|\bgpu\b|vram|nvidia|cuda", "discrete_gpu"),
     (r"\bepyc\b|\bxeon\b|threadripper|\bryzen\b|core i[3579]|\bcpu\b|raspberry|\bddr[345]\b|\bn100\b", "cpu"),
 )
+_PS_SPLIT = re.compile(r"\b(\d{1,3})\s*%\s*/\s*(\d{1,3})\s*%\s*CPU\s*/\s*GPU\b|\b100\s*%\s*(CPU|GPU)\b", re.I)
 _GPU_BACKEND = (("clblast", "clblast"), ("opencl", "opencl"), ("vulkan", "vulkan"), ("sycl", "sycl"),
                 ("rocm", "rocm"), ("hip", "rocm"), ("cuda", "cuda"), ("cublas", "cuda"), ("metal", "metal"))
 
@@ -165,6 +166,9 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     if _TGWUI.search(t):
         mentions.add("text-generation-webui")  # its tok/s divides by the whole call, prompt included
     ngl = n_gpu_layers if n_gpu_layers is not None else parse_ngl(t, near)
+    ps = _PS_SPLIT.search(t) if gpu_fraction is None else None  # `ollama ps`: "48%/52% CPU/GPU", "100% CPU"
+    if ps:
+        gpu_fraction = (int(ps.group(2)) / 100 if ps.group(2) else (0.0 if ps.group(3).upper() == "CPU" else 1.0))
     full = _FULL_OFFLOAD.search(t)
     full_offload = bool(full and (full.group(1) is None or full.group(1) == full.group(2)))
     arch = "pascal" if (_PASCAL.search(t) and not re.search(r"\bp100\b", t, re.I)) else "maxwell" if _MAXWELL.search(t) else "kepler" if _KEPLER.search(t) else None
