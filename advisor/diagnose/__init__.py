@@ -105,7 +105,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
     f = first_finding(c)
     extra: list[str] = []
     p = c.pred
-    if c.pp and p and p.prefill_ceiling_tps and c.pp > 1.6 * p.prefill_ceiling_tps:
+    if c.cache_hit and p is not None and p.prefill_ceiling_tps:
         extra.append(f"The prefill rate {c.pp:,.0f} tok/s is above what this machine can compute (ceiling ≈ "
                      f"{p.prefill_ceiling_tps:,.0f} tok/s): most of the prompt came from a prompt cache, so it is not a "
                      "measure of the machine.")

@@ -17,10 +17,11 @@ from advisor.understand.situation import Situation
 from knowledge import catalog
 from knowledge.store import Store
 
-__all__ = ["Bounds", "Ctx", "build_ctx", "predict_for", "stated_total_gb", "streams_for", "FAR_BELOW", "FAR_OUTSIDE", "GPU_KINDS"]
+__all__ = ["CACHE_HIT", "Bounds", "Ctx", "build_ctx", "predict_for", "stated_total_gb", "streams_for", "FAR_BELOW", "FAR_OUTSIDE", "GPU_KINDS"]
 
 FAR_BELOW = 0.35  # measured / expected below this: something is wrong, not just slow
 FAR_OUTSIDE = 0.5  # measured below this × the slowest plausible machine's low end: far outside physics
+CACHE_HIT = 1.6  # measured prefill above the compute ceiling × this: a prompt-cache hit, not a rate
 GPU_KINDS = ("discrete_gpu", "datacenter_gpu", "apu", "apple_soc")
 SERVER_ENGINES = ("vllm", "sglang", "tensorrt-llm")
 # The slowest memory a laptop APU reads (dual-channel DDR4-3200, catalog id cpu-ddr4-3200-2ch): the
@@ -138,6 +139,12 @@ class Ctx:
         else:
             top = self.bounds.hi_tps if self.bounds else None
         return bool(top and self.tg_raw > 1.15 * top)
+
+    @property
+    def cache_hit(self) -> bool:
+        """The measured prefill is beyond what the machine can compute: the prompt came from a prompt cache."""
+        p = self.pred
+        return bool(self.pp and p and p.prefill_ceiling_tps and self.pp > CACHE_HIT * p.prefill_ceiling_tps)
 
     @property
     def fits(self) -> bool | None:

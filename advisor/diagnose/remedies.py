@@ -429,7 +429,7 @@ def _more_compute(c: Ctx) -> Fix | None:
 
 def _prefill_rate(c: Ctx) -> float | None:
     p = c.pred
-    if c.pp and not (p and p.prefill_ceiling_tps and c.pp > 1.6 * p.prefill_ceiling_tps):
+    if c.pp and not c.cache_hit:
         return c.pp
     return p.prefill_tps if p else None
 

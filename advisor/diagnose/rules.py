@@ -446,8 +446,7 @@ def first_finding(c: Ctx) -> Finding:
 def phase(c: Ctx) -> Finding:
     """Which phase dominates this workload's wait (TTFT vs streaming), and the remedies for it."""
     w, p, s = c.sit.workload, c.pred, c.sit.symptoms
-    cache_hit = bool(c.pp and p and p.prefill_ceiling_tps and c.pp > 1.6 * p.prefill_ceiling_tps)
-    pp = c.pp if (c.pp and not cache_hit) else (p.prefill_tps if p else None)
+    pp = c.pp if (c.pp and not c.cache_hit) else (p.prefill_tps if p else None)
     tg = c.tg or (c.expected_tg if p else None)
     asked_prefill = "prefill" in s.asks_about
     prompt_stated = "prompt_tokens" in w.stated

@@ -7,6 +7,8 @@ for an unresolved machine, the floor of the slowest plausible machine of its kin
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.models import Fix
@@ -115,7 +117,7 @@ SETUP: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _make(key: str):  # type: ignore[no-untyped-def]
+def _make(key: str) -> Callable[[Ctx], Fix | None]:
     title, why, check = SETUP[key]
 
     def make(c: Ctx) -> Fix | None:

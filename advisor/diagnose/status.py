@@ -16,7 +16,6 @@ __all__ = ["BELOW", "ABOVE", "rate_status", "phase_status", "overall_status"]
 
 BELOW = 0.7
 ABOVE = 1.3
-CACHE_HIT = 1.6  # measured prefill above the compute ceiling × this: a prompt-cache hit, not a rate
 
 
 def spec_factor() -> float:
@@ -76,7 +75,7 @@ def phase_status(c: Ctx, phase: str) -> tuple[Status, float | None]:
         return "not_measured", None
     if p is None or not p.prefill_tps:
         return ("no_expectation" if c.sit.machine is not None else "not_measured"), None
-    if p.prefill_ceiling_tps and c.pp > CACHE_HIT * p.prefill_ceiling_tps:
+    if c.cache_hit:
         return "normal", None  # a prompt-cache hit: not a measure of the machine
     st, dev = rate_status(c.pp, p.prefill_tps, p.prefill_tps_range)
     if p.prefill_ceiling_tps and c.pp > 1.05 * p.prefill_ceiling_tps:
