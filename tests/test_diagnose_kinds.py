@@ -147,6 +147,7 @@ def test_near_the_limit_far_below_is_a_spill(store):
     v = _d(store, hardware="RTX 3060 12GB", backend="ollama", model="qwen2.5 14b", quant="q4_k_m", measured_decode_tps=4)
     assert v.bottleneck == "memory_fit", v.explanation
     assert "spilled" in v.explanation
+    assert "of the weights in system RAM would give" in v.explanation  # the spill speed that matches the rate
     assert _ids(v)[0] == "fit_in_memory"
 
 

@@ -401,13 +401,30 @@ def near_limit_spill(c: Ctx) -> Finding | None:
         return None
     if not p.memory.usable_gb or p.memory.required_gb / p.memory.usable_gb <= NEAR_LIMIT:
         return None
-    spill = predict_for(c.store, c.sit, gpu_share=0.7)
-    how = f"; with 30 % of the weights in system RAM it would decode at ≈ {spill.decode_tps:.0f} tok/s" if spill else ""
+    how = ""
+    share = _share_explaining(c)
+    if share is not None:
+        part = "≥ 90 %" if share <= 0.1 else f"≈ {1 - share:.0%}"
+        how = f"; {c.tg:g} tok/s is what {part} of the weights in system RAM would give"
     return Finding("memory_fit", f"Decode is {c.ratio_tg:.0%} of the expected rate while model + KV cache take "
                    f"{p.memory.required_gb:.1f} of {p.memory.usable_gb:.1f} GB{how}: part of the model or cache has most "
                    "likely spilled to system RAM (a larger context raises the KV cache; check `ollama ps` or "
                    "`nvidia-smi`).", ["shrink_context", "fit_in_memory", "kv_cache_quantization", "quantization"],
                    rule="near_limit_spill")
+
+
+def _share_explaining(c: Ctx) -> float | None:
+    """The GPU share of the weights (0.1 steps) whose predicted decode is closest to the measured rate."""
+    if not c.tg:
+        return None
+    best: tuple[float, float] | None = None
+    for i in range(1, 10):
+        p = predict_for(c.store, c.sit, gpu_share=i / 10)
+        if p is not None:
+            err = abs(math.log((p.decode_tps_per_seq or p.decode_tps) / c.tg))
+            if best is None or err < best[0]:
+                best = (err, i / 10)
+    return best[1] if best and best[0] < math.log(2) else None
 
 
 def far_below(c: Ctx) -> Finding | None:
