@@ -79,3 +79,10 @@ def test_unresolved_machine_keeps_kind_and_gpu_count(store):
                                         ("llama3.2:3b  a80c4f17acd5  3.5 GB  100% GPU", 1.0), ("no ps output", None)])
 def test_ollama_ps_split(text, share):
     assert read_symptoms(text).gpu_fraction == share
+
+
+@pytest.mark.parametrize("text,kv", [("AutoRound INT4, fp8 KV cache, MTP n=3", "fp8"), ("-ctk q8_0", "q8_0"),
+                                     ("OLLAMA_KV_CACHE_TYPE=q4_0", "q4_0"), ("--kv-cache-dtype fp8", "fp8"),
+                                     ("f16 cache, -fa on", None)])
+def test_kv_cache_type(text, kv):
+    assert read_symptoms(text).kv_cache_quant == kv
