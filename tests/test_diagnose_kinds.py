@@ -375,3 +375,14 @@ def test_tensor_parallel_on_consumer_cards_implies_pcie(store):
            quant="awq 4-bit", measured_decode_tps=8)
     assert "Tensor parallel over PCIe" in v.explanation
     assert v.fixes[0].id == "fix_configuration"
+
+
+def test_bins_of_one_family_bound_an_ambiguous_name(store):
+    # "A100 80GB" is PCIe or SXM: both bound the machine far more tightly than "any datacenter GPU".
+    v = _d(store, hardware="4x A100 80GB", backend="vllm -tp 4", model="llama 3.1 70b", quant="fp16",
+           measured_decode_tps=2)
+    assert v.status == "below_expected" and "4× A100 80GB" in v.explanation
+    lo, hi = v.expected_range["decode_tps"]
+    assert 5 < lo < hi < 40
+    mixed = _d(store, hardware="AMD Instinct MI100", model="llama 3.1 8b", quant="fp16", measured_decode_tps=3)
+    assert "any datacenter GPU" in mixed.explanation  # A100/H100 candidates of another family are not used

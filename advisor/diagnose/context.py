@@ -214,6 +214,33 @@ def stated_total_gb(store: Store, sit: Situation) -> float | None:
     return (per or m.memory_stated_gb) * max(1, m.count)
 
 
+def _candidates(store: Store, sit: Situation) -> list[Hardware]:
+    """The catalog entries the name could be, when they are bins of one family of the machine's kind
+    (A100 PCIe vs SXM): then they bound the machine more tightly than its kind does."""
+    u = sit.unresolved_field("hardware")
+    m = sit.machine
+    if u is None or not u.candidates or m is None:
+        return []
+    by_name: dict[str, Hardware] = {}
+    for h in catalog.all_hardware(store).values():
+        by_name.update({f"{h.name} ({h.id})": h, h.name: h, h.id: h})
+    hws = [by_name[c] for c in u.candidates if c in by_name]
+    if not hws or len(hws) != len(u.candidates) or len({h.family for h in hws}) != 1:
+        return []
+    if m.kind is None or any(h.kind != m.kind for h in hws):
+        return []
+    return hws
+
+
+def _devices(store: Store, hw: Hardware, count: int) -> Hardware:
+    if count <= 1:
+        return hw
+    try:
+        return catalog.get_hardware(store, f"{hw.id}x{count}")
+    except AdvisorError:
+        return hw
+
+
 def physics_bounds(store: Store, sit: Situation) -> Bounds | None:
     """Decode bounds for an unresolved machine of a known kind (None when the kind or model is unknown).
 
@@ -225,11 +252,12 @@ def physics_bounds(store: Store, sit: Situation) -> Bounds | None:
     if m is None or m.hardware is not None or m.kind is None or sit.model is None or sit.quant is None:
         return None
     per_device = _per_device_gb(store, m.kind, m.memory_stated_gb, m.count)
-    pool = _pool(store, m.kind, per_device)
+    cands = _candidates(store, sit)
+    pool = cands or _pool(store, m.kind, per_device)
     if not pool:
         return None
-    slow = min(pool, key=lambda h: h.bandwidth_gbs)
-    fast = max(pool, key=lambda h: h.bandwidth_gbs)
+    slow = _devices(store, min(pool, key=lambda h: h.bandwidth_gbs), m.count if cands else 1)
+    fast = _devices(store, max(pool, key=lambda h: h.bandwidth_gbs), m.count if cands else 1)
     big = lambda h: max(h.memory_gb_options or [0]) or None  # noqa: E731 - the fit is the best case
     # With the memory stated, the fit decides the placement (a spill is part of the expectation); without it,
     # the best case: the model in memory.
@@ -243,8 +271,12 @@ def physics_bounds(store: Store, sit: Situation) -> Bounds | None:
     lo = sp.decode_tps_range[0] if sp.decode_tps_range else sp.decode_tps
     words = _KIND_WORDS.get(m.kind, m.kind)
     basis = f"any {words}" + (f" with {per_device:g} GB" if per_device else "")
+    if cands:
+        basis = "the closest catalog match" + ("es, " if len(cands) > 1 else ", ") + " or ".join(
+            (f"{m.count}× " if m.count > 1 else "") + h.name for h in cands)
     fits_any = sp.memory.fits or fp.memory.fits or not per_device
-    return Bounds(lo_tps=lo, hi_tps=fp.decode_ceiling_tps * max(1, m.count), slow=slow, fast=fast, basis=basis,
+    top = fp.decode_ceiling_tps * (1 if cands else max(1, m.count))
+    return Bounds(lo_tps=lo, hi_tps=top, slow=slow, fast=fast, basis=basis,
                   slow_pred=sp, fits_any=fits_any)
 
 

@@ -80,7 +80,7 @@ def _far(c: Ctx) -> str:
     if not c.far_below:
         return (f"Decode {c.tg:g} tok/s (the slowest {b.basis.removeprefix('any ')}, {b.slow.name}, reaches ≈ "
                 f"{b.lo_tps:.0f} tok/s with this model in memory)")
-    return (f"Decode {c.tg:g} tok/s is far below the ≥ {b.lo_tps:.0f} tok/s that {b.basis} reaches with this model "
+    return (f"Decode {c.tg:g} tok/s is far below the ≥ {b.lo_tps:.0f} tok/s that {b.basis} would reach with this model "
             f"in memory (the slowest, {b.slow.name} at {b.slow.bandwidth_gbs:g} GB/s)")
 
 
