@@ -23,6 +23,10 @@ REPORTS = [
     pytest.param(dict(hardware="RTX 3060 12GB", memory_gb=12, backend="llama.cpp -ngl 20", model="Llama-2-13B", params_b=13, quant="Q4_K_M", measured_decode_tps=6), "misconfiguration", {"gpu_offload"}, id="ngl20"),
     pytest.param(dict(hardware="Intel Core i7-12700, 64GB DDR5-4800 (no GPU)", backend="llama.cpp CPU", model="Llama-3-8B", params_b=8, quant="Q4_K_M", measured_decode_tps=9), "decode", {"quantization","smaller_model","more_bandwidth","speculative_decoding"}, id="cpu-only-box"),
     pytest.param(dict(hardware="RTX 3090 24GB", memory_gb=24, backend="oobabooga text-generation-webui, llama.cpp loader", model="Llama-3-8B", params_b=8, quant="Q8_0", prompt_tokens=3000, measured_decode_tps=35, question="Output generated in 8.6 seconds (35 tokens/s, 300 tokens, context 3000)"), "decode", {"quantization","prefix_caching","speculative_decoding","smaller_model"}, id="tgwui"),
+    pytest.param(dict(hardware="4x NVIDIA A100 80GB SXM (DGX)", memory_gb=320, backend="vLLM 0.4, tensor parallel 4",
+                      model="Llama-2-70B", params_b=70, quant="fp16", measured_decode_tps=1800,
+                      question="Benchmark throughput 1800 tok/s - is that good?"), "decode", {"batching"},
+                 id="tp4-aggregate"),
 ]
 
 

@@ -364,6 +364,14 @@ def _batching(c: Ctx) -> Fix | None:
                speedup=after.decode_tps / base if base else None, new_decode_tps=after.decode_tps)
 
 
+@register("batching_generic", "batching", 0)
+def _batching_generic(c: Ctx) -> Fix | None:
+    return fix("batching", "Batch more requests together (raise the server's max batch size / --max-num-seqs)",
+               "aggregate tok/s grows with the batch until the decode step becomes compute-bound",
+               "Each decode step reads the weights once for the whole batch; published server figures are "
+               "aggregates at large batch.")
+
+
 @register("chunked_prefill", "chunked_prefill", 0, lambda c: c.sit.workload.users > 1 and c.sit.workload.prompt_tokens >= 1000)
 def _chunked(c: Ctx) -> Fix | None:
     return fix("chunked_prefill", "Chunked prefill", "long prompts no longer stall the streams already decoding",

@@ -110,13 +110,20 @@ def aggregate_rate(c: Ctx) -> Finding | None:
     status: Status = "normal" if c.tg_raw <= top else "above_expected"
     limit = (" This batch already reaches the compute limit (the ridge point): more sequences add no throughput."
              if c.tg_raw >= 0.9 * top else "")
+    m = c.sit.machine
+    rem = ["batching", "chunked_prefill"]
+    if status == "above_expected" and m is not None and m.count > 1 and m.layout == "tensor_parallel":
+        status = "no_expectation"  # the prediction splits layers; tensor parallel adds the cards' bandwidth and compute
+        limit = (f" The prediction splits the layers between the {m.count} GPUs; tensor parallel adds up their bandwidth "
+                 "and compute per step, so it reaches more than that, and this rate is not judged against it.")
+        rem = ["batching", "batching_generic", "chunked_prefill"]
     return Finding(
         "decode",
         f"{c.tg_raw:g} tok/s is above the single-stream ceiling (≈ {ceiling:.0f} tok/s for these weights at "
         f"{single.bandwidth_gbs:g} GB/s), so it is an aggregate over a batch{per}. Batched decode reads the weights "
         f"once per step for every sequence; this machine reaches up to ≈ {top:,.0f} tok/s aggregate at batch "
         f"{BATCH_PROBE}.{limit}",
-        ["batching", "chunked_prefill"], status=status, expected=(single.decode_tps, top), rule="aggregate_rate")
+        rem, status=status, expected=(single.decode_tps, top), rule="aggregate_rate")
 
 
 def does_not_fit(c: Ctx) -> Finding | None:
