@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from advisor import roofline
-from advisor.diagnose.context import FAR_BELOW, Ctx, predict_for, stated_total_gb, streams_for
+from advisor.diagnose.context import FAR_BELOW, SERVER_ENGINES, Ctx, predict_for, stated_total_gb, streams_for
 from advisor.diagnose.status import spec_factor
 from advisor.models import Bottleneck, Status
 
@@ -112,7 +112,8 @@ def aggregate_rate(c: Ctx) -> Finding | None:
              if c.tg_raw >= 0.9 * top else "")
     m = c.sit.machine
     rem = ["batching", "chunked_prefill"]
-    if status == "above_expected" and m is not None and m.count > 1 and m.layout == "tensor_parallel":
+    tp = m is not None and m.count > 1 and (m.layout == "tensor_parallel" or c.sit.engine in SERVER_ENGINES)
+    if status == "above_expected" and m is not None and tp:
         status = "no_expectation"  # the prediction splits layers; tensor parallel adds the cards' bandwidth and compute
         limit = (f" The prediction splits the layers between the {m.count} GPUs; tensor parallel adds up their bandwidth "
                  "and compute per step, so it reaches more than that, and this rate is not judged against it.")
@@ -378,11 +379,17 @@ def threads_oversubscribed(c: Ctx) -> Finding | None:
     """More CPU threads than physical cores: they fight for cores and the memory bus."""
     t, hw = c.sit.symptoms.threads, c.sit.hardware
     cores = _physical_cores(hw.cpu_cores if hw else None)
-    if not (t and cores and t > cores and (c.ratio_tg is None or c.ratio_tg < 0.7)):
+    if not t or c.kind != "cpu" and cores is None:
         return None
-    return Finding("misconfiguration", f"{t} threads on {cores} cores: oversubscribed threads fight for the cores and "
-                   "the memory bus, and decode slows down.", ["setup:threads"], status="below_expected",
-                   rule="threads_oversubscribed")
+    if cores is not None and t > cores and (c.ratio_tg is None or c.ratio_tg < 0.7):
+        return Finding("misconfiguration", f"{t} threads on {cores} cores: oversubscribed threads fight for the cores "
+                       "and the memory bus, and decode slows down.", ["setup:threads"], status="below_expected",
+                       rule="threads_oversubscribed")
+    if cores is None and c.ratio_tg is not None and c.ratio_tg < 0.7:
+        return Finding("misconfiguration", f"CPU decode below expectation with -t {t} set: more threads than physical "
+                       "cores (or threads on efficiency cores) fight for the memory bus; check -t against the physical "
+                       "core count.", ["setup:threads"], status="below_expected", rule="threads_oversubscribed")
+    return None
 
 
 def _physical_cores(spec: str | None) -> int | None:
