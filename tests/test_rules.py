@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from advisor.diagnose import phase as phase_mod
 from advisor.diagnose import rules
 from advisor.diagnose.context import build_ctx
 from advisor.models import Scenario
@@ -108,11 +109,11 @@ def test_numa_below_is_decode_with_the_numa_setting(store):
     (dict(GPU8B, question="time to first token is long"), "prefill"),
 ])
 def test_phase(store, kw, phase):
-    assert rules.phase(ctx(store, **kw)).bottleneck == phase
+    assert phase_mod.phase(ctx(store, **kw)).bottleneck == phase
 
 
 def test_phase_prefers_prefix_caching_when_the_prompt_repeats(store):
-    f = rules.phase(ctx(store, **GPU8B, prompt_tokens=6000, question="the agent resends the whole history"))
+    f = phase_mod.phase(ctx(store, **GPU8B, prompt_tokens=6000, question="the agent resends the whole history"))
     assert f.bottleneck == "prefill" and f.remedies[0] == "prefix_caching"
 
 

@@ -5,7 +5,7 @@ expected Prediction and, for an unresolved machine, physics bounds) and returns 
 None. :data:`RULES` is tried in order; the first finding names the bottleneck. :func:`phase` always
 answers, so every situation gets a verdict.
 
-Order, and why: a model that does not fit explains everything after it (1); an aggregate rate is not a
+Order, and why (the phase, when none fires, is in :mod:`advisor.diagnose.phase`): a model that does not fit explains everything after it (1); an aggregate rate is not a
 single-stream one (2); a split the tool reports (3); placement stated in the facts (4–6); setup causes named by symptoms, each
 with the check that confirms it (7–17); a spill near the memory limit (18) only when no setup cause is
 named; then the generic far-below (19) and the workload's phase.
@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from advisor import roofline
-from advisor.diagnose.context import FAR_BELOW, SERVER_ENGINES, Ctx, predict_for, stated_total_gb, streams_for
+from advisor.diagnose.context import SERVER_ENGINES, Ctx, predict_for, stated_total_gb, streams_for
 from advisor.diagnose.status import spec_factor
 from advisor.models import Bottleneck, Status
 
-__all__ = ["Finding", "RULES", "first_finding", "phase", "SLOW_FP16_ENGINES", "BAD_ATTENTION"]
+__all__ = ["Finding", "RULES", "first_finding", "SLOW_FP16_ENGINES", "BAD_ATTENTION"]
 
 SLOW_FP16_ENGINES = ("exllamav2", "vllm", "sglang", "tensorrt-llm", "transformers", "text-generation-webui")
 BAD_ATTENTION = ("xformers", "torch_sdpa", "sdpa", "torch", "torch_native", "naive", "eager")
@@ -467,62 +467,10 @@ RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
 
 def first_finding(c: Ctx) -> Finding:
     """The first rule that fires, else the workload's phase."""
+    from advisor.diagnose.phase import phase
+
     for rule in RULES:
         f = rule(c)
         if f is not None:
             return f
     return phase(c)
-
-
-def phase(c: Ctx) -> Finding:
-    """Which phase dominates this workload's wait (TTFT vs streaming), and the remedies for it."""
-    w, p, s = c.sit.workload, c.pred, c.sit.symptoms
-    pp = c.pp if (c.pp and not c.cache_hit) else (p.prefill_tps if p else None)
-    tg = c.tg or (c.expected_tg if p else None)
-    asked_prefill = "prefill" in s.asks_about
-    prompt_stated = "prompt_tokens" in w.stated
-    if c.tg and not c.pp and not prompt_stated and not asked_prefill:
-        return Finding("decode", f"Decode measured at {c.tg:g} tok/s: one token at a time, each reading every weight, "
-                       "so memory bandwidth sets the speed.", _decode_remedies(c), rule="phase")
-    if c.pp and not c.tg and w.prompt_tokens >= 500:
-        why = (f"{w.prompt_tokens:,} prompt tokens at {pp:,.0f} tok/s: {w.prompt_tokens / pp:.1f} s before the first "
-               "token; prefill is the wait that was measured.") if pp else "Prefill was measured."
-        return Finding("prefill", why, _prefill_remedies(c), rule="phase")
-    if pp and tg:
-        ttft, stream = w.prompt_tokens / pp, w.gen_tokens / tg
-        if asked_prefill:
-            return Finding("prefill", f"Time to first token {ttft:.1f} s vs {stream:.1f} s of streaming; the question is "
-                           "about prompt processing, which is compute-bound.", _prefill_remedies(c), rule="phase")
-        if ttft >= stream:
-            return Finding("prefill", f"Time to first token {ttft:.1f} s ({w.prompt_tokens:,} tokens at {pp:,.0f} tok/s) "
-                           f"is longer than streaming the answer ({stream:.1f} s at {tg:.1f} tok/s).",
-                           _prefill_remedies(c), rule="phase")
-        return Finding("decode", f"Streaming the answer takes {stream:.1f} s ({w.gen_tokens} tokens at {tg:.1f} tok/s) vs "
-                       f"{ttft:.1f} s to the first token: decode, which is memory-bandwidth-bound, sets the wait.",
-                       _decode_remedies(c), rule="phase")
-    if asked_prefill or (c.pp and not c.tg):
-        return Finding("prefill", "The question is about prompt processing (time to first token).", _prefill_remedies(c),
-                       rule="phase")
-    return Finding("decode", "Decode (one token at a time, memory-bandwidth-bound) sets the streaming speed.",
-                   _decode_remedies(c), rule="phase")
-
-
-def _prefill_remedies(c: Ctx) -> list[str]:
-    s, w = c.sit.symptoms, c.sit.workload
-    if s.prefix_reuse or w.shared_prefix_tokens or w.prompt_tokens >= 2000:
-        return ["prefix_caching", "shorter_prompt", "more_compute", "flash_attention"]
-    return []  # the ordering by predicted effect decides
-
-
-def _decode_remedies(c: Ctx) -> list[str]:
-    s, w = c.sit.symptoms, c.sit.workload
-    out: list[str] = []
-    if s.thermal:
-        out.append("setup:thermal")
-    if c.ratio_tg is not None and c.ratio_tg < 0.7 and not s.thermal:
-        out.append("setup:numa" if s.numa else "setup:cpu_tuning" if c.kind == "cpu" else "setup:check_placement")
-    if w.depth > 8000 or (s.long_context and "decode" in s.asks_about):
-        out += ["flash_attention", "kv_cache_quantization"]
-    if c.ratio_tg is not None and c.ratio_tg >= FAR_BELOW and s.numa:
-        out.insert(0, "quantization")
-    return out
