@@ -2,13 +2,13 @@
 
 Each rule reads ``Ctx`` (the Situation's machine, workload, measured rates and typed symptoms, the
 expected Prediction and, for an unresolved machine, physics bounds) and returns a :class:`Finding` or
-None. :data:`RULES` is tried in order; the first finding names the bottleneck. :func:`phase` always
-answers, so every situation gets a verdict.
+None. :data:`RULES` is tried in order; the first finding names the bottleneck; when none fires,
+:func:`advisor.diagnose.phase.phase` answers, so every situation gets a verdict.
 
-Order, and why (the phase, when none fires, is in :mod:`advisor.diagnose.phase`): a model that does not fit explains everything after it (1); an aggregate rate is not a
-single-stream one (2); a split the tool reports (3); placement stated in the facts (4–6); setup causes named by symptoms, each
-with the check that confirms it (7–17); a spill near the memory limit (18) only when no setup cause is
-named; then the generic far-below (19) and the workload's phase.
+Order, and why: a model that does not fit, or an allocated context that does not, explains everything
+after it; an aggregate rate is not a single-stream one; a split the tool reports; placement stated in
+the facts (-ngl); setup causes named by symptoms, each with the check that confirms it; a spill near
+the memory limit only when no setup cause is named; then the generic far-below.
 """
 
 from __future__ import annotations
