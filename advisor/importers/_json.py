@@ -30,7 +30,9 @@ _START_PREFIX = re.compile(r"^\s*(?:(?:data|[\w.\-]+|\"[^\"]{0,60}\"|'[^']{0,60}
 _OPENER = re.compile(r"[{\[]")
 _JSONISH_LINE = re.compile(r"""^\s*(?:["'{}\[\]\d\-]|[A-Za-z_]\w*\s*:|true\b|false\b|null\b|\.\.\.|…)""")
 _JSON_NEXT = re.compile(r"""\s*(?:["'{}\[\]\d\-]|[A-Za-z_]\w*\s*:|\.\.\.|…|$)""")
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+# A string ends at its closing quote or, unclosed (a truncated paste, an unescaped quote), at the end of
+# its line: no token is longer than a line, so a scan never restarts inside a long string.
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*+(?:"|(?=\n)|\Z)|[{}\[\]]')
 _ELLIPSIS = r"(?:\.\.\.|…)"
 _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?m)^[ \t]*{_ELLIPSIS}[ \t]*,?[ \t]*(?:\n|$)"), ""),
@@ -39,13 +41,18 @@ _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf":\s*{_ELLIPSIS}"), ": null"),
     (re.compile(rf",\s*{_ELLIPSIS}(?=\s*[\]}},])"), ""),
     (re.compile(rf"(?<=[\[{{])\s*{_ELLIPSIS}\s*,"), ""),
-    (re.compile(r"(?m)^\s*//.*$"), ""),
+    (re.compile(r"(?m)^[ \t]*//.*$"), ""),
     (re.compile(r",(\s*[}\]])"), r"\1"),
 )
+# A key starts a word (never inside one) and a quoted value ends on its line: one pass, linear.
 _PAIR = re.compile(
-    r"""["']?([A-Za-z_][\w\-]*)["']?\s*[:=]\s*"""
-    r"""(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|'[^']*'|true|false|null|True|False|None)"""
+    r"""(?<![\w\-])["']?([A-Za-z_][\w\-]{0,100})["']?[ \t]*[:=][ \t]*"""
+    r"""(-?\d{1,40}(?:\.\d{1,40})?(?:[eE][-+]?\d{1,4})?(?![\w.])|"(?:[^"\\\n]|\\.)*+"|'[^'\n]*+'"""
+    r"""|true|false|null|True|False|None)"""
 )
+# A "key": "value" line whose value holds quotes that were not escaped (a published response).
+_QUOTED_LINE = re.compile(r'(?m)^([ \t]*"[^"\n]{1,100}"[ \t]*:[ \t]*")(.*)("[ \t]*,?[ \t]*)$')
+_BARE_QUOTE = re.compile(r'(?<!\\)"')
 _LITERALS: dict[str, Any] = {
     "true": True,
     "false": False,
@@ -116,16 +123,34 @@ def _closers(text: str) -> str:
     return "".join("}" if b == "{" else "]" for b in reversed(stack))
 
 
+def _escape_inner_quotes(text: str) -> str:
+    """Escape the quotes inside ``"key": "value",`` string values that were published unescaped."""
+    return _QUOTED_LINE.sub(lambda m: m.group(1) + _BARE_QUOTE.sub(r'\\"', m.group(2)) + m.group(3), text)
+
+
 def loads_lenient(snippet: str) -> Any:
-    """Parse JSON that may be elided (``...``), have trailing commas or be cut short.
+    """Parse JSON that may be elided (``...``), have trailing commas, unescaped quotes inside string
+    values (one ``"key": "value"`` per line) or be cut short.
 
     Returns:
         The value, or None when even the repaired text is not JSON.
     """
+    variants = [snippet, _escape_inner_quotes(snippet)] if '"' in snippet else [snippet]
+    for cuts in (0, 3):
+        for variant in variants:
+            value = _loads_repaired(variant, cuts)
+            if value is not None:
+                return value
+    return None
+
+
+def _loads_repaired(snippet: str, cuts: int) -> Any:
+    """The value of the cleaned snippet, closed where it was cut; with ``cuts`` > 0 also of the
+    snippet without its last 1..``cuts`` lines (a line cut in the middle)."""
     cleaned = snippet
     for pattern, repl in _CLEANUPS:
         cleaned = pattern.sub(repl, cleaned)
-    for _ in range(4):
+    for _ in range(cuts + 1):
         candidate = cleaned.rstrip().rstrip(",")
         candidate = re.sub(r",(\s*)$", r"\1", candidate) + _closers(candidate)
         candidate = re.sub(r",(\s*[}\]])", r"\1", candidate)
@@ -164,6 +189,9 @@ class _Finder:
         self.decoder = json.JSONDecoder(strict=False)
         self.lenient_left = _MAX_LENIENT
         self.budget = _LENIENT_BUDGET
+        # Characters strict decoding may read in starts that fail: a few times the text, so that many
+        # unclosed values, each read to the end of the paste, cannot make the search quadratic.
+        self.failed_left = 4 * len(self.text) + 100_000
 
     def line_of(self, offset: int) -> int:
         return max(0, bisect.bisect_right(self.offsets, offset) - 1)
@@ -177,11 +205,15 @@ class _Finder:
 
     def decode(self, line: int, col: int) -> tuple[Any, int, bool]:
         pos = self.offsets[line] + col
+        if self.failed_left <= 0:
+            return None, pos, False
         try:
             value, end = self.decoder.raw_decode(self.text, pos)
             return value, end, False
+        except json.JSONDecodeError as exc:
+            self.failed_left -= max(exc.pos - pos, 1)
         except (ValueError, RecursionError):
-            pass
+            self.failed_left -= len(self.text) - pos
         if self.lenient_left <= 0 or self.budget <= 0 or not _JSON_NEXT.match(self.text, pos + 1):
             return None, pos, False
         self.lenient_left -= 1

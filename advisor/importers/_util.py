@@ -21,6 +21,7 @@ from advisor.models import MAX_TOKENS, Measurement
 __all__ = [
     "NUM",
     "Outcome",
+    "backend_label",
     "backend_name",
     "build_measurement",
     "derive_rate",
@@ -329,6 +330,17 @@ def backend_name(text: str | None) -> str | None:
         if n not in _HOST_ONLY:
             return n
     return "CPU" if names else None
+
+
+def backend_label(engine: str, accelerator: str | None) -> str:
+    """The ``backend`` a measurement carries: ``llama.cpp`` + ``CUDA`` → ``llama.cpp-cuda`` (the seed
+    data's labels), the engine alone when the accelerator is unknown, ``accelerator`` unchanged when it
+    already names the engine."""
+    if not accelerator or not accelerator.strip():
+        return engine
+    if engine.lower() in accelerator.lower() or engine == "other":
+        return accelerator
+    return f"{engine}-{accelerator.strip().lower()}"
 
 
 def lines_matching(lines: Sequence[str], pattern: re.Pattern[str]) -> Iterator[int]:
