@@ -41,7 +41,7 @@ _PREFIXES = re.compile(
             r"\d{2}:\d{2}:\d{2}(?:[.,\-]\d{1,9})?[ \t]+(?=" + _LEVEL + r"\b)",  # 12:34:56-123456 INFO
             rf"\[?{_LEVEL}\]?(?:[ \t]*[:|\-][ \t]*|[ \t]+)(?:[\w.]{{1,60}}[ \t]+-[ \t]+)?(?=\S)",  # INFO: / INFO - x -
             rf"\[{_LEVEL}\][ \t]*",
-            r"\[[ \t]{0,40}\w{1,60}\][ \t]+(?=(?:prompt eval|eval|total|load|sample) time\b)",  # [ print_timings]
+            r"\[[ \t]{0,40}\w{1,60}\][ \t]+(?=(?:prompt eval|generation eval|eval|total|load|sample) time\b)",  # [ print_timings]
             r"[\w.\-]{1,60}[-_]\d{1,3}[ \t]+\|[ \t]",  # docker compose: llama-server-1  |
             r"(?:In|Out)[ \t]?\[\d{0,6}\]:[ \t]*",  # Jupyter
         )

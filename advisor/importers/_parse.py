@@ -223,7 +223,8 @@ def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
     warnings += [f"the text also holds {f} output; its measurements are included" for f in others]
     if fmt == "unknown":
         warnings.append(
-            "no known tool output found (llama-bench, llama.cpp timings, ollama, mlx-lm, LM Studio, vLLM)"
+            "no known tool output found (llama-bench, llama.cpp timings, ollama, mlx-lm, LM Studio, vLLM, "
+            "SGLang, text-generation-webui, koboldcpp, exllamav2)"
         )
     return ImportResult(
         format=fmt, measurements=measurements, unparsed=unparsed, machine=machine, warnings=warnings

@@ -28,8 +28,8 @@ __all__ = ["IMPORTERS", "from_batched_json", "from_server_json", "parse_batched"
 _PREFIX = re.compile(r"\b(llama_print_timings|llama_perf_\w+?_print|common_perf_print|print_timings?)\s*:\s*")
 _PREFIX_FORMAT = {
     "llama_print_timings": "llama-print-timings",
-    "print_timing": "llama-server-timings",
-    "print_timings": "llama-server-timings",
+    "print_timing": "llama-server-log",
+    "print_timings": "llama-server-log",
 }
 _TIMING = re.compile(
     rf"^\s*(?P<what>load|sample|sampling|prompt eval|generation eval|eval|total)\s+time\s*=\s*(?P<ms>{NUM})\s*ms"
@@ -50,7 +50,7 @@ _SLOT = re.compile(r"\bslot\s+print_timing:.*$|^\s*draft acceptance rate\s*=.*$"
 
 def _timing_format(prefix: str | None) -> str:
     if prefix is None:
-        return "llama-server-timings"
+        return "llama-server-log"
     return _PREFIX_FORMAT.get(prefix, "llama-perf")
 
 
@@ -322,19 +322,35 @@ IMPORTERS = (
         ),
     ),
     Importer(
-        name="llama-server-timings",
+        name="llama-server-log",
         engine="llama.cpp",
-        describe="llama-server timings JSON, or its prompt eval time = ... log lines (any log prefix)",
+        describe="llama-server log: prompt eval time = ... / eval time = ... lines (any log prefix, JSON log lines)",
         signature=signature(
             r"^\s*(?:print_timings?:\s*)?(?:prompt eval|eval) time\s*=.*tokens per second"
             r"|\"function\":\s*\"print_timings\""
         ),
         parse_text=parse_timings,
+        order=14,
+        examples=(
+            Example(_SERVER_LOG, ({"prefill_tps": 34.22, "decode_tps": 11.92, "gen_tokens": 192},), "pid prefix"),
+            Example(
+                "INFO [           print_timings] prompt eval time     =     474.63 ms /    20 tokens (   23.73 ms per"
+                " token,    42.14 tokens per second) | tid=\"1\" timestamp=1715961466 id_slot=0 id_task=0\n"
+                "INFO [           print_timings] generation eval time =    2217.49 ms /    64 runs   (   34.65 ms per"
+                " token,    28.86 tokens per second) | tid=\"1\" timestamp=1715961466 id_slot=0 id_task=0",
+                ({"prefill_tps": 42.14, "decode_tps": 28.86, "prompt_tokens": 20, "gen_tokens": 64},),
+                "2024 text log with a level and a function tag",
+            ),
+        ),
+    ),
+    Importer(
+        name="llama-server-timings",
+        engine="llama.cpp",
+        describe="llama-server per-response timings JSON (cache_n, prompt_n, prompt_per_second, ...)",
         json_test=_is_server_timings,
         from_json=from_server_json,
         order=14,
         examples=(
-            Example(_SERVER_LOG, ({"prefill_tps": 34.22, "decode_tps": 11.92, "gen_tokens": 192},), "pid prefix"),
             Example(
                 '{"timings": {"cache_n": 236, "prompt_n": 1, "prompt_per_second": 32.3, "predicted_n": 35, '
                 '"predicted_per_second": 52.94}}',

@@ -29,7 +29,7 @@ CASES = Path(__file__).parent / "fixtures" / "cases"
 
 
 def test_exported_members() -> None:
-    assert sorted(importers.__all__) == ["FORMATS", "detect_format", "parse_output"]
+    assert sorted(importers.__all__) == ["FORMATS", "detect_format", "engine_for_format", "parse_output"]
     assert "unknown" in FORMATS and len(set(FORMATS)) == len(FORMATS)
 
 
