@@ -184,7 +184,7 @@ def import_output(
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
-                                          "params_b"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
+                                          "params_b", "engine"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
                                       hardware=sc.hardware, hw_id=res.hardware.id if res.hardware else None,
                                       machine=parsed.machine)

@@ -22,7 +22,7 @@ that engine (``engine``) and a ``backend`` label built from it (``llama.cpp-cuda
 ``ollama-ps``               ollama                       ``ollama ps`` table or ``/api/ps`` JSON: placement records, no rates
 ``mlx-generate``            mlx                          ``mlx_lm.generate --verbose`` (also ``[batch_generate]``)
 ``mlx-lm-benchmark``        mlx                          ``mlx_lm.benchmark`` (one measurement per configuration)
-``lmstudio``                lm studio                    ``stats`` JSON, ``lms chat --stats``, the chat status line (prefill
+``lmstudio``                lm-studio                    ``stats`` JSON, ``lms chat --stats``, the chat status line (prefill
                                                          derived from time to first token)
 ``vllm-bench``              vllm                         ``vllm bench serve`` block or saved JSON, ``vllm bench throughput``
 ``sglang-bench``            sglang                       ``bench_latency``/``bench_one_batch`` runs, ``bench_serving`` block

@@ -68,6 +68,16 @@ def strip_prefixes(line: str) -> str:
     return line
 
 
+_LINE_ENDS = (")", "]", "}", ".", "!", "?", ":", "|")
+
+
+def _starts_record(line: str) -> bool:
+    """True when ``line`` alone is a line some format reads (it is no continuation)."""
+    from advisor.importers._registry import importers
+
+    return any(r.signature is not None and r.signature.search(line) for r in importers())
+
+
 def _opens_paren(line: str) -> bool:
     return line.count("(") > line.count(")")
 
@@ -86,19 +96,23 @@ def _wrapped(line: str, nxt: str, raw_len: int, width: int) -> str | None:
     A terminal wraps at its width without adding or dropping a character (join with nothing); an
     editor wraps at a space it drops (join with one). Two cases are recognised: a parenthesis left
     open and closed on the next line, and a line exactly as long as the longest line of the paste,
-    that length a usual terminal width, followed by more text that is not a table row and does not
-    start like the line itself.
+    that length a usual terminal width, not ending like a sentence or a record, followed by more text
+    that is not a table row, does not start like the line itself and is no format's line.
     """
     if not nxt.strip() or len(line) + len(nxt) > MAX_LINE:
         return None
     first_word = line.split(maxsplit=1)[0] if line.strip() else ""
     at_width = (
-        width in _TERMINAL_WIDTHS and raw_len == width and not nxt.startswith(first_word) and len(nxt) <= width
+        width in _TERMINAL_WIDTHS
+        and raw_len == width
+        and len(nxt) <= width
+        and not nxt.startswith(first_word)
+        and not _starts_record(nxt)
     )
     table = line.rstrip().endswith("|") or nxt.lstrip().startswith("|")
     if _opens_paren(line) and _closes_paren(nxt):
         return "" if at_width or line[-1:].isspace() or nxt[:1].isspace() else " "
-    if at_width and not table and not nxt[:1].isspace():
+    if at_width and not table and not nxt[:1].isspace() and not line.rstrip().endswith(_LINE_ENDS):
         return ""
     return None
 

@@ -216,7 +216,7 @@ def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
         machine["hardware"] = hardware
     consumed = set().union(context.consumed, *(o.consumed for o in run.outcomes.values()))
     unparsed, more = _unparsed(run, consumed, everything=fmt == "unknown")
-    warnings = [w for o in run.outcomes.values() for w in o.warnings] + more
+    warnings = [w for o in run.outcomes.values() for w in o.warnings] + context.warnings + more
     others = sorted(
         {f for f, o in run.outcomes.items() if o.measurements and f != fmt and f not in PLACEMENT_FORMATS}
     )

@@ -25,7 +25,9 @@ __all__ = [
     "backend_name",
     "build_measurement",
     "derive_rate",
+    "MAX_GPU_LAYERS",
     "find_quant",
+    "gpu_layers_problem",
     "guess_decimal_comma",
     "is_decoration",
     "is_rate",
@@ -381,16 +383,40 @@ _FLOAT_FIELDS = (
 )
 
 
+#: The largest layer count a tool accepts: llama.cpp keeps ``n_gpu_layers`` in a C ``int`` (and the
+#: store in a 32-bit INTEGER); a larger figure in a paste overflowed or was typed wrong.
+MAX_GPU_LAYERS = 2**31 - 1
+
+
+def gpu_layers_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a layer count (None when it can, or when it is missing or -1, "all")."""
+    if value is None or value == -1:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"n_gpu_layers {value!r} is not a whole number"
+    if value > MAX_GPU_LAYERS:
+        return f"n_gpu_layers {value} does not fit a 32-bit integer (at most {MAX_GPU_LAYERS})"
+    if value < 0:
+        return f"n_gpu_layers {value} is negative"
+    return None
+
+
 def build_measurement(fields: Mapping[str, Any]) -> tuple[Measurement | None, str]:
     """Make a :class:`Measurement` only from sound values.
 
     A rate must be present, finite and not negative (``placement_only=True`` in ``fields`` allows a
-    record without rates, as ``ollama ps`` gives). Optional extras that are not finite are dropped.
+    record without rates, as ``ollama ps`` gives). ``n_gpu_layers`` must fit a 32-bit integer and not
+    be negative (-1, "all layers", is dropped). Optional extras that are not finite are dropped.
 
     Returns:
         ``(measurement, "")`` or ``(None, reason)``.
     """
     data = {k: v for k, v in fields.items() if v is not None and k != "placement_only"}
+    problem = gpu_layers_problem(data.get("n_gpu_layers"))
+    if problem:
+        return None, problem
+    if data.get("n_gpu_layers") == -1:
+        data.pop("n_gpu_layers")
     for k in _RATE_FIELDS:
         v = data.get(k)
         if v is not None and not is_rate(v):

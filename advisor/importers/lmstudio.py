@@ -147,7 +147,7 @@ def _is_stats(obj: dict[str, Any]) -> bool:
 IMPORTERS = (
     Importer(
         name="lmstudio",
-        engine="lm studio",
+        engine="lm-studio",
         describe="LM Studio stats JSON, lms chat --stats, the chat status line (prefill from time to first token)",
         signature=signature(r"tok/sec\s*[•·|,]\s*\d+\s*tokens\b|^\s*Tokens/Second\s*:", re.I),
         parse_text=parse_text,
@@ -158,7 +158,7 @@ IMPORTERS = (
             Example(
                 '"stats": {\n  "tokensPerSecond": 2.039456782601547,\n  "timeToFirstTokenSec": 15.076,\n'
                 '  "promptTokensCount": 31,\n  "predictedTokensCount": 10\n}',
-                ({"decode_tps": 2.039456782601547, "prefill_tps": 2.06, "engine": "lm studio"},),
+                ({"decode_tps": 2.039456782601547, "prefill_tps": 2.06, "engine": "lm-studio"},),
             ),
             Example("12.34 tok/sec • 256 tokens • 0.52s to first token", ({"decode_tps": 12.34, "ttft_s": 0.52},)),
         ),
