@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.importers._util import lines_matching, to_float, to_int
+from advisor.importers._util import line_starts, lines_matching, to_float, to_int
 
 __all__ = ["JsonSpan", "find_json", "loads_lenient", "scrape_pairs"]
 
@@ -23,7 +23,10 @@ __all__ = ["JsonSpan", "find_json", "loads_lenient", "scrape_pairs"]
 _MAX_STARTS = 5000
 _MAX_LENIENT = 40
 _MAX_SPAN_CHARS = 1_000_000
-_LENIENT_BUDGET = 3_000_000  # characters the slow path may read in one paste
+_LENIENT_BUDGET = 8_000_000  # characters the slow path may read in one paste, at most
+_LENIENT_PER_CHAR = 40  # ... and at most this many per character of the paste
+_LENIENT_BASE = 1_000_000  # ... plus this many
+_LENIENT_PASSES = 40  # passes of loads_lenient and scrape_pairs over a snippet, about
 _MAX_UNCLOSED_LINES = 5000
 
 _START_PREFIX = re.compile(r"^\s*(?:(?:data|[\w.\-]+|\"[^\"]{0,60}\"|'[^']{0,60}')\s*[:=]\s*|[$#>]+\s*)?$")
@@ -32,7 +35,7 @@ _JSONISH_LINE = re.compile(r"""^\s*(?:["'{}\[\]\d\-]|[A-Za-z_]\w*\s*:|true\b|fal
 _JSON_NEXT = re.compile(r"""\s*(?:["'{}\[\]\d\-]|[A-Za-z_]\w*\s*:|\.\.\.|…|$)""")
 # A string ends at its closing quote or, unclosed (a truncated paste, an unescaped quote), at the end of
 # its line: no token is longer than a line, so a scan never restarts inside a long string.
-_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*+(?:"|(?=\n)|\Z)|[{}\[\]]')
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*+(?:"|\\?(?=\n|\Z))|[{}\[\]]')
 _ELLIPSIS = r"(?:\.\.\.|…)"
 _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"(?m)^[ \t]*{_ELLIPSIS}[ \t]*,?[ \t]*(?:\n|$)"), ""),
@@ -185,10 +188,11 @@ class _Finder:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.text = "\n".join(lines)
-        self.offsets = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+        self.offsets = line_starts(lines)
         self.decoder = json.JSONDecoder(strict=False)
         self.lenient_left = _MAX_LENIENT
-        self.budget = _LENIENT_BUDGET
+        # Work the slow path may do, in characters read: bounded, and small for a small paste.
+        self.budget = min(_LENIENT_BUDGET, _LENIENT_PER_CHAR * len(self.text) + _LENIENT_BASE)
         # Characters strict decoding may read in starts that fail: a few times the text, so that many
         # unclosed values, each read to the end of the paste, cannot make the search quadratic.
         self.failed_left = 4 * len(self.text) + 100_000
@@ -222,7 +226,7 @@ class _Finder:
         if unclosed:
             end = min(end, self.jsonish_end(line))
         snippet = self.text[pos:end]
-        self.budget -= len(snippet)
+        self.budget -= _LENIENT_PASSES * len(snippet)
         value = loads_lenient(snippet)
         if value is None:
             scraped = scrape_pairs(snippet)

@@ -48,6 +48,8 @@ _PREFIXES = re.compile(
     )
 )
 _MAX_PREFIXES = 6
+# The first characters a prefix can start with (a docker compose name is found by its " | " instead).
+_PREFIX_STARTS = frozenset(" \t>#/[(0123456789IWEFDTNCVO")
 # Terminal widths people paste from (columns): a line exactly this long, the longest of the paste,
 # was wrapped by the terminal when more text follows.
 _TERMINAL_WIDTHS = frozenset({80, 90, 100, 110, 120, 128, 130, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256})
@@ -128,17 +130,28 @@ def normalise_lines(text: str) -> list[str]:
         As many lines as :func:`split_lines` gives for ``text``.
     """
     raw = split_lines(_ANSI.sub("", text))
-    lines = [strip_prefixes(line) if len(line) <= 2 * MAX_LINE else line for line in raw]
-    width = max((len(line) for line in raw if len(line) <= MAX_LINE), default=0)
-    i = 0
-    while i < len(lines) - 1:
+    lines = [
+        strip_prefixes(line) if line and (line[0] in _PREFIX_STARTS or "|" in line[:64]) else line for line in raw
+    ]
+    lengths = list(map(len, raw))
+    width = max(filter(MAX_LINE.__ge__, lengths), default=0)
+    terminal = width in _TERMINAL_WIDTHS
+    candidates = [
+        i
+        for i, line in enumerate(lines)
+        if (terminal and lengths[i] == width) or ("(" in line and _opens_paren(line))
+    ]
+    done = -1  # lines up to here were joined onto an earlier one
+    for i in candidates:
+        if i <= done or not lines[i].strip():
+            continue
         j = i + 1
-        while j < len(lines) and lines[i].strip():
-            sep = _wrapped(lines[i], lines[j], len(raw[j - 1]), width)
+        while j < len(lines):
+            sep = _wrapped(lines[i], lines[j], lengths[j - 1], width)
             if sep is None:
                 break
             lines[i] = lines[i] + sep + (lines[j] if sep == "" else lines[j].lstrip())
             lines[j] = ""
             j += 1
-        i = j
+        done = j - 1
     return lines

@@ -249,7 +249,7 @@ def parse_csv(lines: Sequence[str]) -> Outcome:
     return out
 
 
-_INSERT = re.compile(r"INSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I)
+_INSERT = re.compile(r"^.{0,40}?\bINSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I)
 _SQL_VALUE = re.compile(r"\s*(?:'((?:[^']|'')*)'|(NULL)|([^,'\s][^,]*?))\s*(?:,|$)", re.I)
 _SQL_SCHEMA = re.compile(r"^\s*(?:CREATE\s+TABLE\b.*|\w+\s+(?:TEXT|INTEGER|REAL)\s*,?|\)\s*;)\s*$", re.I)
 
@@ -279,7 +279,7 @@ def parse_sql(lines: Sequence[str]) -> Outcome:
             out.consumed.add(i)
             in_schema = not line.strip().endswith(";")
             continue
-        m = _INSERT.search(line)
+        m = _INSERT.match(line)
         if not m:
             continue
         names = [c.strip().strip('"`') for c in m.group(1).split(",")]
