@@ -12,6 +12,7 @@ import bisect
 import itertools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,20 +226,34 @@ class _Finder:
         self.budget -= end - pos
         if unclosed:
             end = min(end, self.jsonish_end(line))
+        value = self.repair(pos, end)
+        if not _usable(value) and not unclosed:
+            # A bracket inside a broken string closed the value early: read on over the lines that
+            # still look like JSON (at least to the end of this line).
+            wider = max(end, self.jsonish_end(line))
+            if wider > end:
+                value, end = self.repair(pos, wider), wider
+        return value, end, True
+
+    def repair(self, pos: int, end: int) -> Any:
+        """The value of ``text[pos:end]`` repaired, or its flat pairs, or None."""
         snippet = self.text[pos:end]
         self.budget -= _LENIENT_PASSES * len(snippet)
         value = loads_lenient(snippet)
         if value is None:
             scraped = scrape_pairs(snippet)
             value = scraped[0] if len(scraped) == 1 else scraped or None
-        return value, end, True
+        return value
 
 
-def find_json(lines: list[str]) -> list[JsonSpan]:
+def find_json(lines: list[str], accept: Callable[[Any, bool], bool] | None = None) -> list[JsonSpan]:
     """Every JSON value (a dict, or a list holding dicts) that starts a line or follows a short prefix.
 
     Args:
         lines: the cleaned lines of the paste (claimed lines may be blank).
+        accept: ``accept(value, one_line)`` is true for a value of a known format. A strict value it
+            refuses that ends before its line does (``{"response": ""}", "eval_count": 25, ...}``: an
+            unescaped quote and brace closed it early) is read again leniently over the whole line.
 
     Returns:
         Spans in text order; lines inside a span are not searched again.
@@ -256,6 +271,13 @@ def find_json(lines: list[str]) -> list[JsonSpan]:
         if starts > _MAX_STARTS:
             break
         value, end, repaired = finder.decode(i, col)
+        if accept is not None and not repaired and _usable(value) and not accept(value, True):
+            line_end = finder.offsets[i] + len(lines[i])
+            if end < line_end and finder.text[end:line_end].strip() and finder.budget > 0:
+                stop = max(line_end, finder.jsonish_end(i))
+                wider = finder.repair(finder.offsets[i] + col, stop)
+                if _usable(wider) and accept(wider, stop == line_end):
+                    value, end, repaired = wider, stop, True
         if _usable(value):
             last = max(i, finder.line_of(max(end - 1, 0)))
             spans.append(JsonSpan(i, last, value, last == i, repaired))

@@ -39,7 +39,7 @@ _PREFIXES = re.compile(
             r"\[\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:[ \t]+[\w\-]{1,20}){0,2}\][ \t]*",  # [22:30:32 TP0]
             r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?[ \t]*(?:[-|:][ \t]+)?",
             r"\d{2}:\d{2}:\d{2}(?:[.,\-]\d{1,9})?[ \t]+(?=" + _LEVEL + r"\b)",  # 12:34:56-123456 INFO
-            rf"\[?{_LEVEL}\]?(?:[ \t]*[:|\-][ \t]*|[ \t]+)(?:[\w.]{{1,60}}[ \t]+-[ \t]+)?(?=\S)",  # INFO: / INFO - x -
+            rf"\[?{_LEVEL}\]?(?:[ \t]*[:\-][ \t]*|[ \t]+)(?:[\w.]{{1,60}}[ \t]+-[ \t]+)?(?=\S)",  # INFO: / INFO - x -
             rf"\[{_LEVEL}\][ \t]*",
             r"\[[ \t]{0,40}\w{1,60}\][ \t]+(?=(?:prompt eval|generation eval|eval|total|load|sample) time\b)",  # [ print_timings]
             r"[\w.\-]{1,60}[-_]\d{1,3}[ \t]+\|[ \t]",  # docker compose: llama-server-1  |
@@ -114,7 +114,7 @@ def _wrapped(line: str, nxt: str, raw_len: int, width: int) -> str | None:
     table = line.rstrip().endswith("|") or nxt.lstrip().startswith("|")
     if _opens_paren(line) and _closes_paren(nxt):
         return "" if at_width or line[-1:].isspace() or nxt[:1].isspace() else " "
-    if at_width and not table and not nxt[:1].isspace() and not line.rstrip().endswith(_LINE_ENDS):
+    if at_width and not table and not line.rstrip().endswith(_LINE_ENDS):
         return ""
     return None
 

@@ -86,7 +86,7 @@ class _Run:
         self.claimed |= out.consumed
 
     def read_json(self) -> None:
-        for span in find_json(self.clean):
+        for span in find_json(self.clean, lambda value, one_line: classify_json(value, one_line) is not None):
             fmt = classify_json(span.value, span.one_line)
             if fmt is None:
                 continue
