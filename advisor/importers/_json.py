@@ -272,11 +272,12 @@ def find_json(lines: list[str], accept: Callable[[Any, bool], bool] | None = Non
             break
         value, end, repaired = finder.decode(i, col)
         if accept is not None and not repaired and _usable(value) and not accept(value, True):
-            line_end = finder.offsets[i] + len(lines[i])
+            last = finder.line_of(max(end - 1, 0))
+            line_end = finder.offsets[last] + len(lines[last])
             if end < line_end and finder.text[end:line_end].strip() and finder.budget > 0:
                 stop = max(line_end, finder.jsonish_end(i))
                 wider = finder.repair(finder.offsets[i] + col, stop)
-                if _usable(wider) and accept(wider, stop == line_end):
+                if _usable(wider) and accept(wider, last == i and stop == line_end):
                     value, end, repaired = wider, stop, True
         if _usable(value):
             last = max(i, finder.line_of(max(end - 1, 0)))
