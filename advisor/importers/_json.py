@@ -9,7 +9,6 @@ lines it covers.
 from __future__ import annotations
 
 import bisect
-import itertools
 import json
 import re
 from collections.abc import Callable
@@ -271,7 +270,7 @@ def find_json(lines: list[str], accept: Callable[[Any, bool], bool] | None = Non
         if starts > _MAX_STARTS:
             break
         value, end, repaired = finder.decode(i, col)
-        if accept is not None and not repaired and _usable(value) and not accept(value, True):
+        if accept is not None and _usable(value) and not accept(value, True):
             last = finder.line_of(max(end - 1, 0))
             line_end = finder.offsets[last] + len(lines[last])
             if end < line_end and finder.text[end:line_end].strip() and finder.budget > 0:

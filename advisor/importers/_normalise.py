@@ -21,7 +21,9 @@ __all__ = ["MAX_LINE", "normalise_lines", "split_lines", "strip_prefixes"]
 #: Longer lines are not searched by the line-oriented parsers (JSON values may still span them).
 MAX_LINE = 4000
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n\r]{0,200}\x07|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]")
+_ANSI = re.compile(
+    r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n\r]{0,200}\x07|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]"
+)
 _LEVEL = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|TRACE|NOTICE|CRITICAL|VERB)"
 # One prefix each; they are removed repeatedly (a pid, then a timestamp, then a level...).
 _PREFIXES = re.compile(
@@ -52,7 +54,9 @@ _MAX_PREFIXES = 6
 _PREFIX_STARTS = frozenset(" \t>#/[(0123456789IWEFDTNCVO")
 # Terminal widths people paste from (columns): a line exactly this long, the longest of the paste,
 # was wrapped by the terminal when more text follows.
-_TERMINAL_WIDTHS = frozenset({80, 90, 100, 110, 120, 128, 130, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256})
+_TERMINAL_WIDTHS = frozenset(
+    {80, 90, 100, 110, 120, 128, 130, 132, 140, 150, 160, 180, 200, 220, 240, 250, 256}
+)
 
 
 def split_lines(text: str) -> list[str]:
@@ -131,7 +135,8 @@ def normalise_lines(text: str) -> list[str]:
     """
     raw = split_lines(_ANSI.sub("", text))
     lines = [
-        strip_prefixes(line) if line and (line[0] in _PREFIX_STARTS or "|" in line[:64]) else line for line in raw
+        strip_prefixes(line) if line and (line[0] in _PREFIX_STARTS or "|" in line[:64]) else line
+        for line in raw
     ]
     lengths = list(map(len, raw))
     width = max(filter(MAX_LINE.__ge__, lengths), default=0)

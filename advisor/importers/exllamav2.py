@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
+from typing import Any
 
 from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import NUM, Outcome, parse_number, to_int
@@ -56,6 +57,7 @@ def parse_text(lines: Sequence[str]) -> Outcome:
             out.consumed.add(i)
             continue
         length, position, chat = _LENGTH.match(line), _POSITION.match(line), _CHAT.search(line)
+        fields: dict[str, Any]
         if length:
             fields = {
                 "prefill_tps": parse_number(length.group("tps")),

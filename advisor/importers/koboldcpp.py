@@ -27,13 +27,15 @@ _PROMPT = re.compile(r"^\s*Processing Prompt(?:\s*\[\w+\])?\s*\(\s*(\d+)\s*/\s*(
 _GEN = re.compile(r"^\s*Generating\s*\(\s*(\d+)\s*/\s*(\d+)\s*tokens?\s*\)", re.I)
 _CTX = re.compile(r"\b(?:CtxLimit|ContextLimit)\s*:\s*(\d+)\s*/\s*(\d+)", re.I)
 _AMT = re.compile(r"\bAmt\s*:\s*(\d+)\s*/\s*(\d+)", re.I)
-_PHASE = r"\s*:\s*(?P<secs>{n})\s*s\s*\(\s*(?:(?P<mspt>{n})\s*ms\s*/\s*T\s*)?(?:=\s*)?(?:(?P<tps>{n})\s*T/s)?\s*\)"
+_PHASE = (
+    r"\s*:\s*(?P<secs>{n})\s*s\s*\(\s*(?:(?P<mspt>{n})\s*ms\s*/\s*T\s*)?(?:=\s*)?(?:(?P<tps>{n})\s*T/s)?\s*\)"
+)
 _PROCESS = re.compile(r"\b(?:Process|Processing)" + _PHASE.format(n=NUM), re.I)
 _GENERATE = re.compile(r"\b(?:Generate|Generation)" + _PHASE.format(n=NUM), re.I)
 _STATS_LINE = re.compile(r"\bCtxLimit\s*:|\bContextLimit\s*:|\bTime Taken\s*-\s*Processing\s*:", re.I)
 _SUMMARY = re.compile(
     r"^\s*(?P<key>ProcessingSpeed|GenerationSpeed|ProcessingTime|GenerationTime|TotalTime|MaxCtx|GenAmount"
-    rf"|Layers|Model|Backend|Flags|Timestamp|Output|Coherent)\s*:\s*(?P<value>.*?)\s*$"
+    r"|Layers|Model|Backend|Flags|Timestamp|Output|Coherent)\s*:\s*(?P<value>.*?)\s*$"
 )
 _BENCH_DONE = re.compile(r"^\s*(?:Benchmark Completed\b.*|Running benchmark\b.*|=+|-+)\s*$", re.I)
 _NUMBER = re.compile(rf"^\s*({NUM})")
@@ -112,7 +114,9 @@ class _Reader:
             fields = {
                 "prefill_tps": _value(s.get("ProcessingSpeed", "")),
                 "decode_tps": _value(s.get("GenerationSpeed", "")),
-                "prompt_tokens": max_ctx - gen if max_ctx is not None and gen is not None and max_ctx >= gen else None,
+                "prompt_tokens": max_ctx - gen
+                if max_ctx is not None and gen is not None and max_ctx >= gen
+                else None,
                 "gen_tokens": gen,
                 **extra,
             }
@@ -181,7 +185,15 @@ IMPORTERS = (
                 "Processing Prompt [BLAS] (1676 / 1676 tokens)\nGenerating (78 / 387 tokens)\n(EOS token triggered!)\n"
                 "CtxLimit: 1754/8192, Process:25.05s (14.9ms/T = 66.89T/s), Generate:59.05s (152.6ms/T = 6.55T/s), "
                 "Total:84.11s (4.60T/s)",
-                ({"prefill_tps": 66.89, "decode_tps": 6.55, "prompt_tokens": 1676, "gen_tokens": 78, "depth": 0},),
+                (
+                    {
+                        "prefill_tps": 66.89,
+                        "decode_tps": 6.55,
+                        "prompt_tokens": 1676,
+                        "gen_tokens": 78,
+                        "depth": 0,
+                    },
+                ),
             ),
             Example(
                 "CtxLimit:2048/4096, Amt:48/48, Init:0.02s, Process:1.00s (2000.00T/s), Generate:2.00s (24.00T/s), "

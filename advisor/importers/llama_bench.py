@@ -249,7 +249,9 @@ def parse_csv(lines: Sequence[str]) -> Outcome:
     return out
 
 
-_INSERT = re.compile(r"^.{0,40}?\bINSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I)
+_INSERT = re.compile(
+    r"^.{0,40}?\bINSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I
+)
 _SQL_VALUE = re.compile(r"\s*(?:'((?:[^']|'')*)'|(NULL)|([^,'\s][^,]*?))\s*(?:,|$)", re.I)
 _SQL_SCHEMA = re.compile(r"^\s*(?:CREATE\s+TABLE\b.*|\w+\s+(?:TEXT|INTEGER|REAL)\s*,?|\)\s*;)\s*$", re.I)
 
@@ -371,8 +373,6 @@ IMPORTERS = (
         json_test=_is_bench_record,
         from_json=from_json,
         order=10,
-        examples=(
-            Example(f"[\n  {_JSON_EXAMPLE}\n]", ({"decode_tps": 130.965708, "prompt_tokens": 0},)),
-        ),
+        examples=(Example(f"[\n  {_JSON_EXAMPLE}\n]", ({"decode_tps": 130.965708, "prompt_tokens": 0},)),),
     ),
 )

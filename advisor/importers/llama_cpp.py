@@ -278,7 +278,9 @@ def from_batched_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
 
 def _is_server_timings(obj: dict[str, Any]) -> bool:
     timings = obj.get("timings")
-    if isinstance(timings, dict) and any(k in timings for k in ("prompt_n", "predicted_n", "predicted_per_second")):
+    if isinstance(timings, dict) and any(
+        k in timings for k in ("prompt_n", "predicted_n", "predicted_per_second")
+    ):
         return True
     return any(k in obj for k in ("prompt_per_second", "predicted_per_second")) and any(
         k in obj for k in ("prompt_n", "predicted_n")
@@ -332,12 +334,14 @@ IMPORTERS = (
         parse_text=parse_timings,
         order=14,
         examples=(
-            Example(_SERVER_LOG, ({"prefill_tps": 34.22, "decode_tps": 11.92, "gen_tokens": 192},), "pid prefix"),
+            Example(
+                _SERVER_LOG, ({"prefill_tps": 34.22, "decode_tps": 11.92, "gen_tokens": 192},), "pid prefix"
+            ),
             Example(
                 "INFO [           print_timings] prompt eval time     =     474.63 ms /    20 tokens (   23.73 ms per"
-                " token,    42.14 tokens per second) | tid=\"1\" timestamp=1715961466 id_slot=0 id_task=0\n"
+                ' token,    42.14 tokens per second) | tid="1" timestamp=1715961466 id_slot=0 id_task=0\n'
                 "INFO [           print_timings] generation eval time =    2217.49 ms /    64 runs   (   34.65 ms per"
-                " token,    28.86 tokens per second) | tid=\"1\" timestamp=1715961466 id_slot=0 id_task=0",
+                ' token,    28.86 tokens per second) | tid="1" timestamp=1715961466 id_slot=0 id_task=0',
                 ({"prefill_tps": 42.14, "decode_tps": 28.86, "prompt_tokens": 20, "gen_tokens": 64},),
                 "2024 text log with a level and a function tag",
             ),
@@ -380,7 +384,9 @@ IMPORTERS = (
         examples=(
             Example(_PERF_LINES.format(p="llama_perf_context_print"), _PERF_EXPECTED),
             Example(_PERF_LINES.format(p="common_perf_print"), _PERF_EXPECTED, "newest prefix"),
-            Example("[ Prompt: 512.3 t/s | Generation: 44.1 t/s ]", ({"prefill_tps": 512.3, "decode_tps": 44.1},)),
+            Example(
+                "[ Prompt: 512.3 t/s | Generation: 44.1 t/s ]", ({"prefill_tps": 512.3, "decode_tps": 44.1},)
+            ),
         ),
     ),
 )

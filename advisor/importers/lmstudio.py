@@ -160,7 +160,9 @@ IMPORTERS = (
                 '  "promptTokensCount": 31,\n  "predictedTokensCount": 10\n}',
                 ({"decode_tps": 2.039456782601547, "prefill_tps": 2.06, "engine": "lm-studio"},),
             ),
-            Example("12.34 tok/sec • 256 tokens • 0.52s to first token", ({"decode_tps": 12.34, "ttft_s": 0.52},)),
+            Example(
+                "12.34 tok/sec • 256 tokens • 0.52s to first token", ({"decode_tps": 12.34, "ttft_s": 0.52},)
+            ),
         ),
     ),
 )

@@ -35,7 +35,9 @@ _TOTAL = re.compile(rf"^\s*Total\.\s*{_RATE}", re.I)
 _WARMUP = re.compile(r"^\s*Warmup\s*\.*\s*$", re.I)
 _BENCHMARK = re.compile(r"^\s*Benchmark\s*\.*\s*$", re.I)
 _COMMAND = re.compile(r"\bsglang\.bench_(?:latency|one_batch)\b")
-_FLAG = re.compile(r"--(?P<flag>batch(?:[-_]size)?|bs|input[-_]len|output[-_]len)(?:\s+|=)(?P<values>\d+(?:\s+\d+)*)")
+_FLAG = re.compile(
+    r"--(?P<flag>batch(?:[-_]size)?|bs|input[-_]len|output[-_]len)(?:\s+|=)(?P<values>\d+(?:\s+\d+)*)"
+)
 _MAX_TOKENS_LINE = re.compile(r"^\s*max_total_num_tokens\s*=\s*\d+\s*$")
 
 
@@ -50,7 +52,9 @@ def _command_configs(lines: Sequence[str]) -> list[tuple[int | None, int | None,
             key = "batch" if key.startswith(("batch", "bs")) else key
             found[key] = [to_int(v) for v in m.group("values").split()]
         return list(
-            itertools.product(found.get("batch", [None]), found.get("input-len", [None]), found.get("output-len", [None]))
+            itertools.product(
+                found.get("batch", [None]), found.get("input-len", [None]), found.get("output-len", [None])
+            )
         )
     return []
 
@@ -66,7 +70,11 @@ class _Run:
 
     def fields(self, config: tuple[int | None, int | None, int | None] | None) -> dict[str, Any]:
         batch, n_in, n_out = config or (None, None, None)
-        decode = self.median if self.median is not None else (statistics.median(self.steps) if self.steps else None)
+        decode = (
+            self.median
+            if self.median is not None
+            else (statistics.median(self.steps) if self.steps else None)
+        )
         notes = ["SGLang bench_one_batch: rates are aggregate over the whole batch"]
         if self.median is None and self.steps:
             notes.append("no median line: median of the decode steps shown")

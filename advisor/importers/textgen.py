@@ -13,7 +13,15 @@ import re
 from collections.abc import Sequence
 
 from advisor.importers._registry import Example, Importer, signature
-from advisor.importers._util import NUM, Outcome, derive_rate, guess_decimal_comma, is_rate, parse_number, to_int
+from advisor.importers._util import (
+    NUM,
+    Outcome,
+    derive_rate,
+    guess_decimal_comma,
+    is_rate,
+    parse_number,
+    to_int,
+)
 
 __all__ = ["IMPORTERS", "parse_text"]
 

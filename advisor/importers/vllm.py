@@ -107,7 +107,11 @@ def from_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
 
 
 # Keys only SGLang's bench_serving prints (its typo included): a block with one is SGLang's.
-_SGLANG_KEYS = {"max reqeuest concurrency", "input token throughput (tok/s)", "total generated tokens (retokenized)"}
+_SGLANG_KEYS = {
+    "max reqeuest concurrency",
+    "input token throughput (tok/s)",
+    "total generated tokens (retokenized)",
+}
 _BACKEND = re.compile(r"^\s*Backend\s*:\s*(?P<name>[\w.\-]+)\s*$", re.I)
 _ENGINES = (("sglang", "sglang"), ("vllm", "vllm"), ("lmdeploy", "lmdeploy"), ("trt", "tensorrt"))
 
@@ -132,7 +136,9 @@ def parse_serving_blocks(lines: Sequence[str], *, sglang: bool) -> Outcome:
         is_sglang = bool(_SGLANG_KEYS & block.keys()) or (server or "").startswith("sglang")
         if first is not None and block and is_sglang == sglang:
             fields = _fields({k: v for k, v in block.items() if k not in _SGLANG_KEYS})
-            fields["engine"] = next((e for key, e in _ENGINES if (server or "").lower().startswith(key)), None)
+            fields["engine"] = next(
+                (e for key, e in _ENGINES if (server or "").lower().startswith(key)), None
+            )
             if out.add(first, fields, f"serving benchmark result at line {first + 1}"):
                 out.consumed.update(block_lines)
         block, first, block_lines, server = {}, None, [], None

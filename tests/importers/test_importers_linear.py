@@ -58,9 +58,12 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "koboldcpp fragments": lambda n: _rep("CtxLimit: 1/2, Process:1s (", n),
     "ollama repr fragments": lambda n: _rep("eval_count=1 eval_duration=", n),
     "table header, endless row": lambda n: "| test | t/s |" + _rep("|", n),
-    "benchmark block, endless keys": lambda n: "============ Serving Benchmark Result ============\n"
-    + _rep("Max reqeuest concurrency: 1\n", n),
-    "llama-bench JSON cut short": lambda n: "[\n" + _rep('  {"avg_ts": 1, "n_prompt": 512, "n_gen": 0},\n', n),
+    "benchmark block, endless keys": lambda n: (
+        "============ Serving Benchmark Result ============\n" + _rep("Max reqeuest concurrency: 1\n", n)
+    ),
+    "llama-bench JSON cut short": lambda n: (
+        "[\n" + _rep('  {"avg_ts": 1, "n_prompt": 512, "n_gen": 0},\n', n)
+    ),
 }
 
 
@@ -109,7 +112,13 @@ def test_parse_output_is_linear(kind: str) -> None:
     ids=["normalise", "find_json", "scrape_pairs", "loads_lenient", "detect_format"],
 )
 @pytest.mark.parametrize(
-    "kind", ["unfinished JSON string", "escaped quotes, never closed", "key, colon, quote", "unclosed strings, one per line"]
+    "kind",
+    [
+        "unfinished JSON string",
+        "escaped quotes, never closed",
+        "key, colon, quote",
+        "unclosed strings, one per line",
+    ],
 )
 def test_json_and_normalising_helpers_are_linear(fn: Callable[[str], object], kind: str) -> None:
     _assert_linear(fn, HOSTILE[kind], 20_000)

@@ -53,7 +53,9 @@ def _paste(lines: list[str], prefix: str, ending: str) -> str:
 
 @_SETTINGS
 @given(
-    st.lists(st.tuples(rates, rates, counts, st.one_of(st.none(), counts), st.booleans()), min_size=1, max_size=5),
+    st.lists(
+        st.tuples(rates, rates, counts, st.one_of(st.none(), counts), st.booleans()), min_size=1, max_size=5
+    ),
     prefixes,
     endings,
 )
@@ -64,7 +66,9 @@ def test_textgen_lines(rows: list, prefix: str, ending: str) -> None:
         lines.append(f"Output generated in {secs:.2f} seconds ({tps:.2f} tokens/s, {n} tokens{tail})")
     result = parse_output(_paste(lines, prefix, ending))
     assert result.format == "textgen-webui"
-    got = [(m.decode_tps, m.gen_tokens, m.prompt_tokens, m.decode_includes_prompt) for m in result.measurements]
+    got = [
+        (m.decode_tps, m.gen_tokens, m.prompt_tokens, m.decode_includes_prompt) for m in result.measurements
+    ]
     assert got == [(tps, n, ctx, True) for _, tps, n, ctx, _ in rows]
     assert all(m.prefill_tps is None for m in result.measurements)
 
@@ -75,7 +79,10 @@ def test_koboldcpp_line(
     prompt: int, gen: int, p_secs: float, g_secs: float, p_tps: float, g_tps: float, kind: str, prefix: str
 ) -> None:
     used = prompt + gen
-    progress = [f"Processing Prompt [BLAS] ({prompt} / {prompt} tokens)", f"Generating ({gen} / {gen + 10} tokens)"]
+    progress = [
+        f"Processing Prompt [BLAS] ({prompt} / {prompt} tokens)",
+        f"Generating ({gen} / {gen + 10} tokens)",
+    ]
     if kind == "classic":
         stats = (
             f"CtxLimit: {used}/{used + 100}, Process:{p_secs:.2f}s ({1000 / p_tps:.1f}ms/T = {p_tps:.2f}T/s), "
@@ -106,15 +113,19 @@ def test_koboldcpp_line(
     prefixes,
 )
 def test_exllamav2_speed_tests(prompt_rows: list, gen_rows: list, prefix: str) -> None:
-    lines = [" -- Measuring prompt speed..."] + [f" ** Length {n:>5} tokens: {tps:>11.4f} t/s" for n, tps in prompt_rows]
+    lines = [" -- Measuring prompt speed..."] + [
+        f" ** Length {n:>5} tokens: {tps:>11.4f} t/s" for n, tps in prompt_rows
+    ]
     lines += [" -- Measuring token speed..."]
     lines += [f" ** Position {pos:>5} + {n:>3} tokens: {tps:>9.4f} t/s" for pos, n, tps in gen_rows]
     result = parse_output("\n".join(prefix + line for line in lines))
     assert result.format == "exllamav2"
-    want = [(tps, None, n, 0, None) for n, tps in prompt_rows] + [(None, tps, 0, n, pos) for pos, n, tps in gen_rows]
+    want = [(tps, None, n, 0, None) for n, tps in prompt_rows] + [
+        (None, tps, 0, n, pos) for pos, n, tps in gen_rows
+    ]
     got = [(m.prefill_tps, m.decode_tps, m.prompt_tokens, m.gen_tokens, m.depth) for m in result.measurements]
     assert [g[:4] for g in got] == [w[:4] for w in want]
-    assert [g[4] for g in got[len(prompt_rows):]] == [w[4] for w in want[len(prompt_rows):]]
+    assert [g[4] for g in got[len(prompt_rows) :]] == [w[4] for w in want[len(prompt_rows) :]]
 
 
 @_SETTINGS
@@ -136,9 +147,13 @@ def test_sglang_one_batch_runs(
     lines = [command, "max_total_num_tokens=1256440"]
     runs = runs[: len(batches)]
     if warmup:
-        lines += ["Warmup ...", "Prefill. latency: 0.5 s, throughput: 1.00 token/s",
-                  "Decode.  median latency: 0.5 s, median throughput: 1.00 token/s", "Total. latency: 1 s, throughput: 1 token/s",
-                  "Benchmark ..."]
+        lines += [
+            "Warmup ...",
+            "Prefill. latency: 0.5 s, throughput: 1.00 token/s",
+            "Decode.  median latency: 0.5 s, median throughput: 1.00 token/s",
+            "Total. latency: 1 s, throughput: 1 token/s",
+            "Benchmark ...",
+        ]
     for prefill, steps, median in runs:
         lines.append(f"Prefill. latency: 0.25074 s, throughput: {prefill:10.2f} token/s")
         lines += [f"Decode.  latency: 0.01 s, throughput: {s:10.2f} token/s" for s in steps]
@@ -166,7 +181,13 @@ def test_sglang_serving_block(out_tps: float, concurrency: int, n_in: int, n_out
     result = parse_output("\n".join(prefix + line for line in block))
     assert result.format == "sglang-bench"
     (m,) = result.measurements
-    assert (m.decode_tps, m.batch, m.prompt_tokens, m.gen_tokens, m.engine) == (out_tps, concurrency, n_in, n_out, "sglang")
+    assert (m.decode_tps, m.batch, m.prompt_tokens, m.gen_tokens, m.engine) == (
+        out_tps,
+        concurrency,
+        n_in,
+        n_out,
+        "sglang",
+    )
 
 
 # --- the normalising pass --------------------------------------------------------------------------
@@ -195,7 +216,9 @@ def test_normalising_keeps_the_line_count(text: str) -> None:
 
 @_SETTINGS
 @given(st.sampled_from([80, 100, 120, 132]), rates, rates, counts, counts, prefixes)
-def test_wrapped_lines_are_rejoined(width: int, pp: float, tg: float, n_p: int, n_g: int, prefix: str) -> None:
+def test_wrapped_lines_are_rejoined(
+    width: int, pp: float, tg: float, n_p: int, n_g: int, prefix: str
+) -> None:
     lines = [
         f"llama_perf_context_print: prompt eval time =     927.17 ms / {n_p:5d} tokens (   18.92 ms per token, "
         f"{pp:10.2f} tokens per second)",
@@ -259,9 +282,13 @@ def test_ollama_response_with_unescaped_quotes(
     }
     body = json.dumps(fields, indent=2 if pretty else None)
     sep = "\n  " if pretty else " "
-    text = body.replace("{", "{" + sep + f'"response": "{answer}",', 1)  # the answer pasted as it was, unescaped
+    text = body.replace(
+        "{", "{" + sep + f'"response": "{answer}",', 1
+    )  # the answer pasted as it was, unescaped
     (m,) = parse_output(text).measurements
-    assert m.decode_tps == pytest.approx(round(n_g / (d_g / 1e9), 2) if n_g / (d_g / 1e9) >= 1 else n_g / (d_g / 1e9), rel=0.01)
+    assert m.decode_tps == pytest.approx(
+        round(n_g / (d_g / 1e9), 2) if n_g / (d_g / 1e9) >= 1 else n_g / (d_g / 1e9), rel=0.01
+    )
     assert (m.prompt_tokens, m.gen_tokens) == (n_p, n_g)
 
 

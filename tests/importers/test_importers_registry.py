@@ -26,7 +26,9 @@ def _check(got: Any, want: dict[str, Any], where: str) -> None:
             assert actual == value, f"{where}: {key} = {actual!r}, expected {value!r}"
 
 
-@pytest.mark.parametrize(("record", "example"), _EXAMPLES, ids=[f"{r.name}:{e.what or 'basic'}" for r, e in _EXAMPLES])
+@pytest.mark.parametrize(
+    ("record", "example"), _EXAMPLES, ids=[f"{r.name}:{e.what or 'basic'}" for r, e in _EXAMPLES]
+)
 def test_every_record_reads_its_own_examples(record: Importer, example: Example) -> None:
     result = parse_output(example.text)
     assert result.format == record.name, result.warnings
@@ -130,10 +132,15 @@ def test_a_pasted_rtx_4090_table_is_stored_under_llama_cpp(store: Any) -> None:
 @pytest.mark.parametrize(
     ("text", "engine"),
     [
-        ("Output generated in 15.34 seconds (33.24 tokens/s, 510 tokens, context 3200, seed 925476152)",
-         "text-generation-webui"),
-        ("CtxLimit: 1754/8192, Process:25.05s (14.9ms/T = 66.89T/s), Generate:59.05s (152.6ms/T = 6.55T/s), "
-         "Total:84.11s (4.60T/s)", "koboldcpp"),
+        (
+            "Output generated in 15.34 seconds (33.24 tokens/s, 510 tokens, context 3200, seed 925476152)",
+            "text-generation-webui",
+        ),
+        (
+            "CtxLimit: 1754/8192, Process:25.05s (14.9ms/T = 66.89T/s), Generate:59.05s (152.6ms/T = 6.55T/s), "
+            "Total:84.11s (4.60T/s)",
+            "koboldcpp",
+        ),
         (" ** Length   512 tokens:    359.8361 t/s", "exllamav2"),
         ("prompt eval rate:     0.66 tokens/s\neval rate:            8.87 tokens/s", "ollama"),
     ],
