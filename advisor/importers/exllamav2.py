@@ -5,7 +5,10 @@ example's summary.
 * ``** Position   128 + 128 tokens:   31.2 t/s`` → ``decode_tps`` over 128 tokens generated from
   position 128 (``depth`` 128, ``prompt_tokens`` 0);
 * ``(Context: 1200 tokens, response: 300 tokens, 25.10 tokens/second)`` → ``decode_tps`` of the reply,
-  ``prompt_tokens`` = the context.
+  ``prompt_tokens`` = the context;
+* tabbyAPI's ``Metrics (ID: …): 206 tokens generated in 6.3 seconds (…, Process: 512 cached tokens and
+  1024 new tokens at 1500.12 T/s, Generate: 40.23 T/s, Context: 1536 tokens)`` → prefill and decode,
+  ``prompt_tokens`` = the new tokens, ``depth`` = the cached ones.
 The model comes from ``-- Model: <folder>`` (its quant from ``4.0bpw`` in the name).
 """
 
@@ -28,6 +31,13 @@ _POSITION = re.compile(
 _CHAT = re.compile(
     rf"\(\s*Context\s*:\s*(?P<ctx>\d+)\s*tokens?\s*,\s*response\s*:\s*(?P<n>\d+)\s*tokens?\s*,\s*"
     rf"(?P<tps>{NUM})\s*tokens?\s*/\s*s(?:ec(?:ond)?)?\s*\)",
+    re.I,
+)
+# tabbyAPI (the exllamav2 server) logs one line per request.
+_TABBY = re.compile(
+    rf"\bMetrics(?:\s*\(ID:\s*[^)]{{0,80}}\))?\s*:\s*(?P<gen>\d+)\s*tokens generated in\s*(?P<secs>{NUM})\s*seconds?"
+    rf"\s*\((?:\s*Queue:\s*{NUM}\s*s\s*,)?\s*Process:\s*(?P<cached>\d+)\s*cached tokens and\s*(?P<new>\d+)\s*new tokens"
+    rf"\s*at\s*(?P<pp>{NUM})\s*T/s\s*,\s*Generate:\s*(?P<tg>{NUM})\s*T/s(?:\s*,\s*Context:\s*(?P<ctx>\d+)\s*tokens?)?",
     re.I,
 )
 _MODEL = re.compile(r"^\s*--\s*Model\s*:\s*(?P<path>\S.*?)\s*$")
@@ -71,6 +81,16 @@ def parse_text(lines: Sequence[str]) -> Outcome:
                 "gen_tokens": to_int(position.group("n")),
                 "depth": to_int(position.group("pos")),
             }
+        elif tabby := _TABBY.search(line):
+            new_tokens = to_int(tabby.group("new"))
+            fields = {
+                "prefill_tps": parse_number(tabby.group("pp")) if new_tokens else None,
+                "decode_tps": parse_number(tabby.group("tg")),
+                "prompt_tokens": new_tokens,
+                "gen_tokens": to_int(tabby.group("gen")),
+                "depth": to_int(tabby.group("cached")),
+                "cached_tokens": to_int(tabby.group("cached")),
+            }
         elif chat:
             fields = {
                 "decode_tps": parse_number(chat.group("tps")),
@@ -92,7 +112,8 @@ IMPORTERS = (
         describe="exllamav2 test_inference.py -ps / -s (** Length …, ** Position …) and the chat summary",
         signature=signature(
             r"^\s*\*\*\s*(?:Length\s+\d+\s*tokens?|Position\s+\d+\s*\+\s*\d+\s*tokens?)\s*:"
-            r"|\(\s*Context\s*:\s*\d+\s*tokens?\s*,\s*response\s*:",
+            r"|\(\s*Context\s*:\s*\d+\s*tokens?\s*,\s*response\s*:"
+            r"|\bMetrics\b.*\btokens generated in\b.*\bcached tokens and\b",
             re.I,
         ),
         parse_text=parse_text,
@@ -118,6 +139,20 @@ IMPORTERS = (
                     {"decode_tps": 30.1, "gen_tokens": 128, "depth": 128},
                 ),
                 "-s",
+            ),
+            Example(
+                "INFO:     Metrics (ID: 7d1f0c2a): 206 tokens generated in 6.3 seconds (Queue: 0.0 s, Process: 512 "
+                "cached tokens and 1024 new tokens at 1500.12 T/s, Generate: 40.23 T/s, Context: 1536 tokens)",
+                (
+                    {
+                        "prefill_tps": 1500.12,
+                        "decode_tps": 40.23,
+                        "prompt_tokens": 1024,
+                        "gen_tokens": 206,
+                        "depth": 512,
+                    },
+                ),
+                "tabbyAPI metrics line",
             ),
             Example(
                 "(Context: 1200 tokens, response: 300 tokens, 25.10 tokens/second)",

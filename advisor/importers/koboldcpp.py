@@ -32,6 +32,8 @@ _PHASE = (
 )
 _PROCESS = re.compile(r"\b(?:Process|Processing)" + _PHASE.format(n=NUM), re.I)
 _GENERATE = re.compile(r"\b(?:Generate|Generation)" + _PHASE.format(n=NUM), re.I)
+_PROCESS_WORD = re.compile(r"\b(?:Process|Processing)\s*:", re.I)
+_GENERATE_WORD = re.compile(r"\b(?:Generate|Generation)\s*:", re.I)
 _STATS_LINE = re.compile(r"\bCtxLimit\s*:|\bContextLimit\s*:|\bTime Taken\s*-\s*Processing\s*:", re.I)
 _SUMMARY = re.compile(
     r"^\s*(?P<key>ProcessingSpeed|GenerationSpeed|ProcessingTime|GenerationTime|TotalTime|MaxCtx|GenAmount"
@@ -45,9 +47,12 @@ def _rate(m: re.Match[str] | None, count: int | None) -> float | None:
     """The printed T/s, else tokens ÷ seconds, else 1000 ÷ ms per token."""
     if m is None:
         return None
+    secs = parse_number(m.group("secs"))
+    if not secs or not is_rate(secs):
+        return None  # nothing was timed (the whole prompt came from the cache)
     tps = parse_number(m.group("tps")) if m.group("tps") else None
     if is_rate(tps):
-        return tps
+        return tps or None
     derived = derive_rate(count, parse_number(m.group("secs"))) if count else None
     if derived is not None:
         return derived
@@ -86,7 +91,19 @@ class _Reader:
             "gen_tokens": gen,
             "depth": depth if depth is not None and depth >= 0 else None,
         }
-        if process is None and generate is None:
+        broken = [
+            name
+            for name, found, word in (
+                ("Process", process, _PROCESS_WORD),
+                ("Generate", generate, _GENERATE_WORD),
+            )
+            if found is None and word.search(line)
+        ]
+        if broken:
+            self.out.warnings.append(
+                f"line {i + 1}: koboldcpp {' and '.join(broken)} time not readable (cut or garbled); line skipped"
+            )
+        elif process is None and generate is None:
             self.out.warnings.append(f"line {i + 1}: koboldcpp statistics without Process or Generate times")
         elif self.out.add(i, fields, f"line {i + 1}"):
             self.out.consumed.add(i)
@@ -206,6 +223,22 @@ IMPORTERS = (
                 "Time Taken - Processing:8.0s (20ms/T), Generation:6.0s (50ms/T), Total:14.0s (8.6T/s)",
                 ({"prefill_tps": 50.0, "decode_tps": 20.0, "prompt_tokens": 400, "gen_tokens": 120},),
                 "oldest line: ms/T only",
+            ),
+            Example(
+                "Processing Prompt (1 / 1 tokens)\nGenerating (120 / 120 tokens)\n"
+                "CtxLimit:3121/8192, Amt:120/120, Init:0.00s, Process:0.00s (0.0ms/T = 0.00T/s), "
+                "Generate:4.10s (34.2ms/T = 29.27T/s), Total:4.10s (29.27T/s)\n"
+                "CtxLimit:3400/8192, Amt:150/150, Init:0.00s, Process:0.31s (3.2ms/T = 312.5",
+                (
+                    {
+                        "prefill_tps": None,
+                        "decode_tps": 29.27,
+                        "prompt_tokens": 1,
+                        "gen_tokens": 120,
+                        "depth": 3000,
+                    },
+                ),
+                "cached prompt (nothing timed), then a line cut short (skipped)",
             ),
             Example(
                 _BENCH,
