@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from advisor.importers import parse_output
 from advisor.importers._normalise import normalise_lines, split_lines, strip_prefixes
 
-_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 rates = st.floats(min_value=0.01, max_value=50_000, allow_nan=False).map(lambda v: round(v, 2))
 counts = st.integers(min_value=1, max_value=200_000)
