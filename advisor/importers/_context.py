@@ -77,6 +77,9 @@ _PROGRESS = re.compile(r"^\s*llama-bench:\s*benchmark\s+\d+/\d+:")
 _BUILD = re.compile(r"^\s*(?:main:\s*)?build\s*[:=]\s*(\d+|\w+)\s*\((\w+)\)")
 
 
+MAX_THREADS = 1_000_000  # more than any machine has; a larger figure was typed wrong
+
+
 @dataclass
 class Context:
     """What the context lines said: fields for measurements, facts for ``machine``, lines read."""
@@ -89,6 +92,8 @@ class Context:
     def take(self, key: str, value: Any, line: int) -> None:
         """Keep a field for the measurements unless an earlier line gave it or it is not sound."""
         problem = gpu_layers_problem(value) if key == "n_gpu_layers" else None
+        if key == "threads" and isinstance(value, int) and not 0 < value <= MAX_THREADS:
+            problem = f"threads {value} is not a thread count (1 to {MAX_THREADS:,})"
         if problem:
             self.warnings.append(f"line {line + 1}: {problem}; not used")
         elif value is not None and not (key == "n_gpu_layers" and value == -1):

@@ -45,13 +45,14 @@ _PREFIXES = re.compile(
             rf"\[{_LEVEL}\][ \t]*",
             r"\[[ \t]{0,40}\w{1,60}\][ \t]+(?=(?:prompt eval|generation eval|eval|total|load|sample) time\b)",  # [ print_timings]
             r"[\w.\-]{1,60}[-_]\d{1,3}[ \t]+\|[ \t]",  # docker compose: llama-server-1  |
+            r"[A-Z][a-z]{2}[ \t]+\d{1,2}[ \t]+\d{2}:\d{2}:\d{2}[ \t]+[\w.\-]{1,64}[ \t]+[\w.\-/]{1,64}(?:\[\d{1,10}\])?:[ \t]+",  # journalctl
             r"(?:In|Out)[ \t]?\[\d{0,6}\]:[ \t]*",  # Jupyter
         )
     )
 )
 _MAX_PREFIXES = 6
 # The first characters a prefix can start with (a docker compose name is found by its " | " instead).
-_PREFIX_STARTS = frozenset(" \t>#/[(0123456789IWEFDTNCVO")
+_PREFIX_STARTS = frozenset(" \t>#/[(0123456789IWEFDTNCVOJMASN")  # + month names of journalctl
 # Terminal widths people paste from (columns): a line exactly this long, the longest of the paste,
 # was wrapped by the terminal when more text follows.
 _TERMINAL_WIDTHS = frozenset(

@@ -33,6 +33,8 @@ PREFIXES = [
     "> ",
     "> > ",
     "llama-server-1  | ",
+    "Jan 15 10:20:30 gpu-box llama-server[1234]: ",
+    "2025-01-15T10:20:30.123456789Z ",
 ]
 prefixes = st.sampled_from(PREFIXES)
 endings = st.sampled_from(["\n", "\r\n"])

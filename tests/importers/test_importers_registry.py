@@ -151,3 +151,22 @@ def test_new_engines_reach_the_store(store: Any, text: str, engine: str) -> None
     outcome = import_output(store, text)
     assert outcome.saved_id
     assert {r[0] for r in _imported(store, outcome.saved_id)} == {engine}
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["./llama-cli -m x.gguf -ngl 99999999999 -t 8", "./llama-cli -m x.gguf -ngl 99 -t 99999999999"],
+)
+def test_absurd_flags_in_the_command_are_reported_not_stored(store: Any, command: str) -> None:
+    from advisor.service import import_output
+
+    text = (
+        command
+        + "\nllama_perf_context_print:        eval time =   14085.85 ms /   178 runs   (   79.13 ms per token,    12.64 tokens per second)"
+    )
+    result = parse_output(text)
+    (m,) = result.measurements
+    assert m.decode_tps == 12.64 and (m.n_gpu_layers, m.threads) in ((None, 8), (99, None))
+    assert any("not used" in w for w in result.warnings)
+    outcome = import_output(store, text)
+    assert outcome.saved_id and [r[3] for r in _imported(store, outcome.saved_id)] == [12.64]
