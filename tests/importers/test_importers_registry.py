@@ -95,6 +95,14 @@ def test_every_measurement_carries_its_formats_engine(path: Path) -> None:
         assert m.backend is not None and m.backend.startswith(m.engine)
 
 
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A store of this module's own: imports here must not change the shared session store's counts."""
+    from knowledge.store import Store
+
+    return Store(str(tmp_path_factory.mktemp("imports") / "advisor.duckdb"))
+
+
 RTX_4090_TABLE = (
     "ggml_cuda_init: found 1 CUDA devices:\n"
     "  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes\n"
