@@ -27,9 +27,10 @@ __all__ = ["IMPORTERS", "parse_text"]
 
 _LINE = re.compile(
     rf"\bOutput generated in\s*(?P<secs>{NUM})\s*seconds?\s*\(\s*(?P<tps>{NUM})\s*(?:tokens?/s(?:ec)?|it/s|t/s)"
-    rf"(?:\s*,\s*(?P<n>{NUM})\s*tokens?)?(?:\s*,\s*context\s*(?P<ctx>{NUM}))?(?:\s*,\s*seed\s*(?P<seed>-?\d+))?\s*\)?",
+    rf"(?:\s*,\s*(?P<n>{NUM})\s*tokens?)?(?:\s*,\s*context\s*(?P<ctx>{NUM}))?(?:\s*,\s*seed\s*(?P<seed>-?\d+))?\s*\)",
     re.I,
 )
+_START = re.compile(r"\bOutput generated in\b", re.I)
 _NOTE = (
     "text-generation-webui: tokens/s is generated tokens over the whole call, prompt processing "
     "included; a lower bound on the decode rate"
@@ -42,6 +43,10 @@ def parse_text(lines: Sequence[str]) -> Outcome:
     for i, line in enumerate(lines):
         m = _LINE.search(line)
         if not m:
+            if _START.search(line):
+                out.warnings.append(
+                    f"line {i + 1}: text-generation-webui line not readable (cut or garbled); skipped"
+                )
             continue
         comma = guess_decimal_comma([m.group("secs"), m.group("tps")])
         tps, secs = parse_number(m.group("tps"), comma), parse_number(m.group("secs"), comma)
@@ -86,6 +91,12 @@ IMPORTERS = (
                 "Output generated in 4.42 seconds (5.88 tokens/s, 26 tokens, context 36)",
                 ({"decode_tps": 5.88, "gen_tokens": 26, "prompt_tokens": 36},),
                 "no seed",
+            ),
+            Example(
+                "Output generated in 2.10 seconds (47.62 tokens/s, 100 tokens)\n"
+                "Output generated in 9.80 seconds (51.02 tokens/s, 500 tok",
+                ({"decode_tps": 47.62, "gen_tokens": 100},),
+                "a line cut short is skipped, the whole one kept",
             ),
             Example(
                 "12:01:33-417237 INFO     Output generated in 2.10 seconds (47.62 tokens/s, 100 tokens)",
