@@ -131,7 +131,9 @@ def test_a_pasted_rtx_4090_table_is_stored_under_llama_cpp(store: Any) -> None:
     outcome = import_output(store, RTX_4090_TABLE)
     assert outcome.format == "llama-bench-md" and outcome.saved_id
     assert [(m.prefill_tps, m.decode_tps) for m in outcome.measurements] == [(11034.22, None), (None, 127.47)]
-    assert any("does not fit a 32-bit integer" in line or "99999999999" in line for line in outcome.unparsed)
+    assert any("99999999999" in line for line in outcome.unparsed)
+    assert "n_gpu_layers 99999999999 does not fit a 32-bit integer" in outcome.message
+    assert any("does not fit a 32-bit integer" in w for w in outcome.warnings)
     rows = _imported(store, outcome.saved_id)
     assert [(r[0], r[1], r[2]) for r in rows] == [("llama.cpp", "cuda", "llama.cpp-cuda")] * 2
     assert [(r[3], r[4], r[5]) for r in rows] == [(None, 11034.22, 99), (127.47, None, 99)]
