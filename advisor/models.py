@@ -16,6 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "SCENARIO_KEYS",
+    "parse_scenario",
     "Bottleneck",
     "Calibration",
     "Fix",
@@ -252,6 +254,11 @@ class Scenario(BaseModel):
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
     compare_models: list[str] | None = None  # models the person asks to compare, as written
+    # Also emitted by ``ask --json`` (added with issue 12; optional everywhere):
+    prompt_range: tuple[int, int] | None = None  # a stated range of prompt lengths ("5–10k"); prompt_tokens = middle
+    hardware_kind: HardwareKind | None = None  # what kind of machine, when the name is not known yet ("my Mac")
+    tensor_parallel: int | None = Field(default=None, ge=1, le=4096)  # tensor-parallel degree ("-tp 2"): a layout
+    measured_is_aggregate: bool | None = None  # measured_decode_tps is summed over ``concurrency`` streams
 
     @field_validator("hardware", "model", "quant", "backend", "use")
     @classmethod
@@ -437,3 +444,40 @@ class ProbeResult(BaseModel):
     hw_id: str | None = None
     created_at: str | None = None
     notes: list[str] = Field(default_factory=list)
+
+
+SCENARIO_KEYS: frozenset[str] = frozenset(Scenario.model_fields)
+
+
+def parse_scenario(data: Any, *, what: str = "scenario") -> Scenario:
+    """A Scenario from JSON data at an API edge, strictly: an unknown key is an error that names it.
+
+    Every key that ``Scenario`` (and so ``ask --json`` ``facts``) emits is accepted back, so facts
+    round-trip. Used by ``predict/diagnose --input``, ``ask --facts`` and the HTTP API.
+
+    Args:
+        data: a dict (the JSON object); None gives an empty Scenario.
+        what: how to name the object in the message ("scenario", "facts", "row 3").
+
+    Raises:
+        InputError: ``data`` is not an object, or it has keys no Scenario has (each named, with the closest
+            known key when one is close).
+        pydantic.ValidationError: a known key has a bad value (negative, absurd, wrong type).
+    """
+    import difflib
+
+    from advisor.errors import InputError
+
+    if data is None:
+        return Scenario()
+    if not isinstance(data, dict):
+        raise InputError(f"The {what} must be a JSON object, e.g. {{\"hardware\": \"M2 Max\", \"model\": \"llama 3.1 8b\"}}.")
+    unknown = [str(k) for k in data if k not in SCENARIO_KEYS]
+    if unknown:
+        parts = []
+        for k in unknown[:5]:
+            close = difflib.get_close_matches(k, sorted(SCENARIO_KEYS), n=1, cutoff=0.6)
+            parts.append(f"'{k}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        raise InputError(f"Unknown key{'s' if len(unknown) > 1 else ''} in the {what}: {', '.join(parts)}. "
+                         f"Known keys: {', '.join(sorted(SCENARIO_KEYS))}.")
+    return Scenario.model_validate(data)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from advisor.errors import AmbiguousError, NotFoundError
+from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, negated, parse_num
 from advisor.models import Hardware
@@ -72,8 +73,8 @@ _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b
 _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "single": 1, "one": 1}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
-_BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used)"
-                             r"|[,(/+])\s*$", re.I)
+_BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
+                             r"dual|two|three|four|quad|eight|\d\s?x)|[,(/+]|^)\s*$", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 _MEM = re.compile(
@@ -276,7 +277,7 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
                    "RAM (e.g. 'DDR5-5600 dual channel') or its memory bandwidth in GB/s.")
         return None
     try:
-        m = catalog.resolve_hardware(store, men.phrase, memory_gb=memory, gpu_cores=cores)
+        m = catalog.resolve_hardware(store, men.phrase.split(" + ")[0], memory_gb=memory, gpu_cores=cores)
     except AmbiguousError as e:
         ext.ambiguous["hardware"] = _clean_candidates(_fit_memory(store, e.candidates, memory), men.product)
         return None
@@ -301,6 +302,8 @@ def _memory_mentions(msg: Msg, ext: Extraction) -> list[_Mem]:
         unit, qual = m.group("unit").lower(), (m.group("qual") or "").lower() or None
         if qual is None and (b := _MEM_BEFORE.search(before)):
             qual = b.group("q").lower()
+        if qual is None and re.match(r"\s*(?:of\s+)?(?:lp)?ddr\d", after, re.I):
+            qual = "ram"
         if _MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after):
             continue
         if unit in ("g", "mb", "mib", "tb", "tib", "terabyte", "terabytes") and qual is None:
@@ -365,7 +368,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     _bandwidth(msg, ext)
     mems = _memory_mentions(msg, ext)
     cores = _gpu_cores(msg)
-    men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
+    men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start) and not _aside(msg, x)]
+    men = _several(msg, ext, store, men)
     hw = None
     if men:
         first = men[0]
@@ -385,7 +389,23 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         except (AmbiguousError, NotFoundError):
             hw = None
     ext.gpu_cores = cores
+    gpu_like = (hw is not None and hw.kind in ("discrete_gpu", "datacenter_gpu")) or bool(
+        men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
+    ram = [m for m in mems if m.qual == "ram"] if gpu_like else []
+    if ram:
+        ext.system_ram_gb = ram[0].value
+        ext.note(f"{ram[0].text} is system RAM beside the GPU, not its VRAM.")
+        mems = [m for m in mems if m is not ram[0]]
     ext.memory_gb = _choose_memory(ext, mems, hw)
+    if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None) for m in mems
+                                                                          if m.value == ext.memory_gb):
+        ext.memory_gb = None
+    if hw is not None and hw.n_devices > 1 and ext.gpu_count is None:
+        ext.gpu_count = hw.n_devices
+    elif men and (n := count_of(men[0].phrase if ext.hardware is None else ext.hardware)) > 1:
+        ext.gpu_count = n
+    if ext.hardware is None and not men:
+        ext.hardware_kind = hardware_kind(msg)
     if hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
@@ -414,3 +434,37 @@ def _bandwidth(msg: Msg, ext: Extraction) -> None:
         msg.claim(m.start(), m.end())
         if 0 < v <= 100_000 and ext.tflops is None:
             ext.tflops = v
+
+
+# ----------------------------------------------------------------------------- several machines
+def _aside(msg: Msg, men: _Mention) -> bool:
+    """A machine named in passing: "(an RTX 3090 in the same box for comparison)", "my old 1080"."""
+    opened = msg.orig.rfind("(", 0, men.start)
+    if opened != -1 and msg.orig.find(")", opened) >= men.end or (opened != -1 and msg.orig.find(")", opened) == -1):
+        inside = msg.orig[opened:msg.orig.find(")", opened) if msg.orig.find(")", opened) != -1 else len(msg.orig)]
+        if ASIDE.search(inside):
+            return True
+    return bool(ASIDE.search(msg.before(men.start, 24)) and not re.search(r"\bvs|\bor\b", msg.before(men.start, 24)))
+
+
+def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> list[_Mention]:
+    """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
+    distinct: list[_Mention] = []
+    for x in men:
+        if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",):
+            distinct.append(x)
+    if len(distinct) < 2:
+        return men
+    gaps = [msg.orig[a.end:b.start] for a, b in zip(distinct, distinct[1:], strict=False)]
+    sentence_end = any(re.search(r"[.!?]\s", g) for g in gaps)
+    if not sentence_end and (any(COMPARE_JOIN.search(g) for g in gaps)
+                             or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth)\b", msg.orig, re.I)):
+        ext.compare_hardware = [d.phrase for d in distinct]
+        ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
+        return distinct
+    gpus = [d for d in distinct if _GPU.search(d.phrase)]
+    if len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in gaps):
+        phrase = " + ".join(d.phrase for d in distinct)
+        first = distinct[0]
+        return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
+    return men

@@ -192,3 +192,59 @@ _NEGATED = re.compile(
 def negated(msg: Msg, start: int) -> bool:
     """True when the mention at ``start`` is what the user does *not* mean ("not the 8B", "than a 3090")."""
     return _NEGATED.search(msg.orig[max(0, start - 24):start]) is not None
+
+
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_SPELLED = re.compile(
+    r"\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand)\b|\ba\s+few\s+(?:hundred|thousand)\b|"
+    rf"\b(?:(?:{_TENS_RE})(?:[\s-](?:{_UNIT_RE}))?|{_UNIT_RE}|a(?=\s+(?:hundred|thousand|couple)))"
+    rf"(?:[\s-]+(?:and[\s-]+)?(?:hundred|thousand|million|(?:{_TENS_RE})(?:[\s-](?:{_UNIT_RE}))?|{_UNIT_RE}))*\b"
+    ,
+    re.I,
+)
+# A spelled number becomes digits only before a word that says what it counts (or with a scale word),
+# so "the 16GB one" or "one of them" are left alone.
+_COUNTED = re.compile(
+    r"\s*(?:-\s*)?(?:tokens?|toks?|words?|pages?|lines?|sentences?|paragraphs?|t/s|tok/s|tps|seconds?|secs?|minutes?|"
+    r"mins?|ms|milliseconds?|gb|gigs?|gigabytes?|tb|users?|people|engineers?|developers?|devs|requests?|queries|"
+    r"streams?|sessions?|gpus?|cards?|layers?|tokens?\s+(?:a|per)\s+second)\b", re.I)
+
+
+def _spelled_value(words: str) -> int | None:
+    w = re.sub(r"[\s-]+", " ", words.strip().lower()).replace(" and ", " ")
+    if re.match(r"a couple(?: of)? ", w):
+        w = "two " + w.split()[-1]
+    elif re.match(r"a few ", w):
+        w = "three " + w.split()[-1]
+    elif w.startswith("a "):
+        w = "one " + w[2:]
+    total, current = 0, 0
+    for part in w.split():
+        if part in _UNITS:
+            current += _UNITS[part]
+        elif part in _TENS:
+            current += _TENS[part]
+        elif part in _SCALES:
+            current = max(current, 1) * _SCALES[part]
+            if _SCALES[part] >= 1000:
+                total, current = total + current, 0
+        else:
+            return None
+    return total + current
+
+
+def spell_numbers(text: str) -> str:
+    """Spelled-out numbers that count something as digits: "two thousand words" → "2000 words".
+
+    Only numbers followed by what they count (tokens, words, seconds, users, GB ...) or containing a scale
+    word (hundred, thousand) are rewritten; "one of them" and "the 16GB one" stay as written.
+    """
+    def sub(m: re.Match[str]) -> str:
+        raw = m.group(0)
+        scaled = re.search(r"hundred|thousand|million", raw, re.I)
+        if not scaled and not _COUNTED.match(text, m.end()):
+            return raw
+        v = _spelled_value(raw)
+        return raw if v is None else str(v)
+
+    return _SPELLED.sub(sub, text)
