@@ -80,7 +80,7 @@ MEASURED = [
 ]
 
 HARDWARE = [
-    ("8x H100", {"gpu_count": 8, "hardware": "8x H100"}),
+    ("8x H100", {"gpu_count": 8}),
     ("a node with 8xH100 SXM", {"gpu_count": 8, "hw": "nvidia-h100-sxm"}),
     ("2 x 3090", {"gpu_count": 2, "hw": "nvidia-rtx-3090"}),
     ("dual 4090 build", {"gpu_count": 2, "hw": "nvidia-rtx-4090"}),

@@ -189,23 +189,19 @@ def _hardware_of(store: Store, name: str | None, memory_gb: float | None = None)
 
 
 def missing(facts: Scenario, store: Store) -> list[str]:
-    """Fields still needed before an answer, in the order they are asked.
+    """Fields still needed before an answer, in the order they are asked (from ``Situation.unresolved``).
 
     ``hardware`` unless a resolvable name or ``bandwidth_gbs`` is known; ``memory_gb`` when the
     machine ships with several memory sizes and none was given; ``model`` unless a resolvable
     name or ``params_b`` is known.
     """
-    out = []
-    hw = None if facts.bandwidth_gbs else _hardware_of(store, facts.hardware, facts.memory_gb)
-    if hw is None and not facts.bandwidth_gbs:
-        out.append("hardware")
-    if hw is not None and facts.memory_gb is None and len(hw.memory_gb_options) > 1:
-        out.append("memory_gb")
-    if not facts.params_b:
-        try:
-            catalog.resolve_model(store, facts.model or "")
-        except NotFoundError:
-            out.append("model")
+    from advisor.understand import understand
+
+    sit = understand(store, facts)
+    out: list[str] = []
+    for u in sit.unresolved:
+        if u.field in _ASK_ORDER and u.field not in out:
+            out.append(u.field)
     return out
 
 

@@ -17,6 +17,7 @@ _TP = re.compile(r"(?:--tensor[-_]parallel[-_]size|tensor[-_\s]parallel(?:ism)?(
 _NVLINK = re.compile(r"\b(?P<neg>no\s+|without\s+(?:an?\s+)?)?nv[\s-]?link\b", re.I)
 _PCIE = re.compile(r"\bpci[\s-]?e(?:xpress)?\s*(?:gen\s*)?(?P<g>[3-6])?(?:\.0)?(?:\s*x\s?(?P<l>16|8|4|1))?\b"
                    r"|\bgen\s*(?P<g2>[3-6])\s*(?:x\s?(?P<l2>16|8|4|1))?\b(?=[^.]{0,20}pci|\s+x\d|\s+lanes|\s+slot)", re.I)
+_FORM_FACTOR = re.compile(r"(?:a100|h100|h200|l40s?|a40|a30|v100|mi\d{3}x?|\d+\s*gb)[\s-]*$", re.I)
 _LANES = re.compile(r"(?<![\w.])x(?P<l>16|8|4|1)\b(?:\s*lanes?)?|\b(?P<l2>16|8|4|1)\s+lanes\b", re.I)
 _OF_THEM = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:of\s+(?:them|those|these|it)|such\s+cards|of\s+the\s+same)\b",
                       re.I)
@@ -51,6 +52,8 @@ def extract_layout(msg: Msg, ext: Extraction) -> None:
         g, lanes = m.group("g") or m.group("g2"), m.group("l") or m.group("l2")
         if lanes is None and (ln := _LANES.search(msg.orig[m.end():m.end() + 16])):
             lanes = ln.group("l") or ln.group("l2")
+        if not g and not lanes and _FORM_FACTOR.search(msg.orig[max(0, m.start() - 24):m.start()]):
+            continue  # "A100 80GB PCIe", "H100 PCIe": the card's form factor, read with its name
         msg.claim(m.start(), m.end())
         if link is None:
             link = f"pcie{g or ''}" + (f" x{lanes}" if lanes else "")
