@@ -22,6 +22,7 @@ from advisor.calibration import (
 )
 from advisor.errors import AdvisorError, InputError
 from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
+from advisor.understand.engine import default_accel, engine_accel  # the one engine classifier (understanding)
 from knowledge import catalog
 from knowledge.queries import calibration_set
 from knowledge.store import Store
@@ -29,46 +30,6 @@ from knowledge.store import Store
 __all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_accel", "predict", "resolve_compute"]
 
 DEFAULT_HOST_BW_GBS = 89.6  # dual-channel DDR5-5600, catalog id cpu-ddr5-5600-2ch
-
-
-def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
-    """(engine, accelerator API, label) for a backend as written, defaulting by hardware kind.
-
-    Ollama and LM Studio (GGUF) run llama.cpp; "mlx"/"mlx-lm" run on Metal.
-    """
-    b = (backend or "").lower()
-    if "mlx" in b:
-        return "mlx", "metal", "mlx"
-    if "vllm" in b:
-        return "vllm", "cuda" if hw.vendor.lower() == "nvidia" else "rocm", "vllm"
-    engine = "llama.cpp"
-    accel = default_accel(hw)
-    for key, val in (("metal", "metal"), ("cuda", "cuda"), ("cublas", "cuda"), ("rocm", "rocm"), ("hip", "rocm"),
-                     ("vulkan", "vulkan"), ("sycl", "sycl"), ("cpu", "cpu"), ("ngl 0", "cpu")):
-        if key in b:
-            accel = val
-            break
-    label = f"{engine}-{accel}"
-    if "ollama" in b:
-        label = f"ollama ({label})"
-    elif "lm studio" in b or "lmstudio" in b:
-        label = f"LM Studio ({label})"
-    return engine, accel, label
-
-
-def default_accel(hw: Hardware) -> str:
-    if hw.kind == "apple_soc":
-        return "metal"
-    if hw.kind == "cpu":
-        return "cpu"
-    v = hw.vendor.lower()
-    if "nvidia" in v:
-        return "cuda"
-    if "amd" in v:
-        return "vulkan" if hw.kind == "apu" else "rocm"
-    if "intel" in v:
-        return "vulkan"
-    return "cpu"
 
 
 def default_backend(hw: Hardware) -> str:

@@ -58,6 +58,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         lambda: _workload.extract_rates(msg, ext),
         lambda: _vague.extract_ttft(msg, ext),
         lambda: _machine.extract_layout(msg, ext),
+        lambda: _vague.extract_depth(msg, ext),
         lambda: _vague.extract_vague_lengths(msg, ext),
         lambda: _workload.extract_lengths(msg, ext),
         lambda: _names.extract_backend(msg, ext),

@@ -463,7 +463,8 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
         ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
         return distinct
     gpus = [d for d in distinct if _GPU.search(d.phrase)]
-    if len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in gaps):
+    bare_gaps = [re.sub(r"\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?", " ", g, flags=re.I) for g in gaps]
+    if len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
         phrase = " + ".join(d.phrase for d in distinct)
         first = distinct[0]
         return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]

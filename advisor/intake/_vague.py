@@ -25,10 +25,11 @@ LONG_ANSWER_TOKENS = 1_000
 
 _CTX_KEY = (r"num_ctx|n_ctx|ctx[-_]size|--ctx-size|(?<![\w-])-c(?=\s+\d)|max[-_]model[-_]len|--max-model-len|"
             r"context\s+(?:window|length|size|len)|ctx\s+(?:window|length|size)|context|ctx")
-_CTX_AFTER = re.compile(rf"(?:{_CTX_KEY})\s*(?:of|is|=|:|to|set\s+to|at)?\s*(?:about\s+|~)?(?P<a>{NUM})\b"
+_CTX_AFTER = re.compile(rf"(?:{_CTX_KEY})(?:\s*(?:of|is|=|:|to|set|at|was|now|currently|=))*\s*(?:about\s+|~)?(?P<a>{NUM})\b"
                         r"(?!\s*(?:tokens?\s+of|words|pages|lines|t/s|tok/s))", re.I)
 _CTX_BEFORE = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:tokens?\s+)?(?:context|ctx)(?:\s+(?:window|length|size))?\b"
                          r"(?!\s+(?:so\s+far|already|in\s+the|deep))", re.I)
+_DEEP = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s+)?deep\b", re.I)
 _POW2 = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 
 _DURATION = re.compile(
@@ -99,6 +100,16 @@ def extract_context_window(msg: Msg, ext: Extraction) -> None:
             if ext.context_window is None:
                 ext.context_window = v
                 ext.note(f"Context window {fmt(v)} tokens: it sizes the KV cache; it is not the prompt length.")
+
+
+def extract_depth(msg: Msg, ext: Extraction) -> None:
+    """Tokens already in the context: "my chats are maybe 5k deep"."""
+    for m in msg.finditer(_DEEP, limit=1):
+        v = parse_num(m.group("a"))
+        msg.claim(m.start(), m.end())
+        if v is not None and 1 <= v <= MAX_TOKENS and ext.depth is None:
+            ext.depth = _tok(v)
+            ext.note(f"'{m.group(0).strip()}': {fmt(_tok(v))} tokens already in the context (depth).")
 
 
 def extract_ttft(msg: Msg, ext: Extraction) -> None:

@@ -14,7 +14,12 @@ implies as ``hint``.
 
 from __future__ import annotations
 
-__all__ = ["ACCELS", "classify_engine"]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from advisor.models import Hardware
+
+__all__ = ["ACCELS", "classify_engine", "default_accel", "engine_accel"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
 _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
@@ -80,3 +85,47 @@ def classify_engine(label: str | None, *, hint: str | None = None) -> tuple[str,
     if accel == "other" and engine == "mlx":
         accel = "metal"
     return engine, accel
+
+
+def default_accel(hw: Hardware) -> str:
+    """The accelerator API an engine uses on this hardware when the label does not say (Metal on a Mac...)."""
+    if hw.kind == "apple_soc":
+        return "metal"
+    if hw.kind == "cpu":
+        return "cpu"
+    v = hw.vendor.lower()
+    if "nvidia" in v:
+        return "cuda"
+    if "amd" in v:
+        return "vulkan" if hw.kind == "apu" else "rocm"
+    if "intel" in v:
+        return "vulkan"
+    return "cpu"
+
+
+def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
+    """(engine family the performance model calibrates, accelerator API, label) for a backend as written.
+
+    The performance model tells apart MLX, vLLM and the llama.cpp family (Ollama, LM Studio and the other
+    GGUF engines run llama.cpp kernels); the accelerator comes from the label, else from the hardware.
+
+    >>> from advisor.models import Hardware
+    >>> engine_accel("ollama", Hardware(id="x", name="x", kind="discrete_gpu", vendor="NVIDIA", bandwidth_gbs=1))
+    ('llama.cpp', 'cuda', 'ollama (llama.cpp-cuda)')
+    """
+    engine, accel = classify_engine(backend)
+    b = (backend or "").lower()
+    if engine == "mlx" or "mlx" in b:  # "LM Studio (MLX)" runs MLX kernels
+        return "mlx", "metal", "mlx"
+    if engine == "vllm":
+        return "vllm", "cuda" if hw.vendor.lower() == "nvidia" else "rocm", "vllm"
+    if accel == "other":
+        from advisor.understand.symptoms import parse_ngl
+
+        accel = "cpu" if parse_ngl(b) == 0 else default_accel(hw)
+    label = f"llama.cpp-{accel}"
+    if engine == "ollama":
+        label = f"ollama ({label})"
+    elif engine == "lm-studio":
+        label = f"LM Studio ({label})"
+    return "llama.cpp", accel, label
