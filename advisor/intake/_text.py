@@ -41,6 +41,7 @@ _HF_URL = re.compile(r"https?://(?:www\.)?(?:huggingface\.co|hf\.co)/", re.I)
 _DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
                          "\u2212": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 # Clause boundaries limit the words that may describe a number ("8k-token prompts, 500-token answers").
+SENTENCE = re.compile(r"[.;!?\n](?:\s|$)|[;!?\n]|\s-\s")
 _BOUNDARY = re.compile(r"[.;!?\n]\s|[;!?\n]|,(?!\d)\s*|\s(?:and|but|while|whereas|plus|then)\s", re.I)
 
 
@@ -143,20 +144,21 @@ class Msg:
         """The first ``limit`` matches of ``pattern`` in the unclaimed text (bounds the work on junk)."""
         return itertools.islice(pattern.finditer(self.s), limit)
 
-    def before(self, pos: int, width: int = 60) -> str:
-        """The clause that ends at ``pos`` (at most ``width`` characters)."""
+    def before(self, pos: int, width: int = 60, bounds: re.Pattern[str] | None = None) -> str:
+        """The clause that ends at ``pos`` (at most ``width`` characters; ``bounds``: what ends a clause)."""
         seg = self.orig[max(0, pos - width):pos]
-        cuts = list(_BOUNDARY.finditer(seg))
+        cuts = list((bounds or _BOUNDARY).finditer(seg))
         return seg[cuts[-1].end():] if cuts else seg
 
-    def after(self, pos: int, width: int = 60) -> str:
+    def after(self, pos: int, width: int = 60, bounds: re.Pattern[str] | None = None) -> str:
         """The clause that starts at ``pos`` (at most ``width`` characters)."""
         seg = self.orig[pos:pos + width]
-        cut = _BOUNDARY.search(seg)
+        cut = (bounds or _BOUNDARY).search(seg)
         return seg[:cut.start()] if cut else seg
 
 
-def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str]]) -> str | None:
+def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str]], *,
+                 wide: bool = False) -> str | None:
     """Which kind of keyword sits closest to the span ``[start, end)`` within its clause.
 
     Args:
@@ -166,9 +168,11 @@ def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str
         kinds (dict[str, re.Pattern[str]]): keyword pattern per kind, in priority order for ties.
 
     Returns:
-        str | None: the kind whose keyword is nearest, or None when no keyword is in the clause.
+        str | None: the kind whose keyword is nearest, or None when no keyword is in the clause (with
+        ``wide``: in the sentence, for "short stories, around 1,000 words each").
     """
-    before, after = msg.before(start), msg.after(end)
+    before, after = (msg.before(start, 100, SENTENCE), msg.after(end, 60, SENTENCE)) if wide else \
+        (msg.before(start), msg.after(end))
     best: tuple[int, int, str] | None = None
     for rank, (kind, pat) in enumerate(kinds.items()):
         for m in pat.finditer(before):

@@ -40,7 +40,8 @@ _TTFT_WORDS = re.compile(
     r"begins|responds|answers|says|writes|types|outputs|prints)|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
     r"until\s+(?:it\s+starts|the\s+first|anything)|(?:starts|begins)\s+(?:answering|responding|typing|writing)\s+after|"
-    r"prompt\s+processing\s+takes|wait(?:s|ing)?\b", re.I)
+    r"prompt\s+processing\s+takes|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
+    r"\b(?:starts?|begins?|responds?)\s+(?:after|in)\b|\blatency\s+(?:to|before)\b", re.I)
 _LOAD_WORDS = re.compile(r"\bload(?:s|ing|ed)?\b|\bboot|\bdownload|\bper\s+(?:request|answer|reply)\s+in\s+total|"
                          r"\btotal\b|\bwhole\s+(?:answer|reply)|\bfull\s+(?:answer|reply)", re.I)
 
@@ -56,7 +57,8 @@ _IN_OUT = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s*|toks?\s*)?(?:(?P
 _LABEL_LEN = re.compile(
     rf"(?<!system )\b(?P<k>prompts?|inputs?|input\s+length|prompt\s+(?:length|size)|answers?|outputs?|responses?|repl(?:y|ies)|"
     rf"completions?|output\s+length)\s*(?:(?:is|are|of|=|:|~|around|about|usually|typically|like|roughly|maybe|"
-    rf"mostly|approx\.?|approximately|at|only|just|generally|normally|often)\s*)*(?P<a>{NUM})(?![\d.,kK])(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
+    rf"mostly|approx\.?|approximately|at|only|just|generally|normally|often|up\s+to|max(?:imum)?|under|"
+    rf"below|at\s+most)\s*)*(?P<a>{NUM})(?![\d.,kK])(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
     rf"\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|users|people|x\b|b\b|words|pages|lines))", re.I)
 _BETWEEN = re.compile(rf"\bbetween\s+(?P<a>{NUM})\s+and\s+(?P<b>{NUM})\s*(?P<unit>tokens?|words?)\b", re.I)
 _AGGREGATE = re.compile(r"\baggregate\b|\btotal\s+(?:throughput|output|generation|decode|tok|tokens?)|\bin\s+total\b|"

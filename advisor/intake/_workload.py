@@ -45,6 +45,7 @@ _KINDS = {
     "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
                          r"message|\bask", re.I),
 }
+_WIDE_KINDS = {k: _KINDS[k] for k in ("gen", "prompt")}  # a whole sentence may say which; a shared part is said close
 _LABELS = {"prompt": "Prompt length", "gen": "Answer length", "shared": "Shared prefix (prompt part every request "
            "repeats)", "depth": "Context depth (conversation already in the context)"}
 _TOTAL = re.compile(r"\b(?:in\s+total|total|in\s+all|including|includes|altogether)\b", re.I)
@@ -159,7 +160,8 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
         if val is None:
             continue
         unit = m.group("unit").lower()
-        kind = "prompt" if unit in ("context", "ctx") else nearest_kind(msg, m.start(), m.end(), _KINDS) or "prompt"
+        kind = "prompt" if unit in ("context", "ctx") else nearest_kind(msg, m.start(), m.end(), _KINDS) or \
+            nearest_kind(msg, m.start(), m.end(), _WIDE_KINDS, wide=True) or "prompt"
         if kind == "prompt" and val[2] and "prompt" not in seen:
             ext.prompt_range = val[2]  # a range of answer lengths: only its middle is kept
         if kind not in seen:
@@ -280,7 +282,8 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
                 ext.note(f"{m.group(0).strip()} = {fmt(round(v, 2))} tokens/s.")
             if m.group("n").startswith("-"):
                 v = -v
-            kind = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS)
+            kind = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) or \
+                nearest_kind(msg, m.start(), m.end(), _RATE_KINDS, wide=True)
             msg.claim(m.start(), m.end())
             if kind is None:
                 kind = "decode"
