@@ -19,6 +19,7 @@ from advisor.errors import AdvisorError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
 from advisor.perf import predict
 from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario, understand
+from advisor.understand.engine import engine_of_format
 from advisor.understand.text import looks_pasted
 from knowledge.store import Store
 
@@ -184,6 +185,8 @@ def import_output(
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
                                           "params_b"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
+            hint = engine_of_format(parsed.format)  # "CUDA" in a llama-bench table is llama.cpp's
+            rows = [{**r, "engine": hint} if hint else r for r in rows]
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
                                       hardware=sc.hardware, hw_id=res.hardware.id if res.hardware else None,
                                       machine=parsed.machine)

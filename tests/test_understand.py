@@ -275,3 +275,26 @@ def test_situation_is_frozen(store: Store) -> None:
     assert isinstance(sit, Situation)
     with pytest.raises(Exception):  # noqa: B017 - pydantic raises ValidationError for frozen models
         sit.engine = "ollama"  # type: ignore[misc]
+
+
+LLAMA_BENCH_4090 = """| model                          |       size |     params | backend    | ngl |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         pp512 |     11245.33 ± 45.12 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |        150.12 ± 0.31 |"""
+
+
+def test_pasted_llama_bench_is_stored_as_llama_cpp() -> None:
+    st = Store(":memory:")
+    out = service.import_output(st, LLAMA_BENCH_4090, hardware="RTX 4090")
+    assert out.format == "llama-bench-md" and out.saved_id
+    rows = st.query("SELECT engine, accel FROM results WHERE origin = 'import'")
+    assert rows and all((r["engine"], r["accel"]) == ("llama.cpp", "cuda") for r in rows)
+
+
+@pytest.mark.parametrize(("fmt", "engine"), [("llama-bench-md", "llama.cpp"), ("batched-bench", "llama.cpp"),
+                                             ("ollama-verbose", "ollama"), ("mlx-generate", "mlx"),
+                                             ("lmstudio", "lm-studio"), ("vllm-bench", "vllm"), ("unknown", None)])
+def test_engine_of_format(fmt: str, engine: str | None) -> None:
+    from advisor.understand.engine import engine_of_format
+
+    assert engine_of_format(fmt) == engine

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from advisor.models import Hardware
 
-__all__ = ["ACCELS", "classify_engine", "default_accel", "engine_accel"]
+__all__ = ["ACCELS", "classify_engine", "default_accel", "engine_accel", "engine_of_format"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
 _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
@@ -129,3 +129,18 @@ def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
     elif engine == "lm-studio":
         label = f"LM Studio ({label})"
     return "llama.cpp", accel, label
+
+
+# Importer formats whose name does not say the engine that printed them.
+_FORMAT_ENGINES = {"batched-bench": "llama.cpp", "llama-print-timings": "llama.cpp", "llama-perf": "llama.cpp"}
+
+
+def engine_of_format(fmt: str | None) -> str | None:
+    """The engine that prints an importer format (``llama-bench-md`` → ``llama.cpp``), None when unknown.
+
+    A pasted llama-bench table says only ``CUDA`` in its backend column: this hint makes it llama.cpp's.
+    """
+    if not fmt:
+        return None
+    engine = _FORMAT_ENGINES.get(fmt) or classify_engine(fmt)[0]
+    return None if engine == "other" else engine
