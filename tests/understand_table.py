@@ -279,7 +279,58 @@ USERS_2 = [
  ("twenty-five users, three requests a minute each, 4k token prompts", {"concurrency": 25, "requests_per_minute": 3.0, "prompt_tokens": 4000}),
 ]
 
-PHRASINGS = LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2
+USERS_3 = [
+ ("Can my 2021 MacBook Pro (M1 Max, 64 GB) handle Qwen3 32B at Q4 for long coding sessions?", {"hw": "apple-m1-max-32gpu", "memory_gb": 64.0, "model_id": "Qwen/Qwen3-32B", "quant_name": "Q4_K_M"}),
+ ("rtx 3090ti + 64gb ram, want to run gpt oss 120b", {"system_ram_gb": 64.0, "model_id": "openai/gpt-oss-120b"}),
+ ("I'm getting 15 tokens/sec on llama 3 70b with 2x 4090 and vllm. Expected more?", {"measured_decode_tps": 15.0, "gpu_count": 2, "backend": "vllm"}),
+ ("What hardware for a 70B model, 10 users, mostly short questions and long answers?", {"params_b": 70.0, "concurrency": 10, "prompt_tokens": 50, "gen_tokens": 1000}),
+ ("M3 Ultra 512GB for deepseek? or cluster of 4 mac minis", {"memory_gb": 512.0}),
+ ("It takes roughly 3 minutes to process my 50k-token prompt on the M2 Max", {"measured_ttft_s": 180.0, "prompt_tokens": 50000}),
+ ("my 4090 does pp 5000 tg 120 with qwen3 8b", {"measured_prefill_tps": 5000.0, "measured_decode_tps": 120.0, "hw": "nvidia-rtx-4090"}),
+ ("Plan: 16 engineers, cursor-like agent, each agent call ~20k tokens context and ~500 tokens output, 4 calls/min per engineer",
+  {"concurrency": 16, "use": "coding_agent", "prompt_tokens": 20000, "gen_tokens": 500, "requests_per_minute": 4.0}),
+ ("I asked llama 3.1 8b to write a one page summary of a 10 page doc on my M2 air 16gb", {"gen_tokens": 667, "prompt_tokens": 6667, "memory_gb": 16.0}),
+ ("Hi, i have Nvidia RTX 3070 8gb , AMD ryzen 5 5600 and 32gb ram. what llm can i run?", {"hw": "nvidia-rtx-3070", "memory_gb": 8.0, "system_ram_gb": 32.0}),
+ ("Using exllamav2 on a 3090, 4.0bpw, 35 t/s", {"backend": "exllamav2", "measured_decode_tps": 35.0}),
+ ("4k context is fine for me", {"context_window": 4096, "prompt_tokens": None}),
+ ("--max-model-len 32768 on an H100", {"context_window": 32768}),
+ ("Gemma 3 27B at Q4_K_M on a 24GB card, responses are about 800 tokens", {"gen_tokens": 800, "memory_gb": 24.0, "quant_name": "Q4_K_M"}),
+ ("We process 500 documents a day, each ~3 pages, nightly batch", {"prompt_tokens": 2000, "use": "batch", "requests_per_minute": 0.3472}),
+ ("Quad 3090s, NVLink bridges between pairs, llama 3.1 405b q2? lol", {"gpu_count": 4, "interconnect": "nvlink"}),
+ ("MacBook Air M4 32GB vs Mac mini M4 Pro 48GB for local LLMs", {"compare_hardware": ["MacBook Air M4", "Mac mini M4 Pro"]}),
+ ("prompt: 6000 tokens, output: 1000 tokens", {"prompt_tokens": 6000, "gen_tokens": 1000}),
+ ("llama-server timings say prompt 180 t/s and predicted 25 t/s", {"measured_prefill_tps": 180.0, "measured_decode_tps": 25.0}),
+ ("one A100 80GB SXM, 64 concurrent requests, llama 3.1 8b fp16", {"hw": "nvidia-a100-80gb-sxm", "concurrency": 64, "quant_name": "F16"}),
+ ("First word shows up after 8 sec, then ~20 t/s", {"measured_ttft_s": 8.0, "measured_decode_tps": 20.0}),
+ ("RX 9070 XT 16GB with vulkan, qwen3 14b", {"hw": "amd-rx-9070-xt", "memory_gb": 16.0}),
+ ("our 2 x RTX 4000 Ada server, 20 GB each", {"gpu_count": 2, "memory_gb": 20.0}),
+ ("I'd like answers of 3-5 sentences", {"gen_tokens": 107}),
+ ("Apple M2 Pro 19-core GPU, 32GB", {"hw": "apple-m2-pro-19gpu", "memory_gb": 32.0}),
+ ("My kids (two of them) + me share a 4070 Super box", {"gpu_count": None}),
+ ("three users, 4090, llama 3.1 8b", {"concurrency": 3, "hw": "nvidia-rtx-4090"}),
+ ("The chat history is usually ~15k tokens by the end", {"depth": 15000}),
+ ("typical input is two thousand tokens and the output half of that", {"prompt_tokens": 2000}),
+ ("8xA100 40GB, PCIe 4, 300 requests per minute total, 100 users", {"gpu_count": 8, "interconnect": "pcie4", "concurrency": 100, "requests_per_minute": 3.0}),
+]
+TWO_TURNS_2 = [
+ ("I have a 4070 with 12GB", "sorry, it's the Ti Super", {"hw": "nvidia-rtx-4070-ti"}),
+ ("M2 Pro 16GB, llama 3.1 8b", "what about 32 GB?", {"memory_gb": 32.0, "model_id": "meta-llama/Llama-3.1-8B"}),
+ ("3090, qwen3 14b q4", "and qwen3 32b?", {"model_id": "Qwen/Qwen3-32B", "hw": "nvidia-rtx-3090"}),
+ ("MacBook Air M3 24GB, gemma 3 12b for chat", "what if 5 people use it?", {"concurrency": 5, "memory_gb": 24.0}),
+ ("H100 SXM, llama 3.3 70b fp8, 20 users", "make it 50 users", {"concurrency": 50}),
+ ("4090 with llama 3.1 8b, prompts 2k", "answers about 500 words", {"gen_tokens": 667, "prompt_tokens": 2000}),
+ ("RTX 3060 12GB, mistral 7b", "actually I have 2 of them", {"gpu_count": 2, "memory_gb": 12.0}),
+ ("Mac Studio M2 Ultra, llama 3.1 70b", "192GB", {"memory_gb": 192.0}),
+ ("2x 3090, llama 3.3 70b q4", "we have NVLink", {"interconnect": "nvlink", "gpu_count": 2}),
+ ("M4 Max 128GB, qwen3 30b a3b", "what about at 8-bit?", {"quant_name": "Q8_0", "memory_gb": 128.0}),
+ ("RTX 5090, gemma 3 27b, 4k prompts", "and with a 32k context window?", {"context_window": 32768, "prompt_tokens": 4000}),
+ ("RTX 4090, llama 3.1 8b", "I'm seeing 40 seconds before the first word with 30k prompts", {"measured_ttft_s": 40.0, "prompt_tokens": 30000}),
+ ("M1 Pro 16GB, phi-4", "no wait, it's an M1 Max", {"memory_gb": 16.0, "model_id": "microsoft/phi-4"}),
+ ("RTX 4060 Ti 16GB, qwen3 8b", "and on a 4090 instead?", {"hw": "nvidia-rtx-4090", "memory_gb": None}),
+ ("A100 40GB, llama 3.1 8b", "what about the 80GB one?", {"memory_gb": 80.0}),
+]
+
+PHRASINGS = LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -300,3 +351,4 @@ TWO_TURNS = [
                                                                                    "prompt_tokens": 2000}),
     ("4090, llama 3.1 8b, I get 30 t/s", "sorry, it's 130 t/s", {"measured_decode_tps": 130.0}),
 ]
+TWO_TURNS = TWO_TURNS + TWO_TURNS_2

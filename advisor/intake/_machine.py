@@ -21,6 +21,8 @@ _FORM_FACTOR = re.compile(r"(?:a100|h100|h200|l40s?|a40|a30|v100|mi\d{3}x?|\d+\s
 _LANES = re.compile(r"(?<![\w.])x(?P<l>16|8|4|1)\b(?:\s*lanes?)?|\b(?P<l2>16|8|4|1)\s+lanes\b", re.I)
 _OF_THEM = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:of\s+(?:them|those|these|it)|such\s+cards|of\s+the\s+same)\b",
                       re.I)
+_PEOPLE = re.compile(r"\b(?:kids|children|sons?|daughters?|people|users|friends|colleagues|folks|family|us|we|"
+                     r"engineers|devs|developers|students|members|staff)\b", re.I)
 _KIND_WORDS = (
     ("apple_soc", re.compile(r"\b(?:mac|macbook|imac|apple\s+silicon|mac\s?book)\b", re.I)),
     ("datacenter_gpu", re.compile(r"\bdata\s?cent(?:er|re)\s+gpus?\b|\bserver\s+gpus?\b", re.I)),
@@ -62,6 +64,8 @@ def extract_layout(msg: Msg, ext: Extraction) -> None:
         msg.claim(ln.start(), ln.end())
     ext.interconnect = link
     for m in msg.finditer(_OF_THEM, limit=1):
+        if _PEOPLE.search(msg.before(m.start(), 40)):
+            continue  # "my kids (two of them)": people, not cards
         raw = m.group("n")
         n = int(raw) if raw.isdigit() else word_number(raw)
         if n is not None and 2 <= n <= 4096:

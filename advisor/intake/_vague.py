@@ -27,7 +27,8 @@ _CTX_KEY = (r"num_ctx|n_ctx|ctx[-_]size|--ctx-size|(?<![\w-])-c(?=\s+\d)|max[-_]
             r"context\s+(?:window|length|size|len)|ctx\s+(?:window|length|size)|context|ctx")
 _CTX_AFTER = re.compile(rf"(?:{_CTX_KEY})(?:\s*(?:of|is|=|:|to|set|at|was|now|currently|=))*\s*(?:about\s+|~)?(?P<a>{NUM})\b"
                         r"(?!\s*(?:tokens?\s+of|words|pages|lines|t/s|tok/s))", re.I)
-_CTX_BEFORE = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:tokens?\s+)?(?:context|ctx)(?:\s+(?:window|length|size))?\b"
+_CTX_BEFORE = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:(?:tokens?\s+)?(?:context|ctx)\s+(?:window|length|size)|"
+                         r"(?:context|ctx))\b"
                          r"(?!\s+(?:so\s+far|already|in\s+the|deep))", re.I)
 _DEEP = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s+)?deep\b", re.I)
 _POW2 = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
@@ -41,12 +42,13 @@ _TTFT_WORDS = re.compile(
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
     r"until\s+(?:it\s+starts|the\s+first|anything)|(?:starts|begins)\s+(?:answering|responding|typing|writing)\s+after|"
     r"prompt\s+processing\s+takes|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
+    r"\bto\s+(?:process|prefill|ingest|digest|read|chew\s+through)\b|"
     r"\b(?:starts?|begins?|responds?)\s+(?:after|in)\b|\blatency\s+(?:to|before)\b", re.I)
 _LOAD_WORDS = re.compile(r"\bload(?:s|ing|ed)?\b|\bboot|\bdownload|\bper\s+(?:request|answer|reply)\s+in\s+total|"
                          r"\btotal\b|\bwhole\s+(?:answer|reply)|\bfull\s+(?:answer|reply)", re.I)
 
 _VAGUE = re.compile(
-    r"(?P<q>(?:a|one|1)\s+or\s+(?:two|2)|(?:two|2)\s+or\s+(?:three|3)|(?:one|1)\s*(?:-|to)\s*(?:two|2)|"
+    r"(?P<q>\d{1,2}\s*(?:-|to|or)\s*\d{1,2}|(?:a|one|1)\s+or\s+(?:two|2)|(?:two|2)\s+or\s+(?:three|3)|(?:one|1)\s*(?:-|to)\s*(?:two|2)|"
     r"(?:two|2)\s*(?:-|to)\s*(?:three|3)|half\s+a|a\s+couple(?:\s+of)?|a\s+few|an?|one|two|three|four|five|\d{1,2})\s+"
     r"(?:(?:short|long|full|single|whole)\s+)?(?P<u>sentences?|paragraphs?|pages?)(?P<or2>\s+or\s+(?:two|2|so))?\b",
     re.I)

@@ -39,7 +39,7 @@ _GEN_FLAG = re.compile(rf"(?:\bmax[_\s]tokens|\bnum_predict|(?<![\w-])-n|--n-pre
 _KINDS = {
     "shared": re.compile(r"system\s+prompt|\bshared\b|\bprefix\b|every\s+request|all\s+requests|\bcached\b|preamble", re.I),
     "gen": re.compile(r"answer|response|repl(?:y|ies)|output|generat\w*|completion|\bwrit\w*|max[_\s]tokens|\bgen\b|"
-                      r"essays?|summar(?:y|ies)|stor(?:y|ies)|articles?",
+                      r"\bessays?\b|\bsummar(?:y|ies)\b|\bstor(?:y|ies)\b|\barticles?\b",
                       re.I),
     "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+in|history|so\s+far|into\s+the\s+(?:chat|conversation)", re.I),
     "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
@@ -68,7 +68,8 @@ _USERS = re.compile(
 )
 _ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
                     r"\bme\s+alone\b|\bone\s+person\b", re.I)
-_RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions)"
+_RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions|"
+                  r"documents|docs|files|jobs|chats|conversations|tickets|emails|articles|reports|summaries)"
                   r"\s*(?:per|a|an|/|every|each)\s*(?P<per>minute|min|hour|hr|h|second|sec|s|day)\b"
                   r"(?P<total>\s*(?:in\s+total|total|overall|altogether|across\s+(?:the\s+)?(?=team|everyone|all)))?",
                   re.I)
@@ -81,7 +82,7 @@ _USES = (
                        r"notes|files|wiki)|\bdocument\s+q\s?&\s?a\b|\bsearch\s+(?:over|through)\b", re.I)),
     ("summarising", re.compile(r"\bsummar(?:i[sz]\w*|y|ies)\b|\btl;?dr\b", re.I)),
     ("batch", re.compile(r"\bbatch\s+(?:jobs?|processing|inference|mode|work)\b|\bbulk\b|\boffline\s+(?:jobs?|"
-                         r"processing)\b|\bovernight\b|\bclassify\s+(?:thousands|millions|\d)", re.I)),
+                         r"processing)\b|\bovernight\b|\bnightly\b|\b(?:a|in|as)\s+batch\b(?!\s*(?:size|of|=|:|\d))|\bclassify\s+(?:thousands|millions|\d)", re.I)),
     ("coding_agent", re.compile(r"\bfor\s+(?:coding|programming)\b|\bcoding\b", re.I)),
 )
 _CHAT = re.compile(r"\bchat\w*\b|\bconversation\w*\b|\bassistant\b|\btalk(?:ing)?\s+to\b", re.I)
@@ -89,6 +90,10 @@ _CHAT = re.compile(r"\bchat\w*\b|\bconversation\w*\b|\bassistant\b|\btalk(?:ing)
 _RATE_UNIT = (r"(?:tok(?:en)?s?\s*/\s*s(?:ec(?:ond)?)?\b|t/s\b|tk/s\b|tps\b|tokens?\s+(?:per|a|each)\s+sec(?:ond)?\b|"
               r"tokens?\s+per\s+s\b)")
 _RATE = re.compile(rf"(?<![\w.])(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?{_RATE_UNIT}", re.I)
+_WORD_RATE = re.compile(
+    rf"\b(?P<lab>prompt|prefill|processing|input|predicted|prediction|generation|generating|gen|decode|decoding|output|"
+    rf"eval)\s*(?:[:=]|is|was|at|of|~|≈|speed|rate|tps)?\s*(?:about\s+|around\s+|roughly\s+|like\s+|~)?"
+    rf"(?P<n>{NUM})\s*{_RATE_UNIT}", re.I)
 _WPS = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*words?\s*(?:per|a|/)\s*s(?:ec(?:ond)?)?\b", re.I)
 _MS_PER_TOKEN = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<u>ms|milliseconds?|s|sec|seconds?)\s*(?:/|per)\s*tok(?:en)?\b",
                            re.I)
@@ -267,6 +272,12 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             continue  # "pp 2048" is a llama-bench prompt size, not a speed
         msg.claim(m.start(), m.end())
         _set_rate(ext, "prefill" if m.group("lab").lower().startswith(("pp", "prompt")) else "decode", v,
+                  m.group(0).strip())
+    for m in msg.finditer(_WORD_RATE):
+        v = parse_num(m.group("n")) or 0.0
+        msg.claim(m.start(), m.end())
+        lab = m.group("lab").lower()
+        _set_rate(ext, "prefill" if lab.startswith(("prompt", "prefill", "pp", "input", "process")) else "decode", v,
                   m.group(0).strip())
     for m in msg.finditer(_WPS):
         v = (parse_num(m.group("n")) or 0.0) / WORDS_PER_TOKEN
