@@ -350,7 +350,9 @@ def _comparison_md(store: Store, facts: Scenario) -> str:
             req = cmp.CompareRequest(model=sit.model.id, quant=sit.quant.name if sit.quant else None,
                                      backend=facts.backend, prompt_tokens=sit.workload.prompt_tokens,
                                      gen_tokens=sit.workload.gen_tokens, concurrency=sit.workload.users,
-                                     shared_prefix_tokens=sit.workload.shared_prefix_tokens, candidates=ids)
+                                     shared_prefix_tokens=sit.workload.shared_prefix_tokens, candidates=ids,
+                                     ttft_target_s=sit.workload.ttft_target_s,
+                                     tps_per_user=sit.workload.decode_target_tps)
             return "**Side by side** (same engine as `advisor compare`):\n\n" + cmp.table_markdown(
                 cmp.compare_request(store, req))
         if sit.compare_models and sit.quant is not None:

@@ -378,7 +378,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
             first.phrase += f" {cores}-core"
         hw = _resolve(ext, store, first, _tentative(mems), cores or first.cores)
         others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase))
-        if others:
+        if others and not ext.compare_hardware:
             ext.note(f"You also mentioned {', '.join(others)}; I'm using {first.phrase} for now "
                      "(compare ranks several machines side by side).")
         if cores is None and first.cores and hw is not None and hw.gpu_cores == first.cores:

@@ -67,9 +67,9 @@ def extract_layout(msg: Msg, ext: Extraction) -> None:
         if _PEOPLE.search(msg.before(m.start(), 40)):
             continue  # "my kids (two of them)": people, not cards
         raw = m.group("n")
-        n = int(raw) if raw.isdigit() else word_number(raw)
-        if n is not None and 2 <= n <= 4096:
-            ext.gpu_count = n
+        count = int(raw) if raw.isdigit() else word_number(raw)
+        if count is not None and 2 <= count <= 4096:
+            ext.gpu_count = count
             msg.claim(m.start(), m.end())
 
 

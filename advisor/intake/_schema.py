@@ -14,7 +14,8 @@ FACT_FIELDS: tuple[str, ...] = (
     "prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens", "concurrency", "requests_per_minute", "use",
     "measured_prefill_tps", "measured_decode_tps", "n_gpu_layers",
     "gpu_count", "interconnect", "system_ram_gb", "context_window", "measured_ttft_s", "compare_hardware",
-    "compare_models", "prompt_range", "hardware_kind", "tensor_parallel", "measured_is_aggregate",
+    "compare_models", "prompt_range", "hardware_kind", "tensor_parallel", "measured_is_aggregate", "target_ttft_s",
+    "target_decode_tps",
 )
 assert set(FACT_FIELDS) <= set(Scenario.model_fields)
 
@@ -66,6 +67,8 @@ class Extraction(BaseModel):
     hardware_kind: str | None = None
     tensor_parallel: int | None = None
     measured_is_aggregate: bool | None = None
+    target_ttft_s: float | None = None
+    target_decode_tps: float | None = None
     notes: list[str] = Field(default_factory=list)
     not_understood: list[str] = Field(default_factory=list)
     ambiguous: dict[str, list[str]] = Field(default_factory=dict)

@@ -44,6 +44,9 @@ _TTFT_WORDS = re.compile(
     r"prompt\s+processing\s+takes|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
     r"\bto\s+(?:process|prefill|ingest|digest|read|chew\s+through)\b|"
     r"\b(?:starts?|begins?|responds?)\s+(?:after|in)\b|\blatency\s+(?:to|before)\b", re.I)
+_TTFT_TARGET = re.compile(r"\b(?:under|below|less\s+than|within|at\s+most|max(?:imum)?|target|goal|need|needs|want|"
+                          r"require[sd]?|should|must|sla|no\s+more\s+than|<)\s*(?:(?:be|of|to|is|a|the|ttft|first\s+token|"
+                          r"about|around|~)\s*)*$", re.I)
 _LOAD_WORDS = re.compile(r"\bload(?:s|ing|ed)?\b|\bboot|\bdownload|\bper\s+(?:request|answer|reply)\s+in\s+total|"
                          r"\btotal\b|\bwhole\s+(?:answer|reply)|\bfull\s+(?:answer|reply)", re.I)
 
@@ -129,6 +132,11 @@ def extract_ttft(msg: Msg, ext: Extraction) -> None:
         secs = n / 1000 if unit.startswith("m") and unit not in ("min", "mins", "minute", "minutes") else \
             n * 60 if unit.startswith("min") else n
         msg.claim(m.start(), m.end())
+        if _TTFT_TARGET.search(msg.before(m.start(), 40)):
+            if 0 < secs <= 1e5 and ext.target_ttft_s is None:
+                ext.target_ttft_s = round(secs, 3)
+                ext.note(f"Time to first token of {fmt(round(secs, 3))} s is a target, not a measurement.")
+            continue
         if 0 < secs <= 1e5 and ext.measured_ttft_s is None:
             ext.measured_ttft_s = round(secs, 3)
             ext.note(f"Time to first token measured: {fmt(round(secs, 3))} s.")
@@ -206,8 +214,8 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
     if ext.prompt_tokens is None and (q := _SHORT_Q.search(msg.s)):
         _set_len(ext, "prompt", SHORT_QUESTION_TOKENS, f"'{q.group(0)}' taken as about {SHORT_QUESTION_TOKENS} tokens "
                                                         "each (a short question).")
-    if ext.gen_tokens is None and (a := _LONG_A.search(msg.s)):
-        _set_len(ext, "gen", LONG_ANSWER_TOKENS, f"'{a.group(0)}' taken as about {LONG_ANSWER_TOKENS:,} tokens each.")
+    if ext.gen_tokens is None and (la := _LONG_A.search(msg.s)):
+        _set_len(ext, "gen", LONG_ANSWER_TOKENS, f"'{la.group(0)}' taken as about {LONG_ANSWER_TOKENS:,} tokens each.")
 
 
 def mark_aggregate(msg: Msg, ext: Extraction) -> None:

@@ -89,7 +89,12 @@ _CHAT = re.compile(r"\bchat\w*\b|\bconversation\w*\b|\bassistant\b|\btalk(?:ing)
 
 _RATE_UNIT = (r"(?:tok(?:en)?s?\s*/\s*s(?:ec(?:ond)?)?\b|t/s\b|tk/s\b|tps\b|tokens?\s+(?:per|a|each)\s+sec(?:ond)?\b|"
               r"tokens?\s+per\s+s\b)")
-_RATE = re.compile(rf"(?<![\w.])(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?{_RATE_UNIT}", re.I)
+_RATE = re.compile(rf"(?<![\w.])(?:(?:between\s+)?(?P<lo>{NUM})\s*(?:-|to|and)\s*)?(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?"
+                   rf"{_RATE_UNIT}", re.I)
+# A rate someone needs is a target, not a measurement ("we need at least 20 tok/s per user").
+_TARGET = re.compile(r"\b(?:need|needs|want|wants|require[sd]?|target|goal|at\s+least|minimum|min\.?|sla|must|aim\w*|"
+                     r"hoping\s+for|looking\s+for|should\s+(?:get|be|hit|reach)|acceptable|ok\s+with|fine\s+with)\b"
+                     r"|\b(?:expect(?:ed|ing)?|supposed\s+to|spec(?:s|ed)?\s+say)\b", re.I)
 _WORD_RATE = re.compile(
     rf"\b(?P<lab>prompt|prefill|processing|input|predicted|prediction|generation|generating|gen|decode|decoding|output|"
     rf"eval)\s*(?:[:=]|is|was|at|of|~|≈|speed|rate|tps)?\s*(?:about\s+|around\s+|roughly\s+|like\s+|~)?"
@@ -287,11 +292,22 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
     for pat in (_RATE, _MS_PER_TOKEN):
         for m in msg.finditer(pat):
             v = parse_num(m.group("n").lstrip("-")) or 0.0
+            lo = parse_num(m.group("lo")) if pat is _RATE and m.group("lo") else None
+            if lo is not None and 0 < lo < v:
+                ext.note(f"{m.group(0).strip()}: a range; using its middle, {fmt((lo + v) / 2)} tokens/s.")
+                v = (lo + v) / 2
+            if (t := _TARGET.search(msg.before(m.start(), 40))) is not None:
+                msg.claim(m.start(), m.end())
+                if not t.group(0).lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
+                        and pat is _RATE and 0 < v <= MAX_RATE_TPS:
+                    ext.target_decode_tps = round(v, 3)
+                    ext.note(f"{fmt(round(v, 3))} tok/s is a target, not a measured speed.")
+                continue
             if pat is _MS_PER_TOKEN:
                 secs = v / 1000 if m.group("u").lower().startswith("m") else v
                 v = 1 / secs if secs > 0 else 0.0
                 ext.note(f"{m.group(0).strip()} = {fmt(round(v, 2))} tokens/s.")
-            if m.group("n").startswith("-"):
+            if m.group("n").startswith("-") and lo is None:
                 v = -v
             kind = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) or \
                 nearest_kind(msg, m.start(), m.end(), _RATE_KINDS, wide=True)

@@ -132,7 +132,8 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     workload = Workload(
         prompt_tokens=res.prompt_tokens, prompt_range=s.prompt_range, shared_prefix_tokens=s.shared_prefix_tokens or 0,
         depth=res.depth, gen_tokens=res.gen_tokens, users=res.concurrency, requests_per_minute=s.requests_per_minute,
-        use=s.use, context_window=s.context_window, stated=stated,
+        use=s.use, context_window=s.context_window, ttft_target_s=s.target_ttft_s,
+        decode_target_tps=s.target_decode_tps, stated=stated,
     )
     assumptions = [Assumption(field=_assumption_field(a), text=a) for a in res.assumptions]
     prefill = s.measured_prefill_tps
@@ -156,8 +157,17 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
         facts=s, machine=_machine(res, s), model=res.model, quant=res.quant, engine=engine,  # type: ignore[arg-type]
         engine_text=s.backend, workload=workload, measured=measured, symptoms=symptoms,
         compare_hardware=machines, compare_models=models, assumptions=assumptions, unresolved=unresolved,
-        question=question or s.question, remote=remote,
+        question=question or s.question, remote=remote, audience=_audience(s, measured),
     )
+
+
+def _audience(s: Scenario, measured: Measured) -> str:
+    """"diagnose" (numbers measured or pasted), "team" (several users or machines to choose), else "household"."""
+    if measured.any or s.raw_output:
+        return "diagnose"
+    if (s.concurrency or 1) > 1 or s.requests_per_minute or s.compare_hardware:
+        return "team"
+    return "household"
 
 
 def hardware_ids(machines: list[Machine]) -> list[str]:
