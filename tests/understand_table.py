@@ -330,7 +330,43 @@ TWO_TURNS_2 = [
  ("A100 40GB, llama 3.1 8b", "what about the 80GB one?", {"memory_gb": 80.0}),
 ]
 
-PHRASINGS = LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3
+USERS_4 = [
+ ("hi, newbie here. i have a gaming pc with a rtx 3080 (10gb) and 32 gb of ram. can i run llama 3 8b? what speed should i expect?",
+  {"hw": "nvidia-rtx-3080", "memory_gb": 10.0, "system_ram_gb": 32.0, "model_id": "meta-llama/Meta-Llama-3-8B"}),
+ ("Mac Studio M1 Ultra 128GB. Qwen 2.5 72B Q4_K_M in LM Studio gives me 9 tok/s and prompt processing ~60 tok/s",
+  {"memory_gb": 128.0, "measured_decode_tps": 9.0, "measured_prefill_tps": 60.0, "backend": "LM Studio"}),
+ ("We run a support chatbot: 300 chats/hour at peak, system prompt of 1200 tokens, user turns ~80 tokens, replies ~150 tokens",
+  {"requests_per_minute": 5.0, "shared_prefix_tokens": 1200, "prompt_tokens": 1280, "gen_tokens": 150}),
+ ("Is the M4 Max with 36GB enough or should I get 64GB for 32B models?", {"params_b": 32.0, "memory_gb": 36.0}),
+ ("I've got 2x Tesla P40s (24GB each) in an old Dell R720", {"gpu_count": 2, "memory_gb": 24.0}),
+ ("ollama with qwen3:30b-a3b on my 7900 XTX: eval rate 85 tok/s", {"measured_decode_tps": 85.0, "hw": "amd-rx-7900-xtx", "model_id": "Qwen/Qwen3-30B-A3B"}),
+ ("Took 14.2s to first token, 512 token prompt, llama.cpp on a Pi 5", {"measured_ttft_s": 14.2, "prompt_tokens": 512, "hw": "raspberry-pi-5"}),
+ ("32 concurrent sessions, 2k token prompts, 200 token outputs, on 2× L40S", {"concurrency": 32, "prompt_tokens": 2000, "gen_tokens": 200, "gpu_count": 2, "hw": "nvidia-l40s"}),
+ ("DDR4-3200 dual channel desktop, no gpu, llama 3.2 1b", {"hw": "cpu-ddr4-3200-2ch", "model_id": "meta-llama/Llama-3.2-1B"}),
+ ("Llama 3.1 8B Instruct in fp16 on a single A100 80GB PCIe", {"hw": "nvidia-a100-80gb-pcie", "quant_name": "F16", "memory_gb": 80.0}),
+ ("Planning for ~1000 requests per hour, each ~2k in / 300 out", {"requests_per_minute": 16.6667, "prompt_tokens": 2000, "gen_tokens": 300}),
+ ("what's faster for prompt processing: 4090 or M2 Ultra?", {"compare_hardware": ["RTX 4090", "M2 Ultra"]}),
+ ("a macbook pro m1 pro 16gb and i want to summarize youtube transcripts (~10k words)", {"memory_gb": 16.0, "prompt_tokens": 13333, "use": "summarising"}),
+ ("Running Mistral Small 24B at Q6_K, 16k ctx, on a 3090", {"context_window": 16384, "quant_name": "Q6_K", "hw": "nvidia-rtx-3090", "prompt_tokens": None}),
+ ("our GPU server: 4x H100 80GB SXM5 with NVSwitch", {"gpu_count": 4, "hw": "nvidia-h100-sxm", "interconnect": "nvlink"}),
+ ("decode at 250 ms/token is painfully slow", {"measured_decode_tps": 4.0}),
+ ("M2 Max 96GB, prompt eval 300 t/s, gen 25 t/s, 70b q3", {"memory_gb": 96.0, "measured_prefill_tps": 300.0, "measured_decode_tps": 25.0}),
+ ("For my 6 person team we want something like a mac studio, coding with aider, about 4000 lines of context", {"concurrency": 6, "use": "coding_agent", "prompt_tokens": 40000}),
+ ("gemma3 12b qat on an RTX 5070 12GB", {"hw": "nvidia-rtx-5070", "memory_gb": 12.0}),
+ ("~15 tok/s with llama 3.3 70b on 2x 3090 (nvlink) w/ exllama", {"measured_decode_tps": 15.0, "gpu_count": 2, "interconnect": "nvlink"}),
+]
+TWO_TURNS_3 = [
+ ("RTX 4090, llama 3.3 70b q4", "ok what if I add a second 4090?", {"gpu_count": 2, "hw": "nvidia-rtx-4090"}),
+ ("Mac mini M4 Pro 24GB, qwen3 14b", "and with 48GB?", {"memory_gb": 48.0}),
+ ("M3 Max 64GB, llama 3.1 8b, 2k prompts", "prompts are actually 20k", {"prompt_tokens": 20000, "memory_gb": 64.0}),
+ ("3090 with qwen3 32b", "I'm getting 25 tok/s", {"measured_decode_tps": 25.0, "hw": "nvidia-rtx-3090"}),
+ ("RTX 3060 12GB, gemma 3 12b", "switch to ollama", {"backend": "ollama", "memory_gb": 12.0}),
+ ("H100 SXM, llama 3.1 70b fp8, 20 users", "what about 4 H100s with NVLink?", {"gpu_count": 4, "interconnect": "nvlink", "concurrency": 20}),
+ ("MacBook Air M2 16GB, mistral 7b", "oops, I meant the 24GB model", {"memory_gb": 24.0}),
+ ("4090, llama 3.1 8b", "num_ctx is 32768", {"context_window": 32768, "prompt_tokens": None}),
+]
+
+PHRASINGS = LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -352,3 +388,4 @@ TWO_TURNS = [
     ("4090, llama 3.1 8b, I get 30 t/s", "sorry, it's 130 t/s", {"measured_decode_tps": 130.0}),
 ]
 TWO_TURNS = TWO_TURNS + TWO_TURNS_2
+TWO_TURNS = TWO_TURNS + TWO_TURNS_3

@@ -137,6 +137,8 @@ def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extr
 _VARIANT = re.compile(r"\b(?:it'?s|it\s+is|meant?|mean|have|got|is|make\s+it)\s+(?:the\s+|a\s+|an\s+)?"
                       r"(?P<v>ti\s+super|ti|super|xtx|xt|pro|max|ultra)(?:\s+(?:one|version|model|variant|card))?\b"
                       r"|^\W*(?:the\s+)?(?P<v2>ti|super|xtx)(?:\s+(?:one|version|model|variant))?\W*$", re.I)
+_ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\s+(?:a\s+|one\s+)?"
+                      r"(?P<ord>second|2nd|third|3rd|fourth|4th|another|more)\b", re.I)
 _BARE_LEN = re.compile(r"^\W*(?:(?:ok|so|and|then)\s+)?(?:make\s+it|what\s+about|how\s+about|try|say|with|at|now|or)?"
                        r"\s*(?P<n>\d+(?:\.\d+)?\s?[kK]?)\s*(?:tokens?)?(?:\s+(?:instead|then|now))?\W*$", re.I)
 
@@ -152,6 +154,15 @@ def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store
         if cand and cand != old.hardware and _hardware_of(store, cand) is not None:
             new["hardware"] = cand
             ext.note(f"Took that as the {cand}.")
+    if old.hardware and (m := _ADD_ONE.search(text or "")) and not new.get("gpu_count") and (
+            "hardware" not in new or strip_count(new["hardware"]) == strip_count(old.hardware)):
+        from advisor.intake._machine import count_of
+
+        n = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}.get(m.group("ord").lower(),
+                                                                                   count_of(old.hardware) + 1)
+        new["gpu_count"] = n
+        new.pop("hardware", None)
+        ext.note(f"Took that as {n} of them.")
     if old.hardware and "hardware" not in new and new.get("gpu_count"):
         new["hardware"] = f"{new['gpu_count']}x {strip_count(old.hardware)}"
     if not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (

@@ -50,7 +50,7 @@ _MAC_YEAR = re.compile(
 _MAC_ONLY = re.compile(rf"\b(?P<prod>{_PRODUCTS})\b", re.I)
 _GPU = re.compile(
     r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
-    r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel)\s+)*"
+    r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<snum>[a-z]?\d{3,4})"
     r"|(?P<dc>gh200|h100|h200|b200|a100|a6000|a5000|a4000|a40|l40s|l40|mi300x|mi325x|mi250x?|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
@@ -74,7 +74,7 @@ _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4
                 "eight": 8, "single": 1, "one": 1}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
 _BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
-                             r"dual|two|three|four|quad|eight|\d\s?x)|[,(/+]|^)\s*$", re.I)
+                             r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|[,(/+:]|^)\s*$", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 _MEM = re.compile(
@@ -304,8 +304,11 @@ def _memory_mentions(msg: Msg, ext: Extraction) -> list[_Mem]:
             qual = b.group("q").lower()
         if qual is None and re.match(r"\s*(?:of\s+)?(?:lp)?ddr\d", after, re.I):
             qual = "ram"
-        if _MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after):
+        variant = bool(re.search(r"\bthe\s*$", before, re.I) and re.match(r"\s*(?:model|version|variant|one)\b", after, re.I))
+        if not variant and (_MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after)):
             continue
+        if variant:
+            qual = "variant"  # "the 24GB model": the machine's memory option, checked against the catalog below
         if unit in ("g", "mb", "mib", "tb", "tib", "terabyte", "terabytes") and qual is None:
             continue  # "2TB" alone is a disk; "16g" alone may be anything
         value = parse_num(m.group("num")) or 0.0
@@ -334,6 +337,9 @@ def _tentative(mems: list[_Mem]) -> float | None:
 def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> float | None:
     if not mems:
         return None
+    mems = [m for m in mems if m.qual != "variant" or hw is None or m.value in hw.memory_gb_options]
+    if not mems:
+        return None
     if hw is None or hw.kind not in ("discrete_gpu", "datacenter_gpu"):
         pick = next((m for m in mems if m.qual != "vram"), mems[0])
         if hw is not None and hw.memory_gb_options and pick.value not in hw.memory_gb_options:
@@ -342,7 +348,7 @@ def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> fl
         return pick.value
     sizes = hw.memory_gb_options
     for m in mems:
-        if m.qual == "vram" or (m.qual in (None, "mem") and (not sizes or m.value in sizes)):
+        if m.qual == "vram" or (m.qual in (None, "mem", "variant") and (not sizes or m.value in sizes)):
             if hw.n_devices > 1 and sizes and m.value in [o * hw.n_devices for o in sizes] and m.value not in sizes:
                 ext.note(f"{m.text} is the total over {hw.n_devices} cards ({fmt(m.value / hw.n_devices)} GB each).")
                 return m.value / hw.n_devices
@@ -397,7 +403,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.note(f"{ram[0].text} is system RAM beside the GPU, not its VRAM.")
         mems = [m for m in mems if m is not ram[0]]
     ext.memory_gb = _choose_memory(ext, mems, hw)
-    if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None) for m in mems
+    if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None, "variant") for m in mems
                                                                           if m.value == ext.memory_gb):
         ext.memory_gb = None
     if hw is not None and hw.n_devices > 1 and ext.gpu_count is None:

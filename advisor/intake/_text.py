@@ -171,8 +171,7 @@ def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str
         str | None: the kind whose keyword is nearest, or None when no keyword is in the clause (with
         ``wide``: in the sentence, for "short stories, around 1,000 words each").
     """
-    before, after = (msg.before(start, 100, SENTENCE), msg.after(end, 60, SENTENCE)) if wide else \
-        (msg.before(start), msg.after(end))
+    before, after = (msg.before(start, 100, SENTENCE), "") if wide else (msg.before(start), msg.after(end))
     best: tuple[int, int, str] | None = None
     for rank, (kind, pat) in enumerate(kinds.items()):
         for m in pat.finditer(before):

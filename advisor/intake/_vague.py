@@ -63,7 +63,7 @@ _LABEL_LEN = re.compile(
     rf"(?<!system )\b(?P<k>prompts?|inputs?|input\s+length|prompt\s+(?:length|size)|answers?|outputs?|responses?|repl(?:y|ies)|"
     rf"completions?|output\s+length)\s*(?:(?:is|are|of|=|:|~|around|about|usually|typically|like|roughly|maybe|"
     rf"mostly|approx\.?|approximately|at|only|just|generally|normally|often|up\s+to|max(?:imum)?|under|"
-    rf"below|at\s+most)\s*)*(?P<a>{NUM})(?![\d.,kK])(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
+    rf"below|at\s+most|actually|really|now|more\s+like|closer\s+to|instead)\s*)*(?P<a>{NUM})(?![\d.,kK])(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
     rf"\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|users|people|x\b|b\b|words|pages|lines))", re.I)
 _BETWEEN = re.compile(rf"\bbetween\s+(?P<a>{NUM})\s+and\s+(?P<b>{NUM})\s*(?P<unit>tokens?|words?)\b", re.I)
 _AGGREGATE = re.compile(r"\baggregate\b|\btotal\s+(?:throughput|output|generation|decode|tok|tokens?)|\bin\s+total\b|"

@@ -43,7 +43,7 @@ _KINDS = {
                       re.I),
     "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+in|history|so\s+far|into\s+the\s+(?:chat|conversation)", re.I),
     "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
-                         r"message|\bask", re.I),
+                         r"message|\bask|\bturns?\b|transcripts?", re.I),
 }
 _WIDE_KINDS = {k: _KINDS[k] for k in ("gen", "prompt")}  # a whole sentence may say which; a shared part is said close
 _LABELS = {"prompt": "Prompt length", "gen": "Answer length", "shared": "Shared prefix (prompt part every request "
