@@ -285,6 +285,12 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         out = import_output(store, text, hardware=facts.hardware, save=True, scenario=facts)
         lines.insert(0, out.message)
         verdict = out.verdict
+        if out.facts is not None:  # the paste's measurements become facts (they round-trip with the rest)
+            pasted = {f: getattr(out.facts, f) for f in _PASTE_FACTS if getattr(facts, f) is None
+                      and getattr(out.facts, f) is not None}
+            facts = facts.model_copy(update=pasted)
+            missing = intake.missing(facts, store)
+            q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     if verdict is None and q is None and not missing:
         try:
             verdict = diagnose_scenario(store, facts)
@@ -314,6 +320,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     )
 
 
+_PASTE_FACTS = ("measured_prefill_tps", "measured_decode_tps", "prompt_tokens", "gen_tokens", "depth", "model",
+                "quant", "backend", "n_gpu_layers", "params_b", "gpu_fraction")
 _CHANGE_LABELS = {"hardware": "machine", "memory_gb": "memory", "model": "model", "params_b": "model size",
                   "quant": "weight format", "backend": "engine", "prompt_tokens": "prompt", "gen_tokens": "answer",
                   "concurrency": "users", "gpu_count": "GPUs", "context_window": "context window",

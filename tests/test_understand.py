@@ -298,3 +298,16 @@ def test_engine_of_format(fmt: str, engine: str | None) -> None:
     from advisor.understand.engine import engine_of_format
 
     assert engine_of_format(fmt) == engine
+
+
+def test_pasted_numbers_become_facts() -> None:
+    st = Store(":memory:")
+    text = ("My M2 Max 32GB with llama3.1:8b on ollama feels slow, is this normal?\n"
+            "prompt eval count:    26 token(s)\nprompt eval duration: 120ms\nprompt eval rate:     216.67 tokens/s\n"
+            "eval count:           300 token(s)\neval duration:        7.9s\neval rate:            37.97 tokens/s")
+    r = service.ask(st, text)
+    assert (r.facts.measured_prefill_tps, r.facts.measured_decode_tps) == (216.67, 37.97)
+    assert (r.facts.memory_gb, r.facts.backend, r.facts.gen_tokens) == (32.0, "ollama", 300)
+    assert r.verdict is not None and r.verdict.measured["decode_tps"] == 37.97
+    again = service.ask(st, "and with 5 users?", parse_scenario(json.loads(r.model_dump_json())["facts"]))
+    assert again.facts.concurrency == 5 and again.facts.measured_decode_tps == 37.97
