@@ -366,7 +366,39 @@ TWO_TURNS_3 = [
  ("4090, llama 3.1 8b", "num_ctx is 32768", {"context_window": 32768, "prompt_tokens": None}),
 ]
 
-PHRASINGS = LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4
+USERS_5 = [
+ ("Thinkpad P1 w/ RTX A4000 16gb, 64 gigs of RAM, want to run qwen2.5 coder 7b in vscode w/ continue",
+  {"hw": "nvidia-rtx-a4000", "memory_gb": 16.0, "system_ram_gb": 64.0, "use": "coding_agent"}),
+ ("macbok pro m3 max 48 gb unified memroy, llama 3.1 70b q4", {"memory_gb": 48.0, "model_id": "meta-llama/Llama-3.1-70B"}),
+ ("My card has 24 gigs, it's a 3090", {"hw": "nvidia-rtx-3090", "memory_gb": 24.0}),
+ ("unknown accelerator with 3.2 TB/s and 192GB, llama 3.1 405b?", {"bandwidth_gbs": 3200.0, "memory_gb": 192.0}),
+ ("Mac Studio, M2 Ultra (76-core GPU), 128GB", {"hw": "apple-m2-ultra-76gpu", "memory_gb": 128.0}),
+ ("We expect about 3 requests/sec at peak", {"requests_per_minute": 180.0}),
+ ("prompt length is 512 tokens, generation 128 tokens", {"prompt_tokens": 512, "gen_tokens": 128}),
+ ("ollama says 2.3 tokens per sec on my old i7 laptop with 16GB", {"measured_decode_tps": 2.3, "memory_gb": 16.0}),
+ ("we use llama.cpp server with -np 8 and -c 32768 on a 4090", {"context_window": 32768, "hw": "nvidia-rtx-4090"}),
+ ("ttft ~0.9s, itl 30ms, 2x A100 80GB SXM", {"measured_ttft_s": 0.9, "gpu_count": 2, "hw": "nvidia-a100-80gb-sxm"}),
+ ("Need to pick between gemma 3 27b and qwen3 32b for our RAG app on an H100 PCIe", {"compare_models": ["gemma 3 27b", "qwen3 32b"], "use": "rag", "hw": "nvidia-h100-pcie"}),
+ ("I'm a teacher, 30 students will use it at once, short questions", {"concurrency": 30, "prompt_tokens": 50}),
+ ("Ryzen AI Max+ 395 128GB, vulkan, gpt-oss-120b mxfp4, 40 t/s tg", {"hw": "amd-ryzen-ai-max-plus-395", "memory_gb": 128.0, "measured_decode_tps": 40.0}),
+ ("prefill is slow: 8k token prompt takes 45 seconds on my m1 air", {"measured_ttft_s": 45.0, "prompt_tokens": 8000}),
+ ("response length ~1.5k tokens, prompt length ~500", {"gen_tokens": 1500, "prompt_tokens": 500}),
+ ("RTX 5080 16GB or RTX 4090 24GB for 32B models?", {"compare_hardware": ["RTX 5080", "RTX 4090"], "params_b": 32.0}),
+ ("3 x RTX 3060 12GB, 48GB DDR4, ollama", {"gpu_count": 3, "memory_gb": 12.0, "system_ram_gb": 48.0}),
+ ("M1 Ultra 64-core 128GB", {"hw": "apple-m1-ultra-64gpu", "memory_gb": 128.0}),
+ ("batch size 16, 1024 in 256 out, H200", {"concurrency": 16, "prompt_tokens": 1024, "gen_tokens": 256, "hw": "nvidia-h200"}),
+ ("llama 3.2 3b on an iPhone? no — on my MacBook Air M1 8GB", {"memory_gb": 8.0, "hw": "apple-m1-8gpu"}),
+]
+TWO_TURNS_4 = [
+ ("RTX 3090, llama 3.1 70b q4, 2k prompts", "and if I use q2_k?", {"quant_name": "Q2_K", "prompt_tokens": 2000}),
+ ("M4 Max 128GB, llama 3.3 70b", "what about 4 users?", {"concurrency": 4, "memory_gb": 128.0}),
+ ("RTX 4080, gemma 3 12b", "correction: 4080 Super", {"hw": "nvidia-rtx-4080"}),
+ ("A6000 48GB, qwen3 32b fp16", "with 2 of those?", {"gpu_count": 2, "memory_gb": 48.0}),
+ ("Mac mini M4 16GB, llama 3.2 3b", "I get 45 tok/s, is that ok?", {"measured_decode_tps": 45.0, "memory_gb": 16.0}),
+ ("4090, qwen3 8b, 1k in 200 out", "what about 16 users, 4 req/min each?", {"concurrency": 16, "requests_per_minute": 4.0, "prompt_tokens": 1000}),
+]
+
+PHRASINGS = LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4 + USERS_5
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -389,3 +421,4 @@ TWO_TURNS = [
 ]
 TWO_TURNS = TWO_TURNS + TWO_TURNS_2
 TWO_TURNS = TWO_TURNS + TWO_TURNS_3
+TWO_TURNS = TWO_TURNS + TWO_TURNS_4

@@ -462,16 +462,18 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
     if len(distinct) < 2:
         return men
     gaps = [msg.orig[a.end:b.start] for a, b in zip(distinct, distinct[1:], strict=False)]
-    sentence_end = any(re.search(r"[.!?]\s", g) for g in gaps)
-    if not sentence_end and (any(COMPARE_JOIN.search(g) for g in gaps)
-                             or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth)\b", msg.orig, re.I)):
-        ext.compare_hardware = [d.phrase for d in distinct]
-        ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
-        return distinct
+    if any(re.search(r"[.!?]\s", g) for g in gaps):
+        return men
     gpus = [d for d in distinct if _GPU.search(d.phrase)]
     bare_gaps = [re.sub(r"\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?", " ", g, flags=re.I) for g in gaps]
-    if len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
+    joined = any(COMPARE_JOIN.search(g) for g in gaps)
+    if not joined and len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
         phrase = " + ".join(d.phrase for d in distinct)
         first = distinct[0]
         return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
+    if joined or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth|between|pick|choose|decide|deciding)\b",
+                           msg.orig, re.I):
+        ext.compare_hardware = [d.phrase for d in distinct]
+        ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
+        return distinct
     return men

@@ -184,7 +184,7 @@ def _compared(msg: Msg, men: list[tuple[int, str]]) -> bool:
     if any(re.search(r"[.!?]\s", g) for g in gaps):
         return False
     return any(COMPARE_JOIN.search(g) for g in gaps) or bool(
-        re.search(r"\b(?:which|compare|should\s+i|better|faster)\b", msg.orig, re.I))
+        re.search(r"\b(?:which|compare|should\s+i|better|faster|between|pick|choose|decide|deciding)\b", msg.orig, re.I))
 
 
 def _sizes(msg: Msg) -> list[tuple[float, str]]:

@@ -42,7 +42,7 @@ _TTFT_WORDS = re.compile(
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
     r"until\s+(?:it\s+starts|the\s+first|anything)|(?:starts|begins)\s+(?:answering|responding|typing|writing)\s+after|"
     r"prompt\s+processing\s+takes|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
-    r"\bto\s+(?:process|prefill|ingest|digest|read|chew\s+through)\b|"
+    r"\bto\s+(?:process|prefill|ingest|digest|read|chew\s+through)\b|\bprefill\b|\bprompts?\s+takes?\b|"
     r"\b(?:starts?|begins?|responds?)\s+(?:after|in)\b|\blatency\s+(?:to|before)\b", re.I)
 _TTFT_TARGET = re.compile(r"\b(?:under|below|less\s+than|within|at\s+most|max(?:imum)?|target|goal|need|needs|want|"
                           r"require[sd]?|should|must|sla|no\s+more\s+than|<)\s*(?:(?:be|of|to|is|a|the|ttft|first\s+token|"
@@ -58,7 +58,8 @@ _VAGUE = re.compile(
 _SHORT_Q = re.compile(r"\b(?:short|quick|simple|brief|small)\s+(?:questions?|prompts?|queries|messages)\b", re.I)
 _LONG_A = re.compile(r"\b(?:long|lengthy|detailed|big)\s+(?:answers?|responses?|repl(?:y|ies)|outputs?)\b", re.I)
 _IN_OUT = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s*|toks?\s*)?(?:(?P<o>out(?:put)?)\b|"
-                     r"(?:in|input)\b(?=\s*(?:/|,|;|&|\+|and\b|$|\)|\.|tokens?\b)))", re.I | re.M)
+                     r"(?:in|input)\b(?=\s*(?:/|,|;|&|\+|and\b|$|\)|\.|tokens?\b)|\s+\d[\d.,]*\s?[kK]?\s*(?:tokens?\s*)?out\b))",
+                     re.I | re.M)
 _LABEL_LEN = re.compile(
     rf"(?<!system )\b(?P<k>prompts?|inputs?|input\s+length|prompt\s+(?:length|size)|answers?|outputs?|responses?|repl(?:y|ies)|"
     rf"completions?|output\s+length)\s*(?:(?:is|are|of|=|:|~|around|about|usually|typically|like|roughly|maybe|"

@@ -77,7 +77,7 @@ _RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|quer
 _USES = (
     ("coding_agent", re.compile(r"\bcod(?:ing|e)[\s-]+(?:agent|assistant|completion|autocomplete)|\bagentic\b|"
                                 r"(?<!mouse )\bcursor\b|\bcontinue\.dev\b|\bcontinue\s+(?:extension|plugin)|\baider\b|"
-                                r"\bcline\b|\broo\s?code\b|\b(?:using|with|via|in)\s+Continue\b|\bzed\b|\bwindsurf\b|\bcopilot\b|\bclaude\s+code\b|\bopencode\b|\bcodex\b", re.I)),
+                                r"\bcline\b|\broo\s?code\b|\b(?:using|with|via|in|w/)\s*Continue\b|\bvs\s?code\b|\bneovim\b|\bjetbrains\b|\bzed\b|\bwindsurf\b|\bcopilot\b|\bclaude\s+code\b|\bopencode\b|\bcodex\b", re.I)),
     ("rag", re.compile(r"\brag\b|\bretrieval\b|\bknowledge\s+base\b|\bover\s+(?:my|our|the)\s+(?:documents|docs|pdfs|"
                        r"notes|files|wiki)|\bdocument\s+q\s?&\s?a\b|\bsearch\s+(?:over|through)\b", re.I)),
     ("summarising", re.compile(r"\bsummar(?:i[sz]\w*|y|ies)\b|\btl;?dr\b", re.I)),
