@@ -11,6 +11,7 @@ gigabytes (10^9 bytes), ``_s`` seconds, ``_tflops`` 10^12 FLOP/s.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -261,6 +262,31 @@ class Scenario(BaseModel):
     measured_is_aggregate: bool | None = None  # measured_decode_tps is summed over ``concurrency`` streams
     target_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # a TTFT the person needs ("under 2 s")
     target_decode_tps: float | None = Field(default=None, gt=0, le=MAX_TPS)  # a per-user speed they need
+
+    @field_validator("compare_hardware", "compare_models", mode="before")
+    @classmethod
+    def _names_list(cls, v: Any) -> Any:
+        # A list as a form shows it ("['M3 Ultra', 'H100']" or "M3 Ultra; H100") is read back as the list.
+        if isinstance(v, str):
+            quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", v)
+            items = [a or b for a, b in quoted] if quoted else [x.strip(" []") for x in re.split(r"[;,]", v)]
+            return [x.strip() for x in items if x.strip()] or None
+        return v
+
+    @field_validator("prompt_range", mode="before")
+    @classmethod
+    def _range(cls, v: Any) -> Any:
+        if isinstance(v, str):  # "(5000, 10000)", "5000-10000", "5000 10000"
+            nums = [int(float(x)) for x in re.findall(r"\d+(?:\.\d+)?", v)]
+            return tuple(nums[:2]) if len(nums) >= 2 else None
+        return v
+
+    @field_validator("prompt_range")
+    @classmethod
+    def _range_order(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is not None and not 0 < v[0] <= v[1] <= MAX_TOKENS:
+            raise ValueError(f"prompt_range must be (low, high) tokens with 0 < low <= high (got {v})")
+        return v
 
     @field_validator("hardware", "model", "quant", "backend", "use")
     @classmethod

@@ -311,3 +311,13 @@ def test_pasted_numbers_become_facts() -> None:
     assert r.verdict is not None and r.verdict.measured["decode_tps"] == 37.97
     again = service.ask(st, "and with 5 users?", parse_scenario(json.loads(r.model_dump_json())["facts"]))
     assert again.facts.concurrency == 5 and again.facts.measured_decode_tps == 37.97
+
+
+def test_list_and_range_facts_survive_the_facts_table(store: Store) -> None:
+    """The UI facts table shows every fact as text; the new list/range facts must read back from it."""
+    s = Scenario(compare_hardware="['M3 Ultra' '2x RTX 4090']", compare_models="llama 3.1 8b; gemma 3 12b",
+                 prompt_range="(5000 10000)")
+    assert s.compare_hardware == ["M3 Ultra", "2x RTX 4090"] and s.compare_models == ["llama 3.1 8b", "gemma 3 12b"]
+    assert s.prompt_range == (5000, 10000)
+    with pytest.raises(ValueError):
+        Scenario(prompt_range=(10, 5))
