@@ -398,7 +398,36 @@ TWO_TURNS_4 = [
  ("4090, qwen3 8b, 1k in 200 out", "what about 16 users, 4 req/min each?", {"concurrency": 16, "requests_per_minute": 4.0, "prompt_tokens": 1000}),
 ]
 
-PHRASINGS = LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4 + USERS_5
+USERS_6 = [
+ ("Looking for advice: 10-person agency, we'd run llama 3.3 70b, writing marketing copy (a page or two per request)", {"concurrency": 10, "gen_tokens": 1000}),
+ ("we get 12.5 tok/s gen and 1,100 tok/s prompt on an L40S with vLLM", {"measured_decode_tps": 12.5, "measured_prefill_tps": 1100.0, "hw": "nvidia-l40s"}),
+ ("two users max, 3060 12GB, llama 3.1 8b", {"concurrency": 2, "hw": "nvidia-rtx-3060"}),
+ ("I'm on Windows with an RX 6800 16GB", {"memory_gb": 16.0}),
+ ("Mac with 64GB RAM (M1 Max), ollama run llama3.3", {"memory_gb": 64.0, "hw": "apple-m1-max-32gpu", "backend": "ollama"}),
+ ("ctx 8192, 2 parallel slots, gemma 3 27b on a 3090", {"context_window": 8192, "hw": "nvidia-rtx-3090"}),
+ ("Expected throughput for 100 concurrent users with 512 in / 128 out on H100 SXM?", {"concurrency": 100, "prompt_tokens": 512, "gen_tokens": 128}),
+ ("It spits out about 3 words a second on my M1 Air 8GB with mistral", {"measured_decode_tps": 4.0, "memory_gb": 8.0}),
+]
+TWO_TURNS_5 = [
+ ("M2 Ultra 192GB, llama 3.3 70b q8", "what if I quantize to 4-bit?", {"quant_name": "Q4_K_M", "memory_gb": 192.0}),
+ ("3090, qwen 2.5 32b", "try q5_k_m", {"quant_name": "Q5_K_M", "hw": "nvidia-rtx-3090"}),
+ ("4090 with gemma 3 27b", "what about a 5090 instead?", {"hw": "nvidia-rtx-5090", "model_id": "google/gemma-3-27b-it"}),
+ ("M1 Max 64GB, qwen3 32b", "my prompts are about 6k tokens and answers 800", {"prompt_tokens": 6000, "gen_tokens": 800}),
+ ("2x 3090, llama 3.3 70b", "they're on PCIe 3.0 x8", {"interconnect": "pcie3 x8", "gpu_count": 2}),
+ ("RTX 4090, llama 3.1 8b, vllm", "with 32 concurrent users", {"concurrency": 32, "backend": "vllm"}),
+ ("H100 PCIe, llama 3.1 70b", "add NVLink and a second card", {"gpu_count": 2, "interconnect": "nvlink"}),
+ ("Mac mini M4 24GB, phi-4", "in LM Studio with MLX", {"backend": "LM Studio (MLX)", "memory_gb": 24.0}),
+ ("4090, qwen3 30b a3b", "eval rate 110, prompt eval 3000", {"measured_decode_tps": 110.0, "measured_prefill_tps": 3000.0}),
+ ("M3 Pro 18GB, mistral 7b", "what about llama 3.1 8b instead?", {"model_id": "meta-llama/Llama-3.1-8B", "memory_gb": 18.0}),
+ ("A100 80GB SXM, llama 3.1 8b", "at 100 requests per minute", {"requests_per_minute": 100.0}),
+ ("MacBook Air M3 16GB, gemma 3 4b", "context set to 8192", {"context_window": 8192, "prompt_tokens": None}),
+ ("RTX 5090, llama 3.3 70b q4", "it doesn't fit? what about 2 of them", {"gpu_count": 2, "hw": "nvidia-rtx-5090"}),
+ ("RTX 3060 12GB, llama 3.1 8b", "prompts are short questions", {"prompt_tokens": 50}),
+ ("M4 Pro 48GB, qwen3 14b", "answers a paragraph or two", {"gen_tokens": 250, "memory_gb": 48.0}),
+]
+
+PHRASINGS = (LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4 + USERS_5
+             + USERS_6)
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -422,3 +451,4 @@ TWO_TURNS = [
 TWO_TURNS = TWO_TURNS + TWO_TURNS_2
 TWO_TURNS = TWO_TURNS + TWO_TURNS_3
 TWO_TURNS = TWO_TURNS + TWO_TURNS_4
+TWO_TURNS = TWO_TURNS + TWO_TURNS_5

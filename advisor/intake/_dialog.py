@@ -137,8 +137,8 @@ def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extr
 _VARIANT = re.compile(r"\b(?:it'?s|it\s+is|meant?|mean|have|got|is|make\s+it)\s+(?:the\s+|a\s+|an\s+)?"
                       r"(?P<v>ti\s+super|ti|super|xtx|xt|pro|max|ultra)(?:\s+(?:one|version|model|variant|card))?\b"
                       r"|^\W*(?:the\s+)?(?P<v2>ti|super|xtx)(?:\s+(?:one|version|model|variant))?\W*$", re.I)
-_ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\s+(?:a\s+|one\s+)?"
-                      r"(?P<ord>second|2nd|third|3rd|fourth|4th|another|more)\b", re.I)
+_ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\b[^.?!]{0,30}?\b"
+                      r"(?P<ord>second|2nd|third|3rd|fourth|4th|another)\b", re.I)
 _BARE_LEN = re.compile(r"^\W*(?:(?:ok|so|and|then)\s+)?(?:make\s+it|what\s+about|how\s+about|try|say|with|at|now|or)?"
                        r"\s*(?P<n>\d+(?:\.\d+)?\s?[kK]?)\s*(?:tokens?)?(?:\s+(?:instead|then|now))?\W*$", re.I)
 

@@ -60,6 +60,8 @@ _USERS = re.compile(
     rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
     rf"total|human|software|full[\s-]time)\s+)*(?P<who>{_WHO})\b"
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
+    rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
+    r"(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
     rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b"
     r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
@@ -106,6 +108,7 @@ _LABELLED = re.compile(rf"\b(?P<lab>pp|tg|prompt[\s_]eval(?:[\s_]rate)?|(?<!prom
                        rf"(?P<n>{NUM})(?:\s*±\s*{NUM})?(?:\s*{_RATE_UNIT})?", re.I)
 _RATE_KINDS = {
     "prefill": re.compile(r"prompt\s*(?:is\s+|being\s+|gets\s+)?(?:process\w*|eval\w*|ingest\w*|speed|rate|read\w*)|"
+                          r"^\s*(?:for\s+(?:the\s+)?)?prompts?\b(?!\s+(?:of|is|are|with|length|size))|"
                           r"prefill|pre-fill|\bpp\b|"
                           r"processing|\binput\b|reading", re.I),
     "decode": re.compile(r"generation|generat\w*|\btg\b|decod\w*|(?<!prompt )eval\s+rate|output|writ\w*|stream\w*|"
@@ -210,7 +213,7 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
     """Read the number of concurrent users and the request rate (per user, as compare expects)."""
     total = _rate(msg, ext)
     for m in msg.finditer(_USERS):
-        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5")
+        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5") or m.group("n6")
         users = _count(raw)
         msg.claim(m.start(), m.end())
         if users is None:
