@@ -426,8 +426,28 @@ TWO_TURNS_5 = [
  ("M4 Pro 48GB, qwen3 14b", "answers a paragraph or two", {"gen_tokens": 250, "memory_gb": 48.0}),
 ]
 
+USERS_7 = [
+ ("rtx4090 24gb vram + 128gb ddr5, deepseek r1 70b", {"hw": "nvidia-rtx-4090", "memory_gb": 24.0, "system_ram_gb": 128.0}),
+ ("Mac studio m3 ultra w/ 256gb, qwen3 235b a22b q4", {"memory_gb": 256.0, "model_id": "Qwen/Qwen3-235B-A22B"}),
+ ("im getting like 0.8 t/s lol on llama 70b with a 3060", {"measured_decode_tps": 0.8, "hw": "nvidia-rtx-3060"}),
+ ("Our team lead wants numbers: 50 devs, ~6 requests/min/dev, 3k prompt 400 completion", {"concurrency": 50, "requests_per_minute": 6.0, "prompt_tokens": 3000, "gen_tokens": 400}),
+ ("M2 MacBook Air (8gb) - is phi 3.5 mini usable?", {"memory_gb": 8.0, "model_id": "microsoft/Phi-3.5-mini-instruct"}),
+ ("4 x 4090 (PCIe 4.0 x16 each), no nvlink, vllm tp 4", {"gpu_count": 4, "interconnect": "pcie4 x16", "tensor_parallel": 4}),
+ ("GH200? or 2x H100 NVL?", {"compare_hardware": ["GH200", "2x H100 NVL"]}),
+ ("time-to-first-token is 1.2 seconds", {"measured_ttft_s": 1.2}),
+ ("gen speed: 18 tk/s", {"measured_decode_tps": 18.0}),
+ ("I use 16K context and my prompts are ~12K", {"context_window": 16384, "prompt_tokens": 12000}),
+ ("each answer is roughly 250-300 words", {"gen_tokens": 367}),
+ ("5 family members, iMac M4 24GB, llama 3.2 3b", {"concurrency": 5, "memory_gb": 24.0}),
+]
+TWO_TURNS_6 = [
+ ("RTX 3090, llama 3.1 8b", "hmm actually mine's a 3090 Ti", {"hw": "nvidia-rtx-3090"}),
+ ("M3 Max 36GB, qwen3 14b", "or should I get the 64GB one?", {"memory_gb": 64.0}),
+ ("4090, mistral small 24b, 4k prompts", "what about double the prompt?", {"prompt_tokens": 4000}),
+]
+
 PHRASINGS = (LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4 + USERS_5
-             + USERS_6)
+             + USERS_6 + USERS_7)
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -452,3 +472,4 @@ TWO_TURNS = TWO_TURNS + TWO_TURNS_2
 TWO_TURNS = TWO_TURNS + TWO_TURNS_3
 TWO_TURNS = TWO_TURNS + TWO_TURNS_4
 TWO_TURNS = TWO_TURNS + TWO_TURNS_5
+TWO_TURNS = TWO_TURNS + TWO_TURNS_6

@@ -462,7 +462,7 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
     if len(distinct) < 2:
         return men
     gaps = [msg.orig[a.end:b.start] for a, b in zip(distinct, distinct[1:], strict=False)]
-    if any(re.search(r"[.!?]\s", g) for g in gaps):
+    if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
         return men
     gpus = [d for d in distinct if _GPU.search(d.phrase)]
     bare_gaps = [re.sub(r"\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?", " ", g, flags=re.I) for g in gaps]

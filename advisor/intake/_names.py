@@ -181,7 +181,7 @@ def _compared(msg: Msg, men: list[tuple[int, str]]) -> bool:
     from advisor.intake._machine import COMPARE_JOIN
 
     gaps = [msg.orig[a + len(pa):b] for (a, pa), (b, _) in zip(men, men[1:], strict=False)]
-    if any(re.search(r"[.!?]\s", g) for g in gaps):
+    if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
         return False
     return any(COMPARE_JOIN.search(g) for g in gaps) or bool(
         re.search(r"\b(?:which|compare|should\s+i|better|faster|between|pick|choose|decide|deciding)\b", msg.orig, re.I))

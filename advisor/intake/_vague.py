@@ -37,7 +37,7 @@ _DURATION = re.compile(
     rf"(?<![\w.])(?P<n>{NUM}|an?|half\s+a)\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?)\b"
     r"(?!\s*(?:/|per)\s*tok)", re.I)
 _TTFT_WORDS = re.compile(
-    r"ttft|time\s+to\s+first|first\s+(?:token|word|output|response|character)|before\s+(?:the\s+first|it\s+(?:starts|"
+    r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character)|before\s+(?:the\s+first|it\s+(?:starts|"
     r"begins|responds|answers|says|writes|types|outputs|prints)|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
     r"until\s+(?:it\s+starts|the\s+first|anything)|(?:starts|begins)\s+(?:answering|responding|typing|writing)\s+after|"
@@ -66,6 +66,10 @@ _LABEL_LEN = re.compile(
     rf"mostly|approx\.?|approximately|at|only|just|generally|normally|often|up\s+to|max(?:imum)?|under|"
     rf"below|at\s+most|actually|really|now|more\s+like|closer\s+to|instead)\s*)*(?P<a>{NUM})(?![\d.,kK])(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
     rf"\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|users|people|x\b|b\b|words|pages|lines))", re.I)
+_NUM_KIND = re.compile(
+    rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:tokens?\s+)?(?P<k>completions?|answers?|outputs?|responses?|repl(?:y|ies)|"
+    r"generations?|prompts?|inputs?)\b(?!\s*(?:per|/|a\s+(?:day|minute|hour|second)|an\s+hour|each\s+(?:day|hour)|"
+    r"every|an?\s+min))", re.I)
 _BETWEEN = re.compile(rf"\bbetween\s+(?P<a>{NUM})\s+and\s+(?P<b>{NUM})\s*(?P<unit>tokens?|words?)\b", re.I)
 _AGGREGATE = re.compile(r"\baggregate\b|\btotal\s+(?:throughput|output|generation|decode|tok|tokens?)|\bin\s+total\b|"
                         r"\bcombined\b|\boverall\s+throughput|\bsummed\b|\bacross\s+(?:all\s+)?(?:the\s+)?\d+\s+"
@@ -203,6 +207,15 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
         _set_len(ext, kind, tokens, f"{m.group(0).strip()} ≈ {rng} ≈ {fmt(round(mid_words))} words ≈ {fmt(_tok(tokens))} "
                                    f"tokens (a sentence ≈ {WORDS_PER_SENTENCE} words, a paragraph ≈ 100–150, a page ≈ "
                                    f"{WORDS_PER_PAGE}; 0.75 words per token).")
+    for m in msg.finditer(_NUM_KIND):
+        v = parse_num(m.group("a"))
+        k = m.group("k").lower()
+        # "3k prompt", "400 completion" are lengths; "50 prompts" may be a count, so a plural needs the k.
+        if v is None or not (re.search(r"[kK]", m.group("a")) or (v >= 50 and not k.endswith(("s", "ies")))):
+            continue
+        kind = "prompt" if k.startswith(("prompt", "input")) else "gen"
+        msg.claim(m.start(), m.end())
+        _set_len(ext, kind, v, "")
     for m in msg.finditer(_LABEL_LEN):
         v = parse_num(m.group("a"))
         if v is None or (v < 100 and not re.search(r"[kK]", m.group("a"))):

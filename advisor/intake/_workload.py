@@ -58,7 +58,7 @@ _WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coder
         r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots")
 _USERS = re.compile(
     rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
-    rf"total|human|software|full[\s-]time)\s+)*(?P<who>{_WHO})\b"
+    rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal)\s+)*(?P<who>{_WHO})\b"
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
     rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
     r"(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
