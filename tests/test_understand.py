@@ -321,3 +321,13 @@ def test_list_and_range_facts_survive_the_facts_table(store: Store) -> None:
     assert s.prompt_range == (5000, 10000)
     with pytest.raises(ValueError):
         Scenario(prompt_range=(10, 5))
+
+
+def test_json_hardware_text_is_read_like_chat(store: Store) -> None:
+    """A machine described in a JSON field or flag is read by the same reader as the chat."""
+    sit = understand(store, Scenario(hardware="2x RTX 3090 24GB, PCIe Gen3 x8", backend="vllm -tp 2",
+                                     model="llama 3.1 70b"))
+    m = sit.machine
+    assert m is not None and m.hardware is not None and m.hardware.id == "nvidia-rtx-3090x2" and m.count == 2
+    assert (m.interconnect, m.pcie_lanes, m.layout, m.tensor_parallel) == ("pcie3", 8, "tensor_parallel", 2)
+    assert any("Read the machine" in a for a in sit.assumption_texts())

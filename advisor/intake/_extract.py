@@ -103,3 +103,11 @@ def _bare_reply(text: str, ext: Extraction, store: Store, asked: str | None) -> 
         if hit.confidence >= 0.9:
             ext.hardware, ext.resolved["hardware"] = phrase, hit.value.id
             ext.not_understood = [n for n in ext.not_understood if "hardware" not in n]
+
+
+def layout_facts(text: str) -> dict[str, object]:
+    """Interconnect and tensor parallelism in a name or command line (for JSON/flag input, not chat)."""
+    clean, _ = sanitize(text)
+    ext = Extraction()
+    _machine.extract_layout(Msg(clean[:2000]), ext)
+    return {"interconnect": ext.interconnect, "tensor_parallel": ext.tensor_parallel}

@@ -48,10 +48,22 @@ def _interconnect(s: Scenario) -> tuple[str | None, int | None]:
     return base, int(m.group(1)) if m else None
 
 
+def _layout_from_text(s: Scenario) -> Scenario:
+    """Interconnect / tensor parallelism written inside a JSON or flag name ("2x 3090, PCIe Gen3", "vllm -tp 2")."""
+    if (s.interconnect and s.tensor_parallel) or not (s.hardware or s.backend):
+        return s
+    from advisor.intake._extract import layout_facts
+
+    found = layout_facts(" ".join(filter(None, [s.hardware, s.backend])))
+    upd = {k: v for k, v in found.items() if getattr(s, k) is None and v is not None}
+    return s.model_copy(update=upd) if upd else s
+
+
 def _machine(res: Resolved, s: Scenario) -> Machine | None:
     hw = res.hardware
     if hw is None and not s.hardware and not s.hardware_kind:
         return None
+    s = _layout_from_text(s)
     count = s.gpu_count or (hw.n_devices if hw is not None else 1)
     if res.mixed:
         count = max(count, 1 + len(res.mixed))

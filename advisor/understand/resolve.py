@@ -111,6 +111,22 @@ def _sockets(text: str) -> int:
     return 1
 
 
+def _tidy_hardware(store: Store, text: str) -> Any:
+    """A machine described in words (a JSON field, a flag) read as the chat reads it, when the catalog
+    cannot resolve the text as written: "2x RTX 3090 24GB, PCIe Gen3 x8" → "2x RTX 3090". None if no better."""
+    try:
+        catalog.resolve_hardware(store, text)
+        return None
+    except AmbiguousError:
+        return None
+    except NotFoundError:
+        pass
+    from advisor.intake import extract
+
+    ext = extract(text[:2000], store)
+    return ext if ext.hardware and ext.hardware != text else None
+
+
 def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     """Resolve hardware, model and format names; fill workload defaults with stated assumptions.
 
@@ -123,6 +139,13 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
         res.hardware = custom_hardware(s)
     elif s.hardware:
         text = s.hardware
+        tidy = _tidy_hardware(store, text)
+        if tidy is not None:
+            text = tidy.hardware or text
+            res.assumptions.append(f"Read the machine '{s.hardware[:80]}' as {text}.")
+            if s.gpu_count is None and tidy.gpu_count:
+                s = s.model_copy(update={"gpu_count": tidy.gpu_count})
+                res.scenario = s
         if s.memory_gb is None:
             mm = re.search(r"(\d{1,4}(?:\.\d+)?)\s*(?:gb|gib|g\b|gigs?)\b(?!\s*/s)", text, re.I)
             if mm and 1 <= float(mm.group(1)) <= 4096:
