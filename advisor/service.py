@@ -267,6 +267,11 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     except AdvisorError as e:
         return AskResult(reply=f"I could not use that: {e}", verdict=None, facts=facts)
     facts = upd.facts
+    if not (getattr(upd, "looks_like_tool_output", False) or looks_pasted(text)):
+        # The person's own words (all turns, newest last) travel with the facts, so the Situation's symptoms
+        # ("takes ages to start", "in Docker", "top_k 0") come from what they wrote, not only from the fields.
+        said = "\n".join(x for x in (facts.question, text[:2000]) if x)
+        facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
     notes = list(upd.notes)
     if is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs:
         if _latest_probe(store) is not None:
@@ -320,6 +325,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     )
 
 
+_QUESTION_CHARS = 4000  # the person's words kept with the facts (several turns)
 _PASTE_FACTS = ("measured_prefill_tps", "measured_decode_tps", "prompt_tokens", "gen_tokens", "depth", "model",
                 "quant", "backend", "n_gpu_layers", "params_b", "gpu_fraction")
 _CHANGE_LABELS = {"hardware": "machine", "memory_gb": "memory", "model": "model", "params_b": "model size",
