@@ -446,8 +446,30 @@ TWO_TURNS_6 = [
  ("4090, mistral small 24b, 4k prompts", "what about double the prompt?", {"prompt_tokens": 4000}),
 ]
 
+USERS_8 = [
+ ("Hello! Complete beginner. I have a Dell XPS with an RTX 4070 laptop GPU (8GB) and 32GB RAM.", {"memory_gb": 8.0, "system_ram_gb": 32.0}),
+ ("our 3-node cluster, each node 8x H100 80GB SXM", {"gpu_count": 8, "memory_gb": 80.0}),
+ ("I run Qwen3-Coder-30B-A3B-Instruct-GGUF Q4_K_XL on a 5090 w/ llama.cpp, pp512 8000, tg128 210",
+  {"measured_prefill_tps": 8000.0, "measured_decode_tps": 210.0, "hw": "nvidia-rtx-5090", "model_id": "Qwen/Qwen3-Coder-30B-A3B-Instruct"}),
+ ("Running on CPU only: Xeon with 8-channel DDR4-3200, 256GB", {"hw": "cpu-ddr4-3200-8ch", "memory_gb": 256.0, "n_gpu_layers": 0}),
+ ("each user sends about one request every 2 minutes", {"requests_per_minute": 0.5}),
+ ("answers should be brief, a sentence", {"gen_tokens": 27}),
+ ("My prompts are roughly 1-2k tokens", {"prompt_tokens": 1500, "prompt_range": (1000, 2000)}),
+ ("Mac Studio M4 Max 36GB vs 128GB — worth it for 70B?", {"params_b": 70.0}),
+ ("It's a 16GB M4 MacBook Air; ollama gemma3:12b gives 9 tokens/s", {"memory_gb": 16.0, "measured_decode_tps": 9.0, "model_id": "google/gemma-3-12b-it"}),
+ ("vllm bench: 2,000 tok/s output throughput at concurrency 64 on H100", {"measured_decode_tps": 2000.0, "measured_is_aggregate": True, "concurrency": 64}),
+ ("TTFT p50 350ms", {"measured_ttft_s": 0.35}),
+ ("For ~200 daily users, each doing ~20 queries a day", {"concurrency": 200, "requests_per_minute": 0.0139}),
+]
+TWO_TURNS_7 = [
+ ("RTX 3090, gemma 3 27b q4", "what if I run it at q8 on two of them?", {"gpu_count": 2, "quant_name": "Q8_0"}),
+ ("Mac Studio M3 Ultra 96GB, llama 3.3 70b", "and with 256GB?", {"memory_gb": 256.0}),
+ ("4090, llama 3.1 8b, 500 token prompts", "now imagine 10k token prompts", {"prompt_tokens": 10000}),
+ ("RTX 4070 12GB, qwen3 8b", "with 64GB system RAM", {"system_ram_gb": 64.0, "memory_gb": 12.0}),
+]
+
 PHRASINGS = (LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4 + USERS_5
-             + USERS_6 + USERS_7)
+             + USERS_6 + USERS_7 + USERS_8)
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -473,3 +495,4 @@ TWO_TURNS = TWO_TURNS + TWO_TURNS_3
 TWO_TURNS = TWO_TURNS + TWO_TURNS_4
 TWO_TURNS = TWO_TURNS + TWO_TURNS_5
 TWO_TURNS = TWO_TURNS + TWO_TURNS_6
+TWO_TURNS = TWO_TURNS + TWO_TURNS_7

@@ -353,6 +353,13 @@ def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> fl
                 ext.note(f"{m.text} is the total over {hw.n_devices} cards ({fmt(m.value / hw.n_devices)} GB each).")
                 return m.value / hw.n_devices
             return m.value
+    unq = next((m for m in mems if m.qual in (None, "mem")), None)
+    if unq is not None and sizes and unq.value < min(sizes):
+        ext.note(f"{unq.text}: less than the {hw.name}'s {'/'.join(fmt(x) for x in sizes)} GB; taken as this card's "
+                 "VRAM (a laptop or cut-down version).")
+        return unq.value
+    if unq is not None and sizes and unq.value > max(sizes) * max(1, hw.n_devices) and ext.system_ram_gb is None:
+        ext.system_ram_gb = unq.value
     ext.note(f"{mems[0].text} looks like system RAM; what counts for a {hw.name} is its own memory "
              f"({'/'.join(fmt(x) for x in sizes)} GB of VRAM).")
     return None

@@ -232,8 +232,12 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
         _set_len(ext, "gen", LONG_ANSWER_TOKENS, f"'{la.group(0)}' taken as about {LONG_ANSWER_TOKENS:,} tokens each.")
 
 
+_SERVING = re.compile(r"\bthroughput\b|\bat\s+(?:a\s+)?concurrency\b|\bwith\s+\d+\s+(?:concurrent|parallel)\b", re.I)
+
+
 def mark_aggregate(msg: Msg, ext: Extraction) -> None:
     """A measured rate summed over several streams ("1200 tok/s aggregate over 32 streams")."""
-    if ext.measured_decode_tps is not None and _AGGREGATE.search(msg.orig):
+    several = (ext.concurrency or 1) > 1 and _SERVING.search(msg.orig)
+    if ext.measured_decode_tps is not None and (_AGGREGATE.search(msg.orig) or several):
         ext.measured_is_aggregate = True
         ext.note("The generation rate is a total over all streams (aggregate), not one stream's speed.")

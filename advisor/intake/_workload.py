@@ -58,7 +58,8 @@ _WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coder
         r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots")
 _USERS = re.compile(
     rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
-    rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal)\s+)*(?P<who>{_WHO})\b"
+    rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
+    rf"regular|paying|expected|potential|possible|heavy|light)\s+)*(?P<who>{_WHO})\b"
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
     rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
     r"(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
@@ -68,6 +69,8 @@ _USERS = re.compile(
     rf"|(?<![\w.-])(?P<n5>\d{{1,9}}|{WORDNUM})\s+of\s+us\b",
     re.I,
 )
+_EVERY = re.compile(rf"\b(?:one|a|1)?\s*(?:requests?|quer(?:y|ies)|messages?|calls?|questions?|prompts?)\s+every\s+"
+                    rf"(?P<k>{NUM})\s*(?P<u>minutes?|mins?|seconds?|secs?|hours?|hrs?)\b", re.I)
 _ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
                     r"\bme\s+alone\b|\bone\s+person\b", re.I)
 _RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions|"
@@ -237,6 +240,15 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
 
 def _rate(msg: Msg, ext: Extraction) -> float:
     """Requests per minute per user; returns the rate when the user gave a total for everyone, else 0."""
+    for m in msg.finditer(_EVERY, limit=1):
+        k = parse_num(m.group("k")) or 0.0
+        unit = m.group("u").lower()
+        per_min = {"s": 1 / 60, "h": 60}.get(unit[0], 1.0) * k
+        msg.claim(m.start(), m.end())
+        if 0 < per_min <= 1e6:
+            ext.requests_per_minute = round(1 / per_min, 4)
+            ext.note(f"'{m.group(0).strip()}' = {fmt(round(1 / per_min, 4))} requests per minute.")
+            return 0.0
     for m in msg.finditer(_RPM, limit=1):
         per = m.group("per").lower()
         rpm = (parse_num(m.group("n")) or 0.0) * {"h": 1 / 60, "d": 1 / 1440, "s": 60}.get(per[0], 1)
