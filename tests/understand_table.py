@@ -468,8 +468,30 @@ TWO_TURNS_7 = [
  ("RTX 4070 12GB, qwen3 8b", "with 64GB system RAM", {"system_ram_gb": 64.0, "memory_gb": 12.0}),
 ]
 
+USERS_9 = [
+ ("I paste ~200 lines of Python and ask for a refactor", {"prompt_tokens": 2000}),
+ ("summaries of 2-3 sentences from 5-page reports", {"gen_tokens": 67, "prompt_tokens": 3333}),
+ ("koboldcpp on a 6700 XT 12GB", {"backend": "koboldcpp", "memory_gb": 12.0}),
+ ("LM Studio on Windows, RTX 2060 6GB, llama 3.2 3b Q8", {"hw": "nvidia-rtx-2060", "memory_gb": 6.0, "quant_name": "Q8_0", "backend": "LM Studio"}),
+ ("TabbyAPI + 2x3090, 70B exl2 4.5bpw, 20 t/s", {"gpu_count": 2, "measured_decode_tps": 20.0}),
+ ("SGLang on 8x MI300X, deepseek r1 70b", {"gpu_count": 8, "hw": "amd-mi300x", "backend": "sglang"}),
+ ("MLX, M3 Max 64GB, Qwen3-30B-A3B 4bit: 85 tok/s", {"backend": "mlx", "memory_gb": 64.0, "measured_decode_tps": 85.0}),
+ ("Is 50 t/s good for an 8B on a 4070 Super?", {"measured_decode_tps": 50.0, "params_b": 8.0}),
+ ("the whole 200k-token codebase goes in the prompt", {"prompt_tokens": 200000}),
+ ("gemma 3 27b it qat q4_0 on 7900 xtx w/ rocm, 26 tok/s", {"measured_decode_tps": 26.0, "hw": "amd-rx-7900-xtx", "quant_name": "Q4_0"}),
+ ("Apple M4 (10-core GPU), 16 GB, MacBook Air", {"hw": "apple-m4-10gpu", "memory_gb": 16.0}),
+ ("a team of about a dozen analysts", {"concurrency": 12}),
+ ("Two H200s NVLinked, qwen3 235b fp8, 40 concurrent users", {"gpu_count": 2, "interconnect": "nvlink", "concurrency": 40}),
+ ("RTX PRO 6000 Blackwell 96GB", {"memory_gb": 96.0}),
+]
+TWO_TURNS_8 = [
+ ("M2 Max 32GB, llama 3.1 8b", "how about with mlx instead of ollama?", {"backend": "mlx", "memory_gb": 32.0}),
+ ("RTX 4090, qwen3 32b q4_k_m, 8k prompts", "and answers of about 2 pages?", {"gen_tokens": 1333, "prompt_tokens": 8000}),
+ ("3090 with mistral 7b", "it's the 3090 in my second PC actually, 24GB", {"memory_gb": 24.0, "hw": "nvidia-rtx-3090"}),
+]
+
 PHRASINGS = (LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4 + USERS_5
-             + USERS_6 + USERS_7 + USERS_8)
+             + USERS_6 + USERS_7 + USERS_8 + USERS_9)
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -496,3 +518,4 @@ TWO_TURNS = TWO_TURNS + TWO_TURNS_4
 TWO_TURNS = TWO_TURNS + TWO_TURNS_5
 TWO_TURNS = TWO_TURNS + TWO_TURNS_6
 TWO_TURNS = TWO_TURNS + TWO_TURNS_7
+TWO_TURNS = TWO_TURNS + TWO_TURNS_8

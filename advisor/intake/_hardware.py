@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind
+from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind, strip_count
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, negated, parse_num
 from advisor.models import Hardware
@@ -267,6 +267,19 @@ def _product_choices(store: Store, product: str) -> list[str]:
     return [f"{product} {c}" for c in _PRODUCT_CHIPS.get(product, ()) if c in chips]
 
 
+def _resolve_counted(store: Store, phrase: str, memory: float | None, cores: int | None) -> catalog.Match:
+    """Resolve a phrase; "8x MI300X" that the catalog cannot count is resolved as one MI300X, times 8."""
+    try:
+        return catalog.resolve_hardware(store, phrase, memory_gb=memory, gpu_cores=cores)
+    except NotFoundError:
+        n = count_of(phrase)
+        if n < 2:
+            raise
+        one = catalog.resolve_hardware(store, strip_count(phrase), memory_gb=memory, gpu_cores=cores)
+        multi = catalog.get_hardware(store, f"{one.value.id}x{n}", memory_gb=memory)
+        return catalog.Match(multi, one.confidence, one.assumptions)
+
+
 def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None, cores: int | None) -> Hardware | None:
     if men.phrase in _PRODUCT_CHIPS:
         ext.ambiguous["hardware"] = _product_choices(store, men.phrase)
@@ -277,7 +290,7 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
                    "RAM (e.g. 'DDR5-5600 dual channel') or its memory bandwidth in GB/s.")
         return None
     try:
-        m = catalog.resolve_hardware(store, men.phrase.split(" + ")[0], memory_gb=memory, gpu_cores=cores)
+        m = _resolve_counted(store, men.phrase.split(" + ")[0], memory, cores)
     except AmbiguousError as e:
         ext.ambiguous["hardware"] = _clean_candidates(_fit_memory(store, e.candidates, memory), men.product)
         return None

@@ -14,7 +14,7 @@ from advisor.intake._text import WORDNUM, Msg, word_number
 
 _TP = re.compile(r"(?:--tensor[-_]parallel[-_]size|tensor[-_\s]parallel(?:ism)?(?:[-_\s]size)?|(?<![\w-])-tp|--tp|"
                  r"\btp)\s*(?:of|=|:|is)?\s*(?P<n>\d{1,3})\b|\bTP(?P<n2>\d)\b", re.I)
-_NVLINK = re.compile(r"\b(?P<neg>no\s+|without\s+(?:an?\s+)?)?nv[\s-]?(?:link|switch)\b", re.I)
+_NVLINK = re.compile(r"\b(?P<neg>no\s+|without\s+(?:an?\s+)?)?nv[\s-]?(?:link|switch)(?:ed|s)?\b", re.I)
 _PCIE = re.compile(r"\bpci[\s-]?e(?:xpress)?\s*(?:gen\s*)?(?P<g>[3-6])?(?:\.0)?(?:\s*x\s?(?P<l>16|8|4|1))?\b"
                    r"|\bgen\s*(?P<g2>[3-6])\s*(?:x\s?(?P<l2>16|8|4|1))?\b(?=[^.]{0,20}pci|\s+x\d|\s+lanes|\s+slot)", re.I)
 _FORM_FACTOR = re.compile(r"(?:a100|h100|h200|l40s?|a40|a30|v100|mi\d{3}x?|\d+\s*gb)[\s-]*$", re.I)

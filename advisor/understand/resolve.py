@@ -111,6 +111,21 @@ def _sockets(text: str) -> int:
     return 1
 
 
+def _resolve_one(store: Store, part: str, s: Scenario) -> catalog.Match:
+    """One device name; "8x MI300X" that the catalog cannot count resolves as one MI300X (the count is applied
+    from ``gpu_count`` or the phrase)."""
+    try:
+        return catalog.resolve_hardware(store, part, memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
+    except NotFoundError:
+        m = re.match(r"\s*(\d{1,4})\s*[x×]\s*(.+)", part)
+        if not m:
+            raise
+        one = catalog.resolve_hardware(store, m.group(2), memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
+        n = s.gpu_count or int(m.group(1))
+        hw = catalog.get_hardware(store, f"{one.value.id}x{n}" if n > 1 else one.value.id, memory_gb=one.value.memory_gb)
+        return catalog.Match(hw, one.confidence, one.assumptions)
+
+
 def _tidy_hardware(store: Store, text: str) -> Any:
     """A machine described in words (a JSON field, a flag) read as the chat reads it, when the catalog
     cannot resolve the text as written: "2x RTX 3090 24GB, PCIe Gen3 x8" → "2x RTX 3090". None if no better."""
@@ -153,7 +168,7 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
                 res.scenario = s
         parts = [p.strip() for p in text.split(" + ") if p.strip()]
         try:
-            m = catalog.resolve_hardware(store, parts[0], memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
+            m = _resolve_one(store, parts[0], s)
             hw = m.value
             if len(parts) > 1:
                 res.mixed = _mixed(store, parts[1:], res)
