@@ -14,14 +14,12 @@ import re
 
 from advisor.intake._schema import Extraction
 from advisor.intake._text import NUM, Msg, fmt, nearest_kind, parse_num
+from advisor.intake._workload import LONG_ANSWER_TOKENS, WORDS_PER_PAGE, WORDS_PER_TOKEN
 from advisor.models import MAX_TOKENS
 
-WORDS_PER_TOKEN = 0.75
 WORDS_PER_SENTENCE = 20
 WORDS_PER_PARAGRAPH = 125  # DESIGN.md: a paragraph ≈ 100–150 words
-WORDS_PER_PAGE = 500
 SHORT_QUESTION_TOKENS = 50
-LONG_ANSWER_TOKENS = 1_000
 
 _CTX_KEY = (r"num_ctx|n_ctx|ctx[-_]size|--ctx-size|(?<![\w-])-c(?=\s+\d)|max[-_]model[-_]len|--max-model-len|"
             r"context\s+(?:window|length|size|len)|ctx\s+(?:window|length|size)|context|ctx")
