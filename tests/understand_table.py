@@ -490,8 +490,24 @@ TWO_TURNS_8 = [
  ("3090 with mistral 7b", "it's the 3090 in my second PC actually, 24GB", {"memory_gb": 24.0, "hw": "nvidia-rtx-3090"}),
 ]
 
+USERS_10 = [
+ ("Hey! My husband and I want a private ChatGPT at home. We have an old PC with a GTX 1080 Ti (11GB) and a new Mac mini M4 with 24GB. Which is better?",
+  {"compare_hardware": ["GTX 1080 Ti", "Mac mini M4"]}),
+ ("ollama ps shows 100% GPU; qwen2.5:14b on 4060 Ti 16GB; 28 tok/s; ctx 8192", {"measured_decode_tps": 28.0, "context_window": 8192, "memory_gb": 16.0}),
+ ("customer support bot, 1,500 conversations a day, 8 turns each, a paragraph per answer", {"gen_tokens": 167}),
+ ("we measured TTFT of 12 s at 32k prompt length on the DGX Spark", {"measured_ttft_s": 12.0, "prompt_tokens": 32000, "hw": "nvidia-dgx-spark-gb10"}),
+ ("Radeon RX 7900 XT 20GB with llama.cpp vulkan, 65 t/s on llama 3.1 8b q4_k_m", {"hw": "amd-rx-7900-xt", "memory_gb": 20.0, "measured_decode_tps": 65.0}),
+ ("i've got a 3090 and 2 3060s in one machine", {"gpu_count": 3}),
+ ("prompt ~ 3.5k tok, response ~ 700 tok", {"prompt_tokens": 3500, "gen_tokens": 700}),
+ ("Strix Halo 128GB with 96GB assigned to the GPU", {"hw": "amd-ryzen-ai-max-plus-395", "memory_gb": 128.0}),
+]
+TWO_TURNS_9 = [
+ ("M1 Max 32GB, llama 3.1 8b, ollama", "it says 35 tokens per second eval rate and 400 prompt eval", {"measured_decode_tps": 35.0, "measured_prefill_tps": 400.0}),
+ ("Mac Studio M2 Ultra 64GB", "what about running qwen3 30b a3b on it?", {"model_id": "Qwen/Qwen3-30B-A3B", "memory_gb": 64.0}),
+]
+
 PHRASINGS = (LENGTHS + MEASURED + HARDWARE + COMPARE + MIXED + USERS + USERS_2 + USERS_3 + USERS_4 + USERS_5
-             + USERS_6 + USERS_7 + USERS_8 + USERS_9)
+             + USERS_6 + USERS_7 + USERS_8 + USERS_9 + USERS_10)
 
 # (first message, second message, expected after the second, fields that must NOT change)
 TWO_TURNS = [
@@ -519,3 +535,4 @@ TWO_TURNS = TWO_TURNS + TWO_TURNS_5
 TWO_TURNS = TWO_TURNS + TWO_TURNS_6
 TWO_TURNS = TWO_TURNS + TWO_TURNS_7
 TWO_TURNS = TWO_TURNS + TWO_TURNS_8
+TWO_TURNS = TWO_TURNS + TWO_TURNS_9

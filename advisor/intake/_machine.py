@@ -34,7 +34,7 @@ COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|
                           r"\bbetter\b|\bthan\b", re.I)
 MIXED_JOIN = re.compile(r"^\s*(?:\+|&|and|plus|with|alongside|together\s+with|,)\s*(?:an?\s+|one\s+|the\s+)?$", re.I)
 ASIDE = re.compile(r"for\s+comparison|same\s+(?:box|machine|pc|rig)|\balso\s+(?:have|has|got)|\bused\s+to\s+have|"
-                   r"\bold\b|\bprevious(?:ly)?\b|\bwas\s+on\b|\bmy\s+friend'?s?\b", re.I)
+                   r"\bprevious(?:ly)?\b|\bwas\s+on\b|\bmy\s+friend'?s?\b", re.I)
 
 
 def extract_layout(msg: Msg, ext: Extraction) -> None:

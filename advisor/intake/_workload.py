@@ -104,6 +104,8 @@ _WORD_RATE = re.compile(
     rf"\b(?P<lab>prompt|prefill|processing|input|predicted|prediction|generation|generating|gen|decode|decoding|output|"
     rf"eval)\s*(?:[:=]|is|was|at|of|~|≈|speed|rate|tps)?\s*(?:about\s+|around\s+|roughly\s+|like\s+|~)?"
     rf"(?P<n>{NUM})\s*{_RATE_UNIT}", re.I)
+_RATE_THEN_LABEL = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?:{_RATE_UNIT}\s*)?(?:for\s+|on\s+|of\s+)?(?:the\s+)?"
+                              r"(?P<lab>prompt[\s_]eval(?:uation)?|prompt\s+processing|prefill|pp)\b", re.I)
 _WPS = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*words?\s*(?:per|a|/)\s*s(?:ec(?:ond)?)?\b", re.I)
 _MS_PER_TOKEN = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<u>ms|milliseconds?|s|sec|seconds?)\s*(?:/|per)\s*tok(?:en)?\b",
                            re.I)
@@ -293,6 +295,9 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
         msg.claim(m.start(), m.end())
         _set_rate(ext, "prefill" if m.group("lab").lower().startswith(("pp", "prompt")) else "decode", v,
                   m.group(0).strip())
+    for m in msg.finditer(_RATE_THEN_LABEL):
+        msg.claim(m.start(), m.end())
+        _set_rate(ext, "prefill", parse_num(m.group("n")) or 0.0, m.group(0).strip())
     for m in msg.finditer(_WORD_RATE):
         v = parse_num(m.group("n")) or 0.0
         msg.claim(m.start(), m.end())
