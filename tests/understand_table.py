@@ -313,7 +313,7 @@ USERS_3 = [
  ("8xA100 40GB, PCIe 4, 300 requests per minute total, 100 users", {"gpu_count": 8, "interconnect": "pcie4", "concurrency": 100, "requests_per_minute": 3.0}),
 ]
 TWO_TURNS_2 = [
- ("I have a 4070 with 12GB", "sorry, it's the Ti Super", {"hw": "nvidia-rtx-4070-ti"}),
+ ("I have a 4070 with 12GB", "sorry, it's the Ti Super", {"hw": "nvidia-rtx-4070-ti-super"}),
  ("M2 Pro 16GB, llama 3.1 8b", "what about 32 GB?", {"memory_gb": 32.0, "model_id": "meta-llama/Llama-3.1-8B"}),
  ("3090, qwen3 14b q4", "and qwen3 32b?", {"model_id": "Qwen/Qwen3-32B", "hw": "nvidia-rtx-3090"}),
  ("MacBook Air M3 24GB, gemma 3 12b for chat", "what if 5 people use it?", {"concurrency": 5, "memory_gb": 24.0}),
@@ -392,7 +392,7 @@ USERS_5 = [
 TWO_TURNS_4 = [
  ("RTX 3090, llama 3.1 70b q4, 2k prompts", "and if I use q2_k?", {"quant_name": "Q2_K", "prompt_tokens": 2000}),
  ("M4 Max 128GB, llama 3.3 70b", "what about 4 users?", {"concurrency": 4, "memory_gb": 128.0}),
- ("RTX 4080, gemma 3 12b", "correction: 4080 Super", {"hw": "nvidia-rtx-4080"}),
+ ("RTX 4080, gemma 3 12b", "correction: 4080 Super", {"hw": "nvidia-rtx-4080-super"}),
  ("A6000 48GB, qwen3 32b fp16", "with 2 of those?", {"gpu_count": 2, "memory_gb": 48.0}),
  ("Mac mini M4 16GB, llama 3.2 3b", "I get 45 tok/s, is that ok?", {"measured_decode_tps": 45.0, "memory_gb": 16.0}),
  ("4090, qwen3 8b, 1k in 200 out", "what about 16 users, 4 req/min each?", {"concurrency": 16, "requests_per_minute": 4.0, "prompt_tokens": 1000}),
@@ -441,7 +441,7 @@ USERS_7 = [
  ("5 family members, iMac M4 24GB, llama 3.2 3b", {"concurrency": 5, "memory_gb": 24.0}),
 ]
 TWO_TURNS_6 = [
- ("RTX 3090, llama 3.1 8b", "hmm actually mine's a 3090 Ti", {"hw": "nvidia-rtx-3090"}),
+ ("RTX 3090, llama 3.1 8b", "hmm actually mine's a 3090 Ti", {"hw": "nvidia-rtx-3090-ti"}),
  ("M3 Max 36GB, qwen3 14b", "or should I get the 64GB one?", {"memory_gb": 64.0}),
  ("4090, mistral small 24b, 4k prompts", "what about double the prompt?", {"prompt_tokens": 4000}),
 ]

@@ -262,6 +262,22 @@ def _fit_memory(store: Store, cands: list[str], memory: float | None) -> list[st
     return keep if memory is not None and keep else cands
 
 
+def _only_fit(store: Store, fitting: list[str], cands: list[str], memory: float | None) -> tuple[str, Hardware] | None:
+    """The one catalog entry left once the stated memory is applied, with a name that resolves to it."""
+    if memory is None or len(fitting) != 1 or len(cands) < 2:
+        return None
+    m = re.search(r"^(.*?)\s*\(([a-z0-9-]+)\)$", fitting[0])
+    if not m:
+        return None
+    name, hid = m.group(1), m.group(2)
+    try:
+        if catalog.resolve_hardware(store, name, memory_gb=memory).value.id == hid:
+            return name, catalog.get_hardware(store, hid, memory_gb=memory)
+    except (AmbiguousError, NotFoundError):
+        pass
+    return hid, catalog.get_hardware(store, hid, memory_gb=memory)
+
+
 def _product_choices(store: Store, product: str) -> list[str]:
     chips = set(apple_chips(store))
     return [f"{product} {c}" for c in _PRODUCT_CHIPS.get(product, ()) if c in chips]
@@ -292,7 +308,14 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
     try:
         m = _resolve_counted(store, men.phrase.split(" + ")[0], memory, cores)
     except AmbiguousError as e:
-        ext.ambiguous["hardware"] = _clean_candidates(_fit_memory(store, e.candidates, memory), men.product)
+        fitting = _fit_memory(store, e.candidates, memory)
+        one = _only_fit(store, fitting, e.candidates, memory)
+        if one is not None:  # the stated memory leaves one entry: "Jetson Orin 64GB"
+            name, hw = one
+            ext.hardware, ext.resolved["hardware"] = name, hw.id
+            ext.note(f"Took '{men.phrase}' with {fmt(memory or 0)} GB as the {hw.name}.")
+            return hw
+        ext.ambiguous["hardware"] = _clean_candidates(fitting, men.product)
         return None
     except NotFoundError as e:
         cands = _clean_candidates(e.candidates, "")
