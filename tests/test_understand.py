@@ -330,4 +330,7 @@ def test_json_hardware_text_is_read_like_chat(store: Store) -> None:
     m = sit.machine
     assert m is not None and m.hardware is not None and m.hardware.id == "nvidia-rtx-3090x2" and m.count == 2
     assert (m.interconnect, m.pcie_lanes, m.layout, m.tensor_parallel) == ("pcie3", 8, "tensor_parallel", 2)
-    assert any("Read the machine" in a for a in sit.assumption_texts())
+    wordy = understand(store, Scenario(hardware="our workstation: two RTX 3090s (24 GB each) on PCIe Gen3 x8 risers",
+                                       model="llama 3.1 70b"))
+    assert wordy.hardware is not None and wordy.hardware.id == "nvidia-rtx-3090x2"
+    assert wordy.machine is not None and wordy.machine.interconnect == "pcie3" and wordy.machine.pcie_lanes == 8
