@@ -14,7 +14,7 @@ from advisor.models import Hardware, ModelSpec, Scenario
 from advisor.understand.engine import classify_engine
 from advisor.understand.resolve import Resolved
 from advisor.understand.situation import Assumption, Machine, Measured, Situation, Unresolved, Workload
-from advisor.understand.symptoms import read_symptoms
+from advisor.understand.symptoms import guess_kind, read_machine_facts, read_symptoms
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -64,21 +64,29 @@ def _machine(res: Resolved, s: Scenario) -> Machine | None:
     if hw is None and not s.hardware and not s.hardware_kind:
         return None
     s = _layout_from_text(s)
-    count = s.gpu_count or (hw.n_devices if hw is not None else 1)
+    # What a pasted log or a long description says about the machine (diagnose's reader), where facts are silent.
+    seen = read_machine_facts(" ".join(filter(None, [s.hardware, s.backend, s.raw_output, s.interconnect])))
+    kind = hw.kind if hw is not None else (s.hardware_kind or guess_kind(s.hardware))
+    count = s.gpu_count or (hw.n_devices if hw is not None else
+                            (int(seen.get("count", 1)) if kind not in (None, "cpu", "apple_soc") else 1))  # type: ignore[call-overload]
     if res.mixed:
         count = max(count, 1 + len(res.mixed))
     link, lanes = _interconnect(s)
-    layout = None
-    if s.tensor_parallel and s.tensor_parallel > 1:
+    link = link or seen.get("interconnect")  # type: ignore[assignment]
+    lanes = lanes or seen.get("pcie_lanes")  # type: ignore[assignment]
+    tp = s.tensor_parallel or seen.get("tensor_parallel")
+    layout = seen.get("layout")
+    if tp and tp > 1:  # type: ignore[operator]
         layout = "tensor_parallel"
-    elif count > 1:
+    elif layout is None and count > 1:
         layout = "layer_split"
-    elif hw is not None:
+    elif layout is None and hw is not None:
         layout = "single"
     opts = hw.memory_gb_options if hw is not None else []
     return Machine(
-        text=s.hardware, hardware=hw, kind=hw.kind if hw is not None else s.hardware_kind, count=count,
-        mixed=res.mixed, interconnect=link, pcie_lanes=lanes, layout=layout, tensor_parallel=s.tensor_parallel,
+        text=s.hardware, hardware=hw, kind=kind, count=count,  # type: ignore[arg-type]
+        mixed=res.mixed, interconnect=link, pcie_lanes=lanes, layout=layout, tensor_parallel=tp,  # type: ignore[arg-type]
+        vram_carveout_gb=seen.get("vram_carveout_gb"),  # type: ignore[arg-type]
         memory_stated_gb=s.memory_gb,
         memory_shipped=(s.memory_gb in opts) if (s.memory_gb and opts) else None,
         system_ram_gb=s.system_ram_gb, measured=bool(hw is not None and hw.measured),

@@ -103,6 +103,9 @@ def default_accel(hw: Hardware) -> str:
     return "cpu"
 
 
+_PERF_ACCELS = ("metal", "cuda", "rocm", "vulkan", "sycl", "cpu")
+
+
 def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
     """(engine family the performance model calibrates, accelerator API, label) for a backend as written.
 
@@ -119,7 +122,7 @@ def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
         return "mlx", "metal", "mlx"
     if engine == "vllm":
         return "vllm", "cuda" if hw.vendor.lower() == "nvidia" else "rocm", "vllm"
-    if accel == "other":
+    if accel not in _PERF_ACCELS:  # the performance model is calibrated per these APIs; others run as the default
         from advisor.understand.symptoms import parse_ngl
 
         accel = "cpu" if parse_ngl(b) == 0 else default_accel(hw)
