@@ -34,7 +34,6 @@ from __future__ import annotations
 import heapq
 import math
 import random
-import re
 import statistics
 from collections import deque
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import calibration_model, predict_step
 from advisor.perf.step import StepModel
 from advisor.report import json_safe
+from advisor.understand.text import parse_prices  # price lists are read by understanding
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -422,26 +422,6 @@ def load_utilisation(bm: StepModel, rate_per_s: float, prefill_s: float, gen_tok
 
 
 # ----------------------------------------------------------------------------------- cost
-_PRICE = re.compile(r"\s*([^=,;\n]+?)\s*=\s*\$?\s*(\d[\d_,]*(?:\.\d+)?)\s*(?:[,;\n]|$)")
-
-
-def parse_prices(text: str | None) -> dict[str, float]:
-    """``"nvidia-h200=32,000, apple-m3-ultra-80gpu=$9499"`` → {name: USD}.
-
-    Pairs are ``ID=USD`` separated by commas, semicolons or new lines; thousands separators and a
-    ``$`` are allowed. Raises InputError on anything else.
-    """
-    text, out, pos = (text or "").strip(), {}, 0
-    while pos < len(text):
-        m = _PRICE.match(text, pos)
-        if not m:
-            bad = re.split(r"[;\n]", text[pos:])[0].strip()
-            raise InputError(f"Prices are written ID=USD, e.g. nvidia-h100-pcie=30000 (could not read {bad!r}).")
-        out[m.group(1).strip()] = float(m.group(2).replace(",", "").replace("_", ""))
-        pos = m.end()
-    return out
-
-
 def cost_per_million(price_usd: float, tokens_per_s: float, *, years: float, utilisation: float,
                      users: int) -> dict[str, Any]:
     """Purchase price amortised over ``years`` at ``utilisation`` (share of the time generating).

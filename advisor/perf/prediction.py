@@ -23,6 +23,7 @@ from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf.fit import achieved_read_share, build_cal_rows, calibration_model, own_machine_factors
 from advisor.perf.moe import with_moe
 from advisor.perf.step import StepModel, interconnect_gbs, moe_split_bytes, tp_comm_s
+from advisor.understand.engine import default_accel, engine_accel  # the one engine classifier
 from knowledge.store import Store
 
 __all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_accel", "predict", "predict_situation",
@@ -30,51 +31,6 @@ __all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_acc
 
 DEFAULT_HOST_BW_GBS = 89.6  # dual-channel DDR5-5600, catalog id cpu-ddr5-5600-2ch
 SERVER_ENGINE_USERS = 4  # from this many users on a datacenter GPU with no engine stated, assume vLLM
-
-
-def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
-    """(engine, accelerator API, label) for a backend as written, defaulting by hardware kind.
-
-    Ollama and LM Studio (GGUF) run llama.cpp; "mlx"/"mlx-lm" run on Metal.
-    """
-    b = (backend or "").lower()
-    if "ik_llama" in b:
-        accel = next((v for k, v in (("cuda", "cuda"), ("vulkan", "vulkan"), ("metal", "metal"), ("rocm", "rocm"),
-                                     ("cpu", "cpu")) if k in b), default_accel(hw))
-        return "ik_llama.cpp", accel, f"ik_llama.cpp-{accel}"
-    if "mlx" in b:
-        return "mlx", "metal", "mlx"
-    for key, eng in (("vllm", "vllm"), ("sglang", "sglang"), ("tensorrt", "tensorrt-llm"), ("trt", "tensorrt-llm")):
-        if key in b:
-            return eng, "cuda" if hw.vendor.lower() == "nvidia" else "rocm", eng
-    engine = "llama.cpp"
-    accel = default_accel(hw)
-    for key, val in (("metal", "metal"), ("cuda", "cuda"), ("cublas", "cuda"), ("rocm", "rocm"), ("hip", "rocm"),
-                     ("vulkan", "vulkan"), ("sycl", "sycl"), ("cpu", "cpu"), ("ngl 0", "cpu")):
-        if key in b:
-            accel = val
-            break
-    label = f"{engine}-{accel}"
-    if "ollama" in b:
-        label = f"ollama ({label})"
-    elif "lm studio" in b or "lmstudio" in b:
-        label = f"LM Studio ({label})"
-    return engine, accel, label
-
-
-def default_accel(hw: Hardware) -> str:
-    if hw.kind == "apple_soc":
-        return "metal"
-    if hw.kind == "cpu":
-        return "cpu"
-    v = hw.vendor.lower()
-    if "nvidia" in v:
-        return "cuda"
-    if "amd" in v:
-        return "vulkan" if hw.kind == "apu" else "rocm"
-    if "intel" in v:
-        return "vulkan"
-    return "cpu"
 
 
 def default_backend(hw: Hardware) -> str:
