@@ -51,8 +51,9 @@ _MAC_ONLY = re.compile(rf"\b(?P<prod>{_PRODUCTS})\b", re.I)
 _GPU = re.compile(
     r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
     r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
-    r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<snum>[a-z]?\d{3,4})"
-    r"|(?P<dc>gh200|h100|h200|b200|a100|a6000|a5000|a4000|a40|l40s|l40|mi300x|mi325x|mi250x?|v100|p40|p100)"
+    r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,4})"
+    r"|(?P<dc>gh200|gb200|h100|h200|h800|h20|b200|b300|a100|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
+    r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
     r"(?P<var>(?:[\s-]*(?:ti|super|xtx|xt|ada|pcie|sxm\d?|nvl)(?=s?\b))*)(?P<plural>s)?\b"
     r"(?:\s*(?:x|×)\s*(?P<count2>\d{1,2})\b)?",
@@ -74,7 +75,7 @@ _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4
                 "eight": 8, "single": 1, "one": 1}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
 _BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
-                             r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|[,(/+:]|^)\s*$", re.I)
+                             r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|\d\s?(?:gb|gigs?)|[,(/+:]|^)\s*$", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 _MEM = re.compile(
@@ -204,7 +205,8 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
             name = f"{numbers[num]} {num}".strip()
         elif m.group("series"):
             series = m.group("series")
-            name = f"{'Arc' if series.lower() == 'arc' else series.upper()} {m.group('snum').upper()}"
+            pro = "PRO " if m.group("pro") else ""
+            name = f"{'Arc' if series.lower() == 'arc' else series.upper()} {pro}{m.group('snum').upper()}"
         else:
             name = m.group("dc").upper()
         var = [_VARIANTS.get(v.lower(), v.upper()) for v in re.findall(r"[a-z]+\d?", m.group("var") or "", re.I)]

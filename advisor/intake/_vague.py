@@ -64,6 +64,12 @@ _LABEL_LEN = re.compile(
     rf"mostly|approx\.?|approximately|at|only|just|generally|normally|often|up\s+to|max(?:imum)?|under|"
     rf"below|at\s+most|actually|really|now|more\s+like|closer\s+to|instead)\s*)*(?P<a>{NUM})(?![\d.,kK])(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
     rf"\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|users|people|x\b|b\b|words|pages|lines))", re.I)
+# A labelled range without a unit: "answers 200-600", "outputs of 300 to 500" (tokens; its middle is used).
+_LABEL_RANGE = re.compile(
+    rf"(?<!system )\b(?P<k>prompts?|inputs?|answers?|outputs?|responses?|repl(?:y|ies)|completions?)\s*"
+    rf"(?:(?:are|is|of|=|:|~|around|about|usually|typically|roughly|mostly|between)\s*)*(?P<a>{NUM})\s*(?:-|–|to)\s*"
+    rf"(?P<b>{NUM})(?![\d.,])(?!\s*(?:t/s|tok/s|tokens?\s*/|tokens?\s+(?:a|per)\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|"
+    r"users|people|x\b|b\b|words|pages|lines|paragraphs|sentences))", re.I)
 _NUM_KIND = re.compile(
     rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:tokens?\s+)?(?P<k>completions?|answers?|outputs?|responses?|repl(?:y|ies)|"
     r"generations?|prompts?|inputs?)\b(?!\s*(?:per|/|a\s+(?:day|minute|hour|second)|an\s+hour|each\s+(?:day|hour)|"
@@ -186,6 +192,19 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
             ext.prompt_range = (_tok(a * f), _tok(b * f))
         _set_len(ext, kind, mid, f"A range of {fmt(a)}–{fmt(b)} {m.group('unit')}: kept, using its middle "
                                  f"({fmt(_tok(mid))} tokens).")
+    for m in msg.finditer(_LABEL_RANGE):
+        a, b = parse_num(m.group("a")) or 0, parse_num(m.group("b")) or 0
+        if re.search(r"\d\s?[kK]$", m.group("b").strip()) and not re.search(r"[kK]", m.group("a")) and a * 1000 <= b:
+            a *= 1000  # "2-4k": the k belongs to both ends
+        if not (0 < a <= b and b >= 20):
+            continue
+        k = m.group("k").lower()
+        kind = "prompt" if k.startswith(("prompt", "input")) else "gen"
+        msg.claim(m.start("a"), m.end())
+        if kind == "prompt" and ext.prompt_tokens is None:
+            ext.prompt_range = (_tok(a), _tok(b))
+        _set_len(ext, kind, (a + b) / 2, f"A range of {fmt(a)}–{fmt(b)} tokens: kept, using its middle "
+                                         f"({fmt(_tok((a + b) / 2))} tokens).")
     for m in msg.finditer(_IN_OUT):
         v = parse_num(m.group("a"))
         if v is None or v < 10:

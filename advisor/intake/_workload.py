@@ -41,7 +41,8 @@ _KINDS = {
     "gen": re.compile(r"answer|response|repl(?:y|ies)|output|generat\w*|completion|\bwrit\w*|max[_\s]tokens|\bgen\b|"
                       r"\bessays?\b|\bsummar(?:y|ies)\b|\bstor(?:y|ies)\b|\barticles?\b",
                       re.I),
-    "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+in|history|so\s+far|into\s+the\s+(?:chat|conversation)", re.I),
+    "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+(?:in|has|have|holds|contains|at|is\s+at|sits\s+at)\b|history|"
+                       r"so\s+far|into\s+the\s+(?:chat|conversation)", re.I),
     "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
                          r"message|\bask|\bturns?\b|transcripts?", re.I),
 }
@@ -50,7 +51,11 @@ _LABELS = {"prompt": "Prompt length", "gen": "Answer length", "shared": "Shared 
            "repeats)", "depth": "Context depth (conversation already in the context)"}
 _TOTAL = re.compile(r"\b(?:in\s+total|total|in\s+all|including|includes|altogether)\b", re.I)
 _QUALITATIVE = re.compile(r"\b(?P<len>short|brief|quick|concise|long|detailed|lengthy)\s+(?:answers?|responses?|"
-                          r"repl(?:y|ies)|outputs?)\b", re.I)
+                          r"repl(?:y|ies)|outputs?)\b"
+                          # the other way round: "answers are long", "replies tend to be pretty short"
+                          r"|\b(?:answers?|responses?|repl(?:y|ies)|outputs?)\s+(?:are|is|will\s+be|can\s+be|tend\s+to\s+be|"
+                          r"should\s+be)\s+(?:usually\s+|often\s+|mostly\s+|pretty\s+|quite\s+|fairly\s+|very\s+|really\s+|"
+                          r"rather\s+)*(?P<len2>short|brief|concise|long|detailed|lengthy)\b", re.I)
 
 _WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coders?|colleagues?|co-?workers?|"
         r"employees?|staff|students?|researchers?|analysts?|members?|teammates?|clients?|customers?|agents?|kids|"
@@ -83,8 +88,8 @@ _USES = (
     ("coding_agent", re.compile(r"\bcod(?:ing|e)[\s-]+(?:agent|assistant|completion|autocomplete)|\bagentic\b|"
                                 r"(?<!mouse )\bcursor\b|\bcontinue\.dev\b|\bcontinue\s+(?:extension|plugin)|\baider\b|"
                                 r"\bcline\b|\broo\s?code\b|\b(?:using|with|via|in|w/)\s*Continue\b|\bvs\s?code\b|\bneovim\b|\bjetbrains\b|\bzed\b|\bwindsurf\b|\bcopilot\b|\bclaude\s+code\b|\bopencode\b|\bcodex\b", re.I)),
-    ("rag", re.compile(r"\brag\b|\bretrieval\b|\bknowledge\s+base\b|\bover\s+(?:my|our|the)\s+(?:documents|docs|pdfs|"
-                       r"notes|files|wiki)|\bdocument\s+q\s?&\s?a\b|\bsearch\s+(?:over|through)\b", re.I)),
+    ("rag", re.compile(r"\brag\b|\bretrieval\b|\bknowledge\s+base\b|\b(?:over|with|across)\s+(?:my|our|the|all\s+(?:my|our|the))\s+(?:[\w-]+\s+){0,2}?(?:documents|docs|"
+                       r"pdfs|notes|files|wiki|manuals|papers|contracts|tickets)\b|\bquestion[\s-]answering\b|\bdocument\s+q\s?&\s?a\b|\bsearch\s+(?:over|through)\b", re.I)),
     ("summarising", re.compile(r"\bsummar(?:i[sz]\w*|y|ies)\b|\btl;?dr\b", re.I)),
     ("batch", re.compile(r"\bbatch\s+(?:jobs?|processing|inference|mode|work)\b|\bbulk\b|\boffline\s+(?:jobs?|"
                          r"processing)\b|\bovernight\b|\bnightly\b|\b(?:a|in|as)\s+batch\b(?!\s*(?:size|of|=|:|\d))|\bclassify\s+(?:thousands|millions|\d)", re.I)),
@@ -201,7 +206,7 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
         if how:
             ext.note(f"{_LABELS[kind]}: {how}.")
     if ext.gen_tokens is None and (q := _QUALITATIVE.search(msg.s)):
-        short = q.group("len").lower() in ("short", "brief", "quick", "concise")
+        short = (q.group("len") or q.group("len2")).lower() in ("short", "brief", "quick", "concise")
         ext.gen_tokens = SHORT_ANSWER_TOKENS if short else LONG_ANSWER_TOKENS
         ext.note(f"'{q.group(0)}' taken as about {ext.gen_tokens:,} tokens per answer.")
 
