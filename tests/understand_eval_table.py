@@ -199,3 +199,43 @@ TWO = [
  ("Ollama on a 3090, llama 3.1 8b", "it's 95 t/s", {"measured_decode_tps": 95.0, "backend": "ollama"}),
  ("DGX Spark, qwen3 32b", "and how about 4 users?", {"concurrency": 4, "hw": "nvidia-dgx-spark-gb10"}),
 ]
+
+# A second batch, written after the first was scored, aimed at the kinds that missed.
+FIRST += [
+ ("we run a Tesla V100 32GB in the basement", {"hw": "nvidia-tesla-v100", "memory_gb": 32.0}),
+ ("two L4s on GCP", {"gpu_count": 2, "hw": "nvidia-l4"}),
+ ("an A10G on AWS with llama 3.1 8b", {"hw": "nvidia-a10g", "model_id": "meta-llama/Llama-3.1-8B"}),
+ ("8 x H20 for qwen3 235b", {"gpu_count": 8, "hw": "nvidia-h20"}),
+ ("a 24GB 3090 and 64GB of DDR4", {"hw": "nvidia-rtx-3090", "memory_gb": 24.0, "system_ram_gb": 64.0}),
+ ("RTX PRO 6000 96GB", {"hw": "nvidia-rtx-pro-6000-blackwell", "memory_gb": 96.0}),
+ ("Quadro RTX 8000 48 GB", {"hw": "nvidia-quadro-rtx-8000", "memory_gb": 48.0}),
+ ("MI210 with ROCm 6", {"hw": "amd-mi210"}),
+ ("the chat history is around 12k tokens by the end of the day", {"depth": 12000}),
+ ("replies tend to be pretty short", {"gen_tokens": 150}),
+ ("outputs 100 to 300 tokens", {"gen_tokens": 200}),
+ ("responses of 500-1000", {"gen_tokens": 750}),
+ ("chat with our product manuals", {"use": "rag"}),
+ ("a Q&A bot over all our support tickets", {"use": "rag"}),
+ ("it does four tokens a second", {"measured_decode_tps": 4.0}),
+ ("maybe 250 milliseconds per token", {"measured_decode_tps": 4.0}),
+ ("about a minute before it starts answering", {"measured_ttft_s": 60.0}),
+ ("3060 12GB plus a 1070 8GB in one box", {"gpu_count": 2}),
+ ("an RTX 3090 (my friend has a 4090 I could borrow)", {"hw": "nvidia-rtx-3090", "compare_hardware": None}),
+ ("5090 or two 3090s for 70b at q4?", {"compare_hardware": ["RTX 5090", "2x RTX 3090"]}),
+ ("Gemma 3 27B vs Qwen3 32B for Japanese translation", {"compare_models": ["Gemma 3 27B", "Qwen3 32B"]}),
+ ("qwen3:8b with num_ctx 8192 on ollama", {"context_window": 8192, "model_id": "Qwen/Qwen3-8B", "backend": "ollama"}),
+ ("--ctx-size 65536 -ngl 99", {"context_window": 65536, "n_gpu_layers": 99}),
+ ("twenty users, about two requests a minute each", {"concurrency": 20, "requests_per_minute": 2.0}),
+ ("a team of six", {"concurrency": 6}),
+ ("MacBook Pro 14 M4 Max 36GB", {"hw": "apple-m4-max-32gpu", "memory_gb": 36.0}),
+ ("mac studio with the M3 Ultra and 512GB", {"memory_gb": 512.0}),
+ ("Framework desktop 128GB (Strix Halo)", {"memory_gb": 128.0, "hw": "amd-ryzen-ai-max-plus-395"}),
+]
+
+TWO += [
+ ("RTX 3060 12GB, llama 3.1 8b q4", "actually I have the Ti version", {"hw": "nvidia-rtx-3060-ti"}),
+ ("M2 Pro 16GB mac mini", "sorry, it's 32GB", {"memory_gb": 32.0}),
+ ("4090, gemma 3 12b", "what about qwen3 14b instead?", {"model_id": "Qwen/Qwen3-14B", "hw": "nvidia-rtx-4090"}),
+ ("3090 with qwen2.5 32b q4_k_m", "let's say Q5_K_M", {"quant_name": "Q5_K_M"}),
+ ("H100 SXM, vllm", "with 2 of them and NVLink", {"gpu_count": 2, "interconnect": "nvlink"}),
+]

@@ -76,6 +76,8 @@ _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
 _BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
                              r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|\d\s?(?:gb|gigs?)|[,(/+:]|^)\s*$", re.I)
+_BARE_NOT_AFTER = re.compile(r"^\s*(?:-\s*)?(?:tokens?|toks?|words?|t/s|tok|tps|ms|users?|people|requests?|lines?|"
+                             r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|w\b|watts?)", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 _MEM = re.compile(
@@ -125,6 +127,12 @@ def _gpu_numbers(store: Store) -> dict[str, str]:
             for num in re.findall(r"(?<![\w.])(\d{3,4})(?!\d)", h.name):
                 series = re.search(r"\b(RTX|GTX|RX|Arc)\b", h.name)
                 out.setdefault(num, series.group(1) if series else "")
+        # Consumer cards of the spec database too ("a 1070", "my 6700 XT"), by their GTX/RTX/RX number; round
+        # thousands ("RTX 2000 Ada") are left out, since "a 2000 word essay" is a length, not a card.
+        for h in catalog.all_known_hardware(store).values():
+            series = re.search(r"\b(RTX|GTX|RX)\s+(\d{3,4})(?!\d)", h.name)
+            if h.kind == "discrete_gpu" and series and int(series.group(2)) % 1000:
+                out.setdefault(series.group(2), series.group(1))
         return out
 
     return store.cached("intake:gpu_numbers", build)
@@ -200,7 +208,7 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
             num = m.group("bare")
             ok_ctx = (m.group("count") or _BARE_OK_BEFORE.search(msg.orig[max(0, m.start() - 12):m.start()])
                       or _BARE_OK_AFTER.search(msg.orig[m.start("bare") + 4:m.start("bare") + 14]))
-            if num not in numbers or not ok_ctx:
+            if num not in numbers or not ok_ctx or _BARE_NOT_AFTER.match(msg.orig[m.start("bare") + 4:]):
                 continue
             name = f"{numbers[num]} {num}".strip()
         elif m.group("series"):
