@@ -134,14 +134,17 @@ def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extr
         data["memory_gb"] = None
 
 
-_VARIANT = re.compile(r"\b(?:it'?s|it\s+is|meant?|mean|have|got|is|make\s+it)\s+(?:the\s+|a\s+|an\s+)?"
+_VARIANT = re.compile(r"\b(?:it'?s|it\s+is|meant?|mean|have|got|is|make\s+it|what\s+about|how\s+about|or)\s+"
+                      r"(?:actually\s+|really\s+|just\s+)?(?:the\s+|a\s+|an\s+)?"
                       r"(?P<v>ti\s+super|ti|super|xtx|xt|pro|max|ultra)(?:\s+(?:one|version|model|variant|card))?\b"
+                      r"(?!\s*(?:tokens?|context|ctx|length|batch|users?|speed|_|-))"
                       r"|^\W*(?:(?:no|nah|wait|sorry|oops|actually|correction|my\s+bad|i\s+mean|err?|um+)\W+)*(?:the\s+|a\s+|an\s+)?"
                       r"(?P<v2>ti\s+super|ti|super|xtx)(?:\s+(?:one|version|model|variant))?\W*$", re.I)
 _ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\b[^.?!]{0,30}?\b"
                       r"(?P<ord>second|2nd|third|3rd|fourth|4th|another)\b", re.I)
-_BARE_LEN = re.compile(r"^\W*(?:(?:ok|so|and|then)\s+)?(?:make\s+it|what\s+about|how\s+about|try|say|with|at|now|or)?"
-                       r"\s*(?P<n>\d+(?:\.\d+)?\s?[kK]?)\s*(?:tokens?)?(?:\s+(?:instead|then|now))?\W*$", re.I)
+_BARE_LEN = re.compile(r"^\W*(?:(?:ok|so|and|then|actually|no|nah|sorry|wait|hmm|oops|well)\W+)*"
+                       r"(?:make\s+it|what\s+about|how\s+about|try|say|with|at|now|or|it'?s)?"
+                       r"\s*(?:more\s+like|closer\s+to|about|around|maybe|like|~|roughly)?\s*(?P<n>\d+(?:\.\d+)?\s?[kK]?)\s*(?:tokens?)?(?:\s+(?:instead|then|now))?\W*$", re.I)
 
 
 def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store, text: str) -> None:

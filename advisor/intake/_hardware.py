@@ -77,7 +77,7 @@ _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada
 _BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
                              r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|\d\s?(?:gb|gigs?)|[,(/+:]|^)\s*$", re.I)
 _BARE_NOT_AFTER = re.compile(r"^\s*(?:-\s*)?(?:tokens?|toks?|words?|t/s|tok|tps|ms|users?|people|requests?|lines?|"
-                             r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|w\b|watts?)", re.I)
+                             r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|watts?)", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 _MEM = re.compile(
@@ -514,12 +514,16 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
             distinct.append(x)
     if len(distinct) < 2:
         return men
+    distinct.sort(key=lambda d: d.start)  # a Mac named without its chip is found last but may be written first
     gaps = [msg.orig[a.end:b.start] for a, b in zip(distinct, distinct[1:], strict=False)]
     if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
         return men
     gpus = [d for d in distinct if _GPU.search(d.phrase)]
     bare_gaps = [re.sub(r"\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?", " ", g, flags=re.I) for g in gaps]
     joined = any(COMPARE_JOIN.search(g) for g in gaps)
+    if not joined and re.search(r"\b(?:between|deciding|decide|choose|choosing|compare|comparing)\b",
+                                msg.orig[max(0, distinct[0].start - 40):distinct[0].start], re.I):
+        joined = True  # "deciding between a 4090 and a 5090": two candidates, not one mixed box
     if not joined and len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
         phrase = " + ".join(d.phrase for d in distinct)
         first = distinct[0]

@@ -30,7 +30,7 @@ _UNIT_RE = "|".join(sorted(_UNITS, key=len, reverse=True))
 _TENS_RE = "|".join(_TENS)
 # "twenty-five", "a dozen", "a hundred", "a couple of" ...
 WORDNUM = (
-    rf"(?:(?:{_TENS_RE})(?:[\s-](?:{_UNIT_RE}))?|{_UNIT_RE}|(?:a\s+)?dozen|(?:a|one)\s+hundred|"
+    rf"(?:(?:{_TENS_RE})(?:[\s-](?:{_UNIT_RE}))?|{_UNIT_RE}|half\s+a\s+dozen|(?:a\s+)?dozen|(?:a|one)\s+hundred|"
     r"a\s+couple(?:\s+of)?|a\s+pair\s+of)"
 )
 
@@ -88,6 +88,8 @@ def word_number(word: str) -> int | None:
     w = re.sub(r"^(?:a|one) ", "", w)
     if w in ("dozen",):
         return 12
+    if w == "half a dozen":
+        return 6
     if w in ("hundred",):
         return 100
     if w.startswith(("couple", "pair")):

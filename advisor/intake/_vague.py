@@ -36,7 +36,8 @@ _DURATION = re.compile(
     r"(?!\s*(?:/|per)\s*tok)", re.I)
 _TTFT_WORDS = re.compile(
     r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character)|before\s+(?:the\s+first|it\s+(?:starts|"
-    r"begins|responds|answers|says|writes|types|outputs|prints)|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
+    r"begins|responds|answers|says|writes|types|outputs|prints)|(?:writing|typing|saying|printing|outputting|showing|"
+    r"answering|responding|generating|replying)\b|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
     r"until\s+(?:it\s+starts|the\s+first|anything)|(?:starts|begins)\s+(?:answering|responding|typing|writing)\s+after|"
     r"prompt\s+processing\s+takes|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
@@ -68,7 +69,7 @@ _LABEL_LEN = re.compile(
 _LABEL_RANGE = re.compile(
     rf"(?<!system )\b(?P<k>prompts?|inputs?|answers?|outputs?|responses?|repl(?:y|ies)|completions?)\s*"
     rf"(?:(?:are|is|of|=|:|~|around|about|usually|typically|roughly|mostly|between)\s*)*(?P<a>{NUM})\s*(?:-|–|to)\s*"
-    rf"(?P<b>{NUM})(?![\d.,])(?!\s*(?:t/s|tok/s|tokens?\s*/|tokens?\s+(?:a|per)\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|"
+    rf"(?P<b>{NUM})(?![\d])(?![.,]\d)(?!\s*(?:t/s|tok/s|tokens?\s*/|tokens?\s+(?:a|per)\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|"
     r"users|people|x\b|b\b|words|pages|lines|paragraphs|sentences))", re.I)
 _NUM_KIND = re.compile(
     rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:tokens?\s+)?(?P<k>completions?|answers?|outputs?|responses?|repl(?:y|ies)|"
@@ -106,6 +107,9 @@ def extract_context_window(msg: Msg, ext: Extraction) -> None:
             before = msg.orig[max(0, m.start() - 12):m.start()].lower()
             if pat is _CTX_BEFORE and re.search(r"\bof\s*$|\btokens?\s+of\s*$", before):
                 continue
+            if re.match(r"(?:context|ctx)\b", m.group(0), re.I) and re.search(
+                    r"\b(?:codebase|code|repo|repository|project|document|doc|file|retrieved|rag|search)\s*$", before):
+                continue  # "the codebase context is 40k tokens": what is sent (a prompt), not the window allocated
             if pat is _CTX_AFTER and re.match(r"(?:context|ctx)\s*(?:of)?\s*$", m.group(0)[:m.start("a") - m.start()],
                                               re.I) and re.search(r"tokens?\s+of\s*$", before):
                 continue
