@@ -330,3 +330,36 @@ FIRST += [
  ("MacBook Air M1 8GB, just me, llama 3.2 1b", {"memory_gb": 8.0, "concurrency": 1,
                                                "model_id": "meta-llama/Llama-3.2-1B"}),
 ]
+
+# A sixth batch: long messages with everything at once, as people actually write them.
+FIRST += [
+ ("Hey all - running Ollama on Ubuntu with an RTX 3090 24GB and 128GB DDR4. qwen2.5:72b q4 gets 1.8 t/s. "
+  "Is it the offloading?", {"hw": "nvidia-rtx-3090", "memory_gb": 24.0, "system_ram_gb": 128.0,
+                            "measured_decode_tps": 1.8, "backend": "ollama"}),
+ ("M2 Max 96GB, LM Studio, llama 3.3 70b mlx 4-bit: 8 tok/sec, time to first token 25 sec on a ~5000 token prompt",
+  {"memory_gb": 96.0, "measured_decode_tps": 8.0, "measured_ttft_s": 25.0, "prompt_tokens": 5000,
+   "model_id": "meta-llama/Llama-3.3-70B-Instruct"}),
+ ("Planning a box for our 8-person legal team: RAG over contracts, prompts ~12k tokens, answers a paragraph. "
+  "Budget for 2x RTX 5090 or one RTX PRO 6000.",
+  {"concurrency": 8, "use": "rag", "prompt_tokens": 12000, "gen_tokens": 167,
+   "compare_hardware": ["2x RTX 5090", "RTX PRO 6000"]}),
+ ("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2 --max-model-len 32768 on 2x L40S, 16 concurrent requests, "
+  "~600 tok/s total", {"tensor_parallel": 2, "context_window": 32768, "gpu_count": 2, "concurrency": 16,
+                       "measured_decode_tps": 600.0, "model_id": "Qwen/Qwen3-32B", "backend": "vllm"}),
+ ("my 7900 XTX with ROCm runs mistral small 24b q4_k_m at 28 tokens per second and processes prompts at about 700",
+  {"hw": "amd-rx-7900-xtx", "measured_decode_tps": 28.0, "quant_name": "Q4_K_M"}),
+ ("Household: 2 adults 2 teens, M4 Pro Mac mini 64GB, mostly quick questions + homework, want fast answers",
+  {"concurrency": 4, "memory_gb": 64.0, "prompt_tokens": 50}),
+ ("Just me on a Framework 13 with Ryzen 7840U and 32GB, tried phi-3.5 mini, 9 t/s", {"concurrency": 1,
+                                                                                   "measured_decode_tps": 9.0}),
+ ("We're 40 devs, Copilot-style autocomplete plus chat, thinking 4x H100 with NVLink, llama 3.3 70b fp8",
+  {"concurrency": 40, "use": "coding_agent", "gpu_count": 4, "interconnect": "nvlink", "quant_name": "FP8 (E4M3)"}),
+]
+TWO += [
+ ("RTX 4090, llama 3.1 70b q4, 3 t/s", "I forgot to say I have 64GB RAM", {"system_ram_gb": 64.0,
+                                                                          "measured_decode_tps": 3.0}),
+ ("Mac Studio M2 Ultra 192GB", "running deepseek v3 at q2, about 6 tok/s", {"measured_decode_tps": 6.0,
+                                                                           "memory_gb": 192.0}),
+ ("A6000 48GB, 10 users, chat", "prompts about a page, answers half a page", {"prompt_tokens": 667,
+                                                                            "gen_tokens": 333, "concurrency": 10}),
+]

@@ -60,14 +60,18 @@ _QUALITATIVE = re.compile(r"\b(?P<len>short|brief|quick|concise|long|detailed|le
 _WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coders?|colleagues?|co-?workers?|"
         r"employees?|staff|students?|researchers?|analysts?|members?|teammates?|clients?|customers?|agents?|kids|"
         r"children|seats|sessions?|streams?|lawyers?|doctors?|writers?|testers?|ppl|folks|humans|nurses|teachers|"
-        r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots")
+        r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots|adults|teens|teenagers|"
+        r"grown-?ups|parents|grandparents|sons|daughters|toddlers|boys|girls")
+# Members of a household said one group after another ("2 adults 2 teens", "two parents and three kids") add up.
+_HOUSEHOLD = re.compile(r"kids|children|adults|teens|teenagers|grown-?ups|parents|grandparents|sons|daughters|"
+                        r"toddlers|boys|girls", re.I)
 _USERS = re.compile(
     rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
     rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
     rf"regular|paying|expected|potential|possible|heavy|light)\s+)*(?P<who>{_WHO})\b"
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
     rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
-    r"(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
+    r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
     rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b"
     r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
@@ -231,6 +235,15 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
         if not 1 <= users <= MAX_USERS:
             ext.reject(f"'{m.group(0).strip()}': the number of users must be between 1 and {MAX_USERS:,}; I ignored it.")
             continue
+        if (who := m.group("who")) and _HOUSEHOLD.fullmatch(who):
+            end = m.end()
+            for m2 in msg.finditer(_USERS):
+                if m2.start() < end or not re.fullmatch(r"[\s,;+&]*(?:and|plus)?\s*", msg.orig[end:m2.start()]) or \
+                        not (m2.group("who") and _HOUSEHOLD.fullmatch(m2.group("who"))) or (more := _count(m2.group("n"))) is None:
+                    continue
+                users += more
+                end = m2.end()
+                msg.claim(m2.start(), m2.end())
         ext.concurrency = users
         break
     if ext.concurrency is None and _ALONE.search(msg.s):
