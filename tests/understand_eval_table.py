@@ -363,3 +363,27 @@ TWO += [
  ("A6000 48GB, 10 users, chat", "prompts about a page, answers half a page", {"prompt_tokens": 667,
                                                                             "gen_tokens": 333, "concurrency": 10}),
 ]
+
+# A seventh batch: newer and older cards, APUs, corrections of the model and the numbers.
+FIRST += [
+ ("Intel Arc B580 12GB", {"hw": "intel-arc-b580", "memory_gb": 12.0}),
+ ("RX 9070 XT 16 GB", {"hw": "amd-rx-9070-xt", "memory_gb": 16.0}),
+ ("GTX 1080 Ti 11GB and 32GB ram", {"memory_gb": 11.0, "system_ram_gb": 32.0}),
+ ("a Titan RTX", {"hw": "nvidia-titan-rtx"}),
+ ("my old gtx 1070 8gb", {"memory_gb": 8.0}),
+ ("RTX 5060 Ti 16GB", {"hw": "nvidia-rtx-5060-ti", "memory_gb": 16.0}),
+ ("RTX 5080", {"hw": "nvidia-rtx-5080"}),
+ ("rtx 5070ti", {"hw": "nvidia-rtx-5070-ti"}),
+ ("an M5 MacBook Pro with 32GB", {"memory_gb": 32.0}),
+ ("eval rate:     12.3 tokens/s", {"measured_decode_tps": 12.3}),
+ ("prefill's about 1.1k tok/s", {"measured_prefill_tps": 1100.0}),
+ ("we get 2,400 tokens/s prompt processing and 31 t/s generation", {"measured_prefill_tps": 2400.0,
+                                                                   "measured_decode_tps": 31.0}),
+]
+TWO += [
+ ("3090, llama 3.1 8b", "switching to mistral nemo 12b", {"model": "mistral nemo 12b", "hw": "nvidia-rtx-3090"}),
+ ("M3 Pro 36GB, gemma 3 12b, 20 tok/s", "with qwen3 8b it's 31 tok/s", {"model_id": "Qwen/Qwen3-8B",
+                                                                       "measured_decode_tps": 31.0}),
+ ("two 3090s, llama 70b", "actually three of them", {"gpu_count": 3}),
+ ("RTX 4090 24GB for 5 users", "we're now 15", {"concurrency": 15}),
+]

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.intake._extract import TROUBLE, extract
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
-from advisor.intake._text import fmt
+from advisor.intake._text import WORDNUM, fmt, word_number
 from advisor.models import Hardware, Scenario
 from knowledge import catalog
 from knowledge.store import Store
@@ -142,6 +142,9 @@ _VARIANT = re.compile(r"\b(?:it'?s|it\s+is|meant?|mean|have|got|is|make\s+it|wha
                       r"(?P<v2>ti\s+super|ti|super|xtx)(?:\s+(?:one|version|model|variant))?\W*$", re.I)
 _ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\b[^.?!]{0,30}?\b"
                       r"(?P<ord>second|2nd|third|3rd|fourth|4th|another)\b", re.I)
+_BARE_USERS = re.compile(rf"^\W*(?:(?:ok|so|and|actually|no|sorry|wait|well)\W+)*(?:(?P<we>we'?re|we\s+are|there\s+are|there'?ll\s+be)|make\s+(?:it|that)|"
+                         rf"it'?s|now)\s+(?:now\s+|actually\s+|about\s+|around\s+|more\s+like\s+)*"
+                         rf"(?P<n>\d{{1,6}}|{WORDNUM})(?:\s+(?:now|then|(?P<who>of\s+us|people|persons|users|devs)))*\W*$", re.I)
 _BARE_LEN = re.compile(r"^\W*(?:(?:ok|so|and|then|actually|no|nah|sorry|wait|hmm|oops|well)\W+)*"
                        r"(?:make\s+it|what\s+about|how\s+about|try|say|with|at|now|or|it'?s)?"
                        r"\s*(?:more\s+like|closer\s+to|about|around|maybe|like|~|roughly)?\s*(?P<n>\d+(?:\.\d+)?\s?[kK]?)\s*(?:tokens?)?(?:\s+(?:instead|then|now))?\W*$", re.I)
@@ -169,6 +172,11 @@ def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store
         ext.note(f"Took that as {n} of them.")
     if old.hardware and "hardware" not in new and new.get("gpu_count"):
         new["hardware"] = f"{new['gpu_count']}x {strip_count(old.hardware)}"
+    if old.concurrency and not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (
+            m := _BARE_USERS.match(text or "")) and (m.group("we") or m.group("who") or not (
+                old.prompt_tokens or old.gen_tokens)) and (n := int(m.group("n")) if m.group("n").isdigit() else word_number(m.group("n"))) and 1 <= n <= 100_000:
+        new["concurrency"] = n  # "we're now 15" after "for 5 users"
+        ext.note(f"Took {m.group('n')} as the new number of users.")
     if not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (
             m := _BARE_LEN.match(text or "")) and (old.prompt_tokens or old.gen_tokens):
         v = parse_num(m.group("n"))
