@@ -387,3 +387,21 @@ TWO += [
  ("two 3090s, llama 70b", "actually three of them", {"gpu_count": 3}),
  ("RTX 4090 24GB for 5 users", "we're now 15", {"concurrency": 15}),
 ]
+
+# An eighth batch: ranges of measurements, totals over cards, model names as people shorten them.
+FIRST += [
+ ("about 5 to 7 seconds to first token", {"measured_ttft_s": 6.0}),
+ ("10-15 t/s on average", {"measured_decode_tps": 12.5}),
+ ("answers of 1-2 sentences", {"gen_tokens": 40}),
+ ("3-4 paragraphs per answer", {"gen_tokens": 583}),
+ ("two 3090s, 48GB VRAM total", {"gpu_count": 2, "memory_gb": 24.0}),
+ ("Llama3-8B on a 4070", {"model_id": "meta-llama/Meta-Llama-3-8B", "hw": "nvidia-rtx-4070"}),
+ ("gpt oss 20b on my macbook air m4 32gb", {"model_id": "openai/gpt-oss-20b", "memory_gb": 32.0}),
+ ("Qwen 3 4B", {"model_id": "Qwen/Qwen3-4B"}),
+ ("deepseek r1 671b on 8x H200", {"gpu_count": 8, "hw": "nvidia-h200"}),
+ ("llama 3.1 70B in 8 bit on 2x A100 80GB", {"quant_name": "Q8_0", "gpu_count": 2, "memory_gb": 80.0}),
+ ("M3 Ultra 512GB unified memory", {"memory_gb": 512.0}),
+ ("1TB of RAM on an EPYC server", {"system_ram_gb": None}),
+ ("each answer takes about 90 seconds in total", {"measured_ttft_s": None}),
+ ("the first token comes after 1.2s", {"measured_ttft_s": 1.2}),
+]

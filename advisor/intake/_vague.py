@@ -32,7 +32,7 @@ _DEEP = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s+)?deep\b", re.I)
 _POW2 = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 
 _DURATION = re.compile(
-    rf"(?<![\w.])(?P<n>{NUM}|an?|half\s+a)\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?)\b"
+    rf"(?<![\w.])(?:(?P<lo>{NUM})\s*(?:-|–|to|or)\s*)?(?P<n>{NUM}|an?|half\s+a)\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?)\b"
     r"(?!\s*(?:/|per)\s*tok)", re.I)
 _TTFT_WORDS = re.compile(
     r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character)|before\s+(?:the\s+first|it\s+(?:starts|"
@@ -142,6 +142,9 @@ def extract_ttft(msg: Msg, ext: Extraction) -> None:
         n = 1.0 if raw in ("a", "an") else 0.5 if raw.startswith("half") else parse_num(raw)
         if n is None:
             continue
+        lo = parse_num(m.group("lo")) if m.group("lo") else None
+        if lo is not None and 0 < lo <= n:
+            n = (lo + n) / 2  # "5 to 7 seconds": a stated range keeps its middle
         secs = n / 1000 if unit.startswith("m") and unit not in ("min", "mins", "minute", "minutes") else \
             n * 60 if unit.startswith("min") else n
         msg.claim(m.start(), m.end())
