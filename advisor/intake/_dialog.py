@@ -174,9 +174,11 @@ def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store
         new["hardware"] = f"{new['gpu_count']}x {strip_count(old.hardware)}"
     if old.concurrency and not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (
             m := _BARE_USERS.match(text or "")) and (m.group("we") or m.group("who") or not (
-                old.prompt_tokens or old.gen_tokens)) and (n := int(m.group("n")) if m.group("n").isdigit() else word_number(m.group("n"))) and 1 <= n <= 100_000:
-        new["concurrency"] = n  # "we're now 15" after "for 5 users"
-        ext.note(f"Took {m.group('n')} as the new number of users.")
+                old.prompt_tokens or old.gen_tokens)):
+        users = int(m.group("n")) if m.group("n").isdigit() else word_number(m.group("n"))
+        if users is not None and 1 <= users <= 100_000:
+            new["concurrency"] = users  # "we're now 15" after "for 5 users"
+            ext.note(f"Took {m.group('n')} as the new number of users.")
     if not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (
             m := _BARE_LEN.match(text or "")) and (old.prompt_tokens or old.gen_tokens):
         v = parse_num(m.group("n"))

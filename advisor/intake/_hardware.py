@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind, strip_count
 from advisor.intake._schema import Extraction
+from advisor.intake._specs import bandwidth as _bandwidth
+from advisor.intake._specs import gpu_cores as _gpu_cores
 from advisor.intake._text import Msg, fmt, negated, parse_num
 from advisor.models import Hardware
 from knowledge import catalog
@@ -93,11 +95,6 @@ _MEM_SKIP_BEFORE = re.compile(
     r"download(?:ed|ing)?|free|ssd|disk|size\s*:))\s*(?:about\s+|around\s+|only\s+|~)?$", re.I)
 _MEM_SKIP_AFTER = re.compile(r"^\s*(?:of\s+)?(?:ssd|storage|disk|drive|hdd|nvme|flash|swap|download|file|model|"
                              r"weights|free|used|left)\b", re.I)
-_BW = re.compile(rf"(?<![\w.])(?P<num>{_N})\s*(?P<u>gb|tb)\s*(?:/\s*s(?:ec)?\b|ps\b|\s+per\s+second\b)", re.I)
-_TFLOPS = re.compile(rf"(?<![\w.])(?P<num>{_N})\s*(?:tflops?\b|tflop/s|teraflops\b)", re.I)
-_GPU_CORES = re.compile(r"\b(?P<n>\d{1,3})\s*-?\s*cores?\s*(?:apple\s+)?gpu\b|\b(?P<n2>\d{1,3})\s*gpu\s*cores\b"
-                        r"|\bgpu\s*(?:with\s*|of\s*|:\s*)?(?P<n3>\d{1,3})\s*-?\s*cores?\b", re.I)
-
 
 @dataclass
 class _Mention:
@@ -469,30 +466,6 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
         ext.bandwidth_gbs = ext.tflops = None
-
-
-def _gpu_cores(msg: Msg) -> int | None:
-    for m in msg.finditer(_GPU_CORES):
-        n = int(m.group("n") or m.group("n2") or m.group("n3"))
-        msg.claim(m.start(), m.end())
-        if 1 <= n <= 512:
-            return n
-    return None
-
-
-def _bandwidth(msg: Msg, ext: Extraction) -> None:
-    for m in msg.finditer(_BW):
-        v = (parse_num(m.group("num")) or 0.0) * (1000 if m.group("u").lower() == "tb" else 1)
-        msg.claim(m.start(), m.end())
-        if 0 < v <= 100_000 and ext.bandwidth_gbs is None:
-            ext.bandwidth_gbs = v
-        elif not 0 < v <= 100_000:
-            ext.reject(f"A memory bandwidth of {m.group(0).strip()} is not realistic; I ignored it.")
-    for m in msg.finditer(_TFLOPS):
-        v = parse_num(m.group("num")) or 0.0
-        msg.claim(m.start(), m.end())
-        if 0 < v <= 100_000 and ext.tflops is None:
-            ext.tflops = v
 
 
 # ----------------------------------------------------------------------------- several machines
