@@ -405,3 +405,35 @@ FIRST += [
  ("each answer takes about 90 seconds in total", {"measured_ttft_s": None}),
  ("the first token comes after 1.2s", {"measured_ttft_s": 1.2}),
 ]
+
+# A ninth batch: what-ifs in a second turn.
+TWO += [
+ ("M2 Pro 16GB, llama 3.1 8b q4", "and on a 4090?", {"hw": "nvidia-rtx-4090", "model_id": "meta-llama/Llama-3.1-8B"}),
+ ("4090, qwen3 14b, 4 users", "what if we had 50 users?", {"concurrency": 50}),
+ ("M4 Max 64GB", "what about the 128GB one?", {"memory_gb": 128.0}),
+ ("3060 12GB, llama 3.1 8b", "what about 16k context?", {"context_window": 16384}),
+ ("H100 80GB SXM, llama 3.3 70b fp8, 20 users", "and with 2x H100?", {"gpu_count": 2, "concurrency": 20}),
+ ("llama.cpp, 3090, qwen2.5 14b q4_k_m", "prompt eval 1500 t/s, eval 55 t/s", {"measured_prefill_tps": 1500.0,
+                                                                          "measured_decode_tps": 55.0}),
+]
+FIRST += [
+ ("At home I use a 4070 (at work we have A100s but that's a different story)", {"hw": "nvidia-rtx-4070",
+                                                                                "compare_hardware": None}),
+ ("Would Llama 3.1 8B run better on a 4060 8GB or an M2 Air 16GB?", {"compare_hardware": ["RTX 4060", "M2"]}),
+]
+
+# A tenth batch: typos and shorthand.
+FIRST += [
+ ("macbok pro m3 max 64 gb", {"memory_gb": 64.0, "hw": "apple-m3-max-40gpu"}),
+ ("runing lama 3.1 8b on my 3080", {"hw": "nvidia-rtx-3080", "model_id": "meta-llama/Llama-3.1-8B"}),
+ ("qwen 2.5 14b q4km", {"quant_name": "Q4_K_M", "model_id": "Qwen/Qwen2.5-14B"}),
+ ("geting 14tk/s", {"measured_decode_tps": 14.0}),
+ ("4 bit quant of gemma3 27b", {"quant_name": "Q4_K_M", "model_id": "google/gemma-3-27b-it"}),
+ ("rtx4090 24gb vram, 64gb ram", {"hw": "nvidia-rtx-4090", "memory_gb": 24.0, "system_ram_gb": 64.0}),
+ ("2x4090", {"gpu_count": 2, "hw": "nvidia-rtx-4090"}),
+ ("ollamma on a m1 air 8gb", {"memory_gb": 8.0}),
+ ("prompts ~2k tok, answers ~500 tok", {"prompt_tokens": 2000, "gen_tokens": 500}),
+ ("10tok/s", {"measured_decode_tps": 10.0}),
+ ("qwen3-30b-a3b q8", {"model_id": "Qwen/Qwen3-30B-A3B", "quant_name": "Q8_0"}),
+ ("4070ti super 16g", {"hw": "nvidia-rtx-4070-ti-super"}),
+]

@@ -19,9 +19,14 @@ MAX_PARAMS_B = 10_000.0  # 10 trillion parameters: beyond any model published
 
 _FAMILIES = (
     r"codellama|tinyllama|(?:meta[\s-])?llama|r1[\s-]distill|qwq|qwen|codegemma|gemma|mixtral|ministral|mistral|codestral|devstral|phi|"
+    r"lama(?=[\s-]?\d)|quen|qwenn|gema(?=[\s-]?\d)|mistrall?|mistal|deepseak|"
     r"gpt[\s-]?oss|deepseek|granite|falcon|command-?r|olmo|smollm|nemotron|glm|kimi|hermes|dolphin|vicuna|starcoder|"
     r"wizardlm|minimax|zephyr|openchat|starling|solar|internlm|baichuan|exaone|aya|jamba|dbrx|yi"
 )
+# Family names as they are mistyped ("lama 3.1 8b", "quen 2.5"), spelled right before the catalog is asked.
+_TYPOS = ((re.compile(r"^lama\b", re.I), "llama"), (re.compile(r"^(?:quen|qwenn)\b", re.I), "qwen"),
+          (re.compile(r"^gema\b", re.I), "gemma"), (re.compile(r"^(?:mistal|mistrall)\b", re.I), "mistral"),
+          (re.compile(r"^deepseak\b", re.I), "deepseek"))
 _WEAK_FAMILIES = {"granite", "falcon", "olmo", "glm", "kimi", "hermes", "dolphin", "vicuna", "minimax", "zephyr",
                   "openchat", "starling", "solar", "internlm", "baichuan", "exaone", "aya", "jamba", "dbrx", "yi",
                   "phi", "command-r", "commandr", "starcoder", "wizardlm"}
@@ -110,7 +115,10 @@ def _model_mentions(msg: Msg, ext: Extraction) -> list[tuple[int, str]]:
             continue  # "solar", "falcon", "hermes" alone are more often plain words than models
         cut = _AFTER_SIZE.match(m.group(0))  # "llama 3.1 8b llama 3.2 3b": two mentions, not one
         end = m.start() + (cut.end() if cut else len(m.group(0)))
-        found.append((m.start(), msg.s[m.start():end].strip(" -_:")))
+        phrase = msg.s[m.start():end].strip(" -_:")
+        for typo, right in _TYPOS:
+            phrase = typo.sub(right, phrase)
+        found.append((m.start(), phrase))
         msg.claim(m.start(), end)
     return sorted((s, p) for s, p in found if not negated(msg, s))
 
