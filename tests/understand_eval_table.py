@@ -437,3 +437,17 @@ FIRST += [
  ("qwen3-30b-a3b q8", {"model_id": "Qwen/Qwen3-30B-A3B", "quant_name": "Q8_0"}),
  ("4070ti super 16g", {"hw": "nvidia-rtx-4070-ti-super"}),
 ]
+
+# An eleventh batch: questions about buying, with the workload in passing.
+FIRST += [
+ ("Is 64GB enough on an M4 Max to run qwen3 32b at 8 bit for long answers?", {"memory_gb": 64.0, "gen_tokens": 1000,
+                                                                           "quant_name": "Q8_0"}),
+ ("what's the cheapest way to serve llama 3.1 8b to 200 users at 1 request per minute each?",
+  {"concurrency": 200, "requests_per_minute": 1.0, "model_id": "meta-llama/Llama-3.1-8B"}),
+ ("can a 3090 handle 4 parallel requests with 4k context each?", {"hw": "nvidia-rtx-3090", "concurrency": 4}),
+ ("would a second 3090 help? I have one now", {"hw": "nvidia-rtx-3090"}),
+ ("How fast would gemma 3 27b q4 be on an RX 7900 XTX vs an RTX 4090?",
+  {"compare_hardware": ["RX 7900 XTX", "RTX 4090"], "model_id": "google/gemma-3-27b-it"}),
+ ("summarise 30-page PDFs into one paragraph on a 4060 Ti 16GB", {"use": "summarising", "prompt_tokens": 20000,
+                                                                   "gen_tokens": 167}),
+]

@@ -224,6 +224,8 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
         unit = m.group("u").lower().rstrip("s")
         words = {"sentence": WORDS_PER_SENTENCE, "paragraph": WORDS_PER_PARAGRAPH, "page": WORDS_PER_PAGE}[unit]
         kind = nearest_kind(msg, m.start(), m.end(), _KINDS_LEN) or ("gen" if unit != "page" else "prompt")
+        if re.search(r"\b(?:into|as|down\s+to|(?<!up\s)to)\s*$", msg.orig[max(0, m.start() - 12):m.start()], re.I):
+            kind = "gen"  # "summarise PDFs into one paragraph": what comes out
         msg.claim(m.start(), m.end())
         mid_words = (lo + hi) / 2 * words
         tokens = mid_words / WORDS_PER_TOKEN
