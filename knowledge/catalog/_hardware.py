@@ -32,7 +32,7 @@ _GPU_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\s*gpu\b|\bgpu\s*(?:with\
 # Which chip a Mac of a given year ships with (Apple product history), for "MacBook Air 2022".
 _CPU_WORD = re.compile(r"\b(?:ryzen|core\s?i[3579]|i[3579][\s-]\d{4}|xeon|epyc|threadripper|celeron|pentium|"
                        r"snapdragon|graviton|altra)\b")
-_GPU_SERIES = re.compile(r"\b(?:rtx|gtx|rx\s?\d|radeon\s+(?:rx|pro)|geforce|quadro|tesla|instinct|arc\s?[ab]\d)")
+_GPU_SERIES = re.compile(r"\b(?:rtx|gtx|rx|radeon|geforce|quadro|tesla|instinct|arc|nvidia|gpus?|gfx\d+\w*)\b")
 
 _MAC_YEARS: dict[str, dict[int, str]] = {
     "macbook air": {2020: "m1", 2022: "m2", 2023: "m2", 2024: "m3", 2025: "m4", 2026: "m5"},
