@@ -137,6 +137,7 @@ def device_count(text: str) -> int:
         r"\b(\d{1,2})\s*[x×]\s+(?!faster|slower|more|less|the\b|speed)(?=[a-z])",
         rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×*]\s*(\d{{1,2}})\b(?!\s*(?:gb|bit))",
         rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×](\d{{1,2}})\b(?!\s*(?:gb|bit))",
+        rf"{_GPU_WORD}[\w\s]{{0,24}}?\s(\d{{1,2}})\s?x\s*$",  # "RTX 4090 (2x)"
         rf"\b(\d{{1,2}})\s+{_GPU_WORD}",
         rf"\b({'|'.join(_WORD_N)})\s+(?:of\s+)?{_GPU_WORD}",
         r"\b(\d{1,2})\s*(?:gpus|cards)\b",
