@@ -163,7 +163,7 @@ def achieved_read_share(store: Store) -> float:
 
 def calibration_model(store: Store) -> CalibrationModel:
     """The efficiency fit on every measured row of the store (cached until the next write)."""
-    return store.cached("calibration", lambda: fit(build_cal_rows(store)))
+    return store.cached("calibration", lambda: fit(build_cal_rows(store)), scope="population")
 
 
 def predict(
