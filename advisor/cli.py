@@ -97,6 +97,9 @@ def serve(
 
     if not 1 <= port <= 65535:
         _fail(f"--port must be between 1 and 65535 (got {port})", False)
+    problem = _host_problem(host)
+    if problem:
+        _fail(f"cannot serve on {host}: {problem}", False)
     try:
         launch(store, host=host, port=port, allow_probe=allow_probe or None, share=share)
     except KeyboardInterrupt:
@@ -106,6 +109,28 @@ def serve(
 
         msg = str(e).splitlines()[0] if isinstance(e, AdvisorError) else f"cannot serve on {host}:{port}: {str(e).splitlines()[0][:200]}"
         _fail(msg, False)
+
+
+def _host_problem(host: str) -> str | None:
+    """Why ``host`` cannot be bound (not an address or a name this computer resolves), or None."""
+    import ipaddress
+    import socket
+
+    h = (host or "").strip().strip("[]")
+    if not h:
+        return "the host is empty (use 127.0.0.1, or 0.0.0.0 for every interface)"
+    try:
+        ipaddress.ip_address(h)
+        return None
+    except ValueError:
+        pass
+    if all(c.isdigit() or c == "." for c in h):
+        return "not a valid IPv4 address (each of the four numbers is 0-255)"
+    try:
+        socket.getaddrinfo(h, None)
+    except (OSError, UnicodeError):
+        return "not an IP address or a host name this computer can resolve"
+    return None
 
 
 @app.command()
@@ -315,6 +340,16 @@ def probe(
     """Measure this machine (memory bandwidth, matmul throughput; a model with --model) and store it."""
     from advisor import report, service
 
+    def check_model() -> None:
+        if model is None:
+            return
+        from advisor.probe import resolve_model_path
+
+        p = resolve_model_path(model)  # a folder or a cached Hugging Face repo id; raises ProbeError
+        if not (p / "config.json").is_file():
+            raise ValueError(f"--model {model}: no config.json in it, so it is not an mlx-lm model folder")
+
+    _guard(check_model, as_json)  # before the ~14 s kernel probe, not after it
     st = _guard(lambda: _store(store), as_json)
     bar: dict[str, Any] = {}
 
