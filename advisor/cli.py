@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -75,7 +76,24 @@ def _guard(fn: Any, as_json: bool) -> Any:
         msgs = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
         _fail(f"invalid input: {msgs}", as_json)
     except (OSError, ValueError) as e:
-        _fail(str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}", as_json)
+        if isinstance(e, ValueError) and _PY_MESSAGE.search(str(e)):
+            import logging
+
+            logging.getLogger("advisor").debug("unexpected ValueError", exc_info=True)
+            _fail("a value the advisor needs cannot be used (a number in the knowledge store may have been edited "
+                  "by hand). `advisor db recover --force` starts a fresh store and keeps the old file beside it; "
+                  "ADVISOR_LOG=DEBUG shows the details.", as_json)
+        from knowledge.storefile import environment_problem
+
+        env = environment_problem(e) if isinstance(e, OSError) else None
+        _fail(str(e) if isinstance(e, ValueError) else (env or f"{type(e).__name__}: {e}"), as_json)
+
+
+# Python's own ValueError wording (a conversion of a damaged value), never meant for a user.
+_PY_MESSAGE = re.compile(
+    r"could not convert|invalid literal|math domain|cannot convert float|values to unpack|must be real number|"
+    r"codec can't|substring not found|is not in list|empty separator|arg is an empty sequence|"
+    r"not enough values|too many values|invalid (?:isoformat|format)|unconverted data|does not match format", re.I)
 
 
 def _scenario(**kw: Any) -> Any:

@@ -113,7 +113,8 @@ THIS_MACHINE = ("this machine", "this computer", "my machine", "this mac", "this
 
 
 def _probe_for(store: Store, s: Scenario) -> ProbeResult | None:
-    if (s.hardware or "").strip().lower() in THIS_MACHINE:
+    h = (s.hardware or "").strip().lower()
+    if h in THIS_MACHINE or _THIS_MACHINE_RE.fullmatch(h):
         if not caller_is_local():
             raise InputError(REMOTE_THIS_MACHINE)
         probe = _latest_probe(store)
