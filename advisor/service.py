@@ -144,13 +144,13 @@ def _with_probe(scenario: Scenario, probe: ProbeResult, *, owner: str) -> Scenar
         pydantic.ValidationError: a value out of range (e.g. 10^9 GB/s).
     """
     mem = probe.machine.get("memory_total_gb")
-    return Scenario.model_validate({**scenario.model_dump(), **{
+    return Scenario.model_validate({**scenario.model_dump(), 
         "bandwidth_gbs": probe.bandwidth_gbs,
         "tflops": probe.matmul_tflops,
         "hardware_measured": True,
         "memory_gb": scenario.memory_gb or (mem if isinstance(mem, (int, float)) and 0 < mem < 100_000 else None),
-        "hardware": f"{owner} ({str(probe.device)[:60]}, {probe.backend})",
-    }})
+        "hardware": f"{owner} ({str(probe.device)[:60]}, {probe.backend})"
+    })
 
 
 def predict_scenario(store: Store, scenario: Scenario) -> Prediction:

@@ -19,13 +19,15 @@ never "this machine".
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from advisor.errors import KnowledgeStoreError
 
-__all__ = ["MAX_POOLED_ROWS", "merge_files"]
+__all__ = ["MAX_POOLED_ROWS", "merge_files", "sound_result_row"]
 
 MAX_POOLED_ROWS = 100_000
 MAX_TEXT_CHARS = 10_000
@@ -124,3 +126,26 @@ def merge_files(con: duckdb.DuckDBPyConnection, files: dict[str, Path]) -> dict[
         except duckdb.Error as e:
             raise KnowledgeStoreError(f"Cannot merge {f}: {str(e).splitlines()[0][:160]}") from None
     return out
+
+
+# ---------------------------------------------------------------- a person's own rows (pastes, probes)
+_INT32 = (-(2**31), 2**31 - 1)
+_INT_COLUMNS = ("n_devices", "prompt_tokens", "gen_tokens", "depth", "batch", "n_gpu_layers", "threads")
+_RATE_COLUMNS = ("prefill_tps", "decode_tps", "blended_tps")
+
+def sound_result_row(row: list[Any], cols: tuple[str, ...]) -> list[Any] | None:
+    """A results row with out-of-range counts dropped to NULL (a 32-bit column cannot hold 2**31) and
+    unusable rates (NaN, ±Inf, negative) dropped; None when no rate is left."""
+    idx = {c: i for i, c in enumerate(cols)}
+    row = list(row)
+    for c in _INT_COLUMNS:
+        v = row[idx[c]]
+        if v is not None and not (_INT32[0] <= int(v) <= _INT32[1]):
+            row[idx[c]] = None
+    for c in _RATE_COLUMNS:
+        v = row[idx[c]]
+        if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            row[idx[c]] = None
+    if all(row[idx[c]] is None for c in _RATE_COLUMNS):
+        return None
+    return row

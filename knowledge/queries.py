@@ -62,10 +62,11 @@ def calibration_set(
     they share a bandwidth (the spec that decode depends on); their compute is the bins' mean and
     ``fp16_tflops_kind`` says ``family-mean``.
     """
+    origins = _origins(scope)
     rows = store.query(
         _CAL_SQL,
         {"kind": kind, "engine": engine, "quant": quant, "depth": depth, "batch": batch, "origin": origin,
-         "origins": list(_origins(scope)) if _origins(scope) else None, "hw": hw_id},
+         "origins": list(origins) if origins else None, "hw": hw_id},
     )
     family = [r for r in rows if r["hw_level"] == "family" and r["bandwidth_gbs"] is None]
     if family:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import os
 import threading
 import time
@@ -36,13 +35,12 @@ import platformdirs
 
 from advisor.errors import KnowledgeStoreError, StoreLockedError, StoreVersionError
 from knowledge import migrations, pooled, seed, storefile
+from knowledge.store_admin import TABLES, USER_TABLES, StoreAdmin
 
 __all__ = ["Store", "default_store_path", "TABLES", "USER_TABLES"]
 
 log = logging.getLogger("advisor.store")
 
-TABLES = ("hardware", "models", "model_aliases", "quant_formats", "lab_machines", "results", "probes", "imports", "meta")
-USER_TABLES = ("results", "probes", "imports")
 APP_NAME = "prefill-decode-advisor"
 
 
@@ -58,41 +56,16 @@ def _is_remote(path: str) -> bool:
     return path.startswith(("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://", "http://", "https://"))
 
 
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
 def _is_lock_error(e: Exception) -> bool:
     msg = str(e).lower()
     return "lock" in msg and ("conflicting" in msg or "could not set" in msg)
 
 
-_INT32 = (-(2**31), 2**31 - 1)
-_INT_COLUMNS = ("n_devices", "prompt_tokens", "gen_tokens", "depth", "batch", "n_gpu_layers", "threads")
-_RATE_COLUMNS = ("prefill_tps", "decode_tps", "blended_tps")
 CHANGE_KEY, POPULATION_KEY = "change_token", "population_token"
 EXTERNAL_CHECK_S = 0.5  # how often reads look for another process's writes (one os.stat each time)
 
 
-def _sound_row(row: list[Any], cols: tuple[str, ...]) -> list[Any] | None:
-    """A results row with out-of-range counts dropped to NULL (a 32-bit column cannot hold 2**31) and
-    unusable rates (NaN, ±Inf, negative) dropped; None when no rate is left."""
-    idx = {c: i for i, c in enumerate(cols)}
-    row = list(row)
-    for c in _INT_COLUMNS:
-        v = row[idx[c]]
-        if v is not None and not (_INT32[0] <= int(v) <= _INT32[1]):
-            row[idx[c]] = None
-    for c in _RATE_COLUMNS:
-        v = row[idx[c]]
-        if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-            row[idx[c]] = None
-    if all(row[idx[c]] is None for c in _RATE_COLUMNS):
-        return None
-    return row
-
-
-class Store:
+class Store(StoreAdmin):
     """Knowledge store backed by a DuckDB file, an in-memory database or a read-only Parquet folder.
 
     Args:
@@ -137,21 +110,7 @@ class Store:
                 raise KnowledgeStoreError(self._damaged(e)) from None
 
     def _damaged(self, e: Exception) -> str:
-        """The message for a store that cannot be opened: the disk's reason when it is the disk (full,
-        read-only, permission: moving the store aside would not help), else damage and how to recover."""
-        env = storefile.environment_problem(e)
-        if env:
-            return (f"The knowledge store {self.path} cannot be used: {env}. The store itself is not damaged; "
-                    "free some space or fix the permissions, or use another --store.")
-        if isinstance(e, OSError):
-            return f"The knowledge store {self.path} cannot be used: {e.strerror or e}."
-        if os.path.isfile(self.path) and os.path.getsize(self.path) and not storefile.has_duckdb_magic(self.path):
-            return (f"{self.path} is not a DuckDB knowledge store (its header lacks DuckDB's magic bytes), so it "
-                    "was left alone. Check the --store path, or move that file away yourself.")
-        return (f"The knowledge store {self.path} is damaged ({type(e).__name__}: "
-                f"{str(e).splitlines()[0][:160]}). The catalog can always be rebuilt: run "
-                f"`advisor db recover --store {self.path}` to move the damaged file aside (it is kept, never "
-                "deleted, so your own results can still be rescued) and start a fresh store.")
+        return storefile.open_failure(self.path, e)
 
     # ------------------------------------------------------------------ file access
     def _connect_file(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -243,14 +202,7 @@ class Store:
             self._invalidate(population=population_changed)
 
     def _stat_file(self) -> tuple[Any, ...]:
-        out: list[Any] = []
-        for p in (self.path, self.path + ".wal"):
-            try:
-                st = os.stat(p)
-                out += [st.st_mtime_ns, st.st_size, st.st_ino]
-            except OSError:
-                out += [None, None, None]
-        return tuple(out)
+        return storefile.file_signature(self.path)
 
     def check_external_writes(self, *, force: bool = False) -> bool:
         """Reload when another process (``advisor probe``/``import`` from a shell) wrote to the file.
@@ -514,109 +466,10 @@ class Store:
         hw_ids = {r[0] for r in con.execute("SELECT hw_id FROM hardware").fetchall()}
         aliases = dict(con.execute("SELECT alias, model_id FROM model_aliases").fetchall())
         cols = tuple(seed.RESULT_COLUMNS)
-        out = [row for r in rows if (row := _sound_row(seed.result_row(
+        out = [row for r in rows if (row := pooled.sound_result_row(seed.result_row(
             {**r, "origin_key": parent_id}, origin=origin, hw_ids=hw_ids, model_aliases=aliases,
             parent_id=parent_id), cols)) is not None]
         seed.insert_rows(con, "results", out, cols)  # one bulk insert (a DataFrame scan), not a row at a time
-
-    # ------------------------------------------------------------------ admin
-    def stats(self) -> dict[str, Any]:
-        """Rows per table and, for results, per origin and per source set."""
-        with self.cursor() as cur:
-            tables = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}  # type: ignore[index]
-            by_origin = dict(cur.execute("SELECT origin, count(*) FROM results GROUP BY 1 ORDER BY 1").fetchall())
-            by_source = dict(
-                cur.execute(
-                    "SELECT coalesce(source_set, '?'), count(*) FROM results GROUP BY 1 ORDER BY 2 DESC"
-                ).fetchall()
-            )
-            kinds = dict(cur.execute("SELECT value_kind, count(*) FROM results GROUP BY 1").fetchall())
-        return {
-            "store": self.path, "read_only": self.read_only, "tables": tables,
-            "results_by_origin": by_origin, "results_by_source": by_source, "results_by_value_kind": kinds,
-        }
-
-    def export(self, directory: str | os.PathLike[str]) -> list[str]:
-        """Write every table as ``<directory>/<table>.parquet``; returns the files written."""
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        files = []
-        with self.cursor() as cur:
-            for t in TABLES:
-                target = str(d / f"{t}.parquet")
-                tmp = target + ".tmp"
-                cur.execute(f"COPY {t} TO {_sql_str(tmp)} (FORMAT parquet)")
-                os.replace(tmp, target)
-                files.append(target)
-        return files
-
-    def import_pooled(self, source: str | os.PathLike[str]) -> dict[str, int]:
-        """Merge user tables (results, probes, imports) from an exported folder or one Parquet file.
-
-        Rows are de-duplicated by content id, so importing the same export twice adds nothing. Pooled
-        rows are validated and marked ``origin = 'pooled'`` (:mod:`knowledge.pooled`): they feed the
-        population calibration; pooled probes are never "this machine".
-
-        Returns:
-            dict[str, int]: new rows per table and ``<table>_refused`` rows skipped as unsound.
-        """
-        src = Path(source)
-        files: dict[str, Path] = {}
-        if src.is_dir():
-            for t in USER_TABLES:
-                if (src / f"{t}.parquet").exists():
-                    files[t] = src / f"{t}.parquet"
-        elif src.is_file() and src.suffix == ".parquet":
-            files[src.stem if src.stem in USER_TABLES else "results"] = src
-        if not files:
-            raise KnowledgeStoreError(
-                f"Nothing to import from {source}: expected a folder made by `advisor db export` "
-                "(results.parquet, probes.parquet, imports.parquet) or one of those files."
-            )
-
-        return dict(self.write(lambda con: pooled.merge_files(con, files), population=True))
-
-    @staticmethod
-    def recover(path: str, *, force: bool = False) -> str:
-        """Move a damaged store file aside (never deleting it); returns the new name.
-
-        Only a file that is recognisably a DuckDB store of this project is moved: it must carry DuckDB's
-        magic bytes and, when it opens, this project's ``meta``/``schema_migrations`` tables. A file
-        that cannot be used because of the disk (full, read-only) is not damaged and is not moved.
-
-        Raises:
-            KnowledgeStoreError: the path is not a store of this project, is healthy (unless ``force``),
-                is in use, or the disk is the problem.
-        """
-        if not os.path.isfile(path):
-            raise KnowledgeStoreError(f"{path} is not a store file (nothing to recover).")
-        if not storefile.has_duckdb_magic(path):
-            raise KnowledgeStoreError(
-                f"{path} is not a DuckDB store (its header lacks DuckDB's magic bytes); nothing was moved. "
-                "Check the --store path.")
-        if storefile.is_project_store(path) is False:
-            raise KnowledgeStoreError(
-                f"{path} is a DuckDB database but not an advisor knowledge store (no meta/schema_migrations "
-                "tables); nothing was moved.")
-        if not force:
-            try:
-                Store(path, lock_timeout_s=2.0).close()
-            except StoreLockedError:
-                raise KnowledgeStoreError(f"{path} is in use by another process; stop it first.") from None
-            except KnowledgeStoreError as e:
-                if "is damaged" not in str(e):
-                    raise KnowledgeStoreError(f"{path} was not moved: {e}") from None
-                # damaged, as expected: move it aside
-            else:
-                raise KnowledgeStoreError(
-                    f"{path} opens fine, so there is nothing to recover; your results are in it. "
-                    "Use --force to start a fresh store anyway (the file is kept beside it).")
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        target = f"{path}.broken-{stamp}-{uuid.uuid4().hex[:6]}"
-        os.replace(path, target)
-        if os.path.exists(path + ".wal"):
-            os.replace(path + ".wal", target + ".wal")
-        return target
 
     def close(self) -> None:
         self._mem.close()

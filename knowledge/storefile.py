@@ -16,10 +16,16 @@ import hashlib
 import os
 import platform
 import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import duckdb
 
-__all__ = ["DUCKDB_MAGIC", "environment_problem", "has_duckdb_magic", "is_project_store", "machine_fingerprint"]
+from advisor.errors import KnowledgeStoreError, StoreLockedError
+
+__all__ = ["DUCKDB_MAGIC", "environment_problem", "file_signature", "has_duckdb_magic", "is_project_store",
+           "machine_fingerprint", "open_failure", "recover"]
 
 DUCKDB_MAGIC = b"DUCK"
 _MAGIC_OFFSET = 8
@@ -102,3 +108,78 @@ def machine_fingerprint() -> str:
             continue
     parts = [platform.node(), mac, mid, platform.machine(), platform.system()]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:16]
+
+
+def file_signature(path: str) -> tuple[Any, ...]:
+    """(mtime_ns, size, inode) of the store file and its write-ahead log: changes when anyone writes."""
+    out: list[Any] = []
+    for p in (path, path + ".wal"):
+        try:
+            st = os.stat(p)
+            out += [st.st_mtime_ns, st.st_size, st.st_ino]
+        except OSError:
+            out += [None, None, None]
+    return tuple(out)
+
+
+def recover(path: str, *, force: bool = False, try_open: Callable[[str], None]) -> str:
+    """Move a damaged store file aside (never deleting it); returns the new name.
+
+    ``try_open(path)`` opens the store (raising :class:`KnowledgeStoreError` when it cannot).
+
+    Only a file that is recognisably a DuckDB store of this project is moved: it must carry DuckDB's
+    magic bytes and, when it opens, this project's ``meta``/``schema_migrations`` tables. A file
+    that cannot be used because of the disk (full, read-only) is not damaged and is not moved.
+
+    Raises:
+        KnowledgeStoreError: the path is not a store of this project, is healthy (unless ``force``),
+            is in use, or the disk is the problem.
+    """
+    if not os.path.isfile(path):
+        raise KnowledgeStoreError(f"{path} is not a store file (nothing to recover).")
+    if not has_duckdb_magic(path):
+        raise KnowledgeStoreError(
+            f"{path} is not a DuckDB store (its header lacks DuckDB's magic bytes); nothing was moved. "
+            "Check the --store path.")
+    if is_project_store(path) is False:
+        raise KnowledgeStoreError(
+            f"{path} is a DuckDB database but not an advisor knowledge store (no meta/schema_migrations "
+            "tables); nothing was moved.")
+    if not force:
+        try:
+            try_open(path)
+        except StoreLockedError:
+            raise KnowledgeStoreError(f"{path} is in use by another process; stop it first.") from None
+        except KnowledgeStoreError as e:
+            if "is damaged" not in str(e):
+                raise KnowledgeStoreError(f"{path} was not moved: {e}") from None
+            # damaged, as expected: move it aside
+        else:
+            raise KnowledgeStoreError(
+                f"{path} opens fine, so there is nothing to recover; your results are in it. "
+                "Use --force to start a fresh store anyway (the file is kept beside it).")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    target = f"{path}.broken-{stamp}-{uuid.uuid4().hex[:6]}"
+    os.replace(path, target)
+    if os.path.exists(path + ".wal"):
+        os.replace(path + ".wal", target + ".wal")
+    return target
+
+
+def open_failure(path: str, e: BaseException) -> str:
+    """The message for a store that cannot be opened: the disk's reason when it is the disk (full,
+    read-only, permission: moving the store aside would not help), "not a store" for a foreign file,
+    else damage and how to recover."""
+    env = environment_problem(e)
+    if env:
+        return (f"The knowledge store {path} cannot be used: {env}. The store itself is not damaged; "
+                "free some space or fix the permissions, or use another --store.")
+    if isinstance(e, OSError):
+        return f"The knowledge store {path} cannot be used: {e.strerror or e}."
+    if os.path.isfile(path) and os.path.getsize(path) and not has_duckdb_magic(path):
+        return (f"{path} is not a DuckDB knowledge store (its header lacks DuckDB's magic bytes), so it "
+                "was left alone. Check the --store path, or move that file away yourself.")
+    return (f"The knowledge store {path} is damaged ({type(e).__name__}: "
+            f"{str(e).splitlines()[0][:160] if str(e) else ''}). The catalog can always be rebuilt: run "
+            f"`advisor db recover --store {path}` to move the damaged file aside (it is kept, never "
+            "deleted, so your own results can still be rescued) and start a fresh store.")
