@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 Bottleneck = Literal["prefill", "decode", "memory_fit", "misconfiguration"]
-Status = Literal["normal", "below_expected", "above_expected", "not_measured"]
+Status = Literal["normal", "below_expected", "above_expected", "not_measured", "no_expectation"]
 HardwareKind = Literal["apple_soc", "discrete_gpu", "datacenter_gpu", "apu", "cpu"]
 
 FIX_IDS: tuple[str, ...] = (
@@ -244,6 +244,14 @@ class Scenario(BaseModel):
     question: str | None = None
     hardware_measured: bool = False  # bandwidth_gbs / tflops come from a probe of the machine, not a spec sheet
     gpu_fraction: float | None = Field(default=None, ge=0, le=1)
+    # Understood in input and in ``ask --json`` facts (DESIGN.md, Interfaces):
+    gpu_count: int | None = Field(default=None, ge=1, le=4096)  # accelerators in the machine ("8x H100")
+    interconnect: str | None = None  # "pcie3", "pcie4", "pcie5", "nvlink" (optionally with lanes: "pcie4 x8")
+    system_ram_gb: float | None = Field(default=None, gt=0, le=MAX_MEMORY_GB)  # RAM beside a discrete GPU
+    context_window: int | None = Field(default=None, ge=1, le=MAX_TOKENS)  # n_ctx / num_ctx (not the prompt)
+    measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
+    compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
+    compare_models: list[str] | None = None  # models the person asks to compare, as written
 
     @field_validator("hardware", "model", "quant", "backend", "use")
     @classmethod

@@ -29,6 +29,7 @@ SEED_FILES = (
     "quant_formats.csv",
     "quant_formats_extra.csv",
     "results.csv",
+    "results_more.csv",
     "lab_machines.csv",
 )
 
@@ -73,35 +74,16 @@ def split_hw_id(hw_id: str) -> tuple[str, int]:
     return hw_id or "", 1
 
 
-def engine_of(backend: str | None) -> tuple[str, str]:
-    """Engine and accelerator API from a backend label.
+def engine_of(backend: str | None, hint: str | None = None) -> tuple[str, str]:
+    """Engine and accelerator API from a backend label (the one classifier:
+    :func:`advisor.understand.engine.classify_engine`).
 
     ``llama.cpp-metal`` → (``llama.cpp``, ``metal``); ``mlx (rapid-mlx 0.7.9)`` → (``mlx``, ``metal``);
-    ``llama.cpp-rocm (rocm6.4.4)`` → (``llama.cpp``, ``rocm``).
+    ``llama.cpp-rocm (rocm6.4.4)`` → (``llama.cpp``, ``rocm``); ``CUDA`` with hint ``llama.cpp`` → (``llama.cpp``, ``cuda``).
     """
-    b = (backend or "").lower()
-    engine = "other"
-    for name in ("llama.cpp", "vllm", "mlx", "ollama", "lm studio", "ds4", "exllama", "sglang", "tensorrt"):
-        if name in b:
-            engine = name
-            break
-    if engine == "vllm" and "mlx" in b:
-        engine = "mlx"
-    accel = "other"
-    for key, val in (
-        ("metal", "metal"),
-        ("mlx", "metal"),
-        ("cuda", "cuda"),
-        ("rocm", "rocm"),
-        ("hip", "rocm"),
-        ("vulkan", "vulkan"),
-        ("sycl", "sycl"),
-        ("cpu", "cpu"),
-    ):
-        if key in b:
-            accel = val
-            break
-    return engine, accel
+    from advisor.understand.engine import classify_engine
+
+    return classify_engine(backend, hint=hint)
 
 
 def result_id(row: dict[str, Any]) -> str:
@@ -186,7 +168,7 @@ def result_row(
         level = "family"
     else:
         level = "unknown"
-    engine, accel = engine_of(r.get("backend"))
+    engine, accel = engine_of(r.get("backend"), hint=r.get("engine"))
     model = (r.get("model") or "").strip()
     row = {
         "origin_key": origin if origin != "seed" else "seed",
@@ -237,7 +219,8 @@ def load_seed(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     hw_ids = {h[0] for h in hw}
     alias_map = {a: m for a, m in aliases}
     quants = list(_quant_rows())
-    results = [result_row(r, origin="seed", hw_ids=hw_ids, model_aliases=alias_map) for r in read_csv("results.csv")]
+    results = [result_row(r, origin="seed", hw_ids=hw_ids, model_aliases=alias_map)
+               for name in ("results.csv", "results_more.csv") for r in read_csv(name)]
     labs = [[r["alias"], r["hardware"], r["hw_id"] or None, _num(r["achieved_bandwidth_gbs"]), r["source"]]
             for r in read_csv("lab_machines.csv")]
     con.execute("BEGIN TRANSACTION")

@@ -370,9 +370,10 @@ def _bench():
     return mod
 
 
-def test_bench_batched_section_without_rows(store, capsys):
+def test_bench_batched_section_reports_the_seed_batches(store, capsys):
     _bench().print_batched(store)
-    assert "no batched measurements in the store" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Batched decode" in out and "no batched measurements in the store" not in out
 
 
 def test_bench_batched_section_on_synthetic_rows(store, capsys):

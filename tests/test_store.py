@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_seed_keeps_sources_and_counts(store):
     s = store.stats()
-    assert s["tables"]["hardware"] == 82 and s["tables"]["results"] == 817
+    assert s["tables"]["hardware"] == 82 and s["tables"]["results"] == 1504
     assert store.query("SELECT count(*) AS n FROM results WHERE source_url IS NULL OR source_url = ''")[0]["n"] == 0
     assert store.query("SELECT count(*) AS n FROM hardware WHERE source_url = ''")[0]["n"] == 0
 
@@ -32,7 +32,7 @@ def test_multi_gpu_and_family_rows_are_modelled(store):
     fam = store.query("SELECT hw_level FROM results WHERE hw_id = 'apple-m1-max' LIMIT 1")[0]
     assert fam["hw_level"] == "family"
     depth = store.query("SELECT count(*) AS n FROM results WHERE depth > 0")[0]["n"]
-    assert depth == 176
+    assert depth == 286  # results.csv 176 + results_more.csv 110
 
 
 def test_estimates_are_labelled(store):
@@ -78,7 +78,7 @@ def test_corrupt_file_names_file_and_recovery(tmp_path):
     assert "recover" in str(e.value)
     moved = Store.recover(str(p))
     assert Path(moved).exists() and not p.exists()
-    assert Store(str(p)).stats()["tables"]["results"] == 817
+    assert Store(str(p)).stats()["tables"]["results"] == 1504
 
 
 def _save_one(st: Store, i: int) -> str:
