@@ -454,7 +454,13 @@ def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_O
     """Merge results, probes and imports from an exported folder or Parquet file (de-duplicated)."""
     st = _guard(lambda: _store(store), as_json)
     added = _guard(lambda: st.import_pooled(source), as_json)
-    _emit({"added": added}, as_json, ", ".join(f"{k}: +{v}" for k, v in added.items()))
+    new = {k: v for k, v in added.items() if not k.endswith("_refused")}
+    refused = {k.removesuffix("_refused"): v for k, v in added.items() if k.endswith("_refused")}
+    text = ", ".join(f"{k}: +{v}" for k, v in new.items())
+    if refused:
+        text += ("\nrefused as unsound (NaN/Inf or out-of-range values, a forged origin, oversized text, a future "
+                 "date): " + ", ".join(f"{k}: {v}" for k, v in refused.items()))
+    _emit({"added": new, "refused": refused}, as_json, text)
 
 
 @db_app.command("recover")
