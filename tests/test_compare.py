@@ -294,6 +294,9 @@ def test_batched_measurements_calibrate_the_curve():
                                   "decode_tps": 1.2 * p.decode_tps, "notes": "SYNTHETIC"}])
     args = dict(model="llama 3.1 8b", quant="Q4_K_M", prompt_tokens=512, gen_tokens=128, concurrency=16,
                 candidates=["nvidia-h100-pcie"])
+    # A person's own import never moves the population curve (issue 17 item 3); pooled on purpose, it does.
+    assert cmp.compare(st, **args)["candidates"][0]["batch"]["batched_factor"] == pytest.approx(1.0)
+    st.write(lambda con: con.execute("UPDATE results SET origin = 'pooled' WHERE source_set = 'import:batched-bench'"))
     c = cmp.compare(st, **args)["candidates"][0]
     assert c["batch"]["batched_factor"] == pytest.approx(1.2, rel=1e-6)
     assert any("1 batched measurement" in (x.get("note") or "") for x in c["calibration"])
