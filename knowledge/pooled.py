@@ -2,7 +2,8 @@
 
 What is refused, per table (a refused row is counted and skipped; the rest is merged):
 
-* any table with more than :data:`MAX_POOLED_ROWS` rows (the whole import is refused);
+* any table with more than :data:`MAX_POOLED_ROWS` rows or :data:`MAX_POOLED_BYTES` of uncompressed data
+  (the whole import is refused);
 * a text value longer than :data:`MAX_TEXT_CHARS` (``raw_text``/``payload_json``/``machine_json``:
   :data:`MAX_BLOB_CHARS`, the size of tool output the importer accepts);
 * results: an ``origin`` that is not ``probe``/``import``/``pooled`` in any letter case or with blanks
@@ -30,6 +31,8 @@ from advisor.errors import KnowledgeStoreError
 __all__ = ["MAX_POOLED_ROWS", "merge_files", "sound_result_row"]
 
 MAX_POOLED_ROWS = 100_000
+MAX_POOLED_BYTES = 512_000_000  # characters of text per table, counted before loading: a small compressed
+# file can unpack to gigabytes
 MAX_TEXT_CHARS = 10_000
 MAX_BLOB_CHARS = 5_000_000
 # Plausibility caps (not measurements): ~40x the fastest single-stream decode rates in the seed data
@@ -96,6 +99,15 @@ def merge_files(con: duckdb.DuckDBPyConnection, files: dict[str, Path]) -> dict[
                 raise KnowledgeStoreError(
                     f"{f} has {n:,} rows; a pooled import takes at most {MAX_POOLED_ROWS:,} per table. "
                     "Split the export, or import only the rows you trust.")
+            incoming = con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(f)]).fetchall()
+            texts = [_q(r[0]) for r in incoming if "VARCHAR" in str(r[1]).upper()]
+            size = con.execute(  # streamed, before anything is held in memory
+                f"SELECT sum({' + '.join(f'coalesce(length({c}), 0)' for c in texts) or '0'}) FROM read_parquet(?)",
+                [str(f)]).fetchone()[0] if texts else 0  # type: ignore[index]
+            if size and size > MAX_POOLED_BYTES:
+                raise KnowledgeStoreError(
+                    f"{f} holds {size / 1e6:,.0f} million characters of text; a pooled import takes at most "
+                    f"{MAX_POOLED_BYTES / 1e6:,.0f} million per table.")
             con.execute("CREATE OR REPLACE TEMP TABLE _pooled_in AS SELECT * FROM read_parquet(?)", [str(f)])
             cols = {r[0]: str(r[1]) for r in con.execute("DESCRIBE _pooled_in").fetchall()}
             if t == "results" and "origin" not in cols:

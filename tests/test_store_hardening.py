@@ -311,3 +311,17 @@ def test_read_only_disk_is_not_called_damaged(tmp_path, monkeypatch):
     assert "read-only" in str(e.value) and "recover" not in str(e.value) and "not damaged" in str(e.value)
     monkeypatch.undo()
     assert path.exists()
+
+
+def test_pooled_import_caps_the_text_it_would_unpack(tmp_path, monkeypatch):
+    """A tiny compressed file of repeated text must not unpack into gigabytes in memory."""
+    from knowledge import pooled
+
+    monkeypatch.setattr(pooled, "MAX_POOLED_BYTES", 1_000_000)
+    f = _write_parquet(tmp_path / "imports.parquet", "SELECT 'i' || i AS import_id, 'x' AS format, "
+                       "repeat('y', 200000) AS raw_text FROM range(10) t(i)")
+    assert f.stat().st_size < 100_000  # 2 million characters in a small file
+    st = Store(str(tmp_path / "s.duckdb"))
+    with pytest.raises(KnowledgeStoreError, match="million characters"):
+        st.import_pooled(f)
+    assert st.stats()["tables"]["imports"] == 0
