@@ -62,6 +62,7 @@ def _is_lock_error(e: Exception) -> bool:
 
 
 CHANGE_KEY, POPULATION_KEY = "change_token", "population_token"
+MAX_OWN_TEXT_CHARS = 200_000_000  # raw tool output kept with imports, all together (it is also held in memory)
 EXTERNAL_CHECK_S = 0.5  # how often reads look for another process's writes (one os.stat each time)
 
 
@@ -435,7 +436,17 @@ class Store(StoreAdmin):
 
         Returns:
             str: the import id (a content hash of the raw text and the machine).
+
+        Raises:
+            KnowledgeStoreError: the stored tool output already holds :data:`MAX_OWN_TEXT_CHARS`
+                characters (every process keeps the store in memory: a flood of pastes must not fill it).
         """
+        with self.cursor() as cur:
+            held = cur.execute("SELECT coalesce(sum(length(raw_text)), 0) FROM imports").fetchone()[0]  # type: ignore[index]
+        if held + len(raw_text) > MAX_OWN_TEXT_CHARS:
+            raise KnowledgeStoreError(
+                f"The store already holds {held / 1e6:,.0f} million characters of pasted tool output, its limit; "
+                "this one was not saved. Export what you need (`advisor db export`) and start a fresh store.")
         iid = hashlib.sha1(f"{fmt}\n{hw_id}\n{hardware}\n{raw_text}".encode()).hexdigest()[:20]
         rows = []
         for m in measurements:

@@ -325,3 +325,14 @@ def test_pooled_import_caps_the_text_it_would_unpack(tmp_path, monkeypatch):
     with pytest.raises(KnowledgeStoreError, match="million characters"):
         st.import_pooled(f)
     assert st.stats()["tables"]["imports"] == 0
+
+
+def test_a_flood_of_pastes_cannot_fill_the_store(monkeypatch):
+    import knowledge.store as store_mod
+
+    monkeypatch.setattr(store_mod, "MAX_OWN_TEXT_CHARS", 50_000)
+    st = Store(":memory:")
+    st.save_import(fmt="t", raw_text="x" * 30_000, measurements=[{"decode_tps": 1.0}], hardware="RTX 4090")
+    with pytest.raises(KnowledgeStoreError, match="not saved"):
+        st.save_import(fmt="t", raw_text="y" * 30_000, measurements=[{"decode_tps": 1.0}], hardware="RTX 4090")
+    assert st.stats()["tables"]["imports"] == 1
