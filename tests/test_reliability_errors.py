@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -17,7 +15,6 @@ from advisor.models import Scenario
 from knowledge.store import Store
 from ui import handlers
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 
@@ -103,10 +100,24 @@ def test_sound_counts_still_pass():
     assert (s.prompt_tokens, s.gen_tokens, s.n_gpu_layers, s.gpu_cores) == (1, 1, 0, 1)
 
 
-def test_export_folder_of_a_process_is_removed_when_it_ends(tmp_path):
-    code = ("import tempfile, glob; from knowledge.store import Store; from ui.app import build_app; "
-            "before = set(glob.glob(tempfile.gettempdir() + '/advisor-export-*')); build_app(Store(':memory:')); "
-            "new = set(glob.glob(tempfile.gettempdir() + '/advisor-export-*')) - before; print(new.pop())")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=180)
-    made = r.stdout.strip().splitlines()[-1]
-    assert "advisor-export-" in made and not Path(made).exists()
+def test_export_folder_is_removed_at_exit_and_share_visitors_are_remote(monkeypatch):
+    import atexit
+    import os
+    from types import SimpleNamespace
+
+    from ui.app import build_app
+
+    registered = []
+    monkeypatch.setattr(atexit, "register", lambda fn, *a, **k: registered.append((fn, a, k)))
+    st = Store(":memory:")
+    demo = build_app(st, allow_probe=False, everyone_remote=True)  # as with --share
+    (fn, a, k), = [r for r in registered if r[1] and "advisor-export-" in str(r[1][0])]
+    folder = a[0]
+    assert os.path.isdir(folder)
+    fn(*a, **k)  # what runs when the process ends
+    assert not os.path.exists(folder)
+    # a share tunnel arrives from loopback: every visitor is still remote
+    fns = {getattr(f.fn, "__name__", ""): f.fn for f in demo.fns.values()}
+    loop = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"))
+    out = json.loads(fns["predict"](json.dumps({"hardware": "this machine", "model": "llama 3.1 8b"}), request=loop))
+    assert "cannot see your computer" in out["error"]

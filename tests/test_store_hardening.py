@@ -274,7 +274,7 @@ class _FullDisk:
         self.con = con
 
     def execute(self, sql, *a):
-        if sql.startswith("INSERT INTO results") or sql.startswith("INSERT INTO imports"):
+        if sql.startswith(("INSERT INTO results", "INSERT INTO imports")):
             raise duckdb.IOException("IO Error: Could not write file \"s.duckdb.wal\": No space left on device")
         if sql == "ROLLBACK":
             raise duckdb.TransactionException("TransactionContext Error: cannot rollback - no transaction is active")
