@@ -281,18 +281,20 @@ class Store(StoreAdmin):
             cols = [d[0] for d in res.description or []]
             return [dict(zip(cols, r, strict=True)) for r in res.fetchall()]
 
-    def cached(self, key: str, build: Callable[[], Any], *, scope: str = "all") -> Any:
+    def cached(self, key: str, build: Callable[[], Any], *, scope: str = "population") -> Any:
         """Memoise a derived structure (catalog indexes, calibration).
 
         Args:
-            scope: ``"all"`` (default): rebuilt after any write; ``"population"``: built only from the
-                catalog, seed and pooled rows, so a person's own results (probes, imports) keep it.
+            scope: ``"population"`` (default; ``"catalog"`` is the same): built only from the catalog,
+                seed and pooled rows, so it is kept when a person saves their own results (probes,
+                imports) and rebuilt after a pooled import, a seed reload or another process's such
+                write. ``"all"``: rebuilt after any write — for anything that reads a person's own rows.
 
         Single-flight: concurrent callers of one key wait for one ``build()`` instead of all building.
         A value built while a write happened is returned to its caller but not kept (generation check),
         so no stale value outlives the write.
         """
-        if scope not in ("all", "population"):
+        if scope not in ("all", "population", "catalog"):
             raise ValueError(f"unknown cache scope {scope!r}")
         self.check_external_writes()
 

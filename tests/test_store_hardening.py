@@ -336,3 +336,14 @@ def test_a_flood_of_pastes_cannot_fill_the_store(monkeypatch):
     with pytest.raises(KnowledgeStoreError, match="not saved"):
         st.save_import(fmt="t", raw_text="y" * 30_000, measurements=[{"decode_tps": 1.0}], hardware="RTX 4090")
     assert st.stats()["tables"]["imports"] == 1
+
+
+def test_own_results_keep_the_catalog_caches_and_rebuild_own_row_caches():
+    from knowledge import catalog
+
+    st = Store(":memory:")
+    hws = catalog.all_hardware(st)
+    mine = st.cached("own-rows", lambda: object(), scope="all")
+    service.import_output(st, BENCH.format(pp=50, tg=3), hardware="RTX 4090")
+    assert catalog.all_hardware(st) is hws  # ~100 ms of catalog rebuild per paste before
+    assert st.cached("own-rows", lambda: object(), scope="all") is not mine
