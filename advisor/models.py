@@ -194,6 +194,12 @@ class Measurement(BaseModel):
     peak_memory_gb: float | None = None
     gpu_fraction: float | None = None
     stddev_tps: float | None = None
+    # The engine the tool implies (``llama.cpp``, ``ollama``, ``mlx``, ``vllm``, ``sglang``, ``koboldcpp``...);
+    # ``backend`` then reads ``<engine>-<accelerator>`` (``llama.cpp-cuda``) or the engine alone.
+    engine: str | None = None
+    # True when ``decode_tps`` is generated tokens over the whole call, prompt processing included
+    # (text-generation-webui): a lower bound on the decode rate, not the decode rate itself.
+    decode_includes_prompt: bool | None = None
     notes: list[str] = Field(default_factory=list)
 
     @field_validator("prefill_tps", "decode_tps", "blended_tps", "stddev_tps")

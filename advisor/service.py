@@ -58,6 +58,7 @@ class ImportOutcome(BaseModel):
     saved_id: str | None
     message: str
     facts: Scenario | None = None
+    warnings: list[str] = Field(default_factory=list)  # the importer's: rows skipped and why
 
 
 def _latest_probe(store: Store) -> ProbeResult | None:
@@ -237,7 +238,7 @@ def import_output(
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
-                                          "params_b"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
+                                          "params_b", "engine"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
                                       hardware=sc.hardware, hw_id=res.hardware.id if res.hardware else None,
                                       machine=parsed.machine)
@@ -253,13 +254,17 @@ def import_output(
             msg += f" Tell me {' and '.join(missing_bits)} to compare them with what it should do."
     else:
         msg = ("I could not find any measurement in that text. I read llama-bench, llama.cpp timings, ollama "
-               "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio and vLLM bench output.")
+               "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio, vLLM and SGLang bench output, "
+               "text-generation-webui, koboldcpp and exllamav2.")
     if parsed.unparsed:
         msg += f" {len(parsed.unparsed)} line(s) were not understood and were ignored."
+    skipped = [w for w in parsed.warnings if "not kept" in w or "skipped" in w or "not used" in w]
+    if skipped:
+        msg += " Skipped: " + "; ".join(skipped[:3]) + (f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else "") + "."
     log.info("import format=%s rows=%d saved=%s ms=%.0f", parsed.format, len(parsed.measurements), bool(saved),
              (time.perf_counter() - t0) * 1000)
     return ImportOutcome(format=parsed.format, measurements=parsed.measurements, unparsed=parsed.unparsed,
-                         verdict=verdict, saved_id=saved, message=msg, facts=sc)
+                         verdict=verdict, saved_id=saved, message=msg, facts=sc, warnings=parsed.warnings)
 
 
 def run_probe(
