@@ -17,14 +17,17 @@ string so a client, which never sees ``gr.State``, can carry the facts itself:
 
 # No ``from __future__ import annotations`` here: ``gr.api`` reads the endpoint functions' real
 # annotations to type the API (string annotations become one untyped output).
+import atexit
 import json
 import logging
+import shutil
 import tempfile
 from typing import Any
 
 import gradio as gr
 
 from advisor import compare as cmp
+from advisor import service
 from advisor.errors import AdvisorError, load_json
 from knowledge import catalog
 from knowledge.store import Store
@@ -77,6 +80,7 @@ def build_app(
     export_dir: str | None = None,
     queue_size: int = 64,
     concurrency: int = 8,
+    everyone_remote: bool = False,
 ) -> gr.Blocks:
     """Build the advisor's Gradio app (not launched).
 
@@ -89,6 +93,9 @@ def build_app(
         export_dir (str | None): where verdict downloads are written. Default: a new temp dir.
         queue_size (int): queue ``max_size``; more waiting events are rejected.
         concurrency (int): default concurrency limit of each event (the probe always runs alone).
+        everyone_remote (bool): treat every visitor as remote (a share tunnel arrives from loopback).
+            Otherwise a visitor whose client address is not loopback is remote: "my computer" is then
+            never answered with this server's probe (:func:`advisor.service.caller`).
 
     Returns:
         gr.Blocks: call ``.launch(**theme_kwargs(), ...)`` or :func:`ui.server.launch`.
@@ -96,6 +103,12 @@ def build_app(
     store = store if store is not None else Store()
     run_probe_fn: ProbeFn = probe_fn or handlers.default_probe
     out_dir = export_dir or tempfile.mkdtemp(prefix="advisor-export-")
+    if export_dir is None:  # ours: removed when the process ends
+        atexit.register(shutil.rmtree, out_dir, ignore_errors=True)
+
+    def local(request: Any) -> Any:
+        """The context for one request: local only for a loopback client (and no share tunnel)."""
+        return service.caller(local=not everyone_remote and handlers.request_is_local(request))
 
     with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(3600, 86400)) as demo:
         facts_state = gr.State({})
@@ -175,8 +188,9 @@ def build_app(
             return [v.model_dump(mode="json"), card, roof, tl, pe, *dls]
 
         # ------------------------------------------------------------------ chat
-        def on_message(message: str, history: Any, facts: dict[str, Any]) -> list[Any]:
-            view = handlers.chat_turn(store, message, history, facts)
+        def on_message(message: str, history: Any, facts: dict[str, Any], request: gr.Request) -> list[Any]:
+            with local(request):
+                view = handlers.chat_turn(store, message, history, facts)
             return [view.history, "", view.facts, handlers.facts_rows(view.facts),
                     _choices_update(view.choices, view.question), view.note,
                     *_verdict_updates(view.verdict, view.facts)]
@@ -188,8 +202,9 @@ def build_app(
         quick.input(on_message, [quick, chatbot, facts_state], **chat_kw)
 
         # ------------------------------------------------------------------ facts edits
-        def on_facts_edit(rows: Any, facts: dict[str, Any]) -> list[Any]:
-            new, v, note = handlers.facts_edited(store, rows, facts)
+        def on_facts_edit(rows: Any, facts: dict[str, Any], request: gr.Request) -> list[Any]:
+            with local(request):
+                new, v, note = handlers.facts_edited(store, rows, facts)
             return [new, handlers.facts_rows(new), note, *_verdict_updates(v, new)]
 
         facts_df.input(on_facts_edit, [facts_df, facts_state],
@@ -197,8 +212,9 @@ def build_app(
                        trigger_mode="always_last")
 
         # ------------------------------------------------------------------ paste
-        def on_paste(text: str, file_path: str | None, hw: str, facts: dict[str, Any]) -> list[Any]:
-            message, v, new_facts = handlers.import_paste_with_facts(store, text, file_path, hw, facts)
+        def on_paste(text: str, file_path: str | None, hw: str, facts: dict[str, Any], request: gr.Request) -> list[Any]:
+            with local(request):
+                message, v, new_facts = handlers.import_paste_with_facts(store, text, file_path, hw, facts)
             merged = {**(facts or {}), **(new_facts or {})}
             return [message, merged, handlers.facts_rows(merged), *_verdict_updates(v, merged)]
 
@@ -223,25 +239,30 @@ def build_app(
             ).then(lambda: gr.update(interactive=True), None, probe_btn, queue=False, api_visibility="private")
 
         # ------------------------------------------------------------------ JSON API
-        def ask(message: str, facts_json: str = "") -> tuple[str, str, str]:
+        def ask(message: str, facts_json: str = "", request: gr.Request = None) -> tuple[str, str, str]:  # type: ignore[assignment]
             """One chat turn. Returns (reply markdown, verdict JSON or "null", facts JSON for the next turn)."""
-            return handlers.api_ask(store, message, facts_json)
+            with local(request):
+                return handlers.api_ask(store, message, facts_json)
 
-        def predict(scenario_json: str) -> str:
+        def predict(scenario_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Prediction JSON (or {"error": ...})."""
-            return handlers.api_predict(store, scenario_json)
+            with local(request):
+                return handlers.api_predict(store, scenario_json)
 
-        def diagnose(scenario_json: str) -> str:
+        def diagnose(scenario_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Verdict JSON (or {"error": ...})."""
-            return handlers.api_diagnose(store, scenario_json)
+            with local(request):
+                return handlers.api_diagnose(store, scenario_json)
 
-        def import_(text: str, hardware: str = "") -> str:
+        def import_(text: str, hardware: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Tool output (llama-bench, ollama --verbose, …) → import result JSON (or {"error": ...})."""
-            return handlers.api_import(store, text, hardware)
+            with local(request):
+                return handlers.api_import(store, text, hardware)
 
-        def compare(request_json: str) -> str:
+        def compare(request_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Comparison request JSON (model, concurrency, candidates, …) → ranked comparison JSON (or {"error": ...})."""
-            return api_compare(store, request_json)
+            with local(request):
+                return api_compare(store, request_json)
 
         gr.api(ask, api_name="ask")
         gr.api(predict, api_name="predict")
