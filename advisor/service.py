@@ -253,6 +253,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
     t0 = time.perf_counter()
     facts = facts or Scenario()
+    before = facts
     text = (message or "").strip()
     if not text:
         return AskResult(reply="Tell me what you run and on what — e.g. *“MacBook Air M2 with 16 GB, Llama 3.1 8B at "
@@ -288,10 +289,11 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
             verdict = diagnose_scenario(store, facts)
         except AdvisorError as e:
             lines.append(str(e))
-    if verdict is not None:
-        reply = report.verdict_markdown(verdict, facts=facts)
-        if notes:
-            reply += "\n\n" + "\n".join(f"- {n}" for n in notes)
+    from advisor.render.conversation import turn_reply
+
+    answer = turn_reply(store, verdict, facts=facts, before=before, notes=notes)
+    if answer is not None:
+        reply = "\n\n".join(x for x in (*lines[:1], answer) if x) if verdict is not None and lines else answer
     else:
         head = "\n".join(lines)
         ask_txt = q.text if q else "Tell me the hardware and the model."
