@@ -52,8 +52,9 @@ CSS = """
 #compare-table table { font-size: 0.9em; }
 #compare-summary { font-size: 0.95em; }
 #chat table { font-size: 0.88em; width: auto; max-width: 100%; }
-#chat th, #chat td { word-break: normal !important; overflow-wrap: normal !important; hyphens: none; }
-#chat th { white-space: nowrap; }
+#chat th, #chat td, #verdict th, #verdict td { word-break: normal !important; overflow-wrap: normal !important;
+  hyphens: none; }
+#chat th, #verdict th { white-space: nowrap; }
 #chat details { margin-top: 0.4em; }
 #chat details > summary { cursor: pointer; font-weight: 600; }
 #chat sub { font-size: 0.86em; opacity: 0.85; }
@@ -127,7 +128,7 @@ def build_app(
         gr.Markdown(INTRO, elem_classes=["intro"])
         with gr.Tabs(elem_id="main-tabs", selected="tab-advisor") as main_tabs:
             with gr.Tab("Advisor", id="tab-advisor"), gr.Row(equal_height=False):
-                with gr.Column(scale=5, min_width=380):
+                with gr.Column(scale=7, min_width=420):
                     chatbot = gr.Chatbot(elem_id="chat", label="Chat", show_label=False, height=560,
                                          placeholder=CHAT_PLACEHOLDER, buttons=["copy"], autoscroll=False)
                     open_cmp = gr.Button("Open these options in Compare →", elem_id="open-compare", visible=False,
@@ -158,7 +159,7 @@ def build_app(
                         probe_btn = gr.Button("Probe this machine", elem_id="probe-btn", interactive=allow_probe)
                         probe_out = gr.Markdown(elem_id="probe-out", padding=True)
 
-                with gr.Column(scale=6, min_width=420):
+                with gr.Column(scale=5, min_width=380):
                     gr.Markdown("### What I understood")
                     facts_df = gr.Dataframe(
                         value=handlers.facts_rows({}), headers=["fact", "value"], datatype=["str", "str"],
@@ -231,10 +232,12 @@ def build_app(
         # ------------------------------------------------------------------ paste: answered in the chat
         def on_paste(text: str, file_path: str | None, hw: str, history: Any, facts: dict[str, Any]) -> list[Any]:
             view, note = turns.paste_turn(store, text, file_path, hw, history, facts)
-            return [note, view.history, view.facts, handlers.facts_rows(view.facts), *_verdict_updates(view.verdict)]
+            return [note, view.history, view.facts, handlers.facts_rows(view.facts),
+                    _choices_update([], "") if view.verdict is not None else gr.skip(),
+                    *_verdict_updates(view.verdict)]
 
         _chained(paste_btn.click(on_paste, [paste, upload, paste_hw, chatbot, facts_state],
-                                 [paste_out, chatbot, facts_state, facts_df, *verdict_outputs],
+                                 [paste_out, chatbot, facts_state, facts_df, quick, *verdict_outputs],
                                  api_visibility="private"))
 
         # ------------------------------------------------------------------ exports, when asked

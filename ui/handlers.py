@@ -277,7 +277,7 @@ def verdict_card(v: Verdict) -> str:
         v.status, v.status.replace("_", " "))
     name = BOTTLENECK_WORDS.get(v.bottleneck, v.bottleneck.replace("_", " "))
     out.append(f"**Bottleneck: {name}** · {status}")
-    if v.headline:
+    if v.headline and not v.headline.lower().startswith("bottleneck"):
         out.append(f"### {report.tidy(v.headline)}")
     if p is not None:
         out.append(report.prediction_markdown(p))

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from pydantic import ValidationError
 
 from advisor.models import Scenario, Verdict
+from advisor.render.markdown import name_tools
 from advisor.render.options import has_options
 from advisor.render.reply import answer_markdown
 from knowledge.store import Store
@@ -74,6 +75,7 @@ def paste_turn(store: Store, text: str | None, file_path: str | None, hardware: 
     """
     hist = handlers.normalize_history(history)
     message, verdict, new_facts = handlers.import_paste_with_facts(store, text, file_path, hardware, facts)
+    message = name_tools(message)
     merged = {**(facts or {}), **(new_facts or {})}
     reply = message
     if verdict is not None:

@@ -21,7 +21,7 @@ from typing import Any
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
 __all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
-           "calibration_note", "facts_summary", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
+           "calibration_note", "facts_summary", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
            "plain_verdict", "prediction_markdown", "probe_markdown", "tidy", "use_label", "verdict_markdown"]
 
 WORDS_PER_TOKEN = 0.75
@@ -71,6 +71,19 @@ def use_label(use: str | None) -> str:
 
 _fmt_rate, _fmt_s = fmt_rate, fmt_s
 
+# Importer format ids as people know the tools ("from llama-bench-md output" → "from llama-bench output").
+TOOL_NAMES = {"llama-bench-md": "llama-bench", "llama-bench-csv": "llama-bench", "llama-bench-json": "llama-bench",
+              "llama-bench-jsonl": "llama-bench", "llama-cpp-timings": "llama.cpp", "ollama-verbose": "ollama",
+              "ollama-api": "ollama", "lmstudio": "LM Studio", "vllm-bench": "vLLM",
+              "llama-server-timings": "llama-server", "llama-print-timings": "llama.cpp",
+              "batched-bench": "llama-batched-bench"}
+_TOOL_OUTPUT = re.compile(r"from ([\w.+-]+) output")
+
+
+def name_tools(text: str) -> str:
+    """Importer format ids in a sentence replaced by the tool's name."""
+    return _TOOL_OUTPUT.sub(lambda m: f"from {TOOL_NAMES.get(m.group(1), m.group(1))} output", text)
+
 
 def plain_answer(p: Prediction) -> str:
     """One or two sentences a person who knows nothing about prefill understands."""
@@ -116,15 +129,18 @@ def json_safe(x: Any) -> Any:
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
-def plain_verdict(v: Verdict) -> str:
-    """The first sentence of an answer: about the user's own numbers when there are any."""
+def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
+    """The first sentence of an answer: about the user's own numbers when there are any.
+
+    ``with_fix=False`` leaves out the "First fix" tail (the chat answer has its own "Best fix" line).
+    """
     p = v.prediction
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
     exp = (p.decode_tps_per_seq or p.decode_tps) if p else None
     if v.bottleneck == "misconfiguration":
         got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}" if (mt and exp) else \
             "the numbers point at the setup, not the hardware"
-        fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes else ""
+        fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes and with_fix else ""
         return f"**Something in the setup is holding it back: {got}.**{fix}"
     if v.bottleneck == "memory_fit":
         if p is not None and not p.memory.fits:
@@ -141,7 +157,8 @@ def plain_verdict(v: Verdict) -> str:
         if v.status == "below_expected":
             return f"**Slower than it should be: {what} measured, about {_fmt_rate(exp if mt else (p.prefill_tps if p else None))} expected.**"
         if v.status == "above_expected":
-            return f"**Faster than usual for this hardware ({what}): see the note below before trusting it.**"
+            return (f"**Faster than usual for this hardware ({what}):** worth checking how it was measured "
+                    "(a very short answer or a cached prompt reads fast).")
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
     return plain_answer(p) if p is not None else ""

@@ -21,13 +21,22 @@ from advisor.render.reply import feel_speed, feel_wait
 from knowledge.store import Store
 
 __all__ = ["DEFAULT_TPS_TARGET", "DEFAULT_TTFT_TARGET_S", "Options", "candidate_names", "compare_fill",
-           "has_options", "hardware_options", "model_options", "options_for", "options_markdown"]
+           "has_options", "hardware_options", "model_options", "options_for", "options_markdown", "short_name"]
 
 # The Compare tab's default targets (one home; ui.app uses these too): a first word within 30 s at
 # the 95th percentile under load, and 10 tok/s per user (about twice reading speed).
 DEFAULT_TTFT_TARGET_S = 30.0
 DEFAULT_TPS_TARGET = 10.0
 _MEM = re.compile(r"(\d{1,4}(?:\.\d+)?)\s*GB\b", re.I)
+_VENDOR = re.compile(r"^(?:Apple|NVIDIA|AMD|Intel)\s+|GeForce\s+|Radeon\s+|\s*\(\d+-core GPU\)", re.I)
+
+
+def short_name(name: str, memory_gb: float | None = None) -> str:
+    """A machine's name short enough for a chat table: ``Apple M3 Ultra (80-core GPU)`` → ``M3 Ultra 96 GB``."""
+    out = _VENDOR.sub("", name).strip()
+    if memory_gb and not _MEM.search(out):
+        out += f" {memory_gb:g} GB"
+    return out
 _ID_IN_PARENS = re.compile(r"\(([a-z0-9][a-z0-9.\-]+)\)\s*$")
 
 
@@ -144,7 +153,8 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
         if c is None:
             continue
         hw = c["hardware"]
-        rows.append({"name": hw["name"], "memory_gb": (hw.get("memory_gb") or 0) * (hw.get("n_devices") or 1) or None,
+        mem = (hw.get("memory_gb") or 0) * (hw.get("n_devices") or 1) or None
+        rows.append({"name": short_name(hw["name"], mem), "memory_gb": mem,
                      "fits": bool(c["max_concurrency"]), "users_fit": c["max_concurrency"],
                      "first_word_s": c["ttft_s"].get("p95"), "tps_each": c["decode_tps_per_user"],
                      "meets": c["meets_targets"], "rank": c["rank"]})
@@ -197,8 +207,7 @@ def _dash(text: str) -> str:
 
 
 def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
-    name = r["name"] + (f" ({r['memory_gb']:g} GB)" if kind == "hardware" and r.get("memory_gb")
-                        and "GB" not in r["name"] else "")
+    name = r["name"]
     if not r["fits"]:
         return f"**{name}** cannot hold the model" + (" for even one user." if r.get("users_fit") == 0 else ".")
     if r.get("users_fit") is not None and r["users_fit"] < users:

@@ -122,7 +122,8 @@ def _numbers(v: Verdict) -> list[str]:
         return out
     m = p.memory
     if m.total_gb is not None and not m.fits:
-        out.append(f"**Memory:** needs {m.required_gb:.1f} GB, only {m.usable_gb:.1f} GB usable: does not fit")
+        if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
+            out.append(f"**Memory:** needs {m.required_gb:.1f} GB, only {m.usable_gb:.1f} GB usable: does not fit")
         if not mt:
             out.append(f"**If it did fit:** about {fmt_rate(_per_user(p))} tok/s, first word after "
                        f"{fmt_s(p.ttft_s)}; squeezed in, it swaps and crawls")
@@ -208,7 +209,7 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
 
     At most about 250 words outside the ``<details>`` blocks (:func:`visible_words`).
     """
-    out = [plain_verdict(v) or f"**{v.headline}**"]
+    out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
     out.append("\n".join(f"- {n}" for n in _numbers(v)))
     if v.fixes:
         out.append(_fix_line(v.fixes[0]))
@@ -252,7 +253,7 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
     line = f"With that: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} ({feel_wait(q.ttft_s)})."
     out = [head, line]
     if (before.bottleneck, before.status, fit_was) != (v.bottleneck, v.status, fit_now):
-        pv = plain_verdict(v)
+        pv = plain_verdict(v, with_fix=False)
         if pv:
             out.append(pv)
     if v.fixes and (not before.fixes or before.fixes[0].id != v.fixes[0].id or not fit_now):
