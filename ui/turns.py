@@ -62,7 +62,7 @@ def _paste_label(text: str, file_path: str | None) -> str:
     if file_path:
         return f"(uploaded {Path(file_path).name})"
     lines = [ln for ln in (text or "").splitlines() if ln.strip()]
-    first = lines[0].strip()[:70] if lines else ""
+    first = " ".join(lines[0].split())[:60] if lines else ""
     return f"(pasted {len(lines)} line{'s' if len(lines) != 1 else ''} of tool output: `{first.replace('`', '')}`…)"
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from advisor.errors import AdvisorError
 from advisor.models import Scenario, Verdict
 from advisor.render.options import has_options, options_for, options_markdown
-from advisor.render.reply import answer_markdown, changes, followup_markdown
+from advisor.render.reply import answer_markdown, changes, followup_markdown, said_changes
 from knowledge.store import Store
 
 __all__ = ["previous_verdict", "turn_reply"]
@@ -50,11 +50,11 @@ def turn_reply(store: Store, verdict: Verdict | None, *, facts: Scenario, before
         opt = options_for(store, facts)
         if opt is not None:
             ch = changes(before, facts) if has_options(before) else []
-            head = ("**Noted — " + "; ".join(f"{label} {new}" for _, label, _, new in ch[:3]) + ".**\n\n") if ch else ""
+            head = f"**Noted — {said_changes(ch)}.**\n\n" if ch else ""
             return head + options_markdown(opt)
     if verdict is None:
         return None
-    prev = previous_verdict(store, before) if before is not None and before != facts else None
+    prev = previous_verdict(store, before)
     if prev is not None:
         return followup_markdown(verdict, prev, facts=facts, before_facts=before, notes=notes)
     return answer_markdown(verdict, facts=facts, notes=notes)

@@ -32,7 +32,7 @@ from advisor.render.markdown import (
 )
 
 __all__ = ["CHANGE_LABELS", "answer_markdown", "changes", "details", "feel_speed", "feel_wait",
-           "followup_markdown", "visible_words"]
+           "followup_markdown", "said_changes", "visible_words"]
 
 # Facts whose change a follow-up names, with how to say the value.
 CHANGE_LABELS: dict[str, str] = {
@@ -68,9 +68,22 @@ def changes(before: Scenario | None, after: Scenario) -> list[tuple[str, str, st
     out = []
     for f, label in CHANGE_LABELS.items():
         old, new = getattr(before, f, None), getattr(after, f, None)
+        if f == "params_b" and after.model and after.model != before.model:
+            continue  # a named model replaces the size: said once, under "model"
+        if f == "model" and old is None and before.params_b:
+            old = f"the {before.params_b:g}B model"
         if new is not None and old != new:
             out.append((f, label, _val(f, old), _val(f, new)))
     return out
+
+
+def said_changes(ch: Sequence[tuple[str, str, str, str]], *, limit: int = 3) -> str:
+    """``memory 32 GB (was 16 GB); 20 users at once (was 1)`` for :func:`changes` output."""
+    parts = []
+    for f, label, old, new in ch[:limit]:
+        what = f"{new} users at once" if f == "concurrency" else f"{label} {new}"
+        parts.append(what + (f" (was {old})" if old != "not set" else ""))
+    return "; ".join(parts)
 
 
 # ------------------------------------------------------------------------------------ feelings
@@ -238,9 +251,7 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
     p, q = before.prediction, v.prediction
     ch = changes(before_facts, facts)
     if ch:
-        said = "; ".join(f"{label} {new}" + (f" (was {old})" if old != "not set" else "")
-                         for _, label, old, new in ch[:3])
-        head = f"**Noted — {said}.**"
+        head = f"**Noted — {said_changes(ch)}.**"
     else:
         head = "**Same setup as before.**"
     fit_was, fit_now = p.memory.fits, q.memory.fits
@@ -250,10 +261,11 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
         fit = "memory not known"
     speed = _delta(_per_user(p), _per_user(q), fmt_rate, " tok/s")
     wait = _delta(p.ttft_s, q.ttft_s, fmt_s, "")
-    line = f"With that: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} ({feel_wait(q.ttft_s)})."
+    line = f"{'With that' if ch else 'Still'}: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} ({feel_wait(q.ttft_s)})."
     out = [head, line]
-    if (before.bottleneck, before.status, fit_was) != (v.bottleneck, v.status, fit_now):
-        pv = plain_verdict(v, with_fix=False)
+    measured_changed = any(v.measured.get(k) != before.measured.get(k) for k in ("decode_tps", "prefill_tps"))
+    if (v.bottleneck == "memory_fit" and fit_was != fit_now) or (measured_changed and any(v.measured.values())):
+        pv = plain_verdict(v, with_fix=False)  # the numbers line above already says the rest
         if pv:
             out.append(pv)
     if v.fixes and (not before.fixes or before.fixes[0].id != v.fixes[0].id or not fit_now):
