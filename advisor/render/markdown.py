@@ -60,8 +60,13 @@ _LONG_DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d{3,})(?=\s*(?:bits|GB|tok|s\b|TFL
 
 
 def tidy(text: str) -> str:
-    """A sentence from the engine made fit for people: long decimals rounded (``4.8944 bits`` → ``4.9 bits``)."""
-    return _LONG_DECIMAL.sub(lambda m: f"{float(m.group(1)):.1f}", text)
+    """A sentence from the engine made fit for people: long decimals rounded (``4.8944 bits`` → ``4.9 bits``),
+    ``TTFT`` said as "first word"."""
+    text = _LONG_DECIMAL.sub(lambda m: f"{float(m.group(1)):.1f}", text)
+    return _TTFT.sub("first word", text)
+
+
+_TTFT = re.compile(r"\bTTFT\b(?! \()")  # jargon in the engine's sentences; "TTFT (time to first token)" stays
 
 
 def use_label(use: str | None) -> str:

@@ -52,6 +52,7 @@ class Options:
         workload: ``model``, ``quant``, ``prompt_tokens``, ``gen_tokens``, ``users``.
         notes: sentences for the folded detail (assumed candidates, unknown names).
         request: :class:`advisor.compare.CompareRequest` fields that reproduce it in the Compare tab.
+        hint: the cheapest change that makes an option work when none does (Markdown), else ``""``.
     """
 
     kind: str
@@ -59,6 +60,7 @@ class Options:
     workload: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     request: dict[str, Any] | None = None
+    hint: str = ""
 
 
 def has_options(facts: Scenario | None) -> bool:
@@ -145,9 +147,28 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     req = cmp.CompareRequest(**{k: v for k, v in fill.items() if v is not None},
                              backend=facts.backend if facts.backend else None)
     result = cmp.compare_request(store, req)
+    rows = _rows(fill["candidates"], result)
+    hint = ""
+    if rows and not any(r["meets"] for r in rows):
+        # The cheapest change that may work: the KV cache at 8 bits (half the memory per user).
+        alt = _rows(fill["candidates"], cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"})))
+        good = [r for r in alt if r["meets"]]
+        if good:
+            b = min(good, key=lambda r: r["rank"])
+            hint = (f"**Cheapest change that works:** keep the KV cache (each conversation's memory of the prompt) "
+                    f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
+                    f"all {req.concurrency} users at {fmt_rate(b['tps_each'])} tok/s each, first word within "
+                    f"{fmt_s(b['first_word_s'])}.")
+    wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
+          "gen_tokens": result["gen_tokens"], "users": result["concurrency"]}
+    notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
+    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill, hint=hint)
+
+
+def _rows(candidates: list[str], result: dict[str, Any]) -> list[dict[str, Any]]:
     by_id = {c["hardware"]["id"]: c for c in result["candidates"]}
     rows = []
-    for name in fill["candidates"]:
+    for name in candidates:
         hid = name.split(" ")[0]
         c = by_id.get(hid)
         if c is None:
@@ -158,10 +179,7 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
                      "fits": bool(c["max_concurrency"]), "users_fit": c["max_concurrency"],
                      "first_word_s": c["ttft_s"].get("p95"), "tps_each": c["decode_tps_per_user"],
                      "meets": c["meets_targets"], "rank": c["rank"]})
-    wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
-          "gen_tokens": result["gen_tokens"], "users": result["concurrency"]}
-    notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
-    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill)
+    return rows
 
 
 def model_options(store: Store, facts: Scenario) -> Options | None:
@@ -240,7 +258,7 @@ def options_markdown(opt: Options) -> str:
             lead = (f"**None of the {len(rows)} meets the targets for {who}**"
                     + (f"; the closest is the {max(held, key=lambda r: r['tps_each'] or 0)['name']}." if held
                        else ": none holds the model."))
-        title = f"{wl['model']} at {wl['quant']}, {who}, {lengths}."
+        title = f"{str(wl['model']).split('/')[-1]} at {wl['quant']}, {who}, {lengths}."
         head = "| option | fits | users | first word | tok/s each | targets |\n|---|---|--:|--:|--:|---|"
         body = [f"| {r['name']} | {_yes(r['fits'])} | {r['users_fit']} | {_dash(fmt_s(r['first_word_s']))} | "
                 f"{_dash(fmt_rate(r['tps_each']))} | {'met' if r['meets'] else 'missed'} |" for r in rows]
@@ -261,10 +279,10 @@ def options_markdown(opt: Options) -> str:
                 f"{_dash(fmt_rate(r['tps_each']))} |" for r in rows]
         targets = ""
     lines = "\n".join(f"- {_row_sentence(r, users, opt.kind)}" for r in rows)
-    out = [lead, f"<sub>{title}</sub>", head + "\n" + "\n".join(body), lines]
+    out = [lead, f"<sub>{title}</sub>", head + "\n" + "\n".join(body), lines, opt.hint]
     if targets:
         out.append(targets)
     if opt.notes:
         out.append("<details><summary>Notes</summary>\n\n" + "\n".join(f"- {n}" for n in opt.notes)
                    + "\n\n</details>")
-    return "\n\n".join(out)
+    return "\n\n".join(x for x in out if x)
