@@ -163,3 +163,10 @@ def test_terminal_renders_folded_blocks_and_tables(verdict):
     out = buf.getvalue()
     assert "<" not in out and "Why" in out and "predicted" in out and "|---" not in out
     assert all(line == line.rstrip() for line in out.splitlines())
+
+
+def test_cheapest_change_when_no_option_works(store):
+    opt = options_for(store, TEAM)
+    assert not any(r["meets"] for r in opt.rows)
+    assert "KV cache" in opt.hint and "8 bits" in opt.hint and "all 20 users" in opt.hint
+
