@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from advisor.cli import app
 
 runner = CliRunner()
-STORE = ["--store", ":memory:"]
+STORE: list[str] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_store(tmp_path_factory):
+    """One seeded store file for the module (seeding costs seconds; the commands only read it)."""
+    STORE[:] = ["--store", str(tmp_path_factory.mktemp("cli-render") / "store.duckdb")]
 LLAMA_BENCH = """\
 | model                          |       size |     params | backend    | ngl |          test |                  t/s |
 | ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |

@@ -236,9 +236,11 @@ def build_app(
                     _choices_update([], "") if view.verdict is not None else gr.skip(),
                     *_verdict_updates(view.verdict)]
 
-        _chained(paste_btn.click(on_paste, [paste, upload, paste_hw, chatbot, facts_state],
-                                 [paste_out, chatbot, facts_state, facts_df, quick, *verdict_outputs],
-                                 api_visibility="private"))
+        paste_io: dict[str, Any] = dict(inputs=[paste, upload, paste_hw, chatbot, facts_state],
+                                        outputs=[paste_out, chatbot, facts_state, facts_df, quick, *verdict_outputs],
+                                        api_visibility="private")
+        _chained(paste_btn.click(on_paste, **paste_io))
+        _chained(upload.upload(on_paste, **paste_io))  # an uploaded file is answered at once
 
         # ------------------------------------------------------------------ exports, when asked
         def on_export(v: Any, facts: dict[str, Any]) -> list[Any]:

@@ -21,7 +21,7 @@ from typing import Any
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
 __all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
-           "calibration_note", "facts_summary", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
+           "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
            "plain_verdict", "prediction_markdown", "probe_markdown", "tidy", "use_label", "verdict_markdown"]
 
 WORDS_PER_TOKEN = 0.75
@@ -90,29 +90,45 @@ def name_tools(text: str) -> str:
     return _TOOL_OUTPUT.sub(lambda m: f"from {TOOL_NAMES.get(m.group(1), m.group(1))} output", text)
 
 
+def feel_speed(tps: float | None) -> str:
+    """What a streaming speed feels like, against reading speed (5–8 tok/s)."""
+    if tps is None:
+        return "speed unknown"
+    words = tps * WORDS_PER_TOKEN
+    if tps >= 2 * COMFORTABLE_TPS:
+        return f"≈ {words:.0f} words a second, much faster than you read"
+    if tps >= COMFORTABLE_TPS:
+        return f"≈ {words:.0f} words a second, faster than you read"
+    if tps >= READING_TPS:
+        return f"≈ {words:.0f} words a second, about reading speed"
+    if tps >= 0.5 * READING_TPS:
+        return f"≈ {words:.1f} words a second, slower than you read"
+    return f"≈ {words:.1f} words a second, painfully slow"
+
+
+def feel_wait(ttft: float | None) -> str:
+    """What the wait for the first word feels like (instant < 1 s, broken > 10 s)."""
+    if ttft is None:
+        return "unknown (no compute figure for this hardware)"
+    if ttft < TTFT_INSTANT_S:
+        return "feels instant"
+    if ttft <= TTFT_BROKEN_S:
+        return "a noticeable pause"
+    return "long enough to feel broken"
+
+
 def plain_answer(p: Prediction) -> str:
-    """One or two sentences a person who knows nothing about prefill understands."""
-    words_s = (p.decode_tps_per_seq or p.decode_tps or 0) * WORDS_PER_TOKEN
+    """One sentence a person who knows nothing about prefill understands (thresholds: module docstring)."""
     tps = p.decode_tps_per_seq or p.decode_tps or 0
     if not p.memory.fits:
         return (f"**No, not comfortably: it needs about {p.memory.required_gb:.0f} GB but only "
                 f"{p.memory.usable_gb:.0f} GB is usable here.** It would spill out of fast memory and crawl.")
-    if tps >= 2 * READING_TPS:
-        speed = f"about {words_s:.0f} words a second, much faster than you read"
-        verdict = "Yes, comfortably"
-    elif tps >= READING_TPS:
-        speed = f"about {words_s:.0f} words a second, a bit faster than you read"
-        verdict = "Yes"
-    elif tps >= 0.5 * READING_TPS:
-        speed = f"about {words_s:.1f} words a second, slower than you read"
-        verdict = "Yes, but slowly"
-    else:
-        speed = f"about {words_s:.1f} words a second, painfully slow"
-        verdict = "Technically yes, but it will feel broken"
+    verdict = ("Yes, comfortably" if tps >= COMFORTABLE_TPS else "Yes" if tps >= READING_TPS else
+               "Yes, but slowly" if tps >= 0.5 * READING_TPS else "Technically yes, but it will feel broken")
     ttft = p.ttft_s
     if ttft is None:
         first = "the first word's delay is unknown (no compute figure for this hardware)"
-    elif ttft <= TTFT_INSTANT_S:
+    elif ttft < TTFT_INSTANT_S:
         first = f"the first word comes almost instantly ({_fmt_s(ttft)})"
     elif ttft <= TTFT_PAUSE_S:
         first = f"the first word after about {_fmt_s(ttft)}"
@@ -122,7 +138,7 @@ def plain_answer(p: Prediction) -> str:
     else:
         first = f"but the first word takes about {_fmt_s(ttft)}, which feels broken"
         verdict = "Only with patience"
-    return f"**{verdict}: {speed}; {first}.**"
+    return f"**{verdict}: {feel_speed(tps).removeprefix('≈ ')}; {first}.**"
 
 
 def json_safe(x: Any) -> Any:

@@ -16,8 +16,7 @@ from typing import Any
 
 from advisor.errors import AdvisorError, AmbiguousError
 from advisor.models import Scenario
-from advisor.render.markdown import WORDS_PER_TOKEN, fmt_rate, fmt_s, tidy
-from advisor.render.reply import feel_speed, feel_wait
+from advisor.render.markdown import WORDS_PER_TOKEN, feel_speed, feel_wait, fmt_rate, fmt_s, tidy
 from knowledge.store import Store
 
 __all__ = ["DEFAULT_TPS_TARGET", "DEFAULT_TTFT_TARGET_S", "Options", "candidate_names", "compare_fill",

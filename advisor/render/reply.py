@@ -17,12 +17,10 @@ from typing import Any
 
 from advisor.models import Fix, Prediction, Scenario, Verdict
 from advisor.render.markdown import (
-    COMFORTABLE_TPS,
-    READING_TPS,
-    TTFT_BROKEN_S,
-    TTFT_INSTANT_S,
     WORDS_PER_TOKEN,
     calibration_note,
+    feel_speed,
+    feel_wait,
     fmt_bpw,
     fmt_rate,
     fmt_s,
@@ -84,34 +82,6 @@ def said_changes(ch: Sequence[tuple[str, str, str, str]], *, limit: int = 3) -> 
         what = f"{new} users at once" if f == "concurrency" else f"{label} {new}"
         parts.append(what + (f" (was {old})" if old != "not set" else ""))
     return "; ".join(parts)
-
-
-# ------------------------------------------------------------------------------------ feelings
-def feel_speed(tps: float | None) -> str:
-    """What a streaming speed feels like, against reading speed (5–8 tok/s)."""
-    if tps is None:
-        return "speed unknown"
-    words = tps * WORDS_PER_TOKEN
-    if tps >= 2 * COMFORTABLE_TPS:
-        return f"≈ {words:.0f} words a second, much faster than you read"
-    if tps >= COMFORTABLE_TPS:
-        return f"≈ {words:.0f} words a second, faster than you read"
-    if tps >= READING_TPS:
-        return f"≈ {words:.0f} words a second, about reading speed"
-    if tps >= 0.5 * READING_TPS:
-        return f"≈ {words:.1f} words a second, slower than you read"
-    return f"≈ {words:.1f} words a second, painfully slow"
-
-
-def feel_wait(ttft: float | None) -> str:
-    """What the wait for the first word feels like (instant < 1 s, broken > 10 s)."""
-    if ttft is None:
-        return "unknown (no compute figure for this hardware)"
-    if ttft < TTFT_INSTANT_S:
-        return "feels instant"
-    if ttft <= TTFT_BROKEN_S:
-        return "a noticeable pause"
-    return "long enough to feel broken"
 
 
 # ------------------------------------------------------------------------------------ pieces

@@ -26,7 +26,7 @@ _SUMMARY = re.compile(r"<details>\s*<summary>(.*?)</summary>", re.S)
 _SUB = re.compile(r"<sub>(.*?)</sub>", re.S)
 _TAGS = re.compile(r"</?(?:details|summary|sub|br)\s*/?>")
 # Wide enough for the answers' tables when the output is a pipe or a file (no terminal width to read).
-PIPE_WIDTH = 120
+PIPE_WIDTH = 160
 
 
 def to_terminal_markdown(md: str) -> str:

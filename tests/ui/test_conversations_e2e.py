@@ -29,6 +29,14 @@ INTERNAL = re.compile(r"hardware_measured|coding_agent|measured rows|\d\.\d{3,} 
 
 
 @pytest.fixture(scope="module")
+def store():
+    """The app's store for this module: pasted output is saved, and must not reach the shared store."""
+    from knowledge.store import Store
+
+    return Store(":memory:")
+
+
+@pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -147,7 +155,7 @@ def test_team_lead_three_way(page, team_intake):
     shot(page, "12-team-compare.png")
 
 
-def test_pasted_llama_bench(page, llama_bench_md):
+def test_pasted_llama_bench(page, llama_bench_md, tmp_path):
     send(page, "I have a MacBook Air M2 with 16 GB")
     page.get_by_text("Paste tool output").click()
     page.locator("#paste textarea").fill(llama_bench_md)
@@ -162,3 +170,10 @@ def test_pasted_llama_bench(page, llama_bench_md):
     assert "llama-bench-md" not in reply
     expect(page.locator("#roofline")).to_contain_text("Roofline:")
     shot(page, "13-paste.png")
+    # An uploaded file is answered in the chat at once.
+    f = tmp_path / "bench.txt"
+    f.write_text(llama_bench_md, encoding="utf-8")
+    n = page.locator("#chat .bot").count()
+    page.locator("#upload input[type=file]").set_input_files(str(f))
+    expect(page.locator("#chat .bot")).to_have_count(n + 1, timeout=20_000)
+    expect(page.locator("#chat .user").last).to_contain_text("uploaded bench.txt")

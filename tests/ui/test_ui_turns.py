@@ -30,7 +30,16 @@ def test_facts_table_hides_internal_fields():
     assert rows["also weighing (machines)"] == "2x RTX 4090, H100"
 
 
-def test_pasted_output_answers_in_the_chat(store, llama_bench_md):
+@pytest.fixture(scope="module")
+def own_store():
+    """A store of its own: a paste saves its rows, which must not reach the shared store's calibration."""
+    from knowledge.store import Store
+
+    return Store(":memory:")
+
+
+def test_pasted_output_answers_in_the_chat(own_store, llama_bench_md):
+    store = own_store
     view, note = turns.paste_turn(store, llama_bench_md, None, "", [], {"hardware": "MacBook Air M2", "memory_gb": 16})
     assert note == "Answered in the chat."
     user, bot = view.history[-2:]
