@@ -165,11 +165,11 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         return f"**Something in the setup is holding it back: {got}.**{fix}"
     if v.bottleneck == "memory_fit":
         if p is not None and not p.memory.fits:
-            total = p.memory.total_gb
-            whole = (f" — more than this machine's whole {total:g} GB" if total and p.memory.required_gb > total
-                     else "")
-            return (f"**No: it does not fit. It needs about {p.memory.required_gb:.0f} GB{whole}, and about "
-                    f"{p.memory.usable_gb:.0f} GB is usable for the model here,** so part of it runs from slow memory"
+            total, need, usable = p.memory.total_gb, p.memory.required_gb, p.memory.usable_gb
+            whole = f" — more than this machine's whole {total:g} GB" if total and need > total else ""
+            fmt = "{:.1f}" if need < 1.2 * usable else "{:.0f}"  # close calls keep a decimal: 24.7 vs 23.5
+            return (f"**No: it does not fit. It needs about {fmt.format(need)} GB{whole}, and about "
+                    f"{fmt.format(usable)} GB is usable for the model here,** so part of it runs from slow memory"
                     + (f" — that is why you see {mt:g} tok/s." if mt else "."))
         return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")

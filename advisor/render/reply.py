@@ -17,6 +17,8 @@ from typing import Any
 
 from advisor.models import Fix, Prediction, Scenario, Verdict
 from advisor.render.markdown import (
+    COMFORTABLE_TPS,
+    TTFT_BROKEN_S,
     WORDS_PER_TOKEN,
     calibration_note,
     feel_speed,
@@ -108,8 +110,8 @@ def _numbers(v: Verdict) -> list[str]:
         if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
             out.append(f"**Memory:** needs {m.required_gb:.1f} GB, only {m.usable_gb:.1f} GB usable: does not fit")
         if not mt:
-            out.append(f"**If it did fit:** about {fmt_rate(_per_user(p))} tok/s, first word after "
-                       f"{fmt_s(p.ttft_s)}; squeezed in, it swaps and crawls")
+            out.append(f"**Even if it ran:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
+                       f"{fmt_s(p.ttft_s)}, and it crawls once it swaps")
         return out
     if not mt:
         users = f" for each of {p.concurrency} users streaming at once" if p.concurrency > 1 else ""
@@ -123,6 +125,16 @@ def _numbers(v: Verdict) -> list[str]:
         out.append(f"**Memory:** needs {m.required_gb:.1f} of {m.usable_gb:.1f} GB usable: fits"
                    + (" with little room to spare" if m.required_gb > 0.8 * m.usable_gb else ""))
     return out
+
+
+def _comfortable(v: Verdict) -> bool:
+    """Nothing to fix for a person: it fits, streams faster than reading, the first word is not broken,
+    and nothing measured is below what the hardware should do."""
+    p = v.prediction
+    if p is None or not p.memory.fits or v.status == "below_expected" or v.bottleneck in ("misconfiguration",
+                                                                                          "memory_fit"):
+        return False
+    return _per_user(p) >= COMFORTABLE_TPS and (p.ttft_s is None or p.ttft_s <= TTFT_BROKEN_S)
 
 
 def _fix_line(f: Fix, label: str = "Best fix") -> str:
@@ -194,7 +206,10 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
     """
     out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
     out.append("\n".join(f"- {n}" for n in _numbers(v)))
-    if v.fixes:
+    if v.fixes and _comfortable(v):
+        f = v.fixes[0]
+        out.append(f"**Nothing you need to change.** Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}.")
+    elif v.fixes:
         out.append(_fix_line(v.fixes[0]))
     elif v.status == "normal":
         out.append("**Nothing to fix:** this is what the hardware does.")
