@@ -43,7 +43,7 @@ def test_ask_json_keeps_its_contract():
     follow = runner.invoke(app, ["ask", "what about the 24GB one?", "--facts", json.dumps(d["facts"]), *STORE,
                                  "--json"])
     d2 = json.loads(follow.output.strip().splitlines()[-1])
-    assert "24 GB (was 16 GB)" in d2["reply"]
+    assert "memory 16 GB → 24 GB" in d2["reply"]
 
 
 def test_import_prints_a_table_and_the_answer(tmp_path):

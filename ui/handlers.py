@@ -418,7 +418,7 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
         if len(out.measurements) > 12:
             lines.append(f"\n…and {len(out.measurements) - 12} more.")
     if out.saved_id:
-        lines += ["", f"<sub>Saved to your results as {out.saved_id}.</sub>"]
+        lines += ["", "<sub>Saved with your results: later answers compare against it.</sub>"]
     new_facts = None
     if out.facts is not None:
         new_facts = out.facts.model_dump(mode="json", exclude_none=True, exclude={"raw_output"})

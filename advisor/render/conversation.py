@@ -50,7 +50,7 @@ def turn_reply(store: Store, verdict: Verdict | None, *, facts: Scenario, before
         opt = options_for(store, facts)
         if opt is not None:
             ch = changes(before, facts) if has_options(before) else []
-            head = f"**Noted — {said_changes(ch)}.**\n\n" if ch else ""
+            head = f"**Changed:** {said_changes(ch)}.\n\n" if ch else ""
             return head + options_markdown(opt)
     if verdict is None:
         return None

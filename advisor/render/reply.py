@@ -71,18 +71,20 @@ def changes(before: Scenario | None, after: Scenario) -> list[tuple[str, str, st
         if f == "params_b" and after.model and after.model != before.model:
             continue  # a named model replaces the size: said once, under "model"
         if f == "model" and old is None and before.params_b:
-            old = f"the {before.params_b:g}B model"
+            old = f"{before.params_b:g}B"
         if new is not None and old != new:
             out.append((f, label, _val(f, old), _val(f, new)))
     return out
 
 
 def said_changes(ch: Sequence[tuple[str, str, str, str]], *, limit: int = 3) -> str:
-    """``memory 32 GB (was 16 GB); 20 users at once (was 1)`` for :func:`changes` output."""
+    """``memory 16 GB → 32 GB; 20 users at once`` for :func:`changes` output (a new value alone when unset)."""
     parts = []
     for f, label, old, new in ch[:limit]:
-        what = f"{new} users at once" if f == "concurrency" else f"{label} {new}"
-        parts.append(what + (f" (was {old})" if old != "not set" else ""))
+        if f == "concurrency":
+            parts.append(f"{new} users at once" if old == "not set" else f"users {old} → {new}")
+        else:
+            parts.append(f"{label} {new}" if old == "not set" else f"{label} {old} → {new}")
     return "; ".join(parts)
 
 
@@ -236,7 +238,7 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
     p, q = before.prediction, v.prediction
     ch = changes(before_facts, facts)
     if ch:
-        head = f"**Noted — {said_changes(ch)}.**"
+        head = f"**Changed:** {said_changes(ch)}."
     else:
         head = "**Same setup as before.**"
     fit_was, fit_now = p.memory.fits, q.memory.fits

@@ -84,7 +84,7 @@ def test_follow_up_says_what_changed_and_is_short(verdict_factory, prediction_fa
                             measured={}, status="not_measured")
     b, a = Scenario(hardware="MacBook Air M2", memory_gb=16), Scenario(hardware="MacBook Air M2", memory_gb=24)
     text = followup_markdown(after, before, facts=a, before_facts=b)
-    assert text.startswith("**Noted — memory 24 GB (was 16 GB).**")
+    assert text.startswith("**Changed:** memory 16 GB → 24 GB.")
     assert "16.4 → 20.0 tok/s" in text and "15.0 s → 12.0 s" in text and "still fits" in text
     assert visible_words(text) < 0.6 * visible_words(answer_markdown(after, facts=a))
     assert "<summary>Why</summary>" not in text  # said in the first answer
@@ -92,7 +92,7 @@ def test_follow_up_says_what_changed_and_is_short(verdict_factory, prediction_fa
 
 def test_changes_name_the_model_that_replaced_a_size():
     ch = changes(Scenario(hardware="M3", params_b=27), Scenario(hardware="M3", model="Llama 3.1 8B"))
-    assert [(f, old, new) for f, _, old, new in ch] == [("model", "the 27B model", "Llama 3.1 8B")]
+    assert [(f, old, new) for f, _, old, new in ch] == [("model", "27B", "Llama 3.1 8B")]
 
 
 # ----------------------------------------------------------------------------- a conversation
@@ -101,10 +101,10 @@ def test_household_conversation_through_ask(store):
     assert r1.verdict is not None and visible_words(r1.reply) <= 250
     assert "does not fit" in above_details(r1.reply) and "500-token prompts" in r1.reply
     r2 = service.ask(store, "actually it has 32GB", r1.facts)
-    assert "32 GB (was 16 GB)" in r2.reply  # acknowledged, not applied silently
+    assert "memory 16 GB → 32 GB" in r2.reply  # acknowledged, not applied silently
     assert visible_words(r2.reply) < 0.8 * visible_words(r1.reply)
     r3 = service.ask(store, "what about the 24GB one?", r2.facts)
-    assert "24 GB (was 32 GB)" in r3.reply
+    assert "memory 32 GB → 24 GB" in r3.reply
     for r in (r1, r2, r3):
         assert not INTERNAL.search(r.reply)
 

@@ -123,7 +123,7 @@ def test_household_user(page):
     expect(page.locator("#roofline .js-plotly-plot")).to_be_visible()
     send(page, "what about the 24GB one?")
     follow = last_reply(page)
-    assert "24 GB" in follow and "was 16 GB" in follow
+    assert "memory 16 GB → 24 GB" in follow
     assert len(follow.split()) < 0.8 * len(first.split())
     assert not INTERNAL.search(page.locator("body").inner_text())
     # Exports are written when asked.
