@@ -51,11 +51,12 @@ def chat_turn(store: Store, message: str | None, history: Any, facts: dict[str, 
 
 
 def compare_offer(facts: dict[str, Any] | None) -> bool:
-    """True when the chat named several machines or models: offer "Open in Compare"."""
+    """True when the chat named several machines (the Compare tab weighs machines): offer "Open in Compare"."""
     try:
-        return has_options(Scenario.model_validate(facts or {}))
+        sc = Scenario.model_validate(facts or {})
     except ValidationError:
         return False
+    return has_options(sc.model_copy(update={"compare_models": None}))
 
 
 def _paste_label(text: str, file_path: str | None) -> str:

@@ -159,8 +159,10 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
     exp = (p.decode_tps_per_seq or p.decode_tps) if p else None
     if v.bottleneck == "misconfiguration":
+        lo = (v.expected_range.get("decode_tps") or (None,))[0] if p is None else None
         got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}" if (mt and exp) else \
-            "the numbers point at the setup, not the hardware"
+            (f"you get {mt:g} tok/s where any machine of this kind does at least {_fmt_rate(lo)} tok/s" if (mt and lo) else
+             "the numbers point at the setup, not the hardware")
         fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes and with_fix else ""
         return f"**Something in the setup is holding it back: {got}.**{fix}"
     if v.bottleneck == "memory_fit":
@@ -175,6 +177,11 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
     if mt or mp:
         what = f"decode {mt:g} tok/s" if mt else f"prefill {mp:,.0f} tok/s"
+        if v.status == "no_expectation":
+            return f"**{what[0].upper()}{what[1:]} measured; whether that is normal depends on the exact machine: say which one.**"
+        rng = v.expected_range.get("decode_tps")
+        if v.status == "below_expected" and p is None and mt and rng:
+            return f"**Far slower than any machine of this kind: {what} measured, at least {_fmt_rate(rng[0])} tok/s expected.**"
         if v.status == "below_expected":
             return f"**Slower than it should be: {what} measured, about {_fmt_rate(exp if mt else (p.prefill_tps if p else None))} expected.**"
         if v.status == "above_expected":

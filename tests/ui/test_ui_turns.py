@@ -82,6 +82,7 @@ def test_compare_form_filled_from_the_chat(store):
     labels = dict((v, k) for k, v in cands["choices"])
     assert "96 GB" in labels["apple-m3-ultra-80gpu 96GB"]
     assert turns.compare_offer(facts) and not turns.compare_offer({"hardware": "M3 Ultra"})
+    assert not turns.compare_offer({"hardware": "M3 Max", "model": "llama 3.1 8b", "compare_models": ["qwen 2.5 32b"]})
 
 
 def test_peers_compare_one_user_with_one_user(prediction_factory):
