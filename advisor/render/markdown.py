@@ -303,12 +303,16 @@ def facts_summary(facts: Scenario) -> str:
     return ("So far: " + "; ".join(parts) + ".") if parts else ""
 
 
+def _flops(tflops: float) -> str:
+    return f"{tflops * 1000:.1f} GFLOP/s" if tflops < 0.1 else f"{tflops:.2f} TFLOP/s"
+
+
 def probe_markdown(probe: ProbeResult, store: Any = None) -> str:
     """Probe result next to the catalog figure of the matched hardware."""
     lines = [f"**This machine** ({probe.device}, {probe.backend}, {probe.engine_version}) — measured in {probe.duration_s:.1f} s:",
              f"- memory read (sets the generation speed): **{probe.bandwidth_gbs:.1f} GB/s** "
              f"(median {probe.bandwidth_median_gbs or probe.bandwidth_gbs:.1f})",
-             f"- matrix multiply (sets how fast a prompt is read): **{probe.matmul_tflops:.2f} TFLOP/s** "
+             f"- matrix multiply (sets how fast a prompt is read): **{_flops(probe.matmul_tflops)}** "
              f"({probe.matmul_dtype or 'fp'})"]
     for k, v in (probe.matvec_gbs or {}).items():
         if v and v >= 0.05:  # a kernel that did not run reports 0: not a measurement

@@ -178,3 +178,13 @@ def test_a_comfortable_setup_is_told_nothing_needs_changing(verdict_factory, pre
     quick = verdict_factory(prediction_factory(ttft_s=2.0), status="not_measured", measured={})
     top = above_details(answer_markdown(quick))
     assert "Nothing you need to change.** Faster still: Speculative decoding" in top
+
+
+def test_probe_result_in_plain_words():
+    from advisor.models import ProbeResult
+
+    text = md.probe_markdown(ProbeResult(backend="numpy", device="CPU", bandwidth_gbs=5.7, matmul_tflops=0.0042,
+                                         duration_s=3.0, matvec_gbs={"q4": 0.0, "f16": 4.2}))
+    assert "4.2 GFLOP/s" in text and "0.00 TFLOP" not in text
+    assert "q4" not in text and "(f16 weights): 4.2 GB/s" in text  # a kernel that did not run is not shown
+    assert not INTERNAL.search(text)
