@@ -380,8 +380,15 @@ def db_stats(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None
     """Rows per table and per source."""
     st = _guard(lambda: _store(store), as_json)
     s = st.stats()
+    from knowledge.catalog import catalog_stats
+
+    s["catalog"] = cat = catalog_stats(st)
     txt = "\n".join([f"store: {s['store']}"] + [f"  {k:14} {v:>8,}" for k, v in s["tables"].items()]
-                    + ["results by source:"] + [f"  {k:40} {v:>6,}" for k, v in s["results_by_source"].items()])
+                    + ["results by source:"] + [f"  {k:40} {v:>6,}" for k, v in s["results_by_source"].items()]
+                    + [f"machines the catalog knows: {cat['machines']:,}"]
+                    + [f"  {k:14} {v:>6,}  ({', '.join(f'{src} {n}' for src, n in cat['by_kind_and_source'][k].items())})"
+                       for k, v in cat["by_kind"].items()]
+                    + [f"  by source: {', '.join(f'{k} {v:,}' for k, v in cat['by_source'].items())}"])
     _emit(s, as_json, txt)
 
 

@@ -24,6 +24,9 @@ SEED_DIR = Path(__file__).parent / "seed"
 SEED_FILES = (
     "hardware.csv",
     "hardware_extra.csv",
+    "hardware_more.csv",
+    "memory_systems.csv",
+    "hardware_spec_db.csv",
     "models.csv",
     "model_attention.csv",
     "quant_formats.csv",
@@ -42,9 +45,12 @@ def read_csv(name: str) -> list[dict[str, str]]:
 
 def seed_fingerprint() -> str:
     """Hash of the seed files: the store re-seeds when the shipped data changes."""
+    from knowledge.hardware_seed import fingerprint_extra
+
     h = hashlib.sha256()
     for name in SEED_FILES:
         h.update((SEED_DIR / name).read_bytes())
+    h.update(fingerprint_extra().encode())
     return h.hexdigest()[:16]
 
 
@@ -97,22 +103,10 @@ def result_id(row: dict[str, Any]) -> str:
 
 
 def _hardware_rows() -> Iterable[list[Any]]:
-    extra = {r["hw_id"]: r for r in read_csv("hardware_extra.csv")}
-    for r in read_csv("hardware.csv"):
-        x = extra.get(r["hw_id"])
-        if x and not _num(r["fp16_tflops"]):
-            # A labelled estimate fills a blank spec; its derivation and source join the row's own.
-            r = {**r, "fp16_tflops": x["fp16_tflops"], "notes": f"{r['notes']}; fp16_tflops {x['notes']}",
-                 "source_url": f"{r['source_url']} ; {x['source_url']}"}
-        tf = _num(r["fp16_tflops"])
-        kind = None
-        if tf is not None:
-            kind = "estimate" if "ESTIMATE" in r["notes"] else "spec"
-        yield [
-            r["hw_id"], r["vendor"], r["family"], r["name"], r["kind"], _int(r["gpu_cores"]), r["cpu_cores"],
-            _num(r["mem_bandwidth_gbs"]), r["memory_gb_options"], tf, kind, _int(r["release_year"]),
-            r["notes"], r["source_url"],
-        ]
+    """Curated rows, CPU/APU memory systems and the GPU spec database (see :mod:`knowledge.hardware_seed`)."""
+    from knowledge.hardware_seed import hardware_rows
+
+    return hardware_rows()
 
 
 def _model_rows() -> tuple[list[list[Any]], list[list[str]]]:

@@ -46,11 +46,11 @@ _SIZE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*-?\s*(?P<u>b|bn|billion|
                    r"(?:\s*(?:param(?:eter)?s?|model))?", re.I)
 _HAS_SIZE = re.compile(r"\d\s*b\b|\d+x\d|a\d+b", re.I)
 
-_GGUF = re.compile(r"(?<![\w])(?:ud[-_])?(?P<q>i?q\d(?:_[a-z0-9]+)*)(?![\w])", re.I)
+_GGUF = re.compile(r"(?<![\w])(?:ud[-_])?(?P<q>[it]?q\d(?:_[a-z0-9]+)*)(?![\w])", re.I)
 _BITS = re.compile(r"(?<![\w.])(?P<mlx>mlx[\s_-]*)?(?P<b>\d{1,2})\s*-?\s*bits?\b(?:\s*g(?P<g>32|64|128)\b)?"
                    r"(?!\s*(?:kv|cache|os|windows|linux|colou?r|version|machine|system|cpu|float))", re.I)
 _NAMED_Q = re.compile(r"\b(?P<q>fp16|f16|bf16|fp32|f32|fp8|float16|bfloat16|half[\s-]precision|int[48]|mxfp4|awq|gptq|"
-                      r"nf4|exl2|full[\s-]precision|unquantized|unquantised)\b", re.I)
+                      r"nf4|nvfp4|mxfp8|w4a16|w8a16|w8a8|exl2|full[\s-]precision|unquantized|unquantised)\b", re.I)
 _Q_CANON = {"float16": "FP16", "half precision": "FP16", "half-precision": "FP16", "bfloat16": "BF16",
             "full precision": "BF16", "full-precision": "BF16", "unquantized": "BF16", "unquantised": "BF16",
             "int4": "int4", "int8": "int8", "awq": "AWQ", "gptq": "GPTQ"}

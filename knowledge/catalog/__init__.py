@@ -1,0 +1,47 @@
+"""Catalog look-up: hardware, models and weight formats by id or by the names people write.
+
+Resolution is rule-first (chip and GPU model numbers with their variant words, CPU model
+numbers, sizes like ``8b`` and ``30b-a3b``, format names) with fuzzy matching (rapidfuzz) as the
+fallback. A name that matches nothing well raises :class:`~advisor.errors.NotFoundError` with the
+closest candidates; one that matches several entries that differ in ways that matter raises
+:class:`~advisor.errors.AmbiguousError`. A detail that only refines the answer (an Apple chip's
+GPU-core bin, a laptop CPU's memory system) is picked and stated as an assumption.
+
+Hardware comes from the curated seed rows and the GPU spec database (see
+:mod:`knowledge.hardware_seed`); :func:`all_hardware` lists the curated ones,
+:func:`all_known_hardware` all of them.
+"""
+
+from __future__ import annotations
+
+from knowledge.catalog._hardware import closest_hardware, resolve_hardware
+from knowledge.catalog._load import (
+    Match,
+    all_hardware,
+    all_known_hardware,
+    all_models,
+    all_quants,
+    catalog_stats,
+    get_hardware,
+    hardware_source,
+    is_spec_db,
+)
+from knowledge.catalog._models import generic_model, resolve_model
+from knowledge.catalog._quants import resolve_quant
+
+__all__ = [
+    "Match",
+    "all_hardware",
+    "all_known_hardware",
+    "all_models",
+    "all_quants",
+    "catalog_stats",
+    "closest_hardware",
+    "generic_model",
+    "get_hardware",
+    "hardware_source",
+    "is_spec_db",
+    "resolve_hardware",
+    "resolve_model",
+    "resolve_quant",
+]

@@ -1,0 +1,249 @@
+"""GPU names → catalog entries: tokens, variant rules and the device count ("2x 3090").
+
+Every GPU entry (curated or spec database) is reduced to tokens of its name. An entry matches a
+text when all its *required* tokens (model numbers and variant words like ``ti``, ``super``,
+``refresh``) are in the text, and every *variant word* the text uses (``ti``, ``xt``, ``laptop``,
+``max-q``, ``pro``, a series like ``gtx``) is in the entry: "4070 Ti Super" never becomes a 4070 Ti,
+"4070 laptop" never a desktop 4070. Series and vendor words (``geforce``, ``tesla``, ``rtx``) may be
+left out of the text; memory sizes and form factors (``sxm``/``pcie``) pick between entries.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from advisor.errors import AmbiguousError, NotFoundError
+from advisor.models import Hardware
+from knowledge.catalog._load import Match, all_known_hardware, is_spec_db, with_memory
+from knowledge.store import Store
+
+__all__ = ["device_count", "gpu_tokens", "resolve_gpu"]
+
+SOFT = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "instinct", "quadro", "rtx", "gtx", "rx",
+                  "arc", "pro", "ai", "jetson", "graphics", "blackwell", "ampere", "hopper", "lovelace", "generation",
+                  "gpu", "hgx", "dgx", "titan", "ada"})
+# Words that name a variant: when the text says one, the entry must have it.
+VARIANT = frozenset({"ti", "super", "xt", "xtx", "gre", "d", "mobile", "maxq", "nvl", "cnx", "ada", "pro", "rtx",
+                     "gtx", "rx", "arc", "quadro", "titan", "3e", "nano", "nx", "agx", "refresh"})
+_EXTRA = VARIANT - {"rtx", "gtx", "rx", "arc"}  # variant words people leave out only when they mean "not that one"
+_VENDOR = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "instinct", "graphics", "gpu",
+                     "generation", "jetson"})
+_FORMS = {"sxm": "sxm", "sxm2": "sxm", "sxm3": "sxm", "sxm4": "sxm", "sxm5": "sxm", "pcie": "pcie", "pci": "pcie"}
+_WORD_N = {"two": 2, "dual": 2, "twin": 2, "pair": 2, "three": 3, "triple": 3, "four": 4, "quad": 4, "five": 5,
+           "six": 6, "eight": 8, "ten": 10, "twelve": 12, "sixteen": 16}
+_GPU_WORD = (r"(?:nvidia\s+|amd\s+|intel\s+|geforce\s+|radeon\s+)*(?:rtx|gtx|rx|arc|tesla|quadro|instinct|titan|"
+             r"[abhlvtp]\d{2,4}[a-z]?\b|mi\d{3}|b\d{3}\b|\d{4}(?:\s*(?:ti|xtx|xt|super))?s?\b|gpus?\b|cards?\b)")
+
+
+_CLEAN = tuple((re.compile(p), r) for p, r in (
+    (r"\(tm\)|\(r\)", " "),
+    (r"max[\s-]?q", " maxq "),
+    (r"\b(?:laptop|notebook|mobile)(?:\s+gpu)?\b", " mobile "),
+    (r"\bpcie?\s*(?:gen\s*\d|\d\.0|\d\b|x\d+)[\w.]*(?:\s*x\d+)?", " "),  # interconnect, not form factor
+    (r"\b(?:gen\s*\d|x(?:16|8)\s*lanes?|nvlink|sli)\b", " "),
+    (r"\b(?:lp)?ddr\d\w*[\s-]*\d{4}\b|\b\d{4}\s*mt\s*/?\s*s\b|\b20[12]\d\b", " "),  # RAM speeds, years
+    (r"[-_,;:()\[\]/|+]+", " "),
+    (r"\b(rtx|gtx|gt|rx|arc|quadro)(?=\d)", r"\1 "),
+    (r"\bmi\s+(?=\d{2,3}\w?\b)", "mi"),
+    (r"(?<=\d)(ti|super|xtx|xt|gre)\b", r" \1"),
+    (r"\b(\d{4})d\b", r"\1 d"),
+    (r"\b(\d{1,2})x(?=[a-z]|\d{3,4}\b)", r"\1x "),  # "8xH100", "2x3090"
+    (r"(?<=\d)x(\d{1,2})\b", r" x\1"),  # "H100x8"
+))
+_SLASH_GB = re.compile(r"(\d{1,3})\s*/\s*(?=\d{1,3}\s*gb\b)")
+_GB = re.compile(r"\b(\d{1,3}(?:\.\d+)?)\s*gb\b")
+
+
+def _clean(text: str) -> str:
+    t = text.lower().replace("®", " ").replace("™", " ")
+    for pat, rep in _CLEAN:
+        t = pat.sub(rep, t)
+    return " ".join(t.split())
+
+
+@lru_cache(maxsize=8192)
+def gpu_tokens(text: str) -> tuple[frozenset[str], tuple[float, ...], str | None]:
+    """(tokens, memory sizes in GB, form factor) of a GPU name as the matcher sees it (cached per name)."""
+    t = _clean(_SLASH_GB.sub(r"\1gb ", text.lower()))  # "8/16GB"
+    mems = [float(m) for m in _GB.findall(t)]
+    toks = set(_GB.sub(" ", t).split())
+    form = next((_FORMS[w] for w in toks if w in _FORMS), None)
+    if form is None and "hbm3" in toks:
+        form = "sxm"  # "NVIDIA H100 80GB HBM3" is how nvidia-smi names the SXM5 card (the PCIe one has HBM2e)
+    return frozenset(w for w in toks if w not in _FORMS), tuple(mems), form
+
+
+@dataclass(frozen=True)
+class _Entry:
+    hw: Hardware
+    tokens: frozenset[str]
+    required: frozenset[str]
+    form: str | None
+    curated: bool
+
+
+def _is_gpu(h: Hardware) -> bool:
+    return h.kind in ("discrete_gpu", "datacenter_gpu") or (is_spec_db(h) and h.kind == "apu") or "jetson" in h.id
+
+
+def _index(store: Store) -> tuple[list[_Entry], dict[str, list[int]]]:
+    def build() -> tuple[list[_Entry], dict[str, list[int]]]:
+        entries: list[_Entry] = []
+        by_token: dict[str, list[int]] = {}
+        for h in all_known_hardware(store).values():
+            if not _is_gpu(h):
+                continue
+            ftoks, _, form = gpu_tokens(h.name.split("(")[0])
+            toks = set(ftoks) | ({"mobile"} if "maxq" in ftoks else set())
+            req = set(toks - SOFT)
+            if not any(ch.isdigit() for w in req for ch in w):
+                req |= toks & {"titan"}  # "TITAN X" needs both words
+            if not req:
+                continue
+            entries.append(_Entry(h, frozenset(toks), frozenset(req), form, not is_spec_db(h)))
+            keys = ([w for w in req if len(w) > 1 and w not in VARIANT] or [w for w in req if len(w) > 1]
+                    or list(req))
+            for w in keys:
+                by_token.setdefault(w, []).append(len(entries) - 1)
+        return entries, by_token
+
+    return store.cached("catalog:gpu_index", build)
+
+
+def _ram_sizes(text: str) -> set[float]:
+    """Sizes the text gives as system RAM ("64GB RAM", "128 GB of DDR5"), not as the card's memory."""
+    return {float(m) for m in re.findall(r"(\d{1,4})\s*gb\s+(?:of\s+)?(?:system\s+)?(?:ram|(?:lp)?ddr\d|system memory)\b",
+                                         text.lower())}
+
+
+def _brand(toks: set[str]) -> str | None:
+    """The one GPU vendor the text names, if exactly one ("... CPU AMD Ryzen" next to an RTX names two)."""
+    named = {v for v, words in (("AMD", {"amd", "radeon"}), ("NVIDIA", {"nvidia", "geforce"}), ("Intel", {"intel"}))
+             if toks & words}
+    series = {v for v, words in (("AMD", {"rx"}), ("NVIDIA", {"rtx", "gtx"}), ("Intel", {"arc"})) if toks & words}
+    if len(named) == 1 and not series - named:
+        return named.pop()
+    return None
+
+
+def device_count(text: str) -> int:
+    """Number of GPUs a phrase names: "8x H100", "2 x 3090", "dual 4090", "four A100s", "3090 x2" (1–16)."""
+    t = _clean(text)
+    pats = (
+        rf"\b(\d{{1,2}})\s*[x×*]\s*{_GPU_WORD}",
+        r"\b(\d{1,2})\s*[x×]\s+(?!faster|slower|more|less|the\b|speed)(?=[a-z])",
+        rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×*]\s*(\d{{1,2}})\b(?!\s*(?:gb|bit))",
+        rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×](\d{{1,2}})\b(?!\s*(?:gb|bit))",
+        rf"\b(\d{{1,2}})\s+{_GPU_WORD}",
+        rf"\b({'|'.join(_WORD_N)})\s+(?:of\s+)?{_GPU_WORD}",
+        r"\b(\d{1,2})\s*(?:gpus|cards)\b",
+    )
+    for p in pats:
+        m = re.search(p, t)
+        if m:
+            w = next(g for g in m.groups() if g)
+            n = int(w) if w.isdigit() else _WORD_N.get(w, 1)
+            if 1 <= n <= 16:
+                return n
+    return 1
+
+
+def _describe(h: Hardware) -> str:
+    mem = "/".join(f"{m:g}" for m in h.memory_gb_options)
+    return f"{h.name} ({mem + ' GB, ' if mem else ''}{h.bandwidth_gbs:g} GB/s) ({h.id})"
+
+
+def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Match | None:
+    """Resolve a GPU phrase; None when it names no GPU in the catalog.
+
+    Raises:
+        AmbiguousError: the text fits distinct products (Ti vs Ti Super, 40 vs 80 GB, PCIe vs SXM).
+        NotFoundError: the model number is known but not with the variant words given.
+    """
+    entries, by_token = _index(store)
+    ftoks, mems, form = gpu_tokens(text)
+    toks = set(ftoks)
+    toks |= {w[:-1] for w in toks if w.endswith("s") and w[:-1] in by_token and w not in by_token}  # "3090s"
+    if "maxq" in toks:
+        toks.add("mobile")
+    if memory_gb is None and mems:
+        memory_gb = max((m for m in mems if m not in _ram_sizes(text)), default=None)
+    near = {i for w in toks if w in by_token for i in by_token[w]}
+    if not near:
+        return None
+    said = toks & VARIANT
+    brand = _brand(toks)
+    cands = [entries[i] for i in near if entries[i].required <= toks and said <= entries[i].tokens
+             and (form is None or entries[i].form in (None, form)) and brand in (None, entries[i].hw.vendor)]
+    n = device_count(text)
+    if not cands:
+        close = sorted((entries[i] for i in near if brand in (None, entries[i].hw.vendor)),
+                       key=lambda e: (-len(e.required & toks), len(e.tokens)))[:6]
+        if not any(e.required - toks <= VARIANT for e in close):
+            return None  # shares a number with a GPU, names none ("Ryzen AI 9 HX 370")
+        if any(e.required <= toks for e in close):
+            raise NotFoundError(
+                "That card is not in the catalog; the closest are: " + "; ".join(_describe(e.hw) for e in close[:5])
+                + ". Pick one, or give its memory bandwidth (GB/s).",
+                [f"{e.hw.name} ({e.hw.id})" for e in close[:5]],
+            )
+        raise AmbiguousError(
+            "Which card is it? The name fits several: " + "; ".join(_describe(e.hw) for e in close[:6]) + ".",
+            [f"{e.hw.name} ({e.hw.id})" for e in close[:6]],
+        )
+    if memory_gb is not None:
+        cands = [e for e in cands if memory_gb in e.hw.memory_gb_options] or cands
+    if form is not None:
+        cands = [e for e in cands if e.form == form] or cands  # "V100-PCIE-32GB": the PCIe card itself
+    fewest = min(len((e.tokens & _EXTRA) - toks) for e in cands)  # "Radeon VII" is not the Radeon Pro VII
+    cands = [e for e in cands if len((e.tokens & _EXTRA) - toks) == fewest]
+    best = max(len((e.tokens - _VENDOR) & toks) for e in cands)
+    cands = [e for e in cands if len((e.tokens - _VENDOR) & toks) == best]
+    assumptions: list[str] = []
+    groups = {e.tokens - _VENDOR for e in cands}
+    if len(groups) > 1:
+        raise AmbiguousError(
+            "That name fits several cards: " + "; ".join(_describe(e.hw) for e in cands[:6]) + ". Which one?",
+            [f"{e.hw.name} ({e.hw.id})" for e in cands[:6]],
+        )
+    pick = _pick(cands, n, form, assumptions)
+    if mems and memory_gb == max(mems) and memory_gb in _ram_sizes(text):
+        memory_gb = None  # "an RTX 3090 and 64GB RAM": the 64 GB is not the card's
+    hw = with_memory(pick.hw, memory_gb, n)
+    conf = 0.95 if not assumptions else 0.85
+    return Match(hw, conf, assumptions, [e.hw.id for e in cands if e is not pick])
+
+
+def _pick(cands: list[_Entry], n: int, form: str | None, assumptions: list[str]) -> _Entry:
+    """One entry among products that differ only in memory size, form factor or source."""
+    if len(cands) == 1:
+        return cands[0]
+    specs = {(e.hw.bandwidth_gbs, e.hw.fp16_tflops) for e in cands}
+    if len(specs) == 1:
+        return min(cands, key=lambda e: (not e.curated, e.hw.release_year or 9999))
+    pool = cands
+    if n >= 4 and form is None and any(e.form == "sxm" for e in cands):
+        pool = [e for e in cands if e.form == "sxm"]
+        assumptions.append(f"{n}-GPU servers of this card are usually SXM boards (HGX): assumed SXM; say PCIe if not.")
+        if len(pool) == 1:
+            return pool[0]
+    curated = [e for e in pool if e.curated]
+    if len(curated) != 1:
+        raise AmbiguousError(
+            "That name fits cards that differ in memory or bandwidth: "
+            + "; ".join(_describe(e.hw) for e in (curated or pool)[:6]) + ". Which one (memory size, SXM or PCIe)?",
+            [f"{e.hw.name} ({e.hw.id})" for e in (curated or pool)[:6]],
+        )
+    pick = curated[0]
+    others = [e for e in cands if e is not pick and (e.hw.bandwidth_gbs, e.hw.fp16_tflops) !=
+              (pick.hw.bandwidth_gbs, pick.hw.fp16_tflops)]
+    if others:
+        assumptions.append(
+            f"Variant not stated: assumed the {pick.hw.name} ({pick.hw.bandwidth_gbs:g} GB/s); "
+            + "; ".join(f"the {e.hw.name} has {e.hw.bandwidth_gbs:g} GB/s" for e in others[:3])
+            + " — say which to refine."
+        )
+    return pick
+

@@ -1,0 +1,247 @@
+"""Hardware names → catalog entries: Apple chips and Macs, GPUs, CPUs/APUs/boards, RAM specs.
+
+Order: an exact id; an Apple chip or Mac product; a GPU (:mod:`knowledge.catalog._gpus`, which
+also reads the GPU count); a CPU, APU or board by its model number (``memory_systems.csv``); a
+RAM spec ("DDR5-6000 dual channel"); fuzzy matching (rapidfuzz) as the last resort. Bins of one
+chip resolve to the common bin with the assumption stated; distinct products raise
+:class:`~advisor.errors.AmbiguousError`; an unknown name raises
+:class:`~advisor.errors.NotFoundError` with the closest entries.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from advisor.errors import AmbiguousError, NotFoundError
+from knowledge.catalog._gpus import resolve_gpu
+from knowledge.catalog._load import Match, all_hardware, all_known_hardware, with_memory
+from knowledge.hardware_seed import memory_system_names
+from knowledge.seed import read_csv, split_hw_id
+from knowledge.store import Store
+
+__all__ = ["closest_hardware", "resolve_hardware"]
+
+_APPLE = re.compile(r"\bm\s?([1-5])(?:[\s-]*(?:mini[\s-]+)?(pro|max|ultra))?\b")
+_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\b(?:\s*(gpu|cpu))?")
+_GPU_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\s*gpu\b|\bgpu\s*(?:with\s*)?(\d{1,2})\s*-?\s*cores?\b")
+
+# Which chip a Mac of a given year ships with (Apple product history), for "MacBook Air 2022".
+_MAC_YEARS: dict[str, dict[int, str]] = {
+    "macbook air": {2020: "m1", 2022: "m2", 2023: "m2", 2024: "m3", 2025: "m4", 2026: "m5"},
+    "mac mini": {2020: "m1", 2023: "m2", 2024: "m4"},
+    "imac": {2021: "m1", 2023: "m3", 2024: "m4"},
+    "macbook pro": {2020: "m1", 2021: "m1 pro|m1 max", 2023: "m2 pro|m2 max|m3|m3 pro|m3 max",
+                    2024: "m4|m4 pro|m4 max", 2025: "m5", 2026: "m5 pro|m5 max"},
+    "mac studio": {2022: "m1 max|m1 ultra", 2023: "m2 max|m2 ultra", 2025: "m4 max|m3 ultra"},
+}
+
+
+def _norm(text: str) -> str:
+    t = text.lower().replace("®", "").replace("™", "").replace("(tm)", " ").replace("(r)", " ")
+    t = re.sub(r"[_,;()\[\]/]+", " ", t)
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def closest_hardware(store: Store, text: str, limit: int = 5) -> list[str]:
+    """Names (with ids) of the catalog entries closest to ``text`` (rapidfuzz WRatio), best first."""
+    hws = all_known_hardware(store)
+    choices = store.cached("catalog:hw_choices", lambda: {h.id: f"{h.name} {h.id}".lower() for h in hws.values()})
+    got = process.extract(_norm(text), choices, scorer=fuzz.WRatio, limit=limit)
+    return [f"{hws[k].name} ({k})" for _, _, k in got]
+
+
+def _apple(store: Store, t: str, memory_gb: float | None, gpu_cores: int | None) -> Match | None:
+    hws = all_hardware(store)
+    found = list(_APPLE.finditer(t))
+    m = max(found, key=lambda x: bool(x.group(2))) if found else None  # "M1 (Apple M1 Max preset)": the M1 Max
+    chip = None
+    if m:
+        chip = f"m{m.group(1)}" + (f" {m.group(2)}" if m.group(2) else "")
+    else:
+        for product, years in _MAC_YEARS.items():
+            if product in t:
+                y = re.search(r"\b(20[12]\d)\b", t)
+                if not y:
+                    chips = sorted({c for v in years.values() for c in v.split("|")})
+                    raise AmbiguousError(
+                        f"Which chip does your {product.title()} have? ({', '.join(c.upper() for c in chips)}; "
+                        "'About This Mac' shows it.)",
+                        [c.upper() for c in chips],
+                    )
+                if int(y.group(1)) in years:
+                    options = years[int(y.group(1))].split("|")
+                    if len(options) > 1:
+                        raise AmbiguousError(
+                            f"A {product.title()} from {y.group(1)} came with several chips: "
+                            f"{', '.join(o.upper() for o in options)}. Which one is it?",
+                            [o.upper() for o in options],
+                        )
+                    chip = options[0]
+                break
+    if chip is None:
+        return None
+    prefix = "apple-" + chip.replace(" ", "-") + "-"
+    tier_given = " " in chip
+    cands = [h for h in hws.values() if h.id.startswith(prefix) and (tier_given or h.id.count("-") == 2)]
+    if not cands:
+        return None
+    cands.sort(key=lambda h: h.gpu_cores or 0)
+    if gpu_cores is None:
+        gm = _GPU_CORES.search(t)
+        if gm:
+            gpu_cores = int(gm.group(1) or gm.group(2))
+        else:
+            for cm in _CORES.finditer(t):
+                if cm.group(2) != "cpu" and int(cm.group(1)) in {h.gpu_cores for h in cands}:
+                    gpu_cores = int(cm.group(1))
+    assumptions: list[str] = []
+    if gpu_cores is not None:
+        exact = [h for h in cands if h.gpu_cores == gpu_cores]
+        if exact:
+            return Match(with_memory(exact[0], memory_gb), 0.98)
+        assumptions.append(f"{chip.upper()} has no {gpu_cores}-core GPU in the catalog; ")
+    pool = cands
+    if memory_gb is not None:
+        fit = [h for h in cands if memory_gb in h.memory_gb_options]
+        pool = fit or pool
+    pick = pool[-1]
+    others = [h for h in cands if h.id != pick.id]
+    if others:
+        other_txt = ", ".join(f"{h.gpu_cores}-core" for h in others)
+        assumptions.append(
+            f"GPU core count not stated: assumed the {pick.name} ({pick.bandwidth_gbs:g} GB/s); "
+            f"the {other_txt} version differs — say so to refine."
+        )
+    elif assumptions:
+        assumptions.append(f"using the {pick.name}.")
+    return Match(with_memory(pick, memory_gb), 0.85 if others else 0.95, ["".join(assumptions)] if assumptions else [],
+                 [h.id for h in others])
+
+
+def _memory_patterns(store: Store) -> list[tuple[re.Pattern[str], str, str]]:
+    def build() -> list[tuple[re.Pattern[str], str, str]]:
+        out = []
+        for phrase, hid, assumption in memory_system_names():
+            body = phrase[3:] if phrase.startswith("re:") else re.escape(phrase).replace(r"\ ", r"\s?")
+            out.append((re.compile(rf"(?<![\w+]){body}(?![\w+])"), hid, assumption))
+        return out
+
+    return store.cached("catalog:memory_patterns", build)
+
+
+@lru_cache(maxsize=1)
+def _channel_table() -> dict[str, tuple[float, str]]:
+    return {r["hw_id"]: (float(r["channels"]), r["memory"]) for r in read_csv("memory_systems.csv") if r["channels"]}
+
+
+def _channels(hw_id: str) -> tuple[float, str] | None:
+    return _channel_table().get(hw_id)
+
+
+def _cpu(store: Store, t: str, memory_gb: float | None) -> Match | None:
+    """A CPU, APU or board named by model number; its memory system assumed unless stated."""
+    hws = all_known_hardware(store)
+    t2 = re.sub(r"[-_]", " ", t)
+    hits = []
+    for pat, hid, assumption in _memory_patterns(store):
+        m = pat.search(t2)
+        if m and hid in hws:
+            hits.append((m.start(), hid, assumption))
+    if not hits:
+        return None
+    hits.sort()
+    if re.search(r"\bcpu[\s-]only\b|\bon (?:the )?cpu\b", t2):
+        pick = next((h for h in hits if hws[h[1]].kind == "cpu"), hits[0])
+    elif re.search(r"\bigpu\b|integrated|vulkan|\bgpu\b", t2):
+        pick = next((h for h in hits if hws[h[1]].kind == "apu"), hits[0])
+    else:
+        pick = hits[0]
+    hw = hws[pick[1]]
+    ddr = re.search(r"\b(?:lp)?ddr([45])x?\s?(\d{4})\b", t2)
+    ch = _channels(hw.id)
+    if ddr and ch:
+        mts = float(ddr.group(2))
+        bw = round(ch[0] * 8 * mts / 1000, 1)
+        hw = hw.model_copy(update={"bandwidth_gbs": bw, "notes": f"{hw.notes}; bandwidth from the stated RAM: "
+                                   f"{ch[0]:g} x 64-bit channels x 8 bytes x {mts:g} MT/s = {bw:g} GB/s"})
+        return Match(with_memory(hw, memory_gb), 0.9)
+    return Match(with_memory(hw, memory_gb), 0.85 if pick[2] else 0.92, [pick[2]] if pick[2] else [])
+
+
+def _ddr(store: Store, t: str, memory_gb: float | None) -> Match | None:
+    hws = all_known_hardware(store)
+    cpu = re.search(r"\bddr([45])[- ]?(\d{4})\b", t)
+    if not cpu or re.search(r"epyc|genoa|turin|xeon", t):
+        return None
+    ch = re.search(r"\b(\d{1,2}|dual|quad|eight|twelve)[- ]?(?:ch|channels?)\b", t)
+    words = {"dual": "2", "quad": "4", "eight": "8", "twelve": "12"}
+    chans = words.get(ch.group(1), ch.group(1)) if ch else "2"
+    hid = f"cpu-ddr{cpu.group(1)}-{cpu.group(2)}-{chans}ch"
+    if hid in hws:
+        return Match(with_memory(hws[hid], memory_gb), 0.9,
+                     [] if ch else ["Channel count not stated: assumed dual channel (a desktop)."])
+    return None
+
+
+def _text_memory(t: str) -> float | None:
+    mems = [float(x) for x in re.findall(r"\b(\d{1,4})\s?gb\b", t) if 2 <= float(x) <= 1536]
+    return max(mems) if mems else None
+
+
+def resolve_hardware(
+    store: Store, text: str, *, memory_gb: float | None = None, gpu_cores: int | None = None
+) -> Match:
+    """Resolve what a person wrote ("M2 Max 38-core", "MacBook Air 2022", "my 4060", "8x H100", "Ryzen 7 7840HS").
+
+    Args:
+        store: the knowledge store.
+        text: the name as written (a phrase; at most 300 characters are read).
+        memory_gb: memory the user stated, used to pick between bins and kept on the result; read
+            from the text ("MacBook Pro M4 Max 128GB") when not given.
+        gpu_cores: GPU core count if stated separately.
+
+    Returns:
+        Match: ``value`` is a :class:`Hardware` (``n_devices`` > 1 for "2x 4090"); ``assumptions``
+        says what was assumed (an unstated GPU bin, memory system or variant).
+
+    Raises:
+        NotFoundError: nothing matches well; ``candidates`` lists the closest entries.
+        AmbiguousError: several entries that differ in what matters (e.g. H100 PCIe vs SXM).
+    """
+    raw = (text or "").strip()[:300]  # a name, not a paste: bounded work
+    if not raw:
+        raise NotFoundError("No hardware given.", [])
+    t = _norm(raw)
+    hws = all_known_hardware(store)
+    base, n = split_hw_id(t)
+    if base in hws:
+        return Match(with_memory(hws[base], memory_gb, n), 1.0)
+    mem = memory_gb if memory_gb is not None else _text_memory(t)
+    m = _apple(store, t, mem, gpu_cores)
+    if m:
+        return m
+    if re.search(r"\b(?:igpu|integrated)\b", t):
+        m = _cpu(store, t, memory_gb)
+        if m:
+            return m
+    g = resolve_gpu(store, raw, memory_gb)
+    if g and (g.value.release_year or 0) >= 2016:
+        return g
+    m = _cpu(store, t, memory_gb) or g or _ddr(store, t, memory_gb)  # "780M" today is AMD's iGPU, not a 2013 GTX
+    if m:
+        return m
+    choices: dict[str, Any] = store.cached(
+        "catalog:fuzzy", lambda: {h.id: f"{h.name} {h.id.replace('-', ' ')}".lower() for h in hws.values()})
+    got = process.extract(t, choices, scorer=fuzz.token_set_ratio, limit=5)
+    if got and got[0][1] >= 92 and (len(got) == 1 or got[0][1] - got[1][1] >= 5):
+        return Match(with_memory(hws[got[0][2]], memory_gb), got[0][1] / 100)
+    close = closest_hardware(store, raw)
+    raise NotFoundError(
+        f"I don't know the hardware {raw[:80]!r}. Closest catalog entries: " + "; ".join(close)
+        + ". You can also describe it with its memory bandwidth (GB/s) and FP16 TFLOPS.",
+        close,
+    )

@@ -1,0 +1,156 @@
+"""Model look-up: catalog models by id, alias or the names people write ("qwen3 30b a3b")."""
+
+from __future__ import annotations
+
+import re
+
+from rapidfuzz import fuzz, process
+
+from advisor.errors import NotFoundError
+from advisor.models import ModelSpec
+from knowledge.catalog._load import Match, all_models
+from knowledge.store import Store
+
+__all__ = ["generic_model", "resolve_model"]
+
+
+# ----------------------------------------------------------------------------- models
+_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*b\b")
+_ACTIVE = re.compile(r"\ba(\d+(?:\.\d+)?)b\b")
+_MOE_X = re.compile(r"\b(\d+)x(\d+(?:\.\d+)?)b\b")
+_QUANT_SUFFIX = re.compile(
+    r"[-_. :](?:gguf|mlx|instruct|chat|it|base|hf|awq|gptq|fp16|bf16|f16|\d-?bit|q\d[\w]*|iq\d[\w]*|mxfp4|dwq|qat|"
+    r"ud|v\d+(?:\.\d+)?|\d{4})\b"
+)
+
+
+def _model_key(text: str) -> str:
+    t = text.strip().lower()
+    if "/" in t:
+        t = t.split("/")[-1]
+    t = t.replace("_", "-")
+    return t
+
+
+def _strip_suffixes(t: str) -> str:
+    prev = None
+    while prev != t:
+        prev = t
+        t = _QUANT_SUFFIX.sub("", t).strip(" -_.:")
+    return t
+
+
+def _family_tokens(t: str) -> list[str]:
+    fams = re.findall(
+        r"(llama|qwen|gemma|mistral|mixtral|phi|gpt-?oss|deepseek|tinyllama|coder|distill|small|mini|r1)", t
+    )
+    return fams
+
+
+def _version(t: str) -> str | None:
+    m = re.search(r"(?:llama|qwen|gemma|phi|mistral)[\s-]?(\d(?:\.\d)?)(?!\d*\s*b\b)", t)
+    return m.group(1) if m else None
+
+
+def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> Match:
+    """Resolve a model name ("llama 3.1 8b", "qwen3 30b a3b", "mlx-community/Qwen3.5-9B-4bit").
+
+    Returns:
+        Match with a :class:`ModelSpec`; an unknown model whose size is known (from the name, like
+        ``30b-a3b``, or ``params_b``) gets a generic architecture, stated as an assumption.
+
+    Raises:
+        NotFoundError: unknown model and no size to go on.
+    """
+    raw = (text or "").strip()[:300]
+    models = all_models(store)
+    alias_map = {a: mid for mid, m in models.items() for a in m.aliases}
+    key = _model_key(raw) if raw else ""
+    for cand in (raw.lower(), key, _strip_suffixes(key), _strip_suffixes(key).replace("-", " ")):
+        if cand and cand in alias_map:
+            return Match(models[alias_map[cand]], 1.0)
+        if cand and cand.lower() in {m.lower() for m in models}:
+            mid = next(m for m in models if m.lower() == cand.lower())
+            return Match(models[mid], 1.0)
+    t = _strip_suffixes(key).replace("-", " ")
+    size = None
+    sm = _MOE_X.search(t)
+    if sm:
+        size = float(sm.group(1)) * float(sm.group(2))
+    else:
+        sizes = [float(x) for x in _SIZE.findall(t)] or [float(x) for x in re.findall(r"\be(\d+(?:\.\d+)?)b\b", t)]
+        active = _ACTIVE.search(t)
+        sizes = [s for s in sizes if not (active and s == float(active.group(1)))]
+        size = sizes[0] if sizes else None
+    active_b = float(_ACTIVE.search(t).group(1)) if _ACTIVE.search(t) else None  # type: ignore[union-attr]
+    fams = _family_tokens(t)
+    ver = _version(t)
+    if raw and fams:
+        scored = []
+        for mid, m in models.items():
+            name = (mid.split("/")[-1] + " " + " ".join(m.aliases)).lower()
+            if not all(f in name for f in fams if f not in ("r1",)):
+                continue
+            if ver and not re.search(rf"(?:llama|qwen|gemma|phi|mistral)[\s-]?{re.escape(ver)}(?![\d.])", name):
+                continue
+            if size is not None:
+                nominal = re.findall(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b", mid.lower())
+                if not any(abs(float(x) - size) / size < 0.12 for x in nominal) and abs(m.params_b - size) / size > 0.12:
+                    continue
+            if active_b is not None and m.active_params_b and abs(m.active_params_b - active_b) > 0.6:
+                continue
+            extra = sum(1 for w in ("coder", "distill", "deepseek", "r1", "math", "vl", "dolphin")
+                        if w in name and w not in t)
+            score = fuzz.token_set_ratio(t, name) - 15 * extra
+            scored.append((score, mid))
+        scored.sort(reverse=True)
+        if scored and size is not None:
+            best = scored[0]
+            alts = [mid for s, mid in scored[1:4]]
+            conf = 0.95 if len(scored) == 1 else 0.8
+            assumptions = []
+            if len(scored) > 1 and ver is None:
+                assumptions.append(
+                    f"Model version not stated: assumed {best[1].split('/')[-1]} (others of that size: "
+                    f"{', '.join(a.split('/')[-1] for a in alts)}); speed depends on size and format, so this "
+                    "barely matters for the numbers."
+                )
+            return Match(models[best[1]], conf, assumptions, alts)
+    if params_b is None:
+        params_b = size
+    if params_b is not None:
+        return Match(generic_model(store, raw or f"{params_b:g}B model", params_b, active_b), 0.6,
+                     [f"{raw or 'This model'} is not in the catalog: sized as a {params_b:g}B"
+                      + (f" (≈{active_b:g}B active)" if active_b else "")
+                      + " model with a generic architecture borrowed from the nearest catalog model."])
+    names = {mid: (mid + " " + " ".join(m.aliases)).lower() for mid, m in models.items()}
+    got = process.extract(key or raw, names, scorer=fuzz.WRatio, limit=5)
+    raise NotFoundError(
+        f"I don't know the model {raw[:80]!r} and no size was given. Closest: "
+        + ", ".join(mid.split("/")[-1] for _, _, mid in got)
+        + ". Give its size, e.g. '8B', to predict it anyway.",
+        [mid for _, _, mid in got],
+    )
+
+
+def generic_model(store: Store, name: str, params_b: float, active_b: float | None = None) -> ModelSpec:
+    """A model not in the catalog, sized ``params_b`` (total) / ``active_b`` (per token), billions.
+
+    The attention shape (layers, KV heads, head dim) is borrowed from the dense catalog model of
+    the nearest size among Llama 3.x / Qwen 2.5–3 (GQA with 8 or fewer KV heads), and the result is
+    marked ``generic=True``.
+    """
+    models = all_models(store)
+    ref_size = active_b or params_b
+    dense = [m for m in models.values() if not m.active_params_b and m.n_layers and m.n_kv_heads and m.head_dim
+             and m.kv_layers is None and re.search(r"llama-3|qwen2\.5|qwen3-", m.id.lower())]
+    ref = min(dense, key=lambda m: abs(m.params_b - params_b)) if dense else None
+    return ModelSpec(
+        id=name.strip()[:80] or f"generic-{params_b:g}b", family="generic", params_b=params_b,
+        active_params_b=active_b if active_b and active_b < params_b else None,
+        n_layers=ref.n_layers if ref else None, n_kv_heads=ref.n_kv_heads if ref else None,
+        head_dim=ref.head_dim if ref else None, hidden_size=ref.hidden_size if ref else None,
+        vocab_size=ref.vocab_size if ref else None, generic=True,
+        notes=f"generic architecture: attention shape of {ref.id if ref else 'none'} (nearest size to {ref_size:g}B)",
+        source_url=ref.source_url if ref else "",
+    )
