@@ -52,6 +52,7 @@ class Options:
         notes: sentences for the folded detail (assumed candidates, unknown names).
         request: :class:`advisor.compare.CompareRequest` fields that reproduce it in the Compare tab.
         hint: the cheapest change that makes an option work when none does (Markdown), else ``""``.
+        said: what was assumed or left out about the names as written (shown, not folded).
     """
 
     kind: str
@@ -60,6 +61,7 @@ class Options:
     notes: list[str] = field(default_factory=list)
     request: dict[str, Any] | None = None
     hint: str = ""
+    said: list[str] = field(default_factory=list)
 
 
 def has_options(facts: Scenario | None) -> bool:
@@ -142,7 +144,8 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     fill = compare_fill(store, facts)
     if fill is None or len(fill["candidates"]) < 2:
         return None
-    _, notes = candidate_names(store, facts)
+    _, said = candidate_names(store, facts)
+    notes: list[str] = []
     req = cmp.CompareRequest(**{k: v for k, v in fill.items() if v is not None},
                              backend=facts.backend if facts.backend else None)
     result = cmp.compare_request(store, req)
@@ -161,7 +164,7 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
           "gen_tokens": result["gen_tokens"], "users": result["concurrency"]}
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
-    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill, hint=hint)
+    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill, hint=hint, said=said)
 
 
 def _rows(candidates: list[str], result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -263,7 +266,7 @@ def options_markdown(opt: Options) -> str:
                 f"{_dash(fmt_rate(r['tps_each']))} | {'met' if r['meets'] else 'missed'} |" for r in rows]
         targets = (f"<sub>Targets: first word within {DEFAULT_TTFT_TARGET_S:g} s for 95 % of requests, "
                    f"{DEFAULT_TPS_TARGET:g} tok/s per user (about twice reading speed), everyone streaming at "
-                   "once. “Open in Compare” below changes them.</sub>")
+                   "once; the Compare tab (or `advisor compare`) changes them.</sub>")
     else:
         fitting = [r for r in rows if r["fits"]]
         if fitting:
@@ -279,6 +282,8 @@ def options_markdown(opt: Options) -> str:
         targets = ""
     lines = "\n".join(f"- {_row_sentence(r, users, opt.kind)}" for r in rows)
     out = [lead, f"<sub>{title}</sub>", head + "\n" + "\n".join(body), lines, opt.hint]
+    if opt.said:
+        out.append("<br>".join(f"<sub>{x}</sub>" for x in opt.said))
     if targets:
         out.append(targets)
     if opt.notes:

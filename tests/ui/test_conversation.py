@@ -188,3 +188,10 @@ def test_probe_result_in_plain_words():
     assert "4.2 GFLOP/s" in text and "0.00 TFLOP" not in text
     assert "q4" not in text and "(f16 weights): 4.2 GB/s" in text  # a kernel that did not run is not shown
     assert not INTERNAL.search(text)
+
+
+def test_names_assumed_or_left_out_are_said(store):
+    facts = TEAM.model_copy(update={"compare_hardware": ["two 4090s", "H100", "a potato computer"]})
+    text = options_markdown(options_for(store, facts))
+    top = above_details(text)
+    assert "“H100” could be H100 PCIe" in top and "“a potato computer”" in top and "left out" in top
