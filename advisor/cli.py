@@ -12,17 +12,28 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from advisor.errors import load_json
 from advisor.report import json_safe
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+
+class _Commands(TyperGroup):
+    """The command group; lets ``probe --server`` stand without a URL (see :func:`server_argv`)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, server_argv(args))
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
                   help="Why is my local language model slow, and what should I buy or change?")
 db_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The knowledge store: stats, export, import.")
 app.add_typer(db_app, name="db")
 
 STORE_OPT = typer.Option(None, "--store", envvar="ADVISOR_STORE", help="Store file, Parquet folder or URL.")
 JSON_OPT = typer.Option(False, "--json", help="Print one JSON object.")
+#: ``--server`` given without a URL: probe the servers found on the loopback default ports.
+SERVER_FOUND = "auto"
 
 
 def _store(path: str | None) -> Any:
@@ -316,6 +327,15 @@ def probe(
     kernels_only: bool = typer.Option(False, "--kernels-only", help="Only the kernel probe (no model)."),
     model: Optional[str] = typer.Option(None, "--model", help="Local mlx-lm model folder for the model probe."),
     budget: float = typer.Option(15.0, "--budget", help="Time budget for the kernel probe, seconds."),
+    server: Optional[str] = typer.Option(
+        None, "--server", metavar="[URL]",
+        help="Measure the LLM server running here (Ollama, llama-server, vLLM, SGLang, LM Studio, mlx_lm.server) "
+        "instead: the one at URL, or those found on the loopback default ports."),
+    server_model: Optional[str] = typer.Option(None, "--server-model", help="Which served model to measure."),
+    server_budget: float = typer.Option(60.0, "--server-budget", help="Time budget per server, seconds."),
+    server_prompts: str = typer.Option("128,512,2048", "--server-prompts", help="Prompt lengths, tokens."),
+    server_gen: int = typer.Option(64, "--server-gen-tokens", help="Answer length of every request, tokens."),
+    server_streams: int = typer.Option(2, "--server-streams", help="Concurrent streams of the batching pass (0: none)."),
     store: Optional[str] = STORE_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
@@ -323,11 +343,46 @@ def probe(
     from advisor import report, service
     from advisor.render.terminal import progress_bar
 
+    if server is not None or server_model is not None:
+        url = None if server in (None, "", SERVER_FOUND) else server
+        _server_probe(lambda: _store(store), url, server_model, server_budget, server_prompts, server_gen,
+                      server_streams, as_json)
+        return
     st = _guard(lambda: _store(store), as_json)
     with progress_bar(enabled=not as_json) as progress:
         r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
                                              model_path=model, time_budget_s=budget), as_json)
     _say(r, as_json, report.probe_markdown(r, st))
+
+
+def _server_probe(open_store: Any, url: str | None, model: str | None, budget: float, prompts: str, gen: int,
+                  streams: int, as_json: bool) -> None:
+    """``advisor probe --server [URL]``: progress on stderr, one JSON object (``servers`` when several)."""
+    from advisor import service
+    from advisor.probe.server_report import result_markdown
+
+    def lengths() -> tuple[int, ...]:
+        try:
+            return tuple(int(x) for x in prompts.split(",") if x.strip())
+        except ValueError:
+            raise ValueError(f"--server-prompts must be comma-separated token counts, got {prompts!r}") from None
+
+    def progress(frac: float, desc: str) -> None:
+        sys.stderr.write(f"[{frac:4.0%}] {desc[:70]}\n")
+        sys.stderr.flush()
+
+    results = _guard(lambda: service.run_server_probe(
+        open_store, url=url, model=model, allow_remote=bool(url), progress=progress, time_budget_s=budget,
+        prompt_lengths=lengths(), gen_tokens=gen, concurrency=streams), as_json)
+    if as_json:
+        objs = [r.model_dump(mode="json", exclude={"machine"}) for r in results]
+        out = dict(objs[0])
+        out["machine"] = results[0].machine
+        if len(objs) > 1:
+            out["servers"] = objs
+        _emit(out, True)
+        return
+    _emit(None, False, "\n\n".join(result_markdown(r, r.verdict) for r in results))
 
 
 @app.command()
@@ -417,6 +472,18 @@ def db_recover(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT,
     path = store or default_store_path()
     moved = _guard(lambda: Store.recover(path, force=force), as_json)
     _emit({"moved_to": moved}, as_json, f"moved {path} to {moved}; the next command builds a fresh store")
+
+
+def server_argv(argv: list[str]) -> list[str]:
+    """``--server`` without a URL (last, or before another option) → ``--server=auto`` (find servers).
+
+    Typer options always take a value; this keeps ``advisor probe --server [URL]`` as DESIGN.md writes it.
+    """
+    out = list(argv)
+    for i, a in enumerate(out):
+        if a == "--server" and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out[i] = f"--server={SERVER_FOUND}"
+    return out
 
 
 def main() -> None:

@@ -22,7 +22,8 @@ from advisor.perf import predict
 from advisor.resolve import require, resolve_scenario
 from knowledge.store import Store
 
-__all__ = ["AskResult", "ImportOutcome", "ask", "diagnose_scenario", "import_output", "predict_scenario", "run_probe"]
+__all__ = ["AskResult", "ImportOutcome", "ask", "diagnose_scenario", "import_output", "predict_scenario", "run_probe",
+           "run_server_probe"]
 
 log = logging.getLogger("advisor")
 MAX_MESSAGE_CHARS = 200_000
@@ -311,3 +312,90 @@ def _looks_pasted(text: str) -> bool:
                "tg128", "\"avg_ts\"", "prompt_per_second", "Serving Benchmark Result", "tokensPerSecond",
                "llama_perf_context_print", "prompt_eval_duration")
     return text.count("\n") >= 1 and any(m.lower() in text.lower() for m in markers)
+
+
+def run_server_probe(
+    store: Store | Callable[[], Store], *, url: str | None = None, model: str | None = None, allow_remote: bool = False,
+    progress: Callable[[float, str], None] | None = None, time_budget_s: float = 60.0,
+    prompt_lengths: tuple[int, ...] = (128, 512, 2048), gen_tokens: int = 64, concurrency: int = 2,
+    ports: list[int] | None = None, save: bool = True, machine: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Measure the LLM server(s) running on this machine (or at ``url``), store and diagnose each.
+
+    Args:
+        store: the knowledge store, or a function that opens it (called only once a server was found, so a
+            wrong address fails fast and touches no store).
+        url: the server's address; None finds servers on the loopback default ports. A non-loopback
+            ``url`` needs ``allow_remote`` (the CLI sets it for an address typed on its command line;
+            the web app never does).
+        model: ``--server-model``: which served model to measure (servers that lack it are skipped).
+        time_budget_s: budget for each server's benchmark, seconds.
+        prompt_lengths, gen_tokens, concurrency: the workload (see :func:`advisor.probe.server.measure_server`).
+        ports: loopback ports to search instead of the defaults.
+        save: store each measurement (one results row per run, with engine, model and machine).
+        machine: this machine's description (default: :func:`advisor.probe.detect_machine`).
+
+    Returns:
+        list[ServerProbeResult]: one per server measured, each with its ``verdict`` and ``summary``.
+
+    Raises:
+        InputError: bad address or arguments, or no server serves ``model``.
+        ServerProbeError: nothing found, not an LLM server, or every request failed (one-line message).
+    """
+    import json as _json
+
+    from advisor.probe.server import find_servers, measure_server
+    from advisor.probe.server_engines import choose_model
+    from advisor.probe.server_report import scenario_of, stored_rows, summary_line
+    from advisor.probe.system import detect_machine
+    from knowledge import catalog
+
+    infos = find_servers(url, allow_remote=allow_remote, ports=ports)
+    if model and len(infos) > 1:
+        serving = []
+        for info in infos:
+            try:
+                choose_model(info, model)
+                serving.append(info)
+            except AdvisorError:
+                continue
+        if not serving:
+            raise InputError(f"none of the servers found ({', '.join(i.url for i in infos)}) serves {model!r}")
+        infos = serving
+    if not isinstance(store, Store):
+        store = store()
+    machine = machine if machine is not None else detect_machine()
+    hw_id = _match_machine(store, machine, catalog)
+    probe = _latest_probe(store) if hw_id is None else None
+    hardware = hw_id or ("this machine" if probe is not None else None)
+    memory = machine.get("gpu_memory_gb") or machine.get("memory_total_gb")
+    out = []
+    for k, info in enumerate(infos):
+        def sub(frac: float, desc: str, k: int = k, label: str = info.label) -> None:
+            if progress is not None:
+                progress((k + min(1.0, max(0.0, frac))) / len(infos), f"{label}: {desc}")
+
+        result = measure_server(info, model=model, prompt_lengths=prompt_lengths, gen_tokens=gen_tokens,
+                                time_budget_s=time_budget_s, concurrency=concurrency, progress=sub)
+        result = result.model_copy(update={"machine": machine})
+        verdict = None
+        if result.server_runs:
+            discrete = bool(machine.get("gpu_memory_gb")) and not machine.get("unified_memory")
+            sc = scenario_of(result, hardware=hardware, memory_gb=memory if hardware and hardware != "this machine"
+                             else None, system_ram_gb=machine.get("memory_total_gb") if discrete else None,
+                             gpu_count=machine.get("gpu_count"))
+            try:
+                verdict = diagnose_scenario(store, sc)
+            except AdvisorError as e:
+                result.notes.append(f"No verdict: {e}")
+        result = result.model_copy(update={"verdict": verdict, "summary": summary_line(result, verdict)})
+        if save and result.server_runs:
+            raw = _json.dumps(result.model_dump(mode="json", exclude={"verdict"}), default=str)
+            result.stored_id = store.save_import(
+                fmt=f"server-probe:{info.engine}", raw_text=raw, measurements=stored_rows(result),
+                hardware=str(machine.get("chip") or machine.get("gpu_name") or machine.get("cpu_model") or "this machine"),
+                hw_id=hw_id, machine=machine)
+        log.info("server probe engine=%s model=%s runs=%d s=%.1f", info.engine, result.model,
+                 len(result.server_runs), result.duration_s)
+        out.append(result)
+    return out

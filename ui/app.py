@@ -158,6 +158,8 @@ def build_app(
                                     elem_id="probe-text", padding=True)
                         probe_btn = gr.Button("Probe this machine", elem_id="probe-btn", interactive=allow_probe)
                         probe_out = gr.Markdown(elem_id="probe-out", padding=True)
+                    from ui.server_probe import add_server_probe
+                    add_server_probe(store, allow_probe=allow_probe)
 
                 with gr.Column(scale=5, min_width=380):
                     gr.Markdown("### What I understood")

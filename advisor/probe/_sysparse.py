@@ -11,6 +11,7 @@ from typing import Any
 __all__ = [
     "default_wired_limit_gb",
     "num",
+    "nvml_bandwidth_gbs",
     "parse_cpuinfo",
     "parse_gpu_cores",
     "parse_lscpu",
@@ -18,6 +19,8 @@ __all__ = [
     "parse_nvidia_smi",
     "parse_pmset_batt",
     "parse_vm_stat",
+    "pci_ids_name",
+    "pci_marketing_name",
 ]
 
 GB = 1e9
@@ -164,3 +167,45 @@ def default_wired_limit_gb(total_bytes: float) -> float:
     """
     share = 2 / 3 if total_bytes <= 36 * GIB else 3 / 4
     return round(total_bytes * share / GB, 2)
+
+
+def nvml_bandwidth_gbs(bus_bits: int | None, mem_clock_mhz: int | None) -> float | None:
+    """Spec memory bandwidth from NVML's memory bus width and maximum memory clock, GB/s.
+
+    ``bus_bits / 8 × clock × 2``: NVML reports the memory clock such that two transfers per clock
+    give the data rate, for GDDR and HBM alike (RTX 4090: 384 bits × 10,501 MHz → 1,008 GB/s; H100
+    SXM5: 5,120 bits × 2,619 MHz → 3,352 GB/s, the spec sheets' 1,008 GB/s and 3.35 TB/s).
+
+    Returns:
+        GB/s (10^9 bytes/s) rounded to 0.1, or None for missing or non-positive inputs.
+    """
+    if not bus_bits or not mem_clock_mhz or bus_bits <= 0 or mem_clock_mhz <= 0:
+        return None
+    return round(bus_bits / 8 * mem_clock_mhz * 1e6 * 2 / 1e9, 1)
+
+
+def pci_ids_name(db: str, vendor: int, device: int) -> str | None:
+    """The device's name in a ``pci.ids`` database text (``\\t2684  AD102 [GeForce RTX 4090]``), or None.
+
+    Vendors start at column 0 (``10de  NVIDIA Corporation``), their devices follow indented by one
+    tab, subsystems by two (skipped); the device-class section (``C 03 ...``) ends the vendors.
+    """
+    vend, dev = f"{vendor:04x}", f"{device:04x}"
+    inside = False
+    for line in (db or "").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        if not line.startswith("\t"):
+            if inside:
+                return None
+            inside = line[:4].lower() == vend and line[4:6] == "  "
+            continue
+        if inside and not line.startswith("\t\t") and line[1:5].lower() == dev:
+            return line[5:].strip() or None
+    return None
+
+
+def pci_marketing_name(pci_name: str | None) -> str | None:
+    """``AD102 [GeForce RTX 4090]`` → ``GeForce RTX 4090`` (the bracketed part, when there is one)."""
+    m = re.search(r"\[([^\]]+)\]", pci_name or "")
+    return m.group(1).strip() if m else (pci_name or None)

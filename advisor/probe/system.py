@@ -8,7 +8,9 @@ Sources: Linux ``/proc/cpuinfo``, ``/proc/meminfo``, ``lscpu``, cgroup files and
 ``/sys/class/power_supply``; macOS ``sysctl`` (``hw.memsize``, ``machdep.cpu.brand_string``,
 ``hw.physicalcpu``, ``iogpu.wired_limit_mb``), ``vm_stat``, ``pmset -g batt``, ``ioreg`` or
 ``system_profiler SPDisplaysDataType``; ``nvidia-smi`` wherever it is on ``PATH``; MLX ``device_info``
-on Metal.
+on Metal; ``psutil`` (what is still missing, and Windows) and NVIDIA's NVML through ``nvidia-ml-py``
+(name, memory, PCI id, spec bandwidth from bus width × memory clock) where they are installed
+(:mod:`advisor.probe._syslib`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from advisor.probe._syslib import nvml_gpus, psutil_fill, windows_cpu_model
 from advisor.probe._sysparse import (
     default_wired_limit_gb,
     num,
@@ -260,6 +263,30 @@ def _nvidia(info: dict[str, Any], run: Runner) -> None:
         info["gpus"] = gpus
 
 
+def _nvml(info: dict[str, Any], gpus: list[dict[str, Any]] | None = None) -> None:
+    """NVML's view of the NVIDIA GPUs (preferred over ``nvidia-smi``: exact PCI id, bus width, clock)."""
+    gpus = nvml_gpus() if gpus is None else gpus
+    if not gpus:
+        return
+    g = gpus[0]
+    for src, dst in (("name", "gpu_name"), ("memory_gb", "gpu_memory_gb"), ("memory_free_gb", "gpu_memory_free_gb"),
+                     ("pci_id", "gpu_pci_id"), ("pci_name", "gpu_pci_name"), ("bandwidth_gbs", "gpu_bandwidth_gbs")):
+        if src in g:
+            info[dst] = g[src]
+    if "bandwidth_gbs" in g:
+        info["gpu_bandwidth_source"] = (f"NVML: {g['memory_bus_bits']}-bit bus × {g['memory_clock_mhz']} MHz "
+                                        "max memory clock × 2 transfers (spec, not measured)")
+    info["gpu_count"] = len(gpus)
+    if len(gpus) > 1:
+        info["gpus"] = gpus
+
+
+def _windows(info: dict[str, Any]) -> None:
+    model = windows_cpu_model()
+    if model:
+        info["cpu_model"] = model
+
+
 def available_memory_bytes() -> float | None:
     """RAM available to this process without swapping, bytes (cgroup limit applied); None if unknown.
 
@@ -310,12 +337,13 @@ def cpu_busy_others_pct(before: CpuSnapshot, after: CpuSnapshot) -> float | None
     return round(max(0.0, min(100.0, 100.0 * others / (wall * cores))), 1)
 
 
-def detect_machine(*, run: Runner | None = None, system: str | None = None) -> dict[str, Any]:
+def detect_machine(*, run: Runner | None = None, system: str | None = None, nvml: bool = True) -> dict[str, Any]:
     """Describe this machine; never raises, and leaves out what it cannot read.
 
     Args:
         run: command runner (``(argv, timeout_s) -> stdout | None``), injectable for tests.
         system: ``platform.system()`` override, for tests.
+        nvml: ask NVML (``nvidia-ml-py``) about NVIDIA GPUs; False for tests that fake ``run``.
 
     Returns:
         A dict with keys among ``os``, ``os_version``, ``arch``, ``python``, ``cpu_model``,
@@ -327,7 +355,10 @@ def detect_machine(*, run: Runner | None = None, system: str | None = None) -> d
         ``gpu_recommended_working_set_gb`` (Metal), ``gpu_wired_limit_gb`` with
         ``gpu_wired_limit_is_default`` (and ``gpu_wired_limit_is_estimate`` when it is the default
         share), ``unified_memory``, ``power_source`` ("ac", "battery", "ups"), ``hypervisor``,
-        ``cpu_l3_cache``, ``chip`` (Apple SoC name) and ``is_container``. Memory in GB of 10^9 bytes.
+        ``cpu_l3_cache``, ``chip`` (Apple SoC name) and ``is_container``; with NVML also
+        ``gpu_pci_id`` (``vendor:device``), ``gpu_pci_name`` (from ``pci.ids``), ``gpu_bandwidth_gbs``
+        (spec) with ``gpu_bandwidth_source``; with psutil also ``swap_used_gb`` and ``cpu_max_mhz``.
+        Memory in GB of 10^9 bytes.
     """
     run = run or _run
     system = system or platform.system()
@@ -344,7 +375,12 @@ def detect_machine(*, run: Runner | None = None, system: str | None = None) -> d
         info["os_version"] = platform.release()
         if system == "Linux":
             steps.append(lambda: _linux(info, run))
+        elif system == "Windows":
+            steps.append(lambda: _windows(info))
     steps.append(lambda: _nvidia(info, run))
+    if nvml:
+        steps.append(lambda: _nvml(info))
+    steps.append(lambda: psutil_fill(info))
     for step in steps:
         try:
             step()
