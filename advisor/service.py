@@ -112,8 +112,9 @@ def predict_scenario(store: Store, scenario: Scenario) -> Prediction:
     return p.model_copy(update={"assumptions": res.assumptions + p.assumptions})
 
 
-def diagnose_scenario(store: Store, scenario: Scenario) -> Verdict:
-    """Verdict for a scenario (with or without measured rates or pasted output)."""
+def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None = None) -> Verdict:
+    """Verdict for a scenario (with or without measured rates or pasted output); ``question``: the person's
+    words this turn (symptoms such as a household question or "after the update" are read from them)."""
     from advisor.importers import parse_output
 
     if scenario.raw_output and (scenario.measured_decode_tps is None and scenario.measured_prefill_tps is None):
@@ -126,7 +127,7 @@ def diagnose_scenario(store: Store, scenario: Scenario) -> Verdict:
             "I need at least the hardware and the model (or measured numbers) to diagnose. "
             + " ".join(res.problems.values())
         )
-    return diagnose_resolved(store, res)
+    return diagnose_resolved(store, res, question=question)
 
 
 def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "") -> Scenario:
@@ -287,7 +288,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         verdict = out.verdict
     if verdict is None and q is None and not missing:
         try:
-            verdict = diagnose_scenario(store, facts)
+            verdict = diagnose_scenario(store, facts, question=text)
         except AdvisorError as e:
             lines.append(str(e))
     from advisor.render.conversation import turn_reply

@@ -33,7 +33,7 @@ from advisor.understand.situation import (
     Unresolved,
     Workload,
 )
-from advisor.understand.symptoms import parse_ngl, read_symptoms
+from advisor.understand.symptoms import guess_kind, parse_ngl, read_machine_facts, read_symptoms
 from knowledge.store import Store
 
 __all__ = [
@@ -78,9 +78,16 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     hw = res.hardware
     machine = None
     if hw is not None or s.hardware:
+        facts = read_machine_facts(" ".join(filter(None, [s.hardware, s.backend, s.raw_output, s.interconnect])))
+        kind = hw.kind if hw is not None else guess_kind(s.hardware)
+        count = s.gpu_count or (int(facts.get("count", 1)) if kind not in (None, "cpu", "apple_soc") else 1)  # type: ignore[call-overload]
         machine = Machine(
-            text=s.hardware, hardware=hw, kind=hw.kind if hw is not None else None,
-            count=hw.n_devices if hw is not None else 1, memory_stated_gb=s.memory_gb,
+            text=s.hardware, hardware=hw, kind=kind,  # type: ignore[arg-type]
+            count=hw.n_devices if hw is not None else count,
+            interconnect=facts.get("interconnect"), pcie_lanes=facts.get("pcie_lanes"),  # type: ignore[arg-type]
+            layout=facts.get("layout"), tensor_parallel=facts.get("tensor_parallel"),  # type: ignore[arg-type]
+            vram_carveout_gb=facts.get("vram_carveout_gb"), system_ram_gb=s.system_ram_gb,  # type: ignore[arg-type]
+            memory_stated_gb=s.memory_gb,
             memory_shipped=(s.memory_gb in hw.memory_gb_options) if (hw is not None and s.memory_gb
                                                                      and hw.memory_gb_options) else None,
             measured=bool(hw is not None and hw.measured),

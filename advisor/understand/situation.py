@@ -217,6 +217,13 @@ class Symptoms(_Frozen):
             start"), ``"decode"`` (generation speed).
         prefix_reuse (bool): the workload resends a growing or shared prompt (agents, chat history, RAG).
         mentions (frozenset[str]): other flags noticed, each a short id (for explanations and tests).
+        full_offload (bool): every layer is said to be on the GPU ("fully offloaded", ``-ngl 99``, "33/33 layers").
+        gpu_arch (str | None): an old GPU generation with slow FP16 named: ``"pascal"`` (P40, P4, GTX 10xx;
+            not the P100), ``"maxwell"``, ``"kepler"``.
+        p2p_disabled (bool): GPU peer-to-peer is off (``NCCL_P2P_DISABLE=1``, "P2P disabled").
+        faster_elsewhere (bool): the same model runs much faster in another engine or version on this machine.
+        household (bool): a family/home question (plain words wanted).
+        intel_mac (bool): the machine is an Intel Mac (its GPU is no Apple Silicon GPU, whatever a name matched).
     """
 
     n_gpu_layers: int | None = None
@@ -242,6 +249,12 @@ class Symptoms(_Frozen):
     asks_about: frozenset[str] = frozenset()
     prefix_reuse: bool = False
     mentions: frozenset[str] = frozenset()
+    full_offload: bool = False
+    gpu_arch: str | None = None
+    p2p_disabled: bool = False
+    faster_elsewhere: bool = False
+    household: bool = False
+    intel_mac: bool = False
 
 
 class Situation(_Frozen):

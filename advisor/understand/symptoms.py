@@ -14,7 +14,7 @@ import re
 
 from advisor.understand.situation import Symptoms
 
-__all__ = ["parse_ngl", "read_symptoms"]
+__all__ = ["guess_kind", "parse_ngl", "read_machine_facts", "read_symptoms"]
 
 _NGL = re.compile(r"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|num_gpu)\s*[=:]?\s*(\d{1,6})\b", re.I)
 _PREFILL_WORDS = re.compile(
@@ -29,7 +29,7 @@ _PREFIX_WORDS = re.compile(r"resend|re-?process|growing|conversation grows|cache
                            r"history|system prompt|same (?:prompt|document|file)", re.I)
 _CONTAINER = re.compile(r"docker|container|podman|\bwsl2?\b|virtualbox|\bvm\b|llamagpt|proxmox|\blxc\b", re.I)
 _KV_QUANT = re.compile(r"(?:kv[_ ]cache[_ ]type|-ctk|--cache-type-k|cache-type-k|kv[_-]cache[_-]dtype)\s*[=:]?\s*(q\d_\d|q\d|fp8\w*|f16)|"
-                       r"kv[- ]cache quantization|(q[48]_0) kv|kv.{0,12}(q[48]_0)", re.I)
+                       r"kv[- ]cache quantization|(q[48]_0) kv|kv.{0,12}(q[48]_0)|\b(fp8|int8|q[48]_0)[\s_-]+kv\b", re.I)
 _NUMA = re.compile(r"numa|dual[- ]socket|2 sockets|two sockets", re.I)
 _SWAP = re.compile(r"\bswap(?:ping|s)?\b|memory pressure|page ?file|paging|shared gpu memory|out of memory|\boom\b", re.I)
 _NO_GPU = re.compile(
@@ -46,15 +46,54 @@ _LONG_CTX = re.compile(
 _THREADS = re.compile(r"(?:\s-t|--threads|threads?\s*[=:]?)\s*(\d{1,3})\b", re.I)
 _CPU_ONLY = re.compile(r"cpu[- ]only|-ngl 0\b|ngl 0\b|cpu backend|n[_-]gpu[_-]layers\s*=\s*0|num_gpu\s*[=:]?\s*0\b", re.I)
 _TOP_K0 = re.compile(r"(?:--?top[-_ ]?k|top_k)\s*[=:]?\s*0\b", re.I)
-_EAGER = re.compile(r"enforce[-_]eager|eager mode|cuda graphs? (?:off|disabled)", re.I)
-_ATTN = re.compile(r"(?:attention[-_ ]backend|VLLM_ATTENTION_BACKEND)\s*[=:]?\s*([A-Za-z_]+)", re.I)
+_EAGER = re.compile(r"enforce[-_]eager(?!\s*[=:]\s*(?:false|0)\b)|eager mode|cuda graphs? (?:off|disabled)|"
+                    r"cudagraphs? (?:off|disabled)", re.I)
+_ATTN = re.compile(r"(?:attention[-_ ]backend|VLLM_ATTENTION_BACKEND)\s*[=:]?\s*([A-Za-z_]+)|"
+                   r"\bUsing ([A-Za-z][\w-]*(?: SDPA)?) (?:attention )?backend", re.I)
 _FA = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn|flash[- ]attention)\s*(?:[=:]?\s*(on|off|1|0|true|false|enabled|disabled))?", re.I)
-_SPEC = re.compile(r"\b(mtp|eagle3?|medusa|draft model|--model-draft|-md\b|speculative|ngram|lookahead)", re.I)
+_SPEC = re.compile(r"\b(mtp|eagle3?|medusa|draft model|speculative|ngram|lookahead)|(?<![\w-])(--model-draft|-md|--draft(?:-max|-n)?)\b", re.I)
+_TGWUI = re.compile(r"text-generation-webui|oobabooga|\btgwui\b|text gen(?:eration)? web ?ui", re.I)
 _PREFIX_CACHE = re.compile(r"(enable|disable|no)[-_ ]prefix[-_ ]caching|prefix[-_ ]caching\s*(on|off|enabled|disabled)?|"
                            r"cache_prompt\s*[=:]?\s*(true|false)", re.I)
 _PARALLEL = re.compile(r"(?:-np|--parallel|--max-num-seqs|OLLAMA_NUM_PARALLEL)\s*[=:]?\s*(\d{1,5})\b", re.I)
-_REGRESSION = re.compile(r"after (?:the |an? )?(?:update|upgrade)|since (?:the |an? )?(?:update|upgrade|version)|"
-                         r"(?:got|became|is) slower (?:after|since|than before)|regress", re.I)
+_REGRESSION = re.compile(r"after (?:the |an? )?(?:update|upgrade)|after (?:updating|upgrading)|since (?:updating|upgrading)|"
+                         r"since (?:the |an? )?(?:update|upgrade|version)|(?:got|became|is|much) slower (?:after|since|than before)|"
+                         r"regress|downgrad|roll(?:ed|ing)? back|(?:new|newer|latest) (?:version|release|build) is slower|"
+                         r"used to (?:get|run|be|do) (?:about |around |~)?\d", re.I)
+_FULL_OFFLOAD = re.compile(r"fully (?:offloaded|on the gpu)|full(?:y)? (?:gpu )?offload|all (?:the )?layers (?:on|to|in) (?:the )?(?:gpu|vram)|"
+                           r"(?:-ngl|--n-gpu-layers|num_gpu)\s*[=:]?\s*(?:99|999|9999|-1)\b|offloaded (\d+)/(\d+) layers", re.I)
+_PASCAL = re.compile(r"\b(?:tesla )?p40\b|\btesla p4\b|\bp4 \d+gb|\bgtx ?10[5-8]0|\bpascal\b|titan xp?\b|\bp10[24]\b|"
+                     r"quadro p[1-6]000|\bp106-\d+", re.I)
+_MAXWELL = re.compile(r"\b(?:tesla )?m40\b|\bgtx ?9[5-8]0|\bmaxwell\b", re.I)
+_KEPLER = re.compile(r"\bk80\b|\bkepler\b|\bgtx ?7[6-8]0", re.I)
+_P2P_OFF = re.compile(r"p2p (?:is )?(?:disabled|off|not (?:supported|available))|nccl_p2p_disable\s*=\s*1|no p2p", re.I)
+_ENGINE_WORDS = r"(?:lm ?studio|ollama|llama\.?cpp|llama-server|vllm|sglang|koboldcpp|mlx(?:-lm)?|exllama\w*|the (?:old|previous|older) version)"
+_FASTER_ELSEWHERE = re.compile(
+    _ENGINE_WORDS + r"\s+(?:gets|got|does|did|reaches|reached|runs at|ran at|gives|gave|hits|manages)\s+(?:over |about |~|around |more than )?\d|"
+    r"(?:faster|quicker) (?:in|with|on|under) " + _ENGINE_WORDS + r"|same model (?:and quant )?(?:is|runs) (?:much )?faster", re.I)
+_HOUSEHOLD = re.compile(r"\bfamily\b|\bkids?\b|\bchildren\b|household|homework|my (?:wife|husband|partner|son|daughter|parents|mum|mom|dad)|"
+                        r"grand(?:ma|pa|parents)|at home\b|for the house", re.I)
+_TP = re.compile(r"(?:tensor[- ]parallel(?:ism|[_-]size)?|--tp|-tp|\btp)\s*[=:]?\s*(\d)\b|\b(\d)[- ]way tensor parallel|"
+                 r"(tensor[- ]parallel|--split-mode row|-sm row)", re.I)
+_PIPELINE = re.compile(r"pipeline[- ]parallel|--pipeline-parallel-size|-pp \d", re.I)
+_INTERCONNECT = re.compile(r"nvlink|pcie? ?(?:gen ?)?([345])(?:\.0)?|gen ?([345]) (?:pcie|x\d+)", re.I)
+_LANES = re.compile(r"\bx(16|8|4|1)\b", re.I)
+_CARVEOUT = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:gb|gib|mb)\s*(?:of )?(?:bios |uma |dedicated |reserved )*(?:vram|carve-?out|uma frame buffer)"
+                       r"(?=[^.]*\b(?:bios|carve|uma|strix|ryzen ai|apu|igpu|780m|890m|8060s)\b)|"
+                       r"(?:carve-?out|uma frame buffer|bios vram)\s*(?:of|=|:|set to)?\s*(\d{1,3}(?:\.\d+)?)\s*(gb|gib|mb)", re.I)
+_COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*|\b(\d{1,2})\s*[x×]\s*(?=[a-z])|\b(dual|two|quad|four)\b", re.I)
+_INTEL_MAC_RE = (r"intel\s+(?:mac|imac)|\b(?:mac\w*|imac)\b.*\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b|"
+     r"\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b.*\b(?:mac\w*|imac)\b|\b(?:mac\w*|imac)\b[^.]*\b20(?:0\d|1\d)\b")
+_KIND_HINTS: tuple[tuple[str, str], ...] = (
+    (_INTEL_MAC_RE, "cpu"),
+    (r"\bmac(?:book|\s?mini|\s?studio|\s?pro)?\b|\bimac\b|apple silicon|\bm[1-5]\s*(?:pro|max|ultra)?\b", "apple_soc"),
+    (r"\b(?:radeon\s*)?(?:680m|760m|780m|880m|890m|8060s|8050s)\b|\bigpu\b|integrated (?:gpu|graphics)|strix halo|ryzen ai max|"
+     r"\bapu\b|jetson|dgx spark|gb10", "apu"),
+    (r"\bmi\s?\d{2,3}x?\b|instinct|\b[ahbl]\d{2,3}\b|\btesla\b|\bh20\b|\bgh200\b|\bgaudi|datacenter|data center", "datacenter_gpu"),
+    (r"\brtx\b|\bgtx\b|radeon|\bgeforce\b|\barc\s?[ab]\d|\brx\s?\d{3,4}|\bgpu\b|vram|nvidia|cuda", "discrete_gpu"),
+    (r"\bepyc\b|\bxeon\b|threadripper|\bryzen\b|core i[3579]|\bcpu\b|raspberry|\bddr[345]\b|\bn100\b", "cpu"),
+)
+_PS_SPLIT = re.compile(r"\b(\d{1,3})\s*%\s*/\s*(\d{1,3})\s*%\s*CPU\s*/\s*GPU\b|\b100\s*%\s*(CPU|GPU)\b", re.I)
 _GPU_BACKEND = (("clblast", "clblast"), ("opencl", "opencl"), ("vulkan", "vulkan"), ("sycl", "sycl"),
                 ("rocm", "rocm"), ("hip", "rocm"), ("cuda", "cuda"), ("cublas", "cuda"), ("metal", "metal"))
 
@@ -105,7 +144,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     spec_m = _SPEC.search(t)
     spec = None
     if spec_m:
-        w = spec_m.group(1).lower()
+        w = (spec_m.group(1) or spec_m.group(2)).lower()
         spec = "mtp" if w == "mtp" else "eagle" if w.startswith("eagle") or w == "medusa" else \
             "ngram" if w in ("ngram", "lookahead") else "draft"
     pc_m = _PREFIX_CACHE.search(t)
@@ -115,7 +154,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         pc = not any(w in words for w in ("disable", "no", "off", "false"))
     par = _PARALLEL.search(t)
     thr = _THREADS.search(t)
-    attn = _ATTN.search(t)
+    attn_m = _ATTN.search(t)
+    attn = (attn_m.group(1) or attn_m.group(2) or "").lower().replace(" ", "_").replace("-", "_") if attn_m else None
     tl = t.lower()
     backend = next((v for k, v in _GPU_BACKEND if k in tl), None)
     cpu_only = bool(_CPU_ONLY.search(t))
@@ -123,8 +163,17 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         backend = "cpu"
     if _SWAP.search(t):
         mentions.add("swap")
+    if _TGWUI.search(t):
+        mentions.add("text-generation-webui")  # its tok/s divides by the whole call, prompt included
+    ngl = n_gpu_layers if n_gpu_layers is not None else parse_ngl(t, near)
+    ps = _PS_SPLIT.search(t) if gpu_fraction is None else None  # `ollama ps`: "48%/52% CPU/GPU", "100% CPU"
+    if ps:
+        gpu_fraction = (int(ps.group(2)) / 100 if ps.group(2) else (0.0 if ps.group(3).upper() == "CPU" else 1.0))
+    full = _FULL_OFFLOAD.search(t)
+    full_offload = bool(full and (full.group(1) is None or full.group(1) == full.group(2)))
+    arch = "pascal" if (_PASCAL.search(t) and not re.search(r"\bp100\b", t, re.I)) else "maxwell" if _MAXWELL.search(t) else "kepler" if _KEPLER.search(t) else None
     return Symptoms(
-        n_gpu_layers=n_gpu_layers if n_gpu_layers is not None else parse_ngl(t, near),
+        n_gpu_layers=ngl,
         gpu_fraction=gpu_fraction,
         gpu_backend=backend,
         cpu_only=cpu_only,
@@ -132,7 +181,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         container=bool(_CONTAINER.search(t)),
         cpu_sampling=bool(_TOP_K0.search(t)),
         eager_mode=bool(_EAGER.search(t)),
-        attention_backend=attn.group(1).lower() if attn else None,
+        attention_backend=attn or None,
         flash_attention=fa,
         kv_cache_quant=kvq,
         speculative=spec,
@@ -147,4 +196,72 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         asks_about=frozenset(asks),
         prefix_reuse=bool(_PREFIX_WORDS.search(t)),
         mentions=frozenset(mentions),
+        full_offload=full_offload,
+        gpu_arch=arch,
+        p2p_disabled=bool(_P2P_OFF.search(t)),
+        faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
+        household=bool(_HOUSEHOLD.search(t)),
+        intel_mac=_intel_mac(t),
     )
+
+
+def _intel_mac(text: str) -> bool:
+    """An Intel Mac is named (and no Apple Silicon chip is)."""
+    return bool(re.search(_INTEL_MAC_RE, text, re.I)) and not re.search(r"\bm[1-5]\b|apple silicon", text, re.I)
+
+
+def guess_kind(text: str | None) -> str | None:
+    """The kind of machine a name describes when the catalog does not know it ("an 8 GB Mac" → apple_soc).
+
+    Returns one of apple_soc, discrete_gpu, datacenter_gpu, apu, cpu, or None. An Intel Mac is ``cpu``.
+
+    >>> guess_kind("MacBook Air 8GB"), guess_kind("AMD Instinct MI100"), guess_kind("laptop with Radeon 780M")
+    ('apple_soc', 'datacenter_gpu', 'apu')
+    """
+    t = (text or "")[:2000]
+    if _intel_mac(t):
+        return "cpu"
+    return next((kind for pat, kind in _KIND_HINTS[1:] if re.search(pat, t, re.I)), None)
+
+
+def read_machine_facts(text: str | None) -> dict[str, object]:
+    """Machine facts a description states: GPU count, layout, tensor-parallel degree, interconnect, lanes, carve-out.
+
+    Returns a dict with any of ``count`` (int), ``layout`` ("tensor_parallel", "pipeline_parallel"),
+    ``tensor_parallel`` (int), ``interconnect`` ("nvlink", "pcie3"...), ``pcie_lanes`` (int),
+    ``vram_carveout_gb`` (float, GB); keys the text does not state are absent.
+
+    >>> read_machine_facts("2x RTX 3090, PCIe Gen3 x16, vLLM TP=2")["interconnect"]
+    'pcie3'
+    """
+    t = (text or "")[:20_000]
+    out: dict[str, object] = {}
+    cm = _COUNT.search(t)
+    if cm:
+        word = (cm.group(3) or "").lower()
+        n = int(cm.group(1) or cm.group(2) or 0) or {"dual": 2, "two": 2, "quad": 4, "four": 4}.get(word, 0)
+        if 1 < n <= 64:
+            out["count"] = n
+    tp = _TP.search(t)
+    if tp:
+        out["layout"] = "tensor_parallel"
+        deg = tp.group(1) or tp.group(2)
+        if deg and int(deg) > 1:
+            out["tensor_parallel"] = int(deg)
+    elif _PIPELINE.search(t):
+        out["layout"] = "pipeline_parallel"
+    no_nvlink = bool(re.search(r"no nvlink|without nvlink|nvlink:? (?:no|none|off)", t, re.I))
+    for ic in _INTERCONNECT.finditer(t):
+        gen = ic.group(1) or ic.group(2)
+        if gen or not no_nvlink:
+            out["interconnect"] = f"pcie{gen}" if gen else "nvlink"
+            break
+    lanes = _LANES.search(t)
+    if lanes and "interconnect" in out:
+        out["pcie_lanes"] = int(lanes.group(1))
+    co = _CARVEOUT.search(t)
+    if co:
+        val = float(co.group(1) or co.group(2))
+        unit = (co.group(3) or co.group(0)).lower()
+        out["vram_carveout_gb"] = val / 1024 if "mb" in unit else val
+    return out

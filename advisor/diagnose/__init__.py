@@ -1,0 +1,142 @@
+"""Diagnosis: which phase is the bottleneck, are the numbers normal, which fix helps and how much.
+
+Flow (DESIGN.md): a :class:`~advisor.understand.situation.Situation` → :func:`context.build_ctx` (the
+expected Prediction, physics bounds for an unresolved machine, per-stream rates) → the ordered rules of
+:mod:`.rules` (the first finding names the bottleneck) → the remedies of :mod:`.remedies`, each effect a
+``what_if`` through the same prediction code → status (:mod:`.status`) and words (:mod:`.explain`).
+
+Nothing here reads text: rules read the Situation's typed fields.
+
+>>> from knowledge.store import Store
+>>> from advisor.models import Scenario
+>>> v = diagnose(Store(":memory:"), Scenario(hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M",
+...                                          backend="llama.cpp -ngl 20", measured_decode_tps=30))
+>>> v.bottleneck, v.fixes[0].id
+('misconfiguration', 'gpu_offload')
+"""
+
+from __future__ import annotations
+
+from advisor.diagnose import remedies as _remedies
+from advisor.diagnose.context import Ctx, build_ctx, predict_for
+from advisor.diagnose.explain import explanation, headline, household_fix
+from advisor.diagnose.rules import Finding, first_finding
+from advisor.diagnose.status import overall_status, phase_status, spec_factor
+from advisor.models import Fix, Scenario, Verdict
+from advisor.resolve import Resolved, resolve_scenario
+from advisor.understand import situation_from_resolved
+from advisor.understand.situation import Situation
+from knowledge.store import Store
+
+__all__ = ["diagnose", "diagnose_resolved", "diagnose_situation", "predict_for", "rank_fixes"]
+
+
+def diagnose(store: Store, scenario: Scenario, *, question: str | None = None) -> Verdict:
+    """Resolve a scenario and diagnose it. See :func:`diagnose_situation`."""
+    return diagnose_resolved(store, resolve_scenario(store, scenario), question=question)
+
+
+def diagnose_resolved(store: Store, res: Resolved, *, question: str | None = None) -> Verdict:
+    """The verdict for an already resolved scenario. See :func:`diagnose_situation`."""
+    return diagnose_situation(store, situation_from_resolved(res, question=question))
+
+
+def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
+    """The finding's remedies in its order, then the best applicable remedies for the workload's phase.
+
+    The general remedies are ordered by tier (a setting, then a model/format change, then a purchase) and,
+    within a tier, by predicted speedup. For a household question a jargon-heavy remedy (speculative
+    decoding) goes last. Never empty: without any applicable remedy the placement check is offered.
+    """
+    out: list[Fix] = []
+    seen: set[str] = set()
+
+    def add(key: str) -> None:
+        r = _remedies.REGISTRY.get(key)
+        if r is None or r.fix_id in seen:
+            return
+        fx = _remedies.build(c, key)
+        if fx is not None:
+            seen.add(fx.id)
+            out.append(fx)
+
+    for key in f.remedies:
+        add(key)
+    general = _remedies.GENERAL_PREFILL if f.bottleneck == "prefill" else _remedies.GENERAL_DECODE
+    extra = list(general)
+    w = c.sit.workload
+    if w.depth + w.prompt_tokens > 16000:
+        extra.append("kv_cache_quantization")
+    if f.bottleneck == "memory_fit":
+        extra = ["fit_in_memory", "quantization", "smaller_model", *extra]
+    cands: list[tuple[int, float, int, Fix]] = []
+    for key in extra:
+        r = _remedies.REGISTRY.get(key)
+        if r is None or r.fix_id in seen:
+            continue
+        fx = _remedies.build(c, key)
+        if fx is not None:
+            cands.append((r.tier, -(fx.speedup or 1.0), len(cands), fx))
+    for *_, fx in sorted(cands, key=lambda t: t[:3]):
+        if fx.id not in seen:
+            seen.add(fx.id)
+            out.append(fx)
+    if c.sit.symptoms.household or c.sit.audience == "household":
+        out.sort(key=lambda fx: fx.id == "speculative_decoding")
+        out = [household_fix(fx) for fx in out]
+    if not out:
+        for key in ("setup:check_placement" if c.has_gpu else "setup:cpu_tuning", "quantization", "smaller_model"):
+            add(key)
+    return out
+
+
+def diagnose_situation(store: Store, situation: Situation) -> Verdict:
+    """The verdict for a Situation (with or without measured rates).
+
+    Returns:
+        Verdict: ``bottleneck`` from the first rule that fires (else the workload's phase); ``status`` only
+        ``normal``/``below_expected``/``above_expected`` against a stated expectation (a prediction, or the
+        physics bounds of an unresolved machine), ``no_expectation`` for an unresolved machine the bounds do
+        not settle, ``not_measured`` without measurements; ``fixes`` never empty, best first.
+    """
+    c = build_ctx(store, situation)
+    st_tg, dev_tg = phase_status(c, "decode")
+    st_pp, dev_pp = phase_status(c, "prefill")
+    f = first_finding(c)
+    extra: list[str] = []
+    p = c.pred
+    if c.cache_hit and p is not None and p.prefill_ceiling_tps:
+        extra.append(f"The prefill rate {c.pp:,.0f} tok/s is above what this machine can compute (ceiling ≈ "
+                     f"{p.prefill_ceiling_tps:,.0f} tok/s): most of the prompt came from a prompt cache, so it is not a "
+                     "measure of the machine.")
+    elif c.pp and p and p.prefill_ceiling_tps and c.pp > 1.05 * p.prefill_ceiling_tps:
+        extra.append(f"The measured prefill {c.pp:,.0f} tok/s is above the compute ceiling ({p.prefill_ceiling_tps:,.0f} "
+                     "tok/s from the FP16 spec): part of the prompt was probably cached, or the card's matrix units "
+                     "outrun the spec figure used here.")
+    if f.rule != "aggregate_rate" and c.tg and p is not None and c.tg > 1.15 * p.decode_ceiling_tps:
+        extra.append(f"{c.tg:g} tok/s of decode is more than the memory can deliver for this model: check the model "
+                     "size and format, or whether the figure is an aggregate over several streams or includes "
+                     "speculative drafts.")
+    if f.bottleneck == "decode" and (c.sit.workload.depth > 8000 or c.sit.symptoms.long_context):
+        extra.append("Each new token also reads the whole KV cache: the longer the context, the more bytes per token, "
+                     "so decode slows as the conversation grows.")
+    if c.sit.symptoms.speculative and c.tg and c.expected_tg and c.tg > 1.3 * c.expected_tg:
+        extra.append(f"Speculative decoding ({c.sit.symptoms.speculative}) is in use: accepted drafts give several tokens "
+                     f"per pass of the model, up to ≈ {spec_factor():.1f}× the plain decode of ≈ {c.expected_tg:.0f} tok/s.")
+    if f.rule == "aggregate_rate":
+        st_tg = f.status or st_tg
+    if f.rule == "aggregate_rate" or p is None:
+        dev_tg = None  # an aggregate is not a deviation from one stream; bounds are not a middle
+    status = overall_status(c, f.bottleneck, st_tg, st_pp, forced=f.status if f.rule != "phase" else None)
+    fixes = rank_fixes(c, f)
+    exp_range = {"prefill_tps": p.prefill_tps_range if p else None,
+                 "decode_tps": f.expected or (p.decode_tps_range if p else None)}
+    if p is None and c.bounds is not None:
+        exp_range["decode_tps"] = (c.bounds.lo_tps, c.bounds.hi_tps)
+    return Verdict(
+        bottleneck=f.bottleneck, status=status, fixes=fixes, prediction=p,
+        explanation=explanation(c, f, status, extra), headline=headline(c, f.bottleneck, status),
+        measured={"prefill_tps": c.pp, "decode_tps": c.tg_raw},
+        expected_range=exp_range, deviation_pct={"prefill_tps": dev_pp, "decode_tps": dev_tg},
+        signals=[f.signal, *extra], assumptions=situation.assumption_texts() + (p.assumptions if p else []),
+    )

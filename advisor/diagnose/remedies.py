@@ -1,0 +1,477 @@
+"""Remedies: a registry; each says when it applies and computes its effect with :func:`what_if`.
+
+A remedy's effect comes from the same prediction code as the expectation (:func:`what_if` →
+:func:`advisor.diagnose.context.predict_for`). A remedy whose effect is nil, or that the person
+already uses at the level it proposes, is not offered (``applies`` False or ``build`` None).
+
+Tiers order fixes of equal standing: 0 a setting, 1 a model or format change, 2 a purchase
+(DESIGN.md: "a setting before a purchase").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from advisor import roofline
+from advisor.diagnose.context import Ctx, predict_for, stated_total_gb, streams_for
+from advisor.models import Fix, Prediction
+from knowledge import catalog
+
+__all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "GENERAL_DECODE", "GENERAL_PREFILL"]
+
+SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST = 0.7, 4, 0.1  # Leviathan et al. 2023 (arXiv:2211.17192), typical values
+MACOS_RESERVE_GB = 4.0  # what macOS keeps for itself when the GPU limit is raised (an estimate: Apple states none)
+MIN_GAIN = 1.05  # an effect below +5 % is nil
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One remedy: its fix id, tier, when it applies, and how its Fix (with the effect) is made."""
+
+    key: str
+    fix_id: str
+    tier: int
+    applies: Callable[[Ctx], bool]
+    make: Callable[[Ctx], Fix | None]
+
+
+REGISTRY: dict[str, Remedy] = {}
+
+
+def register(key: str, fix_id: str, tier: int, applies: Callable[[Ctx], bool] | None = None
+             ) -> Callable[[Callable[[Ctx], Fix | None]], Callable[[Ctx], Fix | None]]:
+    """Decorator: add a remedy to the registry under ``key``."""
+    def deco(fn: Callable[[Ctx], Fix | None]) -> Callable[[Ctx], Fix | None]:
+        REGISTRY[key] = Remedy(key, fix_id, tier, applies or (lambda c: True), fn)
+        return fn
+    return deco
+
+
+def what_if(c: Ctx, **change: Any) -> Prediction | None:
+    """The prediction for this situation with ``change`` applied (same code as the expectation)."""
+    return predict_for(c.store, c.sit, **change)
+
+
+def build(c: Ctx, key: str) -> Fix | None:
+    """The Fix of remedy ``key`` for this situation, or None when it does not apply or changes nothing."""
+    r = REGISTRY.get(key)
+    if r is None or not r.applies(c):
+        return None
+    out = r.make(c)
+    setup = key.startswith("setup:") or key == "offload_all"
+    if out is None or (out.speedup is not None and out.speedup < MIN_GAIN and not setup):
+        return None
+    return out
+
+
+def fix(id: str, title: str, effect: str, why: str, speedup: float | None = None, **kw: float | None) -> Fix:
+    return Fix(id=id, title=title, predicted_effect=effect, why=why, speedup=speedup, **kw)
+
+
+def _a(word: str) -> str:
+    """The indefinite article for a format name ("an AWQ", "a Q4_K_M", "an MLX", "an F16")."""
+    return "an" if word[:1].upper() in "AEIOFHLMNRSX" and not word.upper().startswith(("Q", "U")) else "a"
+
+
+def today_tg(c: Ctx) -> float | None:
+    """The decode a weights remedy improves on: the expectation, or the measured rate when the model spills
+    (never above the expectation: a rate above it is not what a smaller format is measured against)."""
+    e = c.expected_tg
+    if c.tg and c.fits is False:
+        return min(c.tg, e) if e else c.tg
+    return e
+
+
+def current_tg(c: Ctx) -> float | None:
+    """Decode today: measured when measured, else the prediction (per stream)."""
+    return c.tg or c.expected_tg
+
+
+# --- weights: format, size, fit -------------------------------------------------------------------------
+
+def _targets(c: Ctx) -> list[str]:
+    q = c.sit.quant
+    eco = q.ecosystem if q else ""
+    if eco == "mlx" or c.sit.engine == "mlx":
+        return ["MLX 4-bit g64", "MLX 8-bit g64"]
+    if eco in ("vllm", "gptq", "awq") or c.sit.engine in ("vllm", "sglang", "tensorrt-llm"):
+        return ["AWQ 4-bit g128", "FP8 (E4M3)"]
+    return ["Q4_K_M", "Q8_0"]
+
+
+@register("quantization", "quantization", 1, lambda c: c.sit.quant is not None and c.sit.model is not None)
+def _quantization(c: Ctx) -> Fix | None:
+    cur = c.sit.quant
+    assert cur is not None
+    quants = catalog.all_quants(c.store)
+    for name in _targets(c):
+        q = quants.get(name)
+        if q is None or q.bits_per_weight >= cur.bits_per_weight - 0.5:
+            continue
+        delta = f" (+{q.ppl_delta_7b:.2f} perplexity on a 7–8B model)" if q.ppl_delta_7b else ""
+        why = f"Decode reads every weight once per token: fewer bits per weight, fewer bytes, more tok/s{delta}."
+        new = what_if(c, quant=q)
+        if new is None or c.pred is None:
+            ratio = cur.bits_per_weight / q.bits_per_weight
+            return fix("quantization", f"Use {_a(q.name)} {q.name} build", f"{cur.name} → {q.name}: {ratio:.1f}× fewer "
+                       f"bytes per token, so decode ≈ {ratio:.1f}× faster where the weights fit", why, speedup=ratio)
+        p = c.pred
+        base = today_tg(c)
+        sp = new.decode_tps_per_seq / base if (base and new.decode_tps_per_seq) else None
+        eff = (f"{cur.name} → {q.name}: weights {p.memory.weights_gb:.1f} → {new.memory.weights_gb:.1f} GB; decode ≈ "
+               f"{new.decode_tps_per_seq or new.decode_tps:.1f} tok/s (from {base or 0:.3g})"
+               + ("" if new.memory.fits else "; still does not fit"))
+        return fix("quantization", f"Use {_a(q.name)} {q.name} build", eff, why, speedup=sp, new_decode_tps=new.decode_tps,
+                   new_ttft_s=new.ttft_s)
+    return None
+
+
+@register("fit_in_memory", "fit_in_memory", 1)
+def _fit_in_memory(c: Ctx) -> Fix | None:
+    p, sit = c.pred, c.sit
+    if sit.model is None:
+        return None
+    if p is None:
+        total = stated_total_gb(c.store, sit)
+        if not total or sit.quant is None:
+            return None
+        need = roofline.weight_bytes_total(sit.model, sit.quant.bits_per_weight) / 1e9
+        if need <= total:
+            return None
+        return fix("fit_in_memory", "Make the whole model fit in fast memory (a smaller format or model)",
+                   f"the weights need {need:.1f} GB at {sit.quant.name}; {total:g} GB holds about "
+                   f"{total / need:.0%} of them",
+                   "What does not fit runs from system RAM or swap at a fraction of the speed.")
+    if p.memory.fits:
+        return None
+    hw = sit.hardware
+    assert hw is not None
+    ctx_tokens = sit.workload.depth + sit.workload.prompt_tokens + sit.workload.gen_tokens
+    eco = "mlx" if sit.engine == "mlx" else (sit.quant.ecosystem if sit.quant else "gguf")
+    quants = sorted((q for q in catalog.all_quants(c.store).values()
+                     if q.ecosystem in (eco if eco in ("gguf", "mlx") else "gguf",) and q.bits_per_weight >= 3.5),
+                    key=lambda q: -q.bits_per_weight)
+    base = today_tg(c)
+    for q in quants:
+        if sit.quant and q.bits_per_weight >= sit.quant.bits_per_weight:
+            continue
+        fm = roofline.memory_fit(hw, sit.model, q.bits_per_weight, context_tokens=ctx_tokens, concurrency=sit.workload.users)
+        if fm.fits:
+            new = what_if(c, quant=q)
+            if new is None:
+                continue
+            return fix("fit_in_memory", f"Make it fit: {q.name} (or a shorter context)",
+                       f"needs {p.memory.required_gb:.1f} GB, {p.memory.usable_gb:.1f} GB usable; at {q.name} it needs "
+                       f"{fm.required_gb:.1f} GB and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s",
+                       "Whatever does not fit runs from system RAM or swap, at a fraction of the speed.",
+                       speedup=(new.decode_tps / base) if base else None, new_decode_tps=new.decode_tps)
+    # No format of this model fits: the largest model that does, at 4 bits.
+    q4 = catalog.all_quants(c.store).get("MLX 4-bit g64" if eco == "mlx" else "Q4_K_M")
+    size = sit.model.params_b
+    while q4 is not None and size > 0.5:
+        size /= 2
+        small = catalog.generic_model(c.store, f"a {size:.3g}B model", size)
+        fm = roofline.memory_fit(hw, small, q4.bits_per_weight, context_tokens=ctx_tokens, concurrency=sit.workload.users)
+        if fm.fits:
+            new = what_if(c, model=small, quant=q4)
+            rate = f" and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s" if new else ""
+            return fix("fit_in_memory", f"Use a model that fits: ~{size:.3g}B at {q4.name}",
+                       f"this model needs {p.memory.required_gb:.1f} GB even at 4 bits > {p.memory.usable_gb:.1f} GB usable; "
+                       f"a {size:.3g}B model needs {fm.required_gb:.1f} GB{rate}",
+                       "No format of this model fits this machine's memory; a smaller model does.",
+                       speedup=(new.decode_tps / base) if (new and base) else None,
+                       new_decode_tps=new.decode_tps if new else None)
+    return fix("fit_in_memory", "Use a smaller model or a machine with more memory",
+               f"needs {p.memory.required_gb:.1f} GB, only {p.memory.usable_gb:.1f} GB usable",
+               "The model does not fit at any usable quantization on this machine.")
+
+
+@register("smaller_model", "smaller_model", 1, lambda c: c.sit.model is not None)
+def _smaller_model(c: Ctx) -> Fix | None:
+    m = c.sit.model
+    assert m is not None
+    half = catalog.generic_model(c.store, f"a {m.params_b / 2:.3g}B model", m.params_b / 2,
+                                 (m.active_params_b or 0) / 2 or None)
+    why = "Half the parameters: half the bytes per token and half the FLOPs per prompt token."
+    new = what_if(c, model=half)
+    if new is None or c.pred is None:
+        return fix("smaller_model", f"A model half the size (~{m.params_b / 2:.3g}B)",
+                   "about 2× decode and half the memory for the same format", why, speedup=2.0)
+    base = today_tg(c)
+    per = new.decode_tps_per_seq or new.decode_tps
+    return fix("smaller_model", f"A model half the size (~{m.params_b / 2:.3g}B)",
+               f"decode ≈ {per:.1f} tok/s, TTFT ≈ {new.ttft_s or 0:.1f} s, {new.memory.required_gb:.1f} GB", why,
+               speedup=per / base if base else None, new_decode_tps=new.decode_tps, new_ttft_s=new.ttft_s)
+
+
+@register("shrink_context", "fit_in_memory", 0, lambda c: c.pred is not None and c.sit.model is not None)
+def _shrink_context(c: Ctx) -> Fix | None:
+    p, sit = c.pred, c.sit
+    assert p is not None and sit.model is not None
+    kv_tok = roofline.kv_bytes_per_token(sit.model) / 1e9 * max(1, sit.workload.users)
+    room = p.memory.usable_gb - p.memory.weights_gb - p.memory.overhead_gb
+    exp = c.expected_tg
+    if kv_tok <= 0 or room <= 0:
+        return None
+    max_ctx = int(room / kv_tok)
+    back = (f"decode back to ≈ {exp:.0f} tok/s" + (f" from {c.tg:g}" if c.tg else "")) if exp else "back to full GPU speed"
+    return fix("fit_in_memory", "Shrink the context (num_ctx / -c) until model + KV cache fit in GPU memory",
+               f"up to ≈ {max_ctx:,} tokens of context fit beside the weights; {back}",
+               "The KV cache grows with the context you allocate, not the one you use; Ollama and LM Studio "
+               "silently put what does not fit on the CPU (check `ollama ps` or `nvidia-smi`).",
+               speedup=(exp / c.tg) if (exp and c.tg) else None, new_decode_tps=exp)
+
+
+@register("raise_gpu_limit", "fix_configuration", 0,
+          lambda c: c.kind == "apple_soc" and c.pred is not None and not c.pred.memory.fits)
+def _raise_gpu_limit(c: Ctx) -> Fix | None:
+    p = c.pred
+    assert p is not None
+    total = p.memory.total_gb
+    if not total or p.memory.required_gb > total - MACOS_RESERVE_GB:
+        return None  # larger than what the whole machine can give the GPU: no setting makes it fit
+    limit_mb = int((total - MACOS_RESERVE_GB) * 1024)
+    full = what_if(c, gpu_share=1.0)
+    rate = f"; decode ≈ {full.decode_tps_per_seq or full.decode_tps:.1f} tok/s" if full else ""
+    return fix("fix_configuration", f"Raise the GPU memory limit (sudo sysctl iogpu.wired_limit_mb={limit_mb})",
+               f"the GPU may then use ≈ {total - MACOS_RESERVE_GB:.0f} of {total:g} GB and the {p.memory.required_gb:.1f} GB "
+               f"fit{rate}, with little left for other apps",
+               f"macOS lets the GPU wire about 2/3–3/4 of RAM by default; raising it (leaving ~{MACOS_RESERVE_GB:g} GB, an "
+               "estimate, for macOS) lets a model that fits in RAM stay on the GPU.",
+               speedup=(full.decode_tps / c.tg) if (full and c.tg) else None)
+
+
+# --- decode: cache, drafts, batching, hardware -------------------------------------------------------------
+
+def _kv_applies(c: Ctx) -> bool:
+    return c.pred is not None and c.sit.symptoms.kv_cache_quant is None
+
+
+@register("kv_cache_quantization", "kv_cache_quantization", 0, _kv_applies)
+def _kv_quant(c: Ctx) -> Fix | None:
+    p, w = c.pred, c.sit.workload
+    assert p is not None
+    kv = p.memory.kv_cache_gb
+    if kv < 0.05 or (kv < 0.1 * p.memory.required_gb and w.depth + w.prompt_tokens < 4000):
+        return None  # a small share of the memory at a short context: halving it changes nothing
+    ctx_t = w.depth + w.prompt_tokens + w.gen_tokens
+    wb = p.weight_bytes_per_token_gb
+    kvb = p.kv_bytes_per_token_gb * (w.depth + w.prompt_tokens)
+    # At long context the cache is a share of the bytes read per token; otherwise the gain is memory, not speed.
+    sp = (wb + kvb) / (wb + kvb / 2) if (wb and w.depth + w.prompt_tokens >= 4000) else None
+    return fix("kv_cache_quantization", "Quantize the KV cache to q8_0 (needs flash attention)",
+               f"KV cache at {ctx_t:,} tokens × {w.users}: {kv:.1f} → {kv / 2:.1f} GB; bytes read per token "
+               f"{wb + kvb:.2f} → {wb + kvb / 2:.2f} GB",
+               "Halves the memory the context takes and the bytes decode reads at long context.", speedup=sp)
+
+
+@register("kv_cache_off", "kv_cache_quantization", 0, lambda c: c.sit.symptoms.kv_cache_quant is not None)
+def _kv_off(c: Ctx) -> Fix | None:
+    return fix("kv_cache_quantization", "Turn KV-cache quantization off (f16 cache) for this model",
+               "avoids the CPU fallback of attention", "Quantized KV caches need matching flash-attention kernels; when a "
+               "model has none, attention runs on the CPU every token.")
+
+
+@register("flash_attention", "flash_attention", 0, lambda c: c.sit.symptoms.flash_attention is not True)
+def _flash(c: Ctx) -> Fix | None:
+    w = c.sit.workload
+    if w.depth + w.prompt_tokens < 8000 and not c.sit.symptoms.long_context:
+        return None
+    return fix("flash_attention", "Enable flash attention (-fa on / OLLAMA_FLASH_ATTENTION=1)",
+               f"less slowdown of prefill and decode at {w.depth + w.prompt_tokens:,} tokens of context",
+               "Attention over a long KV cache dominates at depth; fused kernels read it once instead of writing "
+               "the full attention matrix.")
+
+
+def _spec_applies(c: Ctx) -> bool:
+    """Single stream, no drafts in use, nothing broken first (far below, spilling) and not a batched server."""
+    return (c.sit.symptoms.speculative is None and c.sit.workload.users <= 1 and current_tg(c) is not None
+            and not c.far_below and c.fits is not False and not c.looks_aggregate and not c.server_engine)
+
+
+@register("speculative_decoding", "speculative_decoding", 1, _spec_applies)
+def _speculative(c: Ctx) -> Fix | None:
+    sp = roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST)
+    base = c.expected_tg or current_tg(c)
+    assert base is not None
+    return fix("speculative_decoding", "Let a small helper model guess ahead (speculative decoding with a draft model)",
+               f"≈ {sp:.1f}× decode ({base:.3g} → {base * sp:.3g} tok/s)",
+               f"A draft model ~10× smaller guesses {SPEC_GAMMA} words at a time and the big model checks them all in "
+               f"one pass, so it keeps the ones it agrees with; assumes {SPEC_ACCEPT:.0%} of guesses are accepted "
+               "(Leviathan et al. 2023). Gains are largest on code and repetitive text.",
+               speedup=sp, new_decode_tps=base * sp)
+
+
+def _streams_now(c: Ctx) -> int:
+    s, ms, w = c.sit.symptoms, c.sit.measured, c.sit.workload
+    return max(1, s.batching or ms.streams or (w.users if s.batching is None and w.users > 1 else 1))
+
+
+def _batching_applies(c: Ctx) -> bool:
+    p = c.pred
+    if p is None:
+        return c.looks_aggregate or c.server_engine
+    aggregate = bool(c.tg_raw and c.tg_raw > 1.15 * p.decode_ceiling_tps)
+    return c.sit.workload.users > 1 or c.server_engine or aggregate or c.sit.measured.decode_is_aggregate
+
+
+@register("batching", "batching", 0, _batching_applies)
+def _batching(c: Ctx) -> Fix | None:
+    w, s = c.sit.workload, c.sit.symptoms
+    if c.pred is None:
+        return fix("batching", "Batch more requests together (raise the server's max batch size / --max-num-seqs)",
+                   "aggregate tok/s grows with the batch until the decode step becomes compute-bound",
+                   "Each decode step reads the weights once for the whole batch; published server figures are "
+                   "aggregates at large batch.")
+    if w.users > 1 and (s.batching is None or s.batching < w.users) and not c.server_engine:
+        one = what_if(c, concurrency=1)
+        many = what_if(c, concurrency=w.users)
+        if one is None or many is None or many.decode_tps < MIN_GAIN * one.decode_tps:
+            return None
+        return fix("batching", f"Serve the {w.users} users from one batched server (llama-server -np {w.users}, vLLM)",
+                   f"aggregate decode ≈ {many.decode_tps:.0f} tok/s ({many.decode_tps_per_seq or 0:.1f} each) instead of "
+                   f"{one.decode_tps:.0f} tok/s shared one request at a time",
+                   "Batched decode reads the weights once per step for every sequence in the batch.",
+                   speedup=many.decode_tps / one.decode_tps, new_decode_tps=many.decode_tps)
+    now = _streams_now(c)
+    if c.looks_aggregate and c.tg_raw and now <= 1:
+        est = streams_for(c.store, c.sit, c.tg_raw)
+        if est is None:
+            return None  # more than batching reaches here: not a batching question
+        now = est
+    before = what_if(c, concurrency=now)
+    if before is None:
+        return None
+    base = c.tg_raw if (c.tg_raw and now > 1) else before.decode_tps
+    new_b, after = 0, None
+    for b in (max(2 * now, 8), 4 * now, 8 * now, 256):  # the first batch step that gains something
+        if b <= now or b > 4096:
+            continue
+        p = what_if(c, concurrency=b)
+        if p is not None and p.decode_tps >= MIN_GAIN * max(base, before.decode_tps):
+            new_b, after = b, p
+            break
+    if after is None:
+        return None
+    return fix("batching", f"Batch more requests together (≈ {new_b} concurrent sequences: max batch size / --max-num-seqs)",
+               f"aggregate decode ≈ {after.decode_tps:,.0f} tok/s at {new_b} sequences vs ≈ {base:,.0f} now "
+               f"({after.decode_tps_per_seq or 0:.1f} tok/s each)",
+               "Each decode step reads the weights once for the whole batch, so throughput grows with the batch "
+               "until the step becomes compute-bound (the ridge point).",
+               speedup=after.decode_tps / base if base else None, new_decode_tps=after.decode_tps)
+
+
+@register("batching_generic", "batching", 0)
+def _batching_generic(c: Ctx) -> Fix | None:
+    return fix("batching", "Batch more requests together (raise the server's max batch size / --max-num-seqs)",
+               "aggregate tok/s grows with the batch until the decode step becomes compute-bound",
+               "Each decode step reads the weights once for the whole batch; published server figures are "
+               "aggregates at large batch.")
+
+
+@register("chunked_prefill", "chunked_prefill", 0, lambda c: c.sit.workload.users > 1 and c.sit.workload.prompt_tokens >= 1000)
+def _chunked(c: Ctx) -> Fix | None:
+    return fix("chunked_prefill", "Chunked prefill", "long prompts no longer stall the streams already decoding",
+               "Splitting a long prompt into chunks interleaved with decode steps trades a slightly slower prefill for "
+               "far less latency variance.")
+
+
+def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
+    p, hw = c.pred, c.sit.hardware
+    if p is None or hw is None:
+        return None
+    need = p.memory.required_gb
+    # Machines whose memory is not fixed (generic DDR rows list no sizes) take what the model needs.
+    hws = [h for h in catalog.all_hardware(c.store).values() if h.n_devices == 1
+           and (not h.memory_gb_options or max(h.memory_gb_options) >= need)]
+    if pick_by == "bandwidth":
+        fam = [h for h in hws if h.kind == hw.kind and h.bandwidth_gbs >= 1.8 * p.bandwidth_gbs]
+        if not fam:
+            return None
+        # The same family first, then the smallest step up (the cheapest machine that makes the difference).
+        pick = min(fam, key=lambda h: (h.family != hw.family, h.bandwidth_gbs))
+    else:
+        fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops
+               and h.kind in (hw.kind, "discrete_gpu", "datacenter_gpu")]
+        if not fam:
+            return None
+        pick = min(fam, key=lambda h: (h.kind != hw.kind, h.kind != "discrete_gpu", h.fp16_tflops or 0))
+    mem = max(pick.memory_gb_options) if pick.memory_gb_options else 2 ** math.ceil(math.log2(max(need * 1.3, 1)))
+    new = what_if(c, hardware=pick.model_copy(update={"memory_gb": mem}))
+    if new is None:
+        return None
+    if pick_by == "bandwidth":
+        base = c.expected_tg or 1.0
+        per = new.decode_tps_per_seq or new.decode_tps
+        return fix("more_bandwidth", f"More memory bandwidth, e.g. {pick.name} ({pick.bandwidth_gbs:g} GB/s)",
+                   f"decode ≈ {per:.1f} tok/s (from {base:.1f} expected here)",
+                   "Decode is bandwidth-bound: tok/s scales with GB/s for the same bytes per token.",
+                   speedup=per / base, new_decode_tps=new.decode_tps)
+    if not new.prefill_tps or not p.prefill_tps:
+        return None
+    return fix("more_compute", f"More compute for prefill, e.g. {pick.name} ({pick.fp16_tflops:g} TFLOPS)",
+               f"prefill ≈ {new.prefill_tps:,.0f} tok/s, TTFT {p.ttft_s or 0:.1f} → {new.ttft_s or 0:.1f} s",
+               "Prefill is compute-bound: TTFT falls with FLOP/s (GPU cores, matrix units).",
+               speedup=new.prefill_tps / p.prefill_tps, new_ttft_s=new.ttft_s)
+
+
+@register("more_bandwidth", "more_bandwidth", 2)
+def _more_bandwidth(c: Ctx) -> Fix | None:
+    return _upgrade(c, "bandwidth")
+
+
+@register("more_compute", "more_compute", 2)
+def _more_compute(c: Ctx) -> Fix | None:
+    f = _upgrade(c, "compute")
+    if f is None and c.sit.symptoms.gpu_arch:
+        return fix("more_compute", "A GPU with fast FP16 (any NVIDIA card from Volta/Turing on, e.g. RTX 3090)",
+                   "FP16 math at full rate instead of 1/64: the engine becomes bandwidth-bound again",
+                   "Engines that compute in half precision need a GPU whose FP16 rate is not crippled.")
+    return f
+
+
+# --- prefill ---------------------------------------------------------------------------------------------
+
+def _prefill_rate(c: Ctx) -> float | None:
+    p = c.pred
+    if c.pp and not c.cache_hit:
+        return c.pp
+    return p.prefill_tps if p else None
+
+
+@register("prefix_caching", "prefix_caching", 0, lambda c: c.sit.workload.prompt_tokens >= 200)
+def _prefix(c: Ctx) -> Fix | None:
+    pp, w = _prefill_rate(c), c.sit.workload
+    if not pp:
+        return None
+    cached = min(w.shared_prefix_tokens or int(w.prompt_tokens * 0.9), w.prompt_tokens - 1)
+    before, after = w.prompt_tokens / pp, (w.prompt_tokens - cached) / pp
+    how = "stated shared prefix" if w.shared_prefix_tokens else "assumed: 90 % of each prompt repeats (history, system prompt, files)"
+    on = c.sit.symptoms.prefix_caching is True
+    title = ("Make the prompt cache actually hit (keep the prefix byte-identical; one slot per conversation)" if on else
+             "Reuse the KV cache of the repeated prompt prefix (prompt caching)")
+    return fix("prefix_caching", title, f"TTFT {before:.1f} s → {after:.1f} s for {cached:,} cached tokens ({how})",
+               "A prefix that repeats across requests is prefilled once; only the new tokens are processed "
+               "(llama.cpp cache_prompt / --cache-reuse, Ollama keeps it while the model stays loaded, mlx-lm prompt "
+               "cache, vLLM --enable-prefix-caching).", speedup=before / after if after > 0 else None, new_ttft_s=after)
+
+
+@register("shorter_prompt", "shorter_prompt", 0, lambda c: c.sit.workload.prompt_tokens >= 200)
+def _shorter(c: Ctx) -> Fix | None:
+    pp, w = _prefill_rate(c), c.sit.workload
+    if not pp:
+        return None
+    before = w.prompt_tokens / pp
+    return fix("shorter_prompt", "Send a shorter prompt (trim history, retrieve less, summarise files)",
+               f"half the prompt: TTFT {before:.1f} s → {before / 2:.1f} s",
+               "Prefill time grows with every prompt token (faster than linearly at long context).",
+               speedup=2.0, new_ttft_s=before / 2)
+
+
+GENERAL_DECODE = ("quantization", "speculative_decoding", "smaller_model", "batching", "more_bandwidth")
+GENERAL_PREFILL = ("prefix_caching", "shorter_prompt", "more_compute", "flash_attention", "chunked_prefill")
+
+from advisor.diagnose import setup as _setup  # noqa: E402,F401  (registers the setup remedies)

@@ -1,0 +1,129 @@
+"""Setup remedies: the configuration causes the rules name, each with the check that confirms it.
+
+Their effect is the expectation the rule compared with: the prediction for this machine with the
+model where it belongs (:func:`advisor.diagnose.remedies.what_if` with the layers on the GPU), or,
+for an unresolved machine, the floor of the slowest plausible machine of its kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from advisor.diagnose.context import Ctx
+from advisor.diagnose.remedies import fix, register, what_if
+from advisor.models import Fix
+
+__all__ = ["SETUP"]
+
+
+def _restore(c: Ctx) -> tuple[str, float | None, float | None]:
+    """(effect words, speedup, new decode tok/s) of putting the setup right."""
+    full = what_if(c, gpu_share=1.0) if (c.pred is not None and c.has_gpu and c.fits) else None
+    exp = (full.decode_tps_per_seq or full.decode_tps) if full else c.expected_tg
+    if exp and c.tg:
+        if exp <= c.tg * 1.05:
+            return "removes this cause; the numbers are already near the expectation", None, None
+        return f"decode ≈ {exp:.0f} tok/s expected vs {c.tg:g} measured (≈ {exp / c.tg:.0f}×)", exp / c.tg, exp
+    if exp:
+        return f"decode ≈ {exp:.0f} tok/s expected with this fixed", None, exp
+    b = c.bounds
+    if b and c.tg:
+        return (f"decode ≥ {b.lo_tps:.0f} tok/s on {b.basis} (the slowest, {b.slow.name}) vs {c.tg:g} measured",
+                b.lo_tps / c.tg, b.lo_tps)
+    return "back to the speed this hardware should reach", None, None
+
+
+def _setup(c: Ctx, title: str, why: str, check: str, fix_id: str = "fix_configuration") -> Fix:
+    eff, sp, new = _restore(c)
+    return fix(fix_id, title, eff, f"{why} Check: {check}", speedup=sp, new_decode_tps=new)
+
+
+def _has_gpu(c: Ctx) -> bool:
+    return c.has_gpu
+
+
+@register("offload_all", "gpu_offload", 0, _has_gpu)
+def _offload_all(c: Ctx) -> Fix | None:
+    ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
+    now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
+    if c.kind == "apple_soc":
+        title = "Run the engine natively with Metal so every layer is on the GPU (Ollama app, LM Studio, mlx-lm)"
+    else:
+        title = "Put every layer on the GPU (-ngl 99 / num_gpu 999; a GPU-enabled build or runtime)" + now
+    return _setup(c, title, "Layers left on the CPU are read from system RAM at a fraction of the GPU's bandwidth.",
+                  "the engine's startup log lists the device each layer is on; `ollama ps` shows the CPU/GPU split; "
+                  "`nvidia-smi` shows the memory the model takes.", fix_id="gpu_offload")
+
+
+SETUP: dict[str, tuple[str, str, str]] = {
+    "output_layer": ("Set -ngl to 99 (any number above the layer count), not the layer count",
+                     "The output layer is one more tensor than the repeating blocks; -ngl N leaves it on the CPU.",
+                     "the log line 'offloaded N/N+1 layers to GPU'."),
+    "gpu_runtime": ("Install the GPU build/runtime (CUDA, ROCm, Metal) and check the engine sees the GPU",
+                    "A missing driver or a CPU-only wheel silently falls back to the CPU.",
+                    "the startup log names the GPU; `nvidia-smi` / `rocm-smi` shows the process."),
+    "container_mac": ("Run outside the container, natively on macOS",
+                      "Docker on macOS has no GPU access; the model runs on the CPU cores inside a Linux VM.",
+                      "Activity Monitor's GPU history stays flat while it generates."),
+    "container_gpu": ("Give the container the GPU (--gpus all with the NVIDIA container toolkit; /dev/kfd and /dev/dri "
+                      "for ROCm)", "Without it the engine inside falls back to the CPU.",
+                      "`nvidia-smi` inside the container lists the card."),
+    "fp16_kernels": ("Use an engine with an FP32 path on this card (llama.cpp / GGUF) instead of FP16 kernels",
+                     "Pascal GPUs other than the P100 have crippled FP16 throughput; llama.cpp computes in FP32 there.",
+                     "the card draws far below its power limit under load (`nvidia-smi`), the sign of stalled math."),
+    "gpu_backend": ("Use the CPU backend (-ngl 0) or a native GPU backend (CUDA/ROCm/Vulkan) instead",
+                    "On Intel Macs the Metal backend and CLBlast offload are slower than the CPU for decode.",
+                    "compare tok/s with -ngl 0 against the GPU run."),
+    "kv_f16": ("Use an f16 KV cache (unset OLLAMA_KV_CACHE_TYPE / drop -ctk q8_0), or update the engine",
+               "The CPU fallback moves data between GPU and CPU each token.",
+               "the speed with the f16 cache; the log mentions the fallback of the flash-attention op."),
+    "sampler": ("Set top_k to 40 (or any cut-off) instead of 0",
+                "top_k 0 sorts the full vocabulary on the CPU for every token.",
+                "the sampler settings of the client (SillyTavern, Open WebUI, the API call)."),
+    "cuda_graphs": ("Drop --enforce-eager so vLLM captures CUDA graphs",
+                    "CUDA graphs replay a decode step's kernels in one launch.",
+                    "the startup log says 'CUDA graphs' are captured; compare tok/s at batch 1."),
+    "attention": ("Use the engine's default attention backend (FLASH_ATTN / FLASHINFER; unset VLLM_ATTENTION_BACKEND)",
+                  "Fallback backends (xformers, torch SDPA) are much slower at decode on recent GPUs.",
+                  "the startup log line 'Using ... backend'."),
+    "tp_interconnect": ("Give tensor parallel a faster link: enable PCIe P2P (or NVLink), a Gen4 platform, or use a "
+                        "layer split (pipeline) instead",
+                        "Each layer's all-reduce crosses the bus; staged through host memory it costs most.",
+                        "`nvidia-smi topo -m` (PHB/SYS = through the CPU), and NCCL_P2P_DISABLE in the environment."),
+    "carveout": ("Let the GPU use the shared memory: a small BIOS carve-out plus a larger GTT (amdgpu.gttsize / ttm "
+                 "pages_limit), or raise the carve-out", "The carve-out is only the reserved part; the APU can map "
+                 "most of the unified memory.", "`rocm-smi --showmeminfo gtt` or the engine's log of usable VRAM."),
+    "rocm_igpu": ("Make ROCm accept the iGPU (HSA_OVERRIDE_GFX_VERSION=11.0.0 for gfx1103 / 780M) or use the Vulkan "
+                  "build", "ROCm does not list most integrated GPUs and silently falls back to the CPU.",
+                  "`ollama ps` shows 100% CPU; the server log says no compatible GPU was found."),
+    "runtime": ("Update (or roll back) the engine's runtime to a build without the regression",
+                "The same weights run faster in another engine or version on this machine: the hardware is fine.",
+                "compare the same model and quant in another runtime (e.g. llama.cpp's llama-bench)."),
+    "threads": ("Use the physical core count of threads (or fewer)",
+                "Decode on the CPU is bandwidth-bound; extra threads only add contention.",
+                "tok/s at -t equal to the physical cores."),
+    "numa": ("Spread the model across NUMA nodes (--numa distribute; drop the page cache first)",
+             "On a multi-socket server the weights must sit in both sockets' memory to use both controllers.",
+             "`numastat -p <pid>` shows the pages on one node."),
+    "cpu_tuning": ("Set threads to the physical core count; close background load; check memory speed",
+                   "CPU decode is bandwidth-bound; oversubscribed threads or slow DIMMs waste it.",
+                   "the memory speed the BIOS reports; tok/s with the machine idle."),
+    "check_placement": ("Check where the layers run and that nothing else holds the GPU",
+                        "Decode is below what this hardware reaches elsewhere.",
+                        "`ollama ps`, `nvidia-smi`, the -ngl the engine used."),
+    "thermal": ("Keep it cool and on full power (no Low Power Mode, on a hard surface or a stand; a fan for fanless "
+                "laptops)", "Fanless and thin machines lower their clocks when hot; sustained decode drops.",
+                "tok/s of a cold run vs after five minutes."),
+}
+
+
+def _make(key: str) -> Callable[[Ctx], Fix | None]:
+    title, why, check = SETUP[key]
+
+    def make(c: Ctx) -> Fix | None:
+        return _setup(c, title, why, check)
+    return make
+
+
+for _key in SETUP:
+    register(f"setup:{_key}", "fix_configuration", 0)(_make(_key))

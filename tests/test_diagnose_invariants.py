@@ -1,0 +1,86 @@
+"""Invariants over many scenarios: a status needs a stated expectation, fixes are never empty, advice fits."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from advisor.diagnose import diagnose
+from advisor.models import Scenario
+
+MACHINES = ["RTX 4090", "RTX 3060 12GB", "MacBook Air M2 16GB", "Mac Studio M2 Ultra 192GB", "H100 SXM",
+            "ddr5-5600 dual channel", "Raspberry Pi 5", "Ryzen AI Max+ 395 128GB", "MacBook Air 8GB",
+            "laptop with Radeon 780M", "AMD Instinct MI100", "some old PC"]
+MODELS = [("llama3.2:1b", "q4_k_m"), ("llama 3.1 8b", "q8_0"), ("llama 3.1 70b", "q4_k_m"), ("qwen3 30b a3b", "q4_k_m")]
+RATES = [None, 0.05, 8.0, 60.0, 3000.0]
+ENGINES = ["ollama", "vllm", "llama.cpp -ngl 99"]
+GRID = list(itertools.product(MACHINES, MODELS, RATES, ENGINES))
+
+
+@pytest.fixture(scope="module")
+def verdicts(store):
+    out = []
+    for hw, (model, quant), rate, engine in GRID:
+        sc = Scenario(hardware=hw, model=model, quant=quant, backend=engine, measured_decode_tps=rate)
+        out.append((sc, diagnose(store, sc)))
+    return out
+
+
+def test_grid_is_large(verdicts):
+    assert len(verdicts) == len(MACHINES) * len(MODELS) * len(RATES) * len(ENGINES) >= 500
+
+
+def test_no_verdict_without_fixes(verdicts):
+    empty = [(sc.hardware, sc.model, sc.measured_decode_tps) for sc, v in verdicts if not v.fixes]
+    assert not empty, empty[:5]
+
+
+def test_judged_status_states_its_expectation(verdicts):
+    for sc, v in verdicts:
+        if v.status in ("normal", "below_expected", "above_expected"):
+            phase = "prefill_tps" if v.bottleneck == "prefill" else "decode_tps"
+            assert v.expected_range.get(phase) or v.expected_range.get("decode_tps"), (sc, v.status)
+            assert "Expected" in v.explanation or "expectation" in v.explanation, (sc, v.explanation)
+
+
+def test_unresolved_machine_is_never_normal(verdicts):
+    for sc, v in verdicts:
+        if v.prediction is None:
+            assert v.status != "normal", (sc.hardware, sc.measured_decode_tps, v.explanation)
+
+
+def test_no_measurement_no_judgement(verdicts):
+    for sc, v in verdicts:
+        if sc.measured_decode_tps is None:
+            assert v.status in ("not_measured", "no_expectation"), (sc.hardware, v.status)
+
+
+def test_fixes_are_unique_and_described(verdicts):
+    for _, v in verdicts:
+        ids = [f.id for f in v.fixes]
+        assert len(ids) == len(set(ids))
+        assert all(f.title and f.predicted_effect and f.why for f in v.fixes)
+
+
+def test_no_gpu_advice_on_a_cpu(verdicts):
+    for sc, v in verdicts:
+        if v.prediction is not None and v.prediction.hardware["kind"] == "cpu":
+            assert "gpu_offload" not in [f.id for f in v.fixes], sc.hardware
+
+
+def test_no_percent_above_for_an_aggregate(verdicts):
+    for sc, v in verdicts:
+        if "aggregate over a batch" in v.explanation:
+            assert "%" not in v.explanation.split("aggregate over a batch")[0]
+            if v.status == "normal" and "compute limit" not in v.explanation:  # a larger batch is the lever
+                assert v.fixes[0].id == "batching", (sc.hardware, [f.id for f in v.fixes])
+            assert "more_bandwidth" != v.fixes[0].id
+
+
+def test_no_memory_limit_tweak_for_a_model_larger_than_the_machine(verdicts):
+    for sc, v in verdicts:
+        p = v.prediction
+        if p is not None and p.memory.total_gb and p.memory.required_gb > p.memory.total_gb:
+            assert not any("GPU memory limit" in f.title for f in v.fixes), sc
+            assert v.fixes[0].id in ("fit_in_memory", "smaller_model", "quantization"), (sc, [f.id for f in v.fixes])

@@ -1,0 +1,161 @@
+"""The remedy registry: when each remedy applies, and that its effect comes from the same prediction code."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.diagnose import remedies
+from advisor.diagnose.context import build_ctx, predict_for
+from advisor.models import FIX_IDS, Scenario
+from advisor.understand import understand
+from knowledge import catalog
+
+
+def ctx(store, **kw):
+    return build_ctx(store, understand(store, Scenario(**kw)))
+
+
+GPU8B = dict(hardware="RTX 4090", model="llama 3.1 8b", quant="q8_0")
+
+
+def test_every_remedy_has_a_known_fix_id_and_tier():
+    assert remedies.REGISTRY
+    for key, r in remedies.REGISTRY.items():
+        assert r.fix_id in FIX_IDS, key
+        assert r.tier in (0, 1, 2)
+
+
+def test_what_if_is_the_prediction_code(store):
+    c = ctx(store, **GPU8B)
+    q4 = catalog.all_quants(store)["Q4_K_M"]
+    a = remedies.what_if(c, quant=q4)
+    b = predict_for(store, c.sit, quant=q4)
+    assert a is not None and b is not None and a.decode_tps == pytest.approx(b.decode_tps)
+    assert a.decode_tps > c.pred.decode_tps * 1.4  # 8.5 → 4.9 bits per weight
+
+
+def test_quantization_effect_matches_what_if(store):
+    c = ctx(store, **GPU8B)
+    f = remedies.build(c, "quantization")
+    assert f is not None and "Q4_K_M" in f.title
+    new = remedies.what_if(c, quant=catalog.all_quants(store)["Q4_K_M"])
+    assert f.new_decode_tps == pytest.approx(new.decode_tps)
+    assert f.speedup == pytest.approx(new.decode_tps / c.pred.decode_tps)
+
+
+@pytest.mark.parametrize("quant", ["Q4_K_M", "Q3_K_M", "IQ3_XXS"])
+def test_quantization_not_offered_at_or_below_the_target(store, quant):
+    c = ctx(store, **dict(GPU8B, quant=quant))
+    assert remedies.build(c, "quantization") is None
+
+
+def test_mlx_gets_mlx_formats(store):
+    c = ctx(store, hardware="MacBook Pro M3 Max 64GB", model="llama 3.1 8b", quant="8-bit", backend="mlx-lm")
+    f = remedies.build(c, "quantization")
+    assert f is not None and "MLX 4-bit" in f.title
+
+
+@pytest.mark.parametrize("backend", ["vllm with MTP", "llama-server --model-draft small.gguf", "EAGLE speculative"])
+def test_speculative_not_offered_when_drafts_are_in_use(store, backend):
+    assert remedies.build(ctx(store, **GPU8B, backend=backend), "speculative_decoding") is None
+
+
+def test_speculative_not_offered_to_a_batched_server_or_a_broken_setup(store):
+    assert remedies.build(ctx(store, **GPU8B, concurrency=8), "speculative_decoding") is None
+    assert remedies.build(ctx(store, **GPU8B, measured_decode_tps=3), "speculative_decoding") is None
+    f = remedies.build(ctx(store, **GPU8B), "speculative_decoding")
+    assert f is not None and f.speedup and 1.5 < f.speedup < 3
+
+
+@pytest.mark.parametrize("hw", ["ddr5-5600 dual channel", "Raspberry Pi 5"])
+def test_gpu_offload_needs_a_gpu(store, hw):
+    assert remedies.build(ctx(store, hardware=hw, model="llama 3.1 8b", quant="q4_k_m"), "offload_all") is None
+
+
+def test_gpu_offload_effect_is_the_full_gpu_prediction(store):
+    c = ctx(store, **GPU8B, backend="-ngl 10", measured_decode_tps=20)
+    f = remedies.build(c, "offload_all")
+    full = remedies.what_if(c, gpu_share=1.0)
+    assert f is not None and f.new_decode_tps == pytest.approx(full.decode_tps)
+    assert "23 of 33 layers" in f.title
+
+
+def test_batching_single_user_is_not_offered(store):
+    assert remedies.build(ctx(store, **GPU8B), "batching") is None
+
+
+def test_batching_for_users_compares_with_one_at_a_time(store):
+    c = ctx(store, **GPU8B, concurrency=6)
+    f = remedies.build(c, "batching")
+    one = remedies.what_if(c, concurrency=1)
+    assert f is not None and f.speedup == pytest.approx(f.new_decode_tps / one.decode_tps)
+    assert f.speedup > 2
+
+
+def test_batching_already_at_the_users_proposes_a_larger_batch(store):
+    c = ctx(store, **GPU8B, concurrency=4, backend="llama-server -np 4")
+    f = remedies.build(c, "batching")
+    assert f is not None and "8 concurrent" in f.title
+    now, later = remedies.what_if(c, concurrency=4), remedies.what_if(c, concurrency=8)
+    assert f.new_decode_tps == pytest.approx(later.decode_tps) and later.decode_tps > now.decode_tps
+
+
+def test_kv_quantization_not_offered_when_already_quantized_or_tiny(store):
+    assert remedies.build(ctx(store, **GPU8B, backend="-ctk q8_0", depth=30000), "kv_cache_quantization") is None
+    assert remedies.build(ctx(store, **GPU8B, prompt_tokens=50, gen_tokens=20), "kv_cache_quantization") is None
+    f = remedies.build(ctx(store, **GPU8B, depth=60000), "kv_cache_quantization")
+    assert f is not None and f.speedup and f.speedup > 1.05
+
+
+def test_flash_attention_not_offered_when_on(store):
+    assert remedies.build(ctx(store, **GPU8B, depth=30000, backend="-fa on"), "flash_attention") is None
+    assert remedies.build(ctx(store, **GPU8B, depth=30000), "flash_attention") is not None
+    assert remedies.build(ctx(store, **GPU8B, prompt_tokens=300), "flash_attention") is None
+
+
+def test_prefix_caching_effect(store):
+    c = ctx(store, **GPU8B, prompt_tokens=10000, shared_prefix_tokens=9000, measured_prefill_tps=1000)
+    f = remedies.build(c, "prefix_caching")
+    assert f is not None and f.new_ttft_s == pytest.approx(1.0) and f.speedup == pytest.approx(10.0)
+
+
+def test_raise_gpu_limit_only_when_the_model_fits_the_ram(store):
+    fits_ram = ctx(store, hardware="MacBook Pro M3 Max 36GB", model="qwen2.5 32b", quant="q5_k_m")
+    assert remedies.build(fits_ram, "raise_gpu_limit") is not None
+    too_big = ctx(store, hardware="MacBook Air M2 16GB", model="gemma 2 27b", quant="q4_k_m")
+    assert remedies.build(too_big, "raise_gpu_limit") is None
+
+
+def test_fit_in_memory_picks_a_format_that_fits(store):
+    c = ctx(store, hardware="RTX 3060 12GB", model="qwen2.5 14b", quant="q8_0")
+    f = remedies.build(c, "fit_in_memory")
+    assert f is not None and ("Q6_K" in f.title or "Q5" in f.title or "Q4" in f.title)
+
+
+def test_fit_in_memory_falls_back_to_a_smaller_model(store):
+    c = ctx(store, hardware="MacBook Air M2 8GB", model="llama 3.1 70b", quant="q4_k_m")
+    f = remedies.build(c, "fit_in_memory")
+    assert f is not None and "model that fits" in f.title
+
+
+def test_setup_remedies_state_a_check(store):
+    c = ctx(store, **GPU8B, measured_decode_tps=10)
+    for key in [k for k in remedies.REGISTRY if k.startswith("setup:")]:
+        f = remedies.build(c, key)
+        assert f is not None and f.id == "fix_configuration" and "Check:" in f.why, key
+        assert "expected" in f.predicted_effect
+
+
+def test_setup_effect_against_bounds_for_an_unresolved_machine(store):
+    c = ctx(store, hardware="MacBook Air 8GB", model="llama3.2:3b", measured_decode_tps=0.05)
+    f = remedies.build(c, "setup:check_placement")
+    assert f is not None and "≥" in f.predicted_effect and f.speedup and f.speedup > 100
+
+
+def test_upgrades_are_sensible_steps(store):
+    pi = ctx(store, hardware="Raspberry Pi 5", model="llama3.2:1b", quant="q4_k_m")
+    f = remedies.build(pi, "more_bandwidth")
+    assert f is not None and "Desktop dual-channel" in f.title  # the smallest step up, not a workstation
+    mac = ctx(store, hardware="MacBook Pro M3 Max 64GB", model="llama 3.1 8b", quant="q4_k_m", prompt_tokens=4000)
+    g = remedies.build(mac, "more_compute")
+    assert g is not None and "Jetson" not in g.title
