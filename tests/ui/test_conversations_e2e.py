@@ -116,7 +116,7 @@ def test_household_user(page):
     shot(page, "10-household-first.png")
     first = last_reply(page)
     assert "does not fit" in first and "16 GB" in first
-    assert "Best fix" in first and "smaller model" in first.lower()
+    assert "Best fix" in first and re.search(r"smaller model|model that fits", first.lower())
     assert "500-token prompts" in first  # the assumed prompt is stated
     assert len(first.split()) <= 260
     assert reply_top_visible(page)
