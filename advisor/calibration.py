@@ -18,12 +18,16 @@ import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from advisor import roofline
 from advisor.models import Calibration, ModelSpec
 
-__all__ = ["CalRow", "CalibrationModel", "fit", "group_keys", "qclass", "accel_class"]
+__all__ = [
+    "CalRow", "CalibrationModel", "accel_class", "batched_keys", "bounded", "engine_family", "fit", "fit_batched",
+    "group_keys", "qclass", "robust_center",
+]
 
 SHRINK_K = 2.0
 BETA_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
@@ -54,6 +58,7 @@ def prefill_work(g: dict[str, Any], beta: float) -> float:
 T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 
 
+@lru_cache(maxsize=1024)
 def qclass(quant: str | None) -> str:
     """Coarse weight-format class that changes compute efficiency (dequantisation cost)."""
     q = (quant or "").lower()
@@ -99,30 +104,50 @@ class CalRow:
     old_build: bool = False
     prefill_attn_flops: float = 0.0
     prompt_tokens: int = 512
+    moe: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 def group_keys(phase: str, r: CalRow | dict[str, Any]) -> list[tuple[str, ...]]:
-    """Group keys from coarse to fine for a row (or a scenario with the same fields)."""
+    """Group keys from coarse to fine for a row (or a scenario with the same fields).
+
+    A row's keys are kept in its ``extra`` (the fit asks for them many times).
+    """
     g = r if isinstance(r, dict) else r.__dict__
+    extra = g.get("extra")
+    memo = ("_keys", phase)
+    if isinstance(extra, dict) and memo in extra:
+        return extra[memo]  # type: ignore[no-any-return]
+    keys = _group_keys(phase, g)
+    if isinstance(extra, dict):
+        extra[memo] = keys
+    return keys
+
+
+def _group_keys(phase: str, g: dict[str, Any]) -> list[tuple[str, ...]]:
     ac = accel_class(g["accel"])
     kind = g["kind"] + ("-multi" if g["multi"] else "")
     size = "small" if g.get("params_active_b", 8) < 3 else ("large" if g.get("params_active_b", 8) > 30 else "mid")
+    # MoE decode and prefill gather expert weights (scattered reads, grouped matmuls): below the share of the
+    # roofline dense models reach on the same machine, so below the engine level they are fitted apart.
+    eng = g["engine"] + ("/moe" if g.get("moe") else "")
     keys: list[tuple[str, ...]] = [("all",), (ac,), (ac, kind), (ac, kind, g["engine"])]
+    if g.get("moe"):
+        keys.append((ac, kind, eng))
     if g["multi"]:
         # llama.cpp's multi-GPU split was much slower in 2023 builds; predictions assume a current build.
-        keys.append((ac, kind, g["engine"], "era:" + ("2023" if g.get("old_build") else "current")))
+        keys.append((ac, kind, eng, "era:" + ("2023" if g.get("old_build") else "current")))
     if phase == "prefill":
-        keys.append((ac, kind, g["engine"], qclass(g["quant"])))
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), size))
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), size, g["family"]))
-        keys.append((ac, g["hw_id"], g["engine"], qclass(g["quant"])))
+        keys.append((ac, kind, eng, qclass(g["quant"])))
+        keys.append((ac, kind, eng, qclass(g["quant"]), size))
+        keys.append((ac, kind, eng, qclass(g["quant"]), size, g["family"]))
+        keys.append((ac, g["hw_id"], eng, qclass(g["quant"])))
     else:
-        keys.append((ac, kind, g["engine"], qclass(g["quant"])))
+        keys.append((ac, kind, eng, qclass(g["quant"])))
         # HBM-class bandwidth (> 1.5 TB/s) is much harder for single-stream kernels to saturate.
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
-        keys.append((ac, kind, g["engine"], qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
-        keys.append((ac, g["hw_id"], g["engine"]))
+        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
+        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
+        keys.append((ac, g["hw_id"], eng))
     return keys
 
 
@@ -143,6 +168,25 @@ class CalibrationModel:
     compute_per_bw: dict[str, float]
     n_rows: dict[str, int]
     beta: dict[str, float] = field(default_factory=dict)
+    batched: dict[tuple[str, ...], _Group] = field(default_factory=dict)
+
+    def batched_slope(self, scenario: dict[str, Any]) -> tuple[float, str]:
+        """Slope ``s`` of the batched factor ``b ** s`` (measured ÷ step-model aggregate decode) and its source.
+
+        Fitted per engine family and hardware on measured batches (:func:`fit_batched`), each level
+        shrunk toward its parent and the root toward 0 (physics alone) with weight ``k / (n + k)``.
+        """
+        slope, used, n_used = 0.0, "", 0
+        for key in batched_keys(scenario):
+            g = self.batched.get(key)
+            if g is None:
+                continue
+            slope = (g.n * g.log_eff + SHRINK_K * slope) / (g.n + SHRINK_K)
+            used, n_used = " / ".join(key), g.n
+        if not n_used:
+            return 0.0, "batch > 1: step model only (no measured batches to calibrate on)"
+        return slope, (f"batch > 1: step model × batch^{slope:+.3f}, fitted on measured batches "
+                       f"(group {used}, {n_used} rows)")
 
     def efficiency(self, phase: str, scenario: dict[str, Any]) -> Calibration:
         """Shrunk efficiency for ``phase`` ("decode" | "prefill") and where it came from."""
@@ -190,15 +234,79 @@ def _decode_eff(r: CalRow, t0: float) -> float | None:
     return r.decode_bytes / (r.bandwidth_gbs * roofline.GB * t)
 
 
-def _fit_groups(phase: str, rows: list[CalRow], effs: list[float]) -> dict[tuple[str, ...], _Group]:
+def _weighted_median(pairs: list[tuple[float, float]]) -> float:
+    """Median of values under weights (the value where the cumulative weight reaches half)."""
+    pairs = sorted(pairs)
+    half, acc = sum(w for _, w in pairs) / 2.0, 0.0
+    for x, w in pairs:
+        acc += w
+        if acc >= half:
+            return x
+    return pairs[-1][0]
+
+
+ROBUST_SCALE = 0.5  # log units (a factor of 1.65) at which a disagreeing source's rows count half
+# Weight of a source's rows relative to logs posted with their command lines (1.0). From the data notes
+# (shared/data/README.md, "Quality differs by source_set"): user-submitted collections, where decode is
+# often total output ÷ wall time of a short prompt and set-ups vary, and unverified community comments.
+SOURCE_QUALITY = {"llmfit-community": 0.5, "localmaxxing-leaderboard": 0.5, "accelmark": 0.5, "community": 0.5}
+
+
+def robust_center(vals: list[tuple[float, str]], scale: float = ROBUST_SCALE) -> float:
+    """Robust centre of log-efficiencies tagged with their source: a weighted median over rows.
+
+    Each source's median is compared with the consensus of sources (the median of the source
+    medians, one vote each, then the reweighted centre); every row of a source that disagrees by
+    ``d`` (log units) counts ``q / (1 + (d / scale)^2)`` (Cauchy weights, two reweighting steps; ``q``
+    the source's quality weight, :data:`SOURCE_QUALITY`), so
+    a large source of slow or odd runs that disagrees with many others cannot drag a group, while
+    sources that agree count as the plain median of their rows. One source: its plain median.
+    """
+    by_src: dict[str, list[float]] = defaultdict(list)
+    for x, s in vals:
+        by_src[s].append(x)
+    if len(by_src) == 1:
+        return statistics.median(x for x, _ in vals)
+    center = statistics.median(statistics.median(v) for v in by_src.values())  # one vote per source
+    for _ in range(2):
+        w = {s: SOURCE_QUALITY.get(s, 1.0) / (1.0 + ((statistics.median(v) - center) / scale) ** 2)
+             for s, v in by_src.items()}
+        center = _weighted_median([(x, w[s]) for x, s in vals])
+    return center
+
+
+def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bool = True) -> dict[tuple[str, ...], _Group]:
     acc: dict[tuple[str, ...], list[tuple[float, str]]] = defaultdict(list)
     for r, e in zip(rows, effs, strict=True):
         for key in group_keys(phase, r):
             acc[key].append((math.log(e), r.source_set))
-    return {
-        k: _Group(n=len(v), log_eff=statistics.median(x for x, _ in v), sources={s for _, s in v})
-        for k, v in acc.items()
-    }
+    # Decode: user collections often read decode low (total output / wall time), so sources are
+    # reweighted; prefill rates depend on prompt length and build more than on the source, and the
+    # reweighting costs accuracy there (bench/accuracy.py): plain medians.
+    center = robust_center if phase == "decode" and robust else (lambda v: statistics.median(x for x, _ in v))
+    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s in v}) for k, v in acc.items()}
+
+
+def bounded(rows: list[CalRow], *, per_cell: int = 6, total: int = 6000) -> list[CalRow]:
+    """At most ``per_cell`` rows per (source, hardware, engine, model, format) cell and ``total`` in all.
+
+    Keeps the fit's cost bounded whatever the store holds (a sweep of 500 prompt lengths on one
+    machine says no more about its efficiency than a handful): rows are taken evenly spaced in
+    ``result_id`` order, so the sample is deterministic.
+    """
+    cells: dict[tuple[str, ...], list[CalRow]] = defaultdict(list)
+    for r in rows:
+        cells[(r.source_set, r.hw_id, r.engine, str(r.extra.get("model")), r.quant)].append(r)
+    out: list[CalRow] = []
+    for v in cells.values():
+        v.sort(key=lambda r: r.result_id)
+        step = max(1.0, len(v) / per_cell)
+        out.extend(v[int(i * step)] for i in range(min(per_cell, len(v))))
+    if len(out) > total:
+        out.sort(key=lambda r: r.result_id)
+        step = len(out) / total
+        out = [out[int(i * step)] for i in range(total)]
+    return out
 
 
 def t0_key(g: dict[str, Any] | CalRow) -> str:
@@ -218,7 +326,8 @@ def _best_t0(sub: list[CalRow], key: str) -> float | None:
                 pairs.append((r, e))
         if len(pairs) < max(3, len(sub) // 2):
             continue
-        groups = _fit_groups("decode", [r for r, _ in pairs], [e for _, e in pairs])
+        # Plain medians while searching the grid (cheap); the final fit is the robust one.
+        groups = _fit_groups("decode", [r for r, _ in pairs], [e for _, e in pairs], robust=False)
         model = CalibrationModel({key: t0}, {"decode": groups}, {"decode": {}}, {}, {"decode": len(pairs)})
         errs = [abs(model.decode_tps(r) / r.decode_tps - 1) for r in sub if r.decode_tps]
         scores.append((statistics.median(errs), t0))
@@ -278,7 +387,11 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     ratio: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         if r.prefill_tps and not r.multi:
-            ratio[r.kind + ":" + accel_class(r.accel)].append(r.prefill_tps * r.prefill_flops / 1e12 / r.bandwidth_gbs)
+            x = r.prefill_tps * r.prefill_flops / 1e12 / r.bandwidth_gbs
+            ratio[r.kind + ":" + accel_class(r.accel)].append(x)
+            if r.family and not r.tflops:
+                # Chips without a FLOPS spec (Apple M5: GPU matrix units) learn from their own family's rows.
+                ratio["family:" + r.family + ":" + accel_class(r.accel)].append(x)
     cpb = {k: statistics.median(v) for k, v in ratio.items()}
     model = CalibrationModel(t0, {"decode": dec_groups, "prefill": pre_groups}, {"decode": {}, "prefill": {}},
                              cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta)
@@ -298,6 +411,39 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
                 # Widen in-sample residuals a little: they understate out-of-sample error.
                 model.residuals[phase][k] = (min(q[0], 1.0) ** 1.25, max(q[-1], 1.0) ** 1.25)
     return model
+
+
+def engine_family(engine: str | None) -> str:
+    """``server`` (vLLM, SGLang, TensorRT-LLM: continuous batching, paged KV), ``mlx``, ``ik_llama.cpp``
+    (the fork batches through other kernels) or ``llama.cpp`` (Ollama, LM Studio, llama-server)."""
+    e = (engine or "").lower()
+    if any(x in e for x in ("vllm", "sglang", "tensorrt", "trt")):
+        return "server"
+    if "mlx" in e:
+        return "mlx"
+    return "ik_llama.cpp" if "ik_llama" in e else "llama.cpp"
+
+
+def batched_keys(g: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Group keys of the batched factor, coarse to fine: engine family, accelerator, kind, hardware."""
+    ef, ac = engine_family(g.get("engine")), accel_class(g.get("accel"))
+    return [("all",), (ef,), (ef, ac), (ef, ac, str(g.get("kind"))), (ef, ac, str(g.get("hw_id")))]
+
+
+def fit_batched(items: list[tuple[dict[str, Any], int, float, str]]) -> dict[tuple[str, ...], _Group]:
+    """Fit the batched slope ``s = ln(measured / modelled) / ln(batch)`` per group (robust centre).
+
+    ``items``: (scenario fields as in :func:`batched_keys`, batch, measured ÷ modelled aggregate
+    decode, source set). Rows with a ratio outside 0.1–10 are left out (not the same workload).
+    """
+    acc: dict[tuple[str, ...], list[tuple[float, str]]] = defaultdict(list)
+    for g, b, ratio, src in items:
+        if b <= 1 or not (0.1 < ratio < 10):
+            continue
+        s = math.log(ratio) / math.log(b)
+        for key in batched_keys(g):
+            acc[key].append((s, src))
+    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s in v}) for k, v in acc.items()}
 
 
 def attention_flops(model: ModelSpec, prompt_tokens: int, depth: int) -> float:

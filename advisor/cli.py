@@ -132,10 +132,10 @@ def ask(
 ) -> None:
     """One chat turn from the terminal (same engine as the app)."""
     from advisor import service
-    from advisor.models import Scenario
+    from advisor.models import parse_scenario
 
     def run() -> Any:
-        f = Scenario.model_validate_json(facts) if facts else None
+        f = parse_scenario(load_json(facts, what="--facts"), what="--facts JSON") if facts else None
         return service.ask(_store(store), text, f)
 
     r = _guard(run, as_json)
@@ -201,6 +201,10 @@ def _row_error(e: Exception) -> str:
     return str(e).splitlines()[0][:300]
 
 
+_ROW_KEYS = frozenset({"hardware", "model", "params_b", "quant", "backend", "prompt_tokens", "gen_tokens", "depth",
+                       "batch", "concurrency", "memory_gb", "bandwidth_gbs", "tflops"})
+
+
 def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
     from advisor import service
 
@@ -212,6 +216,11 @@ def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
             typer.echo(json.dumps({"row": i, "error": r["_error"]}))
             continue
         clean = {k: (None if v in ("", None) else v) for k, v in r.items()}
+        unknown = [k for k in clean if k not in _ROW_KEYS]
+        if unknown:
+            typer.echo(json.dumps({"row": i, "error": f"unknown column{'s' if len(unknown) > 1 else ''} "
+                                   f"{', '.join(repr(k) for k in unknown[:5])}; known: {', '.join(sorted(_ROW_KEYS))}"}))
+            continue
         batch = clean.pop("batch", None)
         if batch is not None and clean.get("concurrency") is None:
             clean["concurrency"] = batch
@@ -249,7 +258,7 @@ def diagnose(
 ) -> None:
     """The verdict: bottleneck, normal or not, ranked fixes."""
     from advisor import report, service
-    from advisor.models import Scenario
+    from advisor.models import parse_scenario
 
     def build() -> Any:
         if input is not None:
@@ -261,7 +270,7 @@ def diagnose(
                 raise ValueError("'scenario' must be a JSON object")
             if "question" in data and "question" not in sc_data:
                 sc_data = {**sc_data, "question": data["question"]}
-            return Scenario.model_validate(sc_data)
+            return parse_scenario(sc_data, what=f"scenario in {input.name}")
         return _scenario(hardware=hardware, model=model, quant=quant, backend=backend, prompt_tokens=prompt_tokens,
                          gen_tokens=gen_tokens, depth=depth, concurrency=concurrency, params_b=params_b,
                          memory_gb=memory_gb, bandwidth_gbs=bandwidth_gbs, tflops=tflops,

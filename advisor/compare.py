@@ -11,7 +11,7 @@ Per candidate (units in the names: ``_s`` seconds, ``_tps`` tokens/s, ``_gb`` 10
   does ``2 × P_active`` FLOPs per sequence; the step is the slower of the two (roofline, DESIGN.md):
   ``t(b) = max((W + b·K) / (BW·e_d) + t0, b · 2·P_active / (FLOPS·e_p))``, the same model as
   :func:`advisor.perf.predict` with ``concurrency=b`` (efficiencies ``e_d``, ``e_p`` and the fixed
-  per-step cost ``t0`` come from its single-stream calibration; see :class:`BatchModel`).
+  per-step cost ``t0`` come from its single-stream calibration; see :class:`StepModel`).
   Aggregate tok/s ``= b / t(b)``, per user ``1 / t(b)``. Adding users is free while the step is
   bandwidth-bound: up to the ridge point, ``b* = ridge × bpw / 16`` (decode intensity
   ``2b / (bpw/8)`` FLOP per weight byte = ``FLOPS / BW``).
@@ -44,24 +44,24 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from advisor import roofline
-from advisor.calibration import CalibrationModel, features
+from advisor.calibration import CalibrationModel
 from advisor.errors import AdvisorError, InputError
 from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
-from advisor.perf import calibration_model, predict
+from advisor.perf import calibration_model, predict_step
+from advisor.perf.step import StepModel
 from advisor.report import json_safe
+from advisor.understand.text import parse_prices  # price lists are read by understanding
 from knowledge import catalog
-from knowledge.queries import calibration_set
-from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
 __all__ = [
     "KV_BYTES_PER_ELEMENT",
-    "BatchModel",
     "Candidate",
     "CompareRequest",
     "LoadResult",
     "compare",
     "compare_request",
+    "compare_situation",
     "cost_per_million",
     "max_concurrency",
     "md1_wait_cdf",
@@ -189,86 +189,6 @@ def saturation_concurrency(tflops: float | None, bandwidth_gbs: float, bits_per_
     return (max(1, math.floor(b)) if math.isfinite(b) else None), why
 
 
-@dataclass(frozen=True)
-class BatchModel:
-    """Decode step time against the number of sequences decoding together.
-
-    Attributes:
-        weight_bytes: weight bytes read per step, B.
-        kv_bytes_per_seq: KV-cache bytes read per sequence per step (mean decode context), B.
-        bw_bytes_per_s: achieved bandwidth = spec × calibrated decode efficiency, B/s.
-        t0_s: fixed per-step cost (kernel launches, sampling), s.
-        flops_per_seq: ``2 × P_active`` FLOPs per sequence per step.
-        flops_per_s: achieved compute = spec × calibrated prefill efficiency, FLOP/s (0: unknown).
-        batched_factor: measured/modelled aggregate decode at batch > 1 (1.0 without measurements).
-    """
-
-    weight_bytes: float
-    kv_bytes_per_seq: float
-    bw_bytes_per_s: float
-    t0_s: float
-    flops_per_seq: float
-    flops_per_s: float
-    batched_factor: float = 1.0
-
-    def bandwidth_s(self, b: int) -> float:
-        """Seconds to read the weights once and ``b`` KV caches (plus the fixed step cost)."""
-        return (self.weight_bytes + b * self.kv_bytes_per_seq) / self.bw_bytes_per_s + self.t0_s
-
-    def compute_s(self, b: int) -> float:
-        """Seconds of matrix work for ``b`` tokens (0 when compute is unknown)."""
-        return b * self.flops_per_seq / self.flops_per_s if self.flops_per_s else 0.0
-
-    def step_s(self, b: int) -> float:
-        """One decode step for ``b`` sequences, s (batched measurements scale b > 1)."""
-        t = max(self.bandwidth_s(b), self.compute_s(b))
-        return t / self.batched_factor if b > 1 else t
-
-    def aggregate_tps(self, b: int) -> float:
-        """Tokens per second over all ``b`` sequences."""
-        return b / self.step_s(b)
-
-    def per_seq_tps(self, b: int) -> float:
-        """Tokens per second each of ``b`` sequences sees."""
-        return 1.0 / self.step_s(b)
-
-    def mixed_s(self, b: int, chunk_tokens: int, prefill_tps: float) -> float:
-        """One iteration carrying ``b`` decode tokens and a prompt chunk, s.
-
-        The weights are read once; the chunk's compute (``chunk / pp``) adds to the decode tokens'.
-        """
-        work = chunk_tokens / prefill_tps + self.compute_s(b)
-        return max(self.bandwidth_s(b) if b else 0.0, work)
-
-    def knee(self) -> float:
-        """Batch where the per-sequence cost (compute or KV reads) equals the shared cost (weights, t0).
-
-        Calibrated analogue of :func:`saturation_concurrency`: ``min(S·C/f, S·X/K)`` with the shared
-        step cost ``S = W/X + t0``.
-        """
-        shared = self.weight_bytes / self.bw_bytes_per_s + self.t0_s
-        per_seq = max(self.flops_per_seq / self.flops_per_s if self.flops_per_s else 0.0,
-                      self.kv_bytes_per_seq / self.bw_bytes_per_s)
-        return shared / per_seq if per_seq else math.inf
-
-
-def batch_model(p: Prediction, model: ModelSpec, kv_bpe: float, factor: float = 1.0) -> BatchModel:
-    """The step model behind ``p`` (a single-stream :func:`advisor.perf.predict` without probe).
-
-    ``t0`` is what the calibrated single-stream time leaves after the byte reads:
-    ``1 / decode_tps − (W + K_f16) / (BW·e_d)``. The KV read then scales with ``kv_bpe / 2``.
-    """
-    eff_d, eff_p = p.calibration[0].efficiency, p.calibration[1].efficiency
-    x = p.bandwidth_gbs * roofline.GB * eff_d
-    dbytes, _ = features(model=model, bits_per_weight=p.bits_per_weight, prompt_tokens=p.prompt_tokens or 1,
-                         gen_tokens=p.gen_tokens, depth=p.depth)
-    w = roofline.weight_bytes_read_per_token(model, p.bits_per_weight)
-    t0 = max(0.0, 1.0 / p.decode_tps - dbytes / x)
-    return BatchModel(weight_bytes=w, kv_bytes_per_seq=(dbytes - w) * kv_bpe / roofline.KV_BYTES_F16,
-                      bw_bytes_per_s=x, t0_s=t0, flops_per_seq=2.0 * model.active_b * 1e9,
-                      flops_per_s=(p.tflops or 0.0) * 1e12 * eff_p, batched_factor=factor)
-
-
 def curve_points(max_b: int, users: int, extra: tuple[float | None, ...] = ()) -> list[int]:
     """Concurrencies to draw: 1, 2, 3, 4, 6, 8, 12, 16 … up to a bound, plus the users and knees."""
     top = min(max_b, max(2 * users, 16, *(2 * int(x) for x in extra if x)))
@@ -381,7 +301,7 @@ class _Sim:
         while self.active and self.active[0][0] <= self.g:
             self.done[heapq.heappop(self.active)[1]] = self.t
 
-    def decode(self, bm: BatchModel, slots: int) -> None:
+    def decode(self, bm: StepModel, slots: int) -> None:
         """Decode steps until a stream ends or (with a free slot) the next arrival."""
         b = len(self.active)
         step = bm.step_s(b)
@@ -396,7 +316,7 @@ class _Sim:
         self.t = max(self.t, self.arrivals[self.nxt])
 
 
-def _run_unchunked(s: _Sim, bm: BatchModel, prefill_s: float, gen: int, slots: int) -> None:
+def _run_unchunked(s: _Sim, bm: StepModel, prefill_s: float, gen: int, slots: int) -> None:
     """Prefill has priority and runs whole: running streams stall for it."""
     n = len(s.arrivals)
     while len(s.done) < n:
@@ -415,7 +335,7 @@ def _run_unchunked(s: _Sim, bm: BatchModel, prefill_s: float, gen: int, slots: i
         s.retire()
 
 
-def _run_chunked(s: _Sim, bm: BatchModel, prompt: int, pp: float, gen: int, slots: int, chunk: int) -> None:
+def _run_chunked(s: _Sim, bm: StepModel, prompt: int, pp: float, gen: int, slots: int, chunk: int) -> None:
     """Each iteration: one decode step for the running streams plus one prompt chunk (FIFO)."""
     n = len(s.arrivals)
     pf: int | None = None
@@ -457,7 +377,7 @@ def _weighted_quantile(pairs: list[tuple[float, int]], q: float) -> float:
     return pairs[-1][0]
 
 
-def simulate_load(bm: BatchModel, *, rate_per_s: float, prompt_tokens: int, prefill_tps: float, gen_tokens: int,
+def simulate_load(bm: StepModel, *, rate_per_s: float, prompt_tokens: int, prefill_tps: float, gen_tokens: int,
                   slots: int, chunk_tokens: int | None = None, n_arrivals: int = SIM_ARRIVALS,
                   warmup: int = SIM_WARMUP, seed: int = SIM_SEED) -> LoadResult:
     """Discrete-event simulation of a server under Poisson arrivals (fixed seed: deterministic).
@@ -497,32 +417,12 @@ def simulate_load(bm: BatchModel, *, rate_per_s: float, prompt_tokens: int, pref
         busy_fraction=s.busy / s.t if s.t else 0.0, mean_active=s.active_time / s.t if s.t else 0.0)
 
 
-def load_utilisation(bm: BatchModel, rate_per_s: float, prefill_s: float, gen_tokens: int, slots: int) -> float:
+def load_utilisation(bm: StepModel, rate_per_s: float, prefill_s: float, gen_tokens: int, slots: int) -> float:
     """Lower bound on the machine's busy fraction: prefill time plus decode at the fullest batch."""
     return rate_per_s * (prefill_s + gen_tokens * bm.step_s(slots) / slots)
 
 
 # ----------------------------------------------------------------------------------- cost
-_PRICE = re.compile(r"\s*([^=,;\n]+?)\s*=\s*\$?\s*(\d[\d_,]*(?:\.\d+)?)\s*(?:[,;\n]|$)")
-
-
-def parse_prices(text: str | None) -> dict[str, float]:
-    """``"nvidia-h200=32,000, apple-m3-ultra-80gpu=$9499"`` → {name: USD}.
-
-    Pairs are ``ID=USD`` separated by commas, semicolons or new lines; thousands separators and a
-    ``$`` are allowed. Raises InputError on anything else.
-    """
-    text, out, pos = (text or "").strip(), {}, 0
-    while pos < len(text):
-        m = _PRICE.match(text, pos)
-        if not m:
-            bad = re.split(r"[;\n]", text[pos:])[0].strip()
-            raise InputError(f"Prices are written ID=USD, e.g. nvidia-h100-pcie=30000 (could not read {bad!r}).")
-        out[m.group(1).strip()] = float(m.group(2).replace(",", "").replace("_", ""))
-        pos = m.end()
-    return out
-
-
 def cost_per_million(price_usd: float, tokens_per_s: float, *, years: float, utilisation: float,
                      users: int) -> dict[str, Any]:
     """Purchase price amortised over ``years`` at ``utilisation`` (share of the time generating).
@@ -573,7 +473,6 @@ class _Ctx:
     cal: CalibrationModel
     kv_bpe: float
     rate_per_s: float
-    batched: list[dict[str, Any]]
     prices: dict[str, float]
 
 
@@ -608,42 +507,8 @@ def _resolve_prices(store: Store, prices: dict[str, float]) -> dict[str, float]:
     return out
 
 
-def _batched_rows(store: Store) -> list[dict[str, Any]]:
-    """Measured rows with batch > 1 (llama-batched-bench imports), aggregate decode tok/s."""
-    return [r for r in calibration_set(store) if (r["batch"] or 1) > 1 and r["decode_tps"]]
-
-
-def _batched_factor(store: Store, ctx: _Ctx, hw: Hardware) -> tuple[float, str]:
-    """Median of measured ÷ modelled aggregate decode over this hardware's batched rows."""
-    base, n = split_hw_id(hw.id)
-    ratios = []
-    for r in ctx.batched:
-        if r["base_hw_id"] != base or (r["n_devices"] or 1) != n:
-            continue
-        try:
-            m = (catalog.all_models(store).get(r["model_id"] or "")
-                 or catalog.resolve_model(store, r["model"] or "", params_b=r["params_b"]).value)
-            q = catalog.resolve_quant(store, r["quant"], backend=r["backend"]).value
-            p = predict(store, hardware=catalog.get_hardware(store, r["hw_id"] or base), model=m, quant=q,
-                        backend=r["backend"], prompt_tokens=r["prompt_tokens"] or 512, gen_tokens=r["gen_tokens"] or 128,
-                        depth=r["depth"] or 0, concurrency=r["batch"], cal=ctx.cal)
-            ratios.append(r["decode_tps"] / p.decode_tps)
-        except (AdvisorError, ValueError, ZeroDivisionError):
-            continue
-    if not ratios:
-        why = ("no batched measurements (batch > 1) for this hardware in the store — the seed has none; "
-               "import llama-batched-bench output to calibrate")
-        return 1.0, f"batch > 1: roofline step model with the single-stream efficiencies ({why})."
-    f = min(3.0, max(0.3, statistics.median(ratios)))
-    return f, f"batch > 1: scaled by {f:.2f} = median measured/modelled over {len(ratios)} batched measurement(s)."
-
-
 def _notes(ctx: _Ctx, hw: Hardware, maxc: int) -> list[str]:
     req, notes = ctx.req, []
-    if hw.n_devices > 1:
-        notes.append("Numbers assume a layer split (llama.cpp default: capacity adds up, single-stream speed "
-                     "does not). Tensor parallel splits every layer and all-reduces each step: it needs a fast "
-                     "interconnect (NVLink); over plain PCIe it can be slower than the layer split.")
     if req.kv_quant != "f16":
         notes.append(f"KV cache in {req.kv_quant} ({KV_BYTES_PER_ELEMENT[req.kv_quant]:.3g} B per element vs 2 "
                      "for f16); llama.cpp needs flash attention (-fa) for a quantized V cache.")
@@ -658,11 +523,11 @@ def _notes(ctx: _Ctx, hw: Hardware, maxc: int) -> list[str]:
 
 def _predict_notes(p: Prediction, hw: Hardware, maxc: int) -> list[str]:
     """predict()'s assumptions, less those this module restates (layer split) or that a fit voids."""
-    skip = [f"{hw.n_devices} GPUs with the layers split"] + (["The model needs", "Only "] if maxc else [])
+    skip = ["The model needs", "Only "] if maxc else []
     return [a for a in p.assumptions if not any(a.startswith(x) for x in skip)]
 
 
-def _ttft(ctx: _Ctx, bm: BatchModel, pp: float, slots: int) -> tuple[dict, dict, dict | None, list[str]]:
+def _ttft(ctx: _Ctx, bm: StepModel, pp: float, slots: int) -> tuple[dict, dict, dict | None, list[str]]:
     """(chunked TTFT, unchunked TTFT, load details, notes) for the arrival rate."""
     req = ctx.req
     prompt = req.prompt_tokens - req.shared_prefix_tokens
@@ -763,10 +628,13 @@ def _evaluate(store: Store, ctx: _Ctx, hw: Hardware, extra_notes: list[str]) -> 
     """Memory, batched decode, TTFT under load, targets and cost of one candidate."""
     req = ctx.req
     maxc, fit, memory = _memory(ctx, hw)
-    # When one sequence fits (with this KV type) all the weights sit on the accelerator.
-    p = predict(store, hardware=hw, model=ctx.model, quant=ctx.quant, backend=req.backend,
-                prompt_tokens=req.prompt_tokens - req.shared_prefix_tokens, gen_tokens=req.gen_tokens,
-                depth=req.shared_prefix_tokens, concurrency=1, gpu_share=1.0 if maxc else None, cal=ctx.cal)
+    # When one sequence fits (with this KV type) all the weights sit on the accelerator. The same
+    # predict_step the chat calls, at the users that fit: one step model, one answer.
+    n_eff = max(1, min(req.concurrency, maxc))
+    p, bm = predict_step(store, hardware=hw, model=ctx.model, quant=ctx.quant, backend=req.backend,
+                         prompt_tokens=req.prompt_tokens - req.shared_prefix_tokens, gen_tokens=req.gen_tokens,
+                         depth=req.shared_prefix_tokens, concurrency=n_eff, gpu_share=1.0 if maxc else None,
+                         cal=ctx.cal, kv_bytes_per_element=ctx.kv_bpe)
     notes = extra_notes + _predict_notes(p, hw, maxc) + _notes(ctx, hw, maxc)
     batch = _saturation(ctx, p)
     base = dict(hardware={"id": hw.id, "name": hw.name, "kind": hw.kind, "memory_gb": hw.memory_gb,
@@ -777,29 +645,29 @@ def _evaluate(store: Store, ctx: _Ctx, hw: Hardware, extra_notes: list[str]) -> 
     if maxc == 0 or not p.prefill_tps:
         why = "the model and one sequence's KV cache do not fit" if maxc == 0 else "no compute figure for prefill"
         return _unevaluated(base, batch, notes, why)
-    factor, cal_note = _batched_factor(store, ctx, hw)
-    bm = batch_model(p, ctx.model, ctx.kv_bpe, factor)
-    n_eff = min(req.concurrency, maxc)
     ttft, ttft_u, load, load_notes = _ttft(ctx, bm, p.prefill_tps, n_eff)
-    per_user, agg = bm.per_seq_tps(n_eff), bm.aggregate_tps(n_eff)
+    per_user, agg = p.decode_tps_per_seq, p.decode_tps
     meets, head = _targets(ctx, maxc, ttft["p95"], per_user)
     knee = bm.knee() if math.isfinite(bm.knee()) else None
-    batch.update(calibrated_knee_concurrency=knee, batched_factor=factor, curve=[
+    batch.update(calibrated_knee_concurrency=knee, batched_factor=bm.batched_factor(n_eff), curve=[
         {"concurrency": b, "aggregate_tps": bm.aggregate_tps(b), "per_user_tps": bm.per_seq_tps(b)}
         for b in curve_points(maxc, req.concurrency, (base["saturation_concurrency"], knee))])
     cost = None
     if hw.id in ctx.prices:
         cost = cost_per_million(ctx.prices[hw.id], agg, years=req.amortisation_years, utilisation=req.utilisation,
                                 users=req.concurrency)
-    base["calibration"].append({"phase": "batched decode", "note": cal_note})
     return Candidate(**base, effective_concurrency=n_eff, ttft_s=ttft, ttft_no_chunking_s=ttft_u,
                      decode_tps_per_user=per_user, aggregate_decode_tps=agg, meets_targets=meets, headroom=head,
                      batch=batch, load=load, cost=cost, notes=notes + load_notes)
 
 
-def _rank_key(c: Candidate) -> tuple:
-    return (not c.meets_targets, c.max_concurrency == 0, -(c.headroom or 0.0), -(c.decode_tps_per_user or 0.0),
-            c.ttft_s.get("p95") or math.inf)
+def _rank_key(users: int) -> Any:
+    """Sort key: meets the targets, then holds every stated user in memory (a machine that cannot is
+    never ranked above one that can), then headroom, tok/s per user, TTFT p95."""
+    def key(c: Candidate) -> tuple:
+        return (not c.meets_targets, c.max_concurrency < users, c.max_concurrency == 0, -(c.headroom or 0.0),
+                -(c.decode_tps_per_user or 0.0), c.ttft_s.get("p95") or math.inf)
+    return key
 
 
 def _unmatched_prices(ctx: _Ctx, out: list[Candidate]) -> list[str]:
@@ -809,7 +677,9 @@ def _unmatched_prices(ctx: _Ctx, out: list[Candidate]) -> list[str]:
 
 
 def _assumptions(req: CompareRequest) -> list[str]:
-    out = ["Engine: llama.cpp unless a backend is given; multi-GPU entries use a layer split.",
+    out = ["Engine: llama.cpp unless a backend is given, except datacenter GPUs serving 4 or more users, which "
+           "are assumed to run vLLM (continuous batching); multi-GPU entries use a layer split with llama.cpp and "
+           "tensor parallel with vLLM/SGLang/TensorRT-LLM (two all-reduces per layer over the interconnect).",
            "Decode step = max(weights + every sequence's KV cache read at the calibrated bandwidth, "
            "2 × active parameters FLOPs per sequence at the calibrated compute). Adding users stops being free "
            "at the smaller of the ridge-point batch (FLOPS / BW × bpw / 16, spec sheet: compute-bound beyond) "
@@ -829,14 +699,19 @@ def _assumptions(req: CompareRequest) -> list[str]:
     return out
 
 
-def compare_request(store: Store, req: CompareRequest) -> dict[str, Any]:
-    """Candidates ranked by meeting the targets, then headroom. Returns a JSON-ready dict."""
-    model = catalog.resolve_model(store, req.model).value
-    quant = (catalog.resolve_quant(store, req.quant, backend=req.backend).value if req.quant
-             else catalog.all_quants(store)["Q4_K_M"])
-    hws = _resolve_candidates(store, req.candidates)
+def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardware] | None = None,
+                    model_spec: ModelSpec | None = None, quant_format: QuantFormat | None = None) -> dict[str, Any]:
+    """Candidates ranked by meeting the targets, then holding every user, then headroom (JSON-ready dict).
+
+    ``hardware``, ``model_spec``, ``quant_format``: already-resolved machines (with their stated memory),
+    model and format (from a Situation); they take the place of ``req.candidates``/``model``/``quant``.
+    """
+    model = model_spec or catalog.resolve_model(store, req.model).value
+    quant = quant_format or (catalog.resolve_quant(store, req.quant, backend=req.backend).value if req.quant
+                             else catalog.all_quants(store)["Q4_K_M"])
+    hws = [(h, []) for h in hardware] if hardware else _resolve_candidates(store, req.candidates)
     ctx = _Ctx(req=req, model=model, quant=quant, cal=calibration_model(store), kv_bpe=KV_BYTES_PER_ELEMENT[req.kv_quant],
-               rate_per_s=(req.requests_per_minute or 0.0) * req.concurrency / 60.0, batched=_batched_rows(store),
+               rate_per_s=(req.requests_per_minute or 0.0) * req.concurrency / 60.0,
                prices=_resolve_prices(store, req.prices))
     out: list[Candidate] = []
     excluded = []
@@ -845,11 +720,11 @@ def compare_request(store: Store, req: CompareRequest) -> dict[str, Any]:
             c = _evaluate(store, ctx, hw, hw_notes)
         except (AdvisorError, ValueError):
             continue
-        if req.candidates or c.max_concurrency > 0:
+        if req.candidates or hardware or c.max_concurrency > 0:
             out.append(c)
         else:
             excluded.append(hw.id)
-    out.sort(key=_rank_key)
+    out.sort(key=_rank_key(req.concurrency))
     for i, c in enumerate(out, 1):
         c.rank = i
     result = {"model": model.id, "quant": quant.name, "bits_per_weight": quant.bits_per_weight,
@@ -870,6 +745,37 @@ def compare(store: Store, *, model: str, **kw: Any) -> dict[str, Any]:
     except ValueError as e:  # pydantic ValidationError
         raise InputError(_validation_message(e)) from e
     return compare_request(store, req)
+
+
+def compare_situation(store: Store, situation: Any, **changes: Any) -> dict[str, Any]:
+    """Compare from the chat's :class:`~advisor.understand.situation.Situation`: its model, format,
+    engine, lengths, users and request rate, over the machine asked about plus ``compare_hardware``
+    (each with its stated memory and GPU count). ``changes``: :class:`CompareRequest` fields on top.
+
+    Raises:
+        InputError: no model resolved, or a field out of range.
+    """
+    if situation.model is None:
+        raise InputError("Need a resolved model to compare machines.")
+    machines = [m for m in [situation.machine, *situation.compare_hardware] if m is not None and m.hardware is not None]
+    hws = []
+    for m in machines:
+        hw = m.hardware
+        if m.count > 1 and hw.n_devices == 1:
+            hw = hw.model_copy(update={"id": f"{hw.id}x{m.count}", "name": f"{m.count}× {hw.name}", "n_devices": m.count})
+        hws.append(hw)
+    w = situation.workload
+    fields: dict[str, Any] = dict(
+        model=situation.model.id, quant=situation.quant.name if situation.quant else None,
+        backend=situation.engine_text or situation.engine, prompt_tokens=max(1, w.prompt_tokens),
+        gen_tokens=max(1, w.gen_tokens), concurrency=max(1, w.users), requests_per_minute=w.requests_per_minute,
+        shared_prefix_tokens=w.shared_prefix_tokens if w.shared_prefix_tokens < w.prompt_tokens else 0)
+    fields.update(changes)
+    try:
+        req = CompareRequest(**{k: v for k, v in fields.items() if v is not None})
+    except ValueError as e:  # pydantic ValidationError
+        raise InputError(_validation_message(e)) from e
+    return compare_request(store, req, hardware=hws or None, model_spec=situation.model, quant_format=situation.quant)
 
 
 def _validation_message(e: Exception) -> str:

@@ -11,11 +11,14 @@ gigabytes (10^9 bytes), ``_s`` seconds, ``_tflops`` 10^12 FLOP/s.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "SCENARIO_KEYS",
+    "parse_scenario",
     "Bottleneck",
     "Calibration",
     "Fix",
@@ -119,6 +122,10 @@ class ModelSpec(BaseModel):
         n_kv_heads, head_dim, n_layers: attention shape for KV-cache sizing.
         kv_layers (int | None): layers that keep a KV cache (hybrid/sliding models keep fewer).
         generic (bool): True when the architecture was assumed from the size alone.
+        experts (int | None): routed experts per MoE layer (E), from the model's config.
+        experts_per_token (int | None): routed experts each token picks (k).
+        shared_experts (int | None): always-active shared experts per MoE layer (counted in the active params).
+        moe_source_url (str): where the MoE figures come from.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -141,6 +148,22 @@ class ModelSpec(BaseModel):
     source_url: str = ""
     notes: str = ""
     generic: bool = False
+    experts: int | None = None
+    experts_per_token: int | None = None
+    shared_experts: int | None = None
+    moe_source_url: str = ""
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture-of-experts model (fewer active than total parameters)."""
+        return bool(self.active_params_b and self.active_params_b < self.params_b)
+
+    @property
+    def expert_share(self) -> float | None:
+        """Share of all weights in the routed experts, ``(P − A) / (1 − k/E) / P``; None unless E and k are known."""
+        if not (self.is_moe and self.experts and self.experts_per_token) or self.experts_per_token >= self.experts:
+            return None
+        return (self.params_b - self.active_b) / (1 - self.experts_per_token / self.experts) / self.params_b
 
     @property
     def active_b(self) -> float:
@@ -194,6 +217,12 @@ class Measurement(BaseModel):
     peak_memory_gb: float | None = None
     gpu_fraction: float | None = None
     stddev_tps: float | None = None
+    # The engine the tool implies (``llama.cpp``, ``ollama``, ``mlx``, ``vllm``, ``sglang``, ``koboldcpp``...);
+    # ``backend`` then reads ``<engine>-<accelerator>`` (``llama.cpp-cuda``) or the engine alone.
+    engine: str | None = None
+    # True when ``decode_tps`` is generated tokens over the whole call, prompt processing included
+    # (text-generation-webui): a lower bound on the decode rate, not the decode rate itself.
+    decode_includes_prompt: bool | None = None
     notes: list[str] = Field(default_factory=list)
 
     @field_validator("prefill_tps", "decode_tps", "blended_tps", "stddev_tps")
@@ -252,6 +281,38 @@ class Scenario(BaseModel):
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
     compare_models: list[str] | None = None  # models the person asks to compare, as written
+    # Also emitted by ``ask --json`` (added with issue 12; optional everywhere):
+    prompt_range: tuple[int, int] | None = None  # a stated range of prompt lengths ("5–10k"); prompt_tokens = middle
+    hardware_kind: HardwareKind | None = None  # what kind of machine, when the name is not known yet ("my Mac")
+    tensor_parallel: int | None = Field(default=None, ge=1, le=4096)  # tensor-parallel degree ("-tp 2"): a layout
+    measured_is_aggregate: bool | None = None  # measured_decode_tps is summed over ``concurrency`` streams
+    target_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # a TTFT the person needs ("under 2 s")
+    target_decode_tps: float | None = Field(default=None, gt=0, le=MAX_TPS)  # a per-user speed they need
+
+    @field_validator("compare_hardware", "compare_models", mode="before")
+    @classmethod
+    def _names_list(cls, v: Any) -> Any:
+        # A list as a form shows it ("['M3 Ultra', 'H100']" or "M3 Ultra; H100") is read back as the list.
+        if isinstance(v, str):
+            quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", v)
+            items = [a or b for a, b in quoted] if quoted else [x.strip(" []") for x in re.split(r"[;,]", v)]
+            return [x.strip() for x in items if x.strip()] or None
+        return v
+
+    @field_validator("prompt_range", mode="before")
+    @classmethod
+    def _range(cls, v: Any) -> Any:
+        if isinstance(v, str):  # "(5000, 10000)", "5000-10000", "5000 10000"
+            nums = [int(float(x)) for x in re.findall(r"\d+(?:\.\d+)?", v)]
+            return tuple(nums[:2]) if len(nums) >= 2 else None
+        return v
+
+    @field_validator("prompt_range")
+    @classmethod
+    def _range_order(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is not None and not 0 < v[0] <= v[1] <= MAX_TOKENS:
+            raise ValueError(f"prompt_range must be (low, high) tokens with 0 < low <= high (got {v})")
+        return v
 
     @field_validator("hardware", "model", "quant", "backend", "use")
     @classmethod
@@ -437,3 +498,40 @@ class ProbeResult(BaseModel):
     hw_id: str | None = None
     created_at: str | None = None
     notes: list[str] = Field(default_factory=list)
+
+
+SCENARIO_KEYS: frozenset[str] = frozenset(Scenario.model_fields)
+
+
+def parse_scenario(data: Any, *, what: str = "scenario") -> Scenario:
+    """A Scenario from JSON data at an API edge, strictly: an unknown key is an error that names it.
+
+    Every key that ``Scenario`` (and so ``ask --json`` ``facts``) emits is accepted back, so facts
+    round-trip. Used by ``predict/diagnose --input``, ``ask --facts`` and the HTTP API.
+
+    Args:
+        data: a dict (the JSON object); None gives an empty Scenario.
+        what: how to name the object in the message ("scenario", "facts", "row 3").
+
+    Raises:
+        InputError: ``data`` is not an object, or it has keys no Scenario has (each named, with the closest
+            known key when one is close).
+        pydantic.ValidationError: a known key has a bad value (negative, absurd, wrong type).
+    """
+    import difflib
+
+    from advisor.errors import InputError
+
+    if data is None:
+        return Scenario()
+    if not isinstance(data, dict):
+        raise InputError(f"The {what} must be a JSON object, e.g. {{\"hardware\": \"M2 Max\", \"model\": \"llama 3.1 8b\"}}.")
+    unknown = [str(k) for k in data if k not in SCENARIO_KEYS]
+    if unknown:
+        parts = []
+        for k in unknown[:5]:
+            close = difflib.get_close_matches(k, sorted(SCENARIO_KEYS), n=1, cutoff=0.6)
+            parts.append(f"'{k}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        raise InputError(f"Unknown key{'s' if len(unknown) > 1 else ''} in the {what}: {', '.join(parts)}. "
+                         f"Known keys: {', '.join(sorted(SCENARIO_KEYS))}.")
+    return Scenario.model_validate(data)

@@ -7,7 +7,6 @@ be reproduced from the command line.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +18,9 @@ from advisor.diagnose import diagnose_resolved
 from advisor.errors import AdvisorError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
 from advisor.perf import predict
-from advisor.resolve import require, resolve_scenario
+from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario
+from advisor.understand.engine import engine_of_format
+from advisor.understand.text import looks_pasted
 from knowledge.store import Store
 
 __all__ = ["AskResult", "ImportOutcome", "ask", "diagnose_scenario", "import_output", "predict_scenario", "run_probe",
@@ -44,6 +45,7 @@ class AskResult(BaseModel):
     missing: list[str] = Field(default_factory=list)
     question: QuestionOut | None = None
     notes: list[str] = Field(default_factory=list)
+    changes: list[tuple[str, Any, Any]] = Field(default_factory=list)  # (field, old, new) this turn changed
 
 
 class ImportOutcome(BaseModel):
@@ -56,6 +58,7 @@ class ImportOutcome(BaseModel):
     saved_id: str | None
     message: str
     facts: Scenario | None = None
+    warnings: list[str] = Field(default_factory=list)  # the importer's: rows skipped and why
 
 
 def _latest_probe(store: Store) -> ProbeResult | None:
@@ -70,8 +73,6 @@ def _latest_probe(store: Store) -> ProbeResult | None:
         return None
 
 
-_THIS_MACHINE_RE = re.compile(r"\bthis (?:machine|computer|mac|pc|box|server)\b|\bmy (?:machine|computer)\b", re.I)
-THIS_MACHINE = ("this machine", "this computer", "my machine", "this mac", "this pc")
 
 
 def _probe_for(store: Store, s: Scenario) -> ProbeResult | None:
@@ -186,7 +187,9 @@ def import_output(
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
-                                          "params_b"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
+                                          "params_b", "engine"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
+            hint = engine_of_format(parsed.format)  # "CUDA" in a llama-bench table is llama.cpp's
+            rows = [{**r, "engine": r.get("engine") or hint} if hint else r for r in rows]
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
                                       hardware=sc.hardware, hw_id=res.hardware.id if res.hardware else None,
                                       machine=parsed.machine)
@@ -202,13 +205,17 @@ def import_output(
             msg += f" Tell me {' and '.join(missing_bits)} to compare them with what it should do."
     else:
         msg = ("I could not find any measurement in that text. I read llama-bench, llama.cpp timings, ollama "
-               "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio and vLLM bench output.")
+               "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio, vLLM and SGLang bench output, "
+               "text-generation-webui, koboldcpp and exllamav2.")
     if parsed.unparsed:
         msg += f" {len(parsed.unparsed)} line(s) were not understood and were ignored."
+    skipped = [w for w in parsed.warnings if "not kept" in w or "skipped" in w or "not used" in w]
+    if skipped:
+        msg += " Skipped: " + "; ".join(skipped[:3]) + (f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else "") + "."
     log.info("import format=%s rows=%d saved=%s ms=%.0f", parsed.format, len(parsed.measurements), bool(saved),
              (time.perf_counter() - t0) * 1000)
     return ImportOutcome(format=parsed.format, measurements=parsed.measurements, unparsed=parsed.unparsed,
-                         verdict=verdict, saved_id=saved, message=msg, facts=sc)
+                         verdict=verdict, saved_id=saved, message=msg, facts=sc, warnings=parsed.warnings)
 
 
 def run_probe(
@@ -268,8 +275,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     except AdvisorError as e:
         return AskResult(reply=f"I could not use that: {e}", verdict=None, facts=facts)
     facts = upd.facts
+    if not (getattr(upd, "looks_like_tool_output", False) or looks_pasted(text)):
+        # The person's own words (all turns, newest last) travel with the facts, so the Situation's symptoms
+        # ("takes ages to start", "in Docker", "top_k 0") come from what they wrote, not only from the fields.
+        said = "\n".join(x for x in (facts.question, text[:2000]) if x)
+        facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
     notes = list(upd.notes)
-    if _THIS_MACHINE_RE.search(text) and not facts.hardware and not facts.bandwidth_gbs:
+    if is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs:
         if _latest_probe(store) is not None:
             facts = apply_probe(store, facts.model_copy(update={"hardware": "this machine"}))
             notes.append("Using the probe of this machine (the computer running the advisor).")
@@ -282,15 +294,22 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     missing = intake.missing(facts, store)
     verdict = None
-    if getattr(upd, "looks_like_tool_output", False) or _looks_pasted(text):
+    if getattr(upd, "looks_like_tool_output", False) or looks_pasted(text):
         out = import_output(store, text, hardware=facts.hardware, save=True, scenario=facts)
         lines.insert(0, out.message)
         verdict = out.verdict
+        if out.facts is not None:  # the paste's measurements become facts (they round-trip with the rest)
+            pasted = {f: getattr(out.facts, f) for f in _PASTE_FACTS if getattr(facts, f) is None
+                      and getattr(out.facts, f) is not None}
+            facts = facts.model_copy(update=pasted)
+            missing = intake.missing(facts, store)
+            q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     if verdict is None and q is None and not missing:
         try:
             verdict = diagnose_scenario(store, facts, question=text)
         except AdvisorError as e:
             lines.append(str(e))
+    corrected = [c for c in upd.changes if c[1] is not None and c[0] in _CHANGE_LABELS]
     from advisor.render.conversation import turn_reply
 
     answer = turn_reply(store, verdict, facts=facts, before=before, notes=notes)
@@ -300,19 +319,40 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         head = "\n".join(lines)
         ask_txt = q.text if q else "Tell me the hardware and the model."
         understood = report.facts_summary(facts)
-        reply = "\n\n".join(x for x in (head, understood, f"**{ask_txt}**") if x)
+        reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, understood, f"**{ask_txt}**")
+                              if x)
     log.info("turn ms=%.0f verdict=%s missing=%s", (time.perf_counter() - t0) * 1000, verdict is not None, missing)
     return AskResult(
         reply=reply, verdict=verdict, facts=facts, missing=missing,
         question=QuestionOut(field=q.field, text=q.text, choices=list(q.choices)) if q else None, notes=notes,
+        changes=list(upd.changes),
     )
 
 
-def _looks_pasted(text: str) -> bool:
-    markers = ("| model", "llama_print_timings", "prompt eval rate", "eval rate:", "tokens-per-sec", "pp512",
-               "tg128", "\"avg_ts\"", "prompt_per_second", "Serving Benchmark Result", "tokensPerSecond",
-               "llama_perf_context_print", "prompt_eval_duration")
-    return text.count("\n") >= 1 and any(m.lower() in text.lower() for m in markers)
+_QUESTION_CHARS = 4000  # the person's words kept with the facts (several turns)
+_PASTE_FACTS = ("measured_prefill_tps", "measured_decode_tps", "prompt_tokens", "gen_tokens", "depth", "model",
+                "quant", "backend", "n_gpu_layers", "params_b", "gpu_fraction")
+_CHANGE_LABELS = {"hardware": "machine", "memory_gb": "memory", "model": "model", "params_b": "model size",
+                  "quant": "weight format", "backend": "engine", "prompt_tokens": "prompt", "gen_tokens": "answer",
+                  "concurrency": "users", "gpu_count": "GPUs", "context_window": "context window",
+                  "measured_decode_tps": "measured decode", "measured_prefill_tps": "measured prefill",
+                  "shared_prefix_tokens": "shared prefix", "depth": "depth", "use": "use",
+                  "system_ram_gb": "system RAM", "interconnect": "interconnect"}
+
+
+def changes_line(changes: list[tuple[str, Any, Any]]) -> str:
+    """"**Changed:** memory 16 GB → 24 GB; model Gemma 3 12B → Gemma 3 27B." for a correction."""
+    def val(f: str, v: Any) -> str:
+        if v is None:
+            return "—"
+        if f in ("memory_gb", "system_ram_gb"):
+            return f"{v:g} GB"
+        if f in ("prompt_tokens", "gen_tokens", "shared_prefix_tokens", "depth", "context_window"):
+            return f"{v:,} tokens"
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    parts = [f"{_CHANGE_LABELS.get(f, f)} {val(f, a)} → {val(f, b)}" for f, a, b in changes]
+    return "**Changed:** " + "; ".join(parts) + "."
 
 
 def run_server_probe(

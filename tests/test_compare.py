@@ -19,6 +19,7 @@ from advisor import roofline
 from advisor.cli import app
 from advisor.errors import InputError
 from advisor.perf import calibration_model, predict
+from advisor.perf.step import StepModel
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -54,8 +55,8 @@ def test_saturation_concurrency_picks_the_binding_limit():
 
 
 # ----------------------------------------------------------------------------- batch curve
-BM = cmp.BatchModel(weight_bytes=40e9, kv_bytes_per_seq=1e9, bw_bytes_per_s=800e9, t0_s=0.002,
-                    flops_per_seq=140e9, flops_per_s=100e12)
+BM = StepModel(dense_bytes=40e9, routed_bytes=0.0, expert_fraction=0.0, kv_bytes_per_seq=1e9, bw_bytes_per_s=800e9,
+               t0_s=0.002, flops_per_seq=140e9, flops_per_s=100e12)
 
 
 def test_batch_curve_by_hand():
@@ -71,8 +72,8 @@ def test_batch_curve_by_hand():
 
 
 def test_batch_curve_flattens_past_the_ridge():
-    short = cmp.BatchModel(weight_bytes=40e9, kv_bytes_per_seq=0.0, bw_bytes_per_s=800e9, t0_s=0.002,
-                           flops_per_seq=140e9, flops_per_s=100e12)
+    short = StepModel(dense_bytes=40e9, routed_bytes=0.0, expert_fraction=0.0, kv_bytes_per_seq=0.0,
+                      bw_bytes_per_s=800e9, t0_s=0.002, flops_per_seq=140e9, flops_per_s=100e12)
     # Bandwidth-bound: 52 ms per step whatever b; compute 1.4 ms × b → crossover at 52/1.4 = 37.1.
     assert short.knee() == pytest.approx(0.052 / 0.0014)
     assert short.aggregate_tps(32) == pytest.approx(32 / 0.052)  # still linear: adding users is free
@@ -90,18 +91,29 @@ def test_mixed_iteration_adds_chunk_compute():
     assert BM.mixed_s(0, 512, 1000.0) == pytest.approx(0.512)
 
 
-def test_batch_model_matches_predict(store):
-    """The step model behind the comparison reproduces predict(concurrency=b) exactly (f16 KV)."""
-    hw, m = _hw(store, "nvidia-h100-pcie"), catalog.resolve_model(store, "llama 3.1 8b").value
+def test_compare_gives_the_chat_numbers_for_the_same_team(store):
+    """One step model: compare's per-user and aggregate tok/s are predict(concurrency=users)'s (the chat)."""
+    m = catalog.resolve_model(store, "llama 3.1 8b").value
     q = catalog.resolve_quant(store, "Q4_K_M").value
-    cal = calibration_model(store)
-    kw = dict(hardware=hw, model=m, quant=q, prompt_tokens=4000, gen_tokens=500, cal=cal)
-    bm = cmp.batch_model(predict(store, concurrency=1, **kw), m, 2.0)
-    for b in (1, 2, 8, 64, 120):  # concurrencies that fit (125 do); beyond, predict offloads weights
-        p = predict(store, concurrency=b, **kw)
-        assert p.memory.fits
-        assert bm.aggregate_tps(b) == pytest.approx(p.decode_tps, rel=1e-9)
-        assert bm.per_seq_tps(b) == pytest.approx(p.decode_tps_per_seq, rel=1e-9)
+    for hw_name, users in (("nvidia-h100-pcie", 8), ("nvidia-rtx-4090", 4), ("apple-m2-ultra-76gpu", 6)):
+        hw = _hw(store, hw_name)
+        chat = predict(store, hardware=hw, model=m, quant=q, prompt_tokens=4000, gen_tokens=500, concurrency=users)
+        res = cmp.compare(store, model="llama 3.1 8b", quant="Q4_K_M", prompt_tokens=4000, gen_tokens=500,
+                          concurrency=users, candidates=[hw_name])
+        c = res["candidates"][0]
+        assert c["effective_concurrency"] == users
+        assert c["decode_tps_per_user"] == pytest.approx(chat.decode_tps_per_seq, rel=1e-9)
+        assert c["aggregate_decode_tps"] == pytest.approx(chat.decode_tps, rel=1e-9)
+        assert c["aggregate_decode_tps"] == pytest.approx(users * c["decode_tps_per_user"], rel=1e-9)
+
+
+def test_compare_never_ranks_a_machine_short_of_memory_above_one_that_holds_the_users(store):
+    # 20 users × 16k tokens of a 70B model: an RTX 4090 (24 GB) holds none, an H200 (141 GB) holds them.
+    res = cmp.compare(store, model="llama 3.3 70b", quant="Q4_K_M", prompt_tokens=16000, gen_tokens=500,
+                      concurrency=20, candidates=["nvidia-rtx-4090", "apple-m2-ultra-76gpu", "nvidia-h200"])
+    holds = [c["max_concurrency"] >= 20 for c in res["candidates"]]
+    assert holds == sorted(holds, reverse=True), [(c["hardware"]["id"], c["max_concurrency"]) for c in res["candidates"]]
+    assert res["candidates"][0]["hardware"]["id"] == "nvidia-h200"
 
 
 def test_curve_points_cover_users_and_saturation():
@@ -147,8 +159,8 @@ def test_md1_formulas():
     assert cmp.md1_wait_quantile(0.95, 1.2, 1.0) is None
 
 
-TINY = cmp.BatchModel(weight_bytes=1e3, kv_bytes_per_seq=0.0, bw_bytes_per_s=1e12, t0_s=0.0,
-                      flops_per_seq=1.0, flops_per_s=1e15)
+TINY = StepModel(dense_bytes=1e3, routed_bytes=0.0, expert_fraction=0.0, kv_bytes_per_seq=0.0, bw_bytes_per_s=1e12,
+                 t0_s=0.0, flops_per_seq=1.0, flops_per_s=1e15)
 
 
 def test_simulation_reproduces_md1_when_decode_is_free():
@@ -222,8 +234,10 @@ def test_candidate_fields_and_calibration_notes(store):
         assert key in c
     assert set(c["ttft_s"]) >= {"median", "p95"}
     assert c["aggregate_decode_tps"] == pytest.approx(20 * c["decode_tps_per_user"])
-    # The seed store has no batched measurements: the calibration notes say so.
-    assert any("no batched measurements" in (x.get("note") or "") for x in c["calibration"])
+    # 20 users on an H200 with no engine named: vLLM is assumed, and the batched decode is calibrated on
+    # the measured vLLM/SGLang batches of the seed (server engine family); the notes say both.
+    assert any("fitted on measured batches (group server" in (x.get("note") or "") for x in c["calibration"])
+    assert any("assumed to be served by vLLM" in n for n in c["notes"])
     # Simulated M/D/1 prefill queue against the exact distribution (ρ ≈ 0.5 here).
     chk = c["load"]["unchunked"]["md1_check"]
     assert c["load"]["unchunked"]["ttft_p95_s"] == pytest.approx(chk["exact_p95_ttft_s"], rel=0.15)
@@ -283,24 +297,23 @@ def test_prices_give_cost_per_million_by_hand(store):
     assert any("matched no candidate" in a for a in out["assumptions"])
 
 
-def test_batched_measurements_calibrate_the_curve():
-    """SYNTHETIC: one made-up llama-batched-bench row, 1.2× the model, must scale the batch > 1 curve."""
+def test_a_persons_imported_batch_does_not_move_everyones_comparison():
+    """SYNTHETIC: one made-up llama-batched-bench row 3x the model, imported by a person (issue 17):
+    the population fit (what everyone's comparison uses) stays as it was."""
     st = Store(":memory:")
     hw, m = catalog.get_hardware(st, "nvidia-h100-pcie"), catalog.resolve_model(st, "llama 3.1 8b").value
     q = catalog.resolve_quant(st, "Q4_K_M").value
     p = predict(st, hardware=hw, model=m, quant=q, prompt_tokens=512, gen_tokens=128, concurrency=16)
+    args = dict(model="llama 3.1 8b", quant="Q4_K_M", prompt_tokens=512, gen_tokens=128, concurrency=16,
+                candidates=["nvidia-h100-pcie"])
+    before = cmp.compare(st, **args)["candidates"][0]
     st.save_import(fmt="batched-bench", raw_text="SYNTHETIC test row", hw_id="nvidia-h100-pcie",
                    measurements=[{"model": "llama-3.1-8b", "params_b": 8.0, "quant": "Q4_K_M",
                                   "backend": "llama.cpp-cuda", "prompt_tokens": 512, "gen_tokens": 128, "batch": 16,
-                                  "decode_tps": 1.2 * p.decode_tps, "notes": "SYNTHETIC"}])
-    args = dict(model="llama 3.1 8b", quant="Q4_K_M", prompt_tokens=512, gen_tokens=128, concurrency=16,
-                candidates=["nvidia-h100-pcie"])
-    c = cmp.compare(st, **args)["candidates"][0]
-    assert c["batch"]["batched_factor"] == pytest.approx(1.2, rel=1e-6)
-    assert any("1 batched measurement" in (x.get("note") or "") for x in c["calibration"])
-    plain = cmp.compare(Store(":memory:"), **args)["candidates"][0]
-    assert c["aggregate_decode_tps"] == pytest.approx(1.2 * plain["aggregate_decode_tps"])
-    assert c["batch"]["curve"][0]["aggregate_tps"] == pytest.approx(plain["batch"]["curve"][0]["aggregate_tps"])
+                                  "decode_tps": 3 * p.decode_tps, "notes": "SYNTHETIC"}])
+    after = cmp.compare(st, **args)["candidates"][0]
+    assert after["aggregate_decode_tps"] == pytest.approx(before["aggregate_decode_tps"], rel=1e-9)
+    assert after["batch"]["batched_factor"] == pytest.approx(before["batch"]["batched_factor"], rel=1e-9)
 
 
 def test_bad_requests_are_input_errors(store):
@@ -372,9 +385,10 @@ def _bench():
 
 
 def test_bench_batched_section_reports_the_seed_batches(store, capsys):
-    _bench().print_batched(store)
+    _bench().print_batched(store, hold_outs=(None,))  # the hold-outs refit per machine: run by the bench itself
     out = capsys.readouterr().out
-    assert "Batched decode" in out and "no batched measurements in the store" not in out
+    assert "Batched rows" in out and "no batched measurements in the store" not in out
+    assert "| none | 173 | 173 |" in out  # every batched seed row resolves (machine, model, format)
 
 
 def test_bench_batched_section_on_synthetic_rows(store, capsys):
@@ -389,12 +403,35 @@ def test_bench_batched_section_on_synthetic_rows(store, capsys):
         p1 = predict(store, hardware=hw, model=m, quant=q, prompt_tokens=512, gen_tokens=128)
         rows.append({"hw_id": "nvidia-rtx-4090", "base_hw_id": "nvidia-rtx-4090", "model_id": m.id, "model": m.id,
                      "params_b": 8.0, "quant": "Q4_K_M", "backend": None, "prompt_tokens": 512, "gen_tokens": 128,
-                     "depth": 0, "batch": b, "decode_tps": 1.1 * pb.decode_tps, "origin": "synthetic"})
+                     "depth": 0, "batch": b, "decode_tps": 1.1 * pb.decode_tps, "origin": "synthetic",
+                     "prefill_tps": 1000.0})  # reported apart (S_PP), so decode is pure decode (S_TG)
         naive.append(abs(b * p1.decode_tps / (1.1 * pb.decode_tps) - 1) * 100)
-    errs = bench.evaluate_batched(store, rows)
-    assert [a for a, _ in errs] == pytest.approx([100 * (1 - 1 / 1.1)] * 3)
-    assert [b for _, b in errs] == pytest.approx(naive)
+    errs = bench.evaluate_batched(store, rows, hold_out=None)
+    assert [a for a, _, _ in errs] == pytest.approx([100 * (1 - 1 / 1.1)] * 3)
+    assert [b for _, b, _ in errs] == pytest.approx(naive)
     assert naive[-1] > 50  # b × single-stream ignores the compute roof at batch 64
-    bench.print_batched(store, rows)
+    bench.print_batched(store, rows, hold_outs=(None,))
     out = capsys.readouterr().out
-    assert "| 3 | 3 | 9.1 | 9.1 |" in out
+    assert "| none | 3 | 3 | 9.1 | 9.1 |" in out
+
+
+def test_compare_takes_the_chats_situation(store):
+    """compare_situation fills the form from the Situation: model, lengths, users, stated memory."""
+    from advisor.understand.situation import Machine, Situation, Workload
+
+    m = catalog.resolve_model(store, "llama 3.1 8b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    mac = catalog.resolve_hardware(store, "M3 Max 40-core").value.model_copy(update={"memory_gb": 48.0})
+    h100 = _hw(store, "nvidia-h100-pcie")
+    sit = Situation(machine=Machine(hardware=mac, memory_stated_gb=48.0), model=m, quant=q,
+                    workload=Workload(prompt_tokens=3000, gen_tokens=400, users=6),
+                    compare_hardware=[Machine(hardware=h100)])
+    res = cmp.compare_situation(store, sit)
+    assert (res["prompt_tokens"], res["gen_tokens"], res["concurrency"], res["model"]) == (3000, 400, 6, m.id)
+    ids = {c["hardware"]["id"]: c for c in res["candidates"]}
+    assert set(ids) == {mac.id, h100.id}
+    assert ids[mac.id]["hardware"]["memory_gb"] == 48.0  # the stated memory, not the largest option
+    chat = predict(store, hardware=mac, model=m, quant=q, prompt_tokens=3000, gen_tokens=400, concurrency=6)
+    assert ids[mac.id]["aggregate_decode_tps"] == pytest.approx(chat.decode_tps, rel=1e-9)
+    with pytest.raises(InputError):
+        cmp.compare_situation(store, Situation())

@@ -88,7 +88,7 @@ PHRASINGS = [
       "quant": "4-bit"},
      {"model": "meta-llama/Llama-3.3-70B-Instruct"}),
     ("8,000 tokens of context", {"prompt_tokens": 8000}, {}),
-    ("2k context", {"prompt_tokens": 2000}, {}),
+    ("2k context", {"context_window": 2048, "prompt_tokens": None}, {}),
     ("a whole file of 3,000 lines", {"prompt_tokens": 30000}, {}),
     ("summarize long PDFs of 20 pages", {"prompt_tokens": 13333, "use": "summarising"}, {}),
     ("answers of about 300 words", {"gen_tokens": 400}, {}),

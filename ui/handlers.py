@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from advisor import report, service
 from advisor.errors import AdvisorError, NotFoundError, load_json
-from advisor.models import Prediction, ProbeResult, Scenario, Verdict
+from advisor.models import Prediction, ProbeResult, Scenario, Verdict, parse_scenario
 from knowledge.store import Store
 from ui import charts
 
@@ -191,7 +191,7 @@ def parse_scenario_json(text: str | None) -> Scenario | None:
         return None
     if not isinstance(data, dict):
         raise InputError("The scenario must be a JSON object, e.g. {\"hardware\": \"M2 Max\", \"model\": \"llama 3.1 8b\"}.")
-    return Scenario.model_validate(data)
+    return parse_scenario(data)  # strict: an unknown key is an error that names it
 
 
 def _facts_dict(s: Scenario) -> dict[str, Any]:

@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from advisor.importers._util import NUM, find_quant, lines_matching, parse_params_b, parse_size_gb, to_int
+from advisor.importers._util import (
+    NUM,
+    find_quant,
+    gpu_layers_problem,
+    lines_matching,
+    parse_params_b,
+    parse_size_gb,
+    to_int,
+)
 
 __all__ = ["Context", "parse_command", "parse_context"]
 
@@ -69,6 +77,9 @@ _PROGRESS = re.compile(r"^\s*llama-bench:\s*benchmark\s+\d+/\d+:")
 _BUILD = re.compile(r"^\s*(?:main:\s*)?build\s*[:=]\s*(\d+|\w+)\s*\((\w+)\)")
 
 
+MAX_THREADS = 1_000_000  # more than any machine has; a larger figure was typed wrong
+
+
 @dataclass
 class Context:
     """What the context lines said: fields for measurements, facts for ``machine``, lines read."""
@@ -76,6 +87,17 @@ class Context:
     fields: dict[str, Any] = field(default_factory=dict)
     machine: dict[str, Any] = field(default_factory=dict)
     consumed: set[int] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+
+    def take(self, key: str, value: Any, line: int) -> None:
+        """Keep a field for the measurements unless an earlier line gave it or it is not sound."""
+        problem = gpu_layers_problem(value) if key == "n_gpu_layers" else None
+        if key == "threads" and isinstance(value, int) and not 0 < value <= MAX_THREADS:
+            problem = f"threads {value} is not a thread count (1 to {MAX_THREADS:,})"
+        if problem:
+            self.warnings.append(f"line {line + 1}: {problem}; not used")
+        elif value is not None and not (key == "n_gpu_layers" and value == -1):
+            self.fields.setdefault(key, value)
 
 
 def _prompt_token(tok: str) -> bool:
@@ -162,13 +184,14 @@ def parse_context(lines: Sequence[str]) -> Context:
         elif (command := parse_command(line)) is not None:
             ctx.machine.setdefault("command", line.strip())
             for key, value in command.items():
-                if key != "tool" and value is not None:
-                    ctx.fields.setdefault(key, value)
+                if key != "tool":
+                    ctx.take(key, value, i)
         elif (found := _load_log(line)) is not None:
             for key, value in found.items():
-                target = ctx.machine if key == "build" else ctx.fields
-                if value is not None:
-                    target.setdefault(key, value)
+                if key == "build" and value is not None:
+                    ctx.machine.setdefault(key, value)
+                elif key != "build":
+                    ctx.take(key, value, i)
         else:
             continue
         ctx.consumed.add(i)

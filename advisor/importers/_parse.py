@@ -7,14 +7,14 @@ parser is hidden from the next, so nothing is counted twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
 from typing import Any
 
 from advisor.errors import InputError
-from advisor.importers import llama_bench, llama_cpp, lmstudio, mlx_lm, ollama, vllm
 from advisor.importers._context import parse_context
 from advisor.importers._json import find_json
-from advisor.importers._util import Outcome, is_decoration
+from advisor.importers._registry import JsonHandler, TextParser, get_importer, importers
+from advisor.importers._util import Outcome, backend_label, is_decoration
 from advisor.importers.detect import (
     MAX_LINE,
     PLACEMENT_FORMATS,
@@ -31,32 +31,19 @@ __all__ = ["parse_output"]
 MAX_UNPARSED = 1000
 _SHOWN_CHARS = 300
 
-TextParser = Callable[[Sequence[str]], Outcome]
-JsonHandler = Callable[[dict[str, Any], Outcome, int], bool]
 
-_TEXT_PARSERS: tuple[tuple[frozenset[str], TextParser], ...] = (
-    (frozenset({"llama-bench-md"}), llama_bench.parse_markdown),
-    (frozenset({"llama-bench-csv"}), llama_bench.parse_csv),
-    (frozenset({"llama-bench-sql"}), llama_bench.parse_sql),
-    (frozenset({"batched-bench"}), llama_cpp.parse_batched),
-    (frozenset({"llama-print-timings", "llama-perf", "llama-server-timings"}), llama_cpp.parse_timings),
-    (frozenset({"ollama-verbose"}), ollama.parse_verbose),
-    (frozenset({"ollama-api"}), ollama.parse_api_repr),
-    (frozenset({"ollama-ps"}), ollama.parse_ps),
-    (frozenset({"mlx-generate"}), mlx_lm.parse_generate),
-    (frozenset({"mlx-lm-benchmark"}), mlx_lm.parse_benchmark),
-    (frozenset({"lmstudio"}), lmstudio.parse_text),
-    (frozenset({"vllm-bench"}), vllm.parse_console),
-)
+@functools.cache
+def _text_parsers() -> tuple[tuple[frozenset[str], TextParser], ...]:
+    """Each distinct text parser once, with the formats whose signature calls for it, in run order."""
+    names: dict[TextParser, set[str]] = {}
+    for record in importers():
+        if record.parse_text is not None and record.signature is not None:
+            names.setdefault(record.parse_text, set()).add(record.name)
+    return tuple((frozenset(v), k) for k, v in names.items())
 
-_JSON_HANDLERS: dict[str, JsonHandler] = {
-    "llama-server-timings": llama_cpp.from_server_json,
-    "batched-bench": llama_cpp.from_batched_json,
-    "ollama-api": ollama.from_api_json,
-    "ollama-ps": ollama.from_ps_json,
-    "lmstudio": lmstudio.from_json,
-    "vllm-bench": vllm.from_json,
-}
+
+def _json_handler(fmt: str) -> JsonHandler | None:
+    return get_importer(fmt).from_json
 
 
 def _check_size(text: Any, max_bytes: int) -> None:
@@ -99,18 +86,17 @@ class _Run:
         self.claimed |= out.consumed
 
     def read_json(self) -> None:
-        for span in find_json(self.clean):
+        for span in find_json(self.clean, lambda value, one_line: classify_json(value, one_line) is not None):
             fmt = classify_json(span.value, span.one_line)
             if fmt is None:
                 continue
             out = Outcome(fmt)
             lines = set(range(span.first_line, span.last_line + 1))
-            if fmt.startswith("llama-bench"):
-                understood = llama_bench.from_json(span.value, out, span.first_line)
-            else:
-                items = span.value if isinstance(span.value, list) else [span.value]
-                handler = _JSON_HANDLERS[fmt]
-                understood = any([handler(v, out, span.first_line) for v in items if isinstance(v, dict)])
+            handler = _json_handler(fmt)
+            items = span.value if isinstance(span.value, list) else [span.value]
+            understood = handler is not None and any(
+                [handler(v, out, span.first_line) for v in items if isinstance(v, dict)]
+            )
             if understood:
                 out.consumed |= lines
             if understood and span.repaired:
@@ -123,13 +109,24 @@ class _Run:
 
     def read_text(self) -> None:
         present = text_formats(self.view())
-        for formats, parser in _TEXT_PARSERS:
+        for formats, parser in _text_parsers():
             if formats & present.keys():
                 self.merge(parser(self.view()))
 
 
+def _stamped(m: Measurement, fmt: str) -> Measurement:
+    """The measurement with the engine its format implies (unless its parser named one) and the
+    matching ``backend`` label (``llama.cpp-cuda``)."""
+    engine = m.engine or get_importer(fmt).engine
+    return m.model_copy(update={"engine": engine, "backend": backend_label(engine, m.backend)})
+
+
 def _ordered(outcomes: dict[str, Outcome]) -> list[Measurement]:
-    keyed = [(line, n, m) for out in outcomes.values() for n, (line, m) in enumerate(out.measurements)]
+    keyed = [
+        (line, n, _stamped(m, fmt))
+        for fmt, out in outcomes.items()
+        for n, (line, m) in enumerate(out.measurements)
+    ]
     return [m for _, _, m in sorted(keyed, key=lambda t: (t[0], t[1]))]
 
 
@@ -219,14 +216,15 @@ def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
         machine["hardware"] = hardware
     consumed = set().union(context.consumed, *(o.consumed for o in run.outcomes.values()))
     unparsed, more = _unparsed(run, consumed, everything=fmt == "unknown")
-    warnings = [w for o in run.outcomes.values() for w in o.warnings] + more
+    warnings = [w for o in run.outcomes.values() for w in o.warnings] + context.warnings + more
     others = sorted(
         {f for f, o in run.outcomes.items() if o.measurements and f != fmt and f not in PLACEMENT_FORMATS}
     )
     warnings += [f"the text also holds {f} output; its measurements are included" for f in others]
     if fmt == "unknown":
         warnings.append(
-            "no known tool output found (llama-bench, llama.cpp timings, ollama, mlx-lm, LM Studio, vLLM)"
+            "no known tool output found (llama-bench, llama.cpp timings, ollama, mlx-lm, LM Studio, vLLM, "
+            "SGLang, text-generation-webui, koboldcpp, exllamav2)"
         )
     return ImportResult(
         format=fmt, measurements=measurements, unparsed=unparsed, machine=machine, warnings=warnings

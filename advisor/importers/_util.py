@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,13 +22,17 @@ from advisor.models import MAX_TOKENS, Measurement
 __all__ = [
     "NUM",
     "Outcome",
+    "backend_label",
     "backend_name",
     "build_measurement",
     "derive_rate",
+    "MAX_GPU_LAYERS",
     "find_quant",
+    "gpu_layers_problem",
     "guess_decimal_comma",
     "is_decoration",
     "is_rate",
+    "line_starts",
     "lines_matching",
     "normalise_quant",
     "parse_go_duration",
@@ -331,11 +336,27 @@ def backend_name(text: str | None) -> str | None:
     return "CPU" if names else None
 
 
+def backend_label(engine: str, accelerator: str | None) -> str:
+    """The ``backend`` a measurement carries: ``llama.cpp`` + ``CUDA`` → ``llama.cpp-cuda`` (the seed
+    data's labels), the engine alone when the accelerator is unknown, ``accelerator`` unchanged when it
+    already names the engine."""
+    if not accelerator or not accelerator.strip():
+        return engine
+    if engine.lower() in accelerator.lower() or engine == "other":
+        return accelerator
+    return f"{engine}-{accelerator.strip().lower()}"
+
+
+def line_starts(lines: Sequence[str]) -> list[int]:
+    """Offset of each line in ``"\n".join(lines)`` (computed at C speed: long pastes have many lines)."""
+    return list(map(operator.add, itertools.accumulate(map(len, lines[:-1]), initial=0), itertools.count()))
+
+
 def lines_matching(lines: Sequence[str], pattern: re.Pattern[str]) -> Iterator[int]:
     """Indexes of the lines where ``pattern`` matches (lazily, in order), from one scan of the joined
     text; much faster than a Python loop over every line of a long paste."""
     text = "\n".join(lines)
-    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    starts = line_starts(lines)
     to_eol = re.compile(f"(?:{pattern.pattern})[^\n]*", pattern.flags)
     for m in to_eol.finditer(text):
         yield bisect.bisect_right(starts, m.start()) - 1
@@ -369,16 +390,40 @@ _FLOAT_FIELDS = (
 )
 
 
+#: The largest layer count a tool accepts: llama.cpp keeps ``n_gpu_layers`` in a C ``int`` (and the
+#: store in a 32-bit INTEGER); a larger figure in a paste overflowed or was typed wrong.
+MAX_GPU_LAYERS = 2**31 - 1
+
+
+def gpu_layers_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a layer count (None when it can, or when it is missing or -1, "all")."""
+    if value is None or value == -1:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"n_gpu_layers {value!r} is not a whole number"
+    if value > MAX_GPU_LAYERS:
+        return f"n_gpu_layers {value} does not fit a 32-bit integer (at most {MAX_GPU_LAYERS})"
+    if value < 0:
+        return f"n_gpu_layers {value} is negative"
+    return None
+
+
 def build_measurement(fields: Mapping[str, Any]) -> tuple[Measurement | None, str]:
     """Make a :class:`Measurement` only from sound values.
 
     A rate must be present, finite and not negative (``placement_only=True`` in ``fields`` allows a
-    record without rates, as ``ollama ps`` gives). Optional extras that are not finite are dropped.
+    record without rates, as ``ollama ps`` gives). ``n_gpu_layers`` must fit a 32-bit integer and not
+    be negative (-1, "all layers", is dropped). Optional extras that are not finite are dropped.
 
     Returns:
         ``(measurement, "")`` or ``(None, reason)``.
     """
     data = {k: v for k, v in fields.items() if v is not None and k != "placement_only"}
+    problem = gpu_layers_problem(data.get("n_gpu_layers"))
+    if problem:
+        return None, problem
+    if data.get("n_gpu_layers") == -1:
+        data.pop("n_gpu_layers")
     for k in _RATE_FIELDS:
         v = data.get(k)
         if v is not None and not is_rate(v):

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
+from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import (
     NUM,
     Outcome,
@@ -31,7 +32,7 @@ from advisor.importers._util import (
     to_int,
 )
 
-__all__ = ["from_json", "parse_csv", "parse_markdown", "parse_sql", "row_fields"]
+__all__ = ["IMPORTERS", "from_json", "parse_csv", "parse_markdown", "parse_sql", "row_fields"]
 
 _TEST = re.compile(r"^(pp|tg|pg)\s*(\d+)(?:\s*[+,]\s*(?:tg)?\s*(\d+))?(?:\s*@\s*d\s*(\d+))?$", re.I)
 _RATE = re.compile(rf"^({NUM})\s*(?:(?:±|\+/-|\+-|Â±|�)\s*({NUM}))?$", re.I)
@@ -248,7 +249,9 @@ def parse_csv(lines: Sequence[str]) -> Outcome:
     return out
 
 
-_INSERT = re.compile(r"INSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I)
+_INSERT = re.compile(
+    r"^.{0,40}?\bINSERT\s+INTO\s+[\"`]?\w+[\"`]?\s*\(([^)]*)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.I
+)
 _SQL_VALUE = re.compile(r"\s*(?:'((?:[^']|'')*)'|(NULL)|([^,'\s][^,]*?))\s*(?:,|$)", re.I)
 _SQL_SCHEMA = re.compile(r"^\s*(?:CREATE\s+TABLE\b.*|\w+\s+(?:TEXT|INTEGER|REAL)\s*,?|\)\s*;)\s*$", re.I)
 
@@ -278,7 +281,7 @@ def parse_sql(lines: Sequence[str]) -> Outcome:
             out.consumed.add(i)
             in_schema = not line.strip().endswith(";")
             continue
-        m = _INSERT.search(line)
+        m = _INSERT.match(line)
         if not m:
             continue
         names = [c.strip().strip('"`') for c in m.group(1).split(",")]
@@ -290,3 +293,86 @@ def parse_sql(lines: Sequence[str]) -> Outcome:
         ):
             out.consumed.add(i)
     return out
+
+
+def _is_bench_record(obj: dict[str, Any]) -> bool:
+    return "avg_ts" in obj or ("n_prompt" in obj and "n_gen" in obj)
+
+
+_MD_EXAMPLE = Example(
+    "| model | size | params | backend | ngl | test | t/s |\n"
+    "| --- | ---: | ---: | --- | --: | --- | ---: |\n"
+    "| llama 7B mostly Q4_0 | 3.56 GiB | 6.74 B | CUDA | 99 | pp512 | 2400.01 ± 7.72 |\n"
+    "| llama 7B mostly Q4_0 | 3.56 GiB | 6.74 B | CUDA | 99 | tg128 | 131.66 ± 0.49 |",
+    (
+        {"prefill_tps": 2400.01, "prompt_tokens": 512, "gen_tokens": 0, "backend": "llama.cpp-cuda"},
+        {"decode_tps": 131.66, "prompt_tokens": 0, "gen_tokens": 128, "engine": "llama.cpp"},
+    ),
+    "a pp and a tg row",
+)
+_JSON_EXAMPLE = '{"model_type": "llama 7B Q4_0", "n_prompt": 0, "n_gen": 128, "avg_ts": 130.965708}'
+
+IMPORTERS = (
+    Importer(
+        name="llama-bench-md",
+        engine="llama.cpp",
+        describe="llama-bench markdown table (pp512, tg128, pp512+tg128, @ d4096)",
+        signature=signature(
+            r"^(?=.*[|\t]\s*test\s*(?:[|\t]|$)).*[|\t]\s*(?:t/s|tok/s|tokens/s)\s*(?:[|\t]|$)", re.I
+        ),
+        parse_text=parse_markdown,
+        order=10,
+        examples=(_MD_EXAMPLE,),
+    ),
+    Importer(
+        name="llama-bench-csv",
+        engine="llama.cpp",
+        describe="llama-bench -o csv",
+        signature=signature(r"^\"?[a-z_]+\"?(?:,\"?[a-z_]+\"?)*,\"?avg_ts\"?(?:,|$)"),
+        parse_text=parse_csv,
+        order=11,
+        examples=(
+            Example(
+                'n_prompt,n_gen,backends,avg_ts\n"512","0","Metal","629.07"',
+                ({"prefill_tps": 629.07, "prompt_tokens": 512, "backend": "llama.cpp-metal"},),
+            ),
+        ),
+    ),
+    Importer(
+        name="llama-bench-sql",
+        engine="llama.cpp",
+        describe="llama-bench -o sql",
+        signature=signature(
+            r"\bCREATE\s+TABLE(?:\s+IF\s+NOT\s+EXISTS)?\s+(?:llama_bench|test)\b"
+            r"|\bINSERT\s+INTO\s+\S+\s*\([^)]*\bavg_ts\b",
+            re.I,
+        ),
+        parse_text=parse_sql,
+        order=12,
+        examples=(
+            Example(
+                "INSERT INTO llama_bench (n_prompt, n_gen, avg_ts) VALUES ('0', '128', '88.54');",
+                ({"decode_tps": 88.54, "gen_tokens": 128},),
+            ),
+        ),
+    ),
+    Importer(
+        name="llama-bench-jsonl",
+        engine="llama.cpp",
+        describe="llama-bench -o jsonl (one object per line)",
+        json_test=_is_bench_record,
+        from_json=from_json,
+        json_one_line=True,
+        order=9,
+        examples=(Example(_JSON_EXAMPLE, ({"decode_tps": 130.965708, "gen_tokens": 128},)),),
+    ),
+    Importer(
+        name="llama-bench-json",
+        engine="llama.cpp",
+        describe="llama-bench -o json (array)",
+        json_test=_is_bench_record,
+        from_json=from_json,
+        order=10,
+        examples=(Example(f"[\n  {_JSON_EXAMPLE}\n]", ({"decode_tps": 130.965708, "prompt_tokens": 0},)),),
+    ),
+)

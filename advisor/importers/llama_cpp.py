@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import (
     NUM,
     Outcome,
@@ -22,18 +23,18 @@ from advisor.importers._util import (
     to_int,
 )
 
-__all__ = ["from_batched_json", "from_server_json", "parse_batched", "parse_timings"]
+__all__ = ["IMPORTERS", "from_batched_json", "from_server_json", "parse_batched", "parse_timings"]
 
 _PREFIX = re.compile(r"\b(llama_print_timings|llama_perf_\w+?_print|common_perf_print|print_timings?)\s*:\s*")
 _PREFIX_FORMAT = {
     "llama_print_timings": "llama-print-timings",
-    "print_timing": "llama-server-timings",
-    "print_timings": "llama-server-timings",
+    "print_timing": "llama-server-log",
+    "print_timings": "llama-server-log",
 }
 _TIMING = re.compile(
     rf"^\s*(?P<what>load|sample|sampling|prompt eval|generation eval|eval|total)\s+time\s*=\s*(?P<ms>{NUM})\s*ms"
     rf"(?:\s*/\s*(?P<n>{NUM})\s*(?:tokens?|runs?))?"
-    rf"(?:\s*\(\s*(?P<mspt>{NUM})\s*ms per (?:token|run)\s*(?:,\s*(?P<tps>{NUM})\s*tokens per second\s*)?\))?\s*$",
+    rf"(?:\s*\(\s*(?P<mspt>{NUM})\s*ms per (?:token|run)\s*(?:,\s*(?P<tps>{NUM})\s*tokens per second\s*)?\))?\s*(?:\|.*)?$",
     re.I,
 )
 # llama-server's JSON log lines (2024) carry the same text in "msg".
@@ -49,7 +50,7 @@ _SLOT = re.compile(r"\bslot\s+print_timing:.*$|^\s*draft acceptance rate\s*=.*$"
 
 def _timing_format(prefix: str | None) -> str:
     if prefix is None:
-        return "llama-server-timings"
+        return "llama-server-log"
     return _PREFIX_FORMAT.get(prefix, "llama-perf")
 
 
@@ -273,3 +274,119 @@ def from_batched_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
         "decode_tps": to_float(obj.get("speed_tg")) if tg else None,
     }
     return out.add(line, fields, f"batched-bench record at line {line + 1}")
+
+
+def _is_server_timings(obj: dict[str, Any]) -> bool:
+    timings = obj.get("timings")
+    if isinstance(timings, dict) and any(
+        k in timings for k in ("prompt_n", "predicted_n", "predicted_per_second")
+    ):
+        return True
+    return any(k in obj for k in ("prompt_per_second", "predicted_per_second")) and any(
+        k in obj for k in ("prompt_n", "predicted_n")
+    )
+
+
+def _is_batched_record(obj: dict[str, Any]) -> bool:
+    return any(k in obj for k in ("speed_pp", "speed_tg")) or ("pl" in obj and "pp" in obj and "tg" in obj)
+
+
+_PERF_LINES = (
+    "{p}: prompt eval time =     927.17 ms /    49 tokens (   18.92 ms per token,    52.85 tokens per second)\n"
+    "{p}:        eval time =   14085.85 ms /   178 runs   (   79.13 ms per token,    12.64 tokens per second)\n"
+    "{p}:       total time =   20699.49 ms /   227 tokens"
+)
+_PERF_EXPECTED = ({"prefill_tps": 52.85, "decode_tps": 12.64, "prompt_tokens": 49, "gen_tokens": 178},)
+_SERVER_LOG = (
+    "[42027] 1.37.495.377 I slot print_timing: id  0 | task 388 | \n"
+    "[42027] prompt eval time =     789.03 ms /    27 tokens (   29.22 ms per token,    34.22 tokens per second)\n"
+    "[42027]        eval time =   16112.50 ms /   192 tokens (   83.92 ms per token,    11.92 tokens per second)\n"
+    "[42027]       total time =   16901.53 ms /   219 tokens"
+)
+
+IMPORTERS = (
+    Importer(
+        name="batched-bench",
+        engine="llama.cpp",
+        describe="llama-batched-bench table or JSONL (one row per batch size B)",
+        signature=signature(r"^\s*\|?\s*PP\s*[|\t]\s*TG\s*[|\t]\s*B\s*[|\t]", re.I),
+        parse_text=parse_batched,
+        json_test=_is_batched_record,
+        from_json=from_batched_json,
+        order=13,
+        examples=(
+            Example(
+                "|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n"
+                "|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n"
+                "|   128 |    128 |    8 |   2048 |    0.751 |  1363.27 |    7.344 |   139.43 |    8.095 |   252.99 |",
+                ({"prefill_tps": 1363.27, "decode_tps": 139.43, "batch": 8, "backend": "llama.cpp"},),
+            ),
+        ),
+    ),
+    Importer(
+        name="llama-server-log",
+        engine="llama.cpp",
+        describe="llama-server log: prompt eval time = ... / eval time = ... lines (any log prefix, JSON log lines)",
+        signature=signature(
+            r"^\s*(?:print_timings?:\s*)?(?:prompt eval|eval) time\s*=.*tokens per second"
+            r"|\"function\":\s*\"print_timings\""
+        ),
+        parse_text=parse_timings,
+        order=14,
+        examples=(
+            Example(
+                _SERVER_LOG, ({"prefill_tps": 34.22, "decode_tps": 11.92, "gen_tokens": 192},), "pid prefix"
+            ),
+            Example(
+                "INFO [           print_timings] prompt eval time     =     474.63 ms /    20 tokens (   23.73 ms per"
+                ' token,    42.14 tokens per second) | tid="1" timestamp=1715961466 id_slot=0 id_task=0\n'
+                "INFO [           print_timings] generation eval time =    2217.49 ms /    64 runs   (   34.65 ms per"
+                ' token,    28.86 tokens per second) | tid="1" timestamp=1715961466 id_slot=0 id_task=0',
+                ({"prefill_tps": 42.14, "decode_tps": 28.86, "prompt_tokens": 20, "gen_tokens": 64},),
+                "2024 text log with a level and a function tag",
+            ),
+        ),
+    ),
+    Importer(
+        name="llama-server-timings",
+        engine="llama.cpp",
+        describe="llama-server per-response timings JSON (cache_n, prompt_n, prompt_per_second, ...)",
+        json_test=_is_server_timings,
+        from_json=from_server_json,
+        order=14,
+        examples=(
+            Example(
+                '{"timings": {"cache_n": 236, "prompt_n": 1, "prompt_per_second": 32.3, "predicted_n": 35, '
+                '"predicted_per_second": 52.94}}',
+                ({"prefill_tps": 32.3, "decode_tps": 52.94, "depth": 236},),
+            ),
+        ),
+    ),
+    Importer(
+        name="llama-print-timings",
+        engine="llama.cpp",
+        describe="llama_print_timings: lines (older llama.cpp)",
+        signature=signature(r"^\s*llama_print_timings:"),
+        parse_text=parse_timings,
+        order=15,
+        examples=(Example(_PERF_LINES.format(p="llama_print_timings"), _PERF_EXPECTED),),
+    ),
+    Importer(
+        name="llama-perf",
+        engine="llama.cpp",
+        describe="llama_perf_context_print: / common_perf_print: lines; llama-cli's [ Prompt: X t/s | Generation: Y t/s ]",
+        signature=signature(
+            r"^\s*(?:llama|common)_perf(?:_\w+)?_print:"
+            r"|\[\s*Prompt:\s*[\d.,]+\s*t/s\s*\|\s*Generation:\s*[\d.,]+\s*t/s\s*\]"
+        ),
+        parse_text=parse_timings,
+        order=16,
+        examples=(
+            Example(_PERF_LINES.format(p="llama_perf_context_print"), _PERF_EXPECTED),
+            Example(_PERF_LINES.format(p="common_perf_print"), _PERF_EXPECTED, "newest prefix"),
+            Example(
+                "[ Prompt: 512.3 t/s | Generation: 44.1 t/s ]", ({"prefill_tps": 512.3, "decode_tps": 44.1},)
+            ),
+        ),
+    ),
+)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import (
     NUM,
     Outcome,
@@ -24,7 +25,7 @@ from advisor.importers._util import (
     to_int,
 )
 
-__all__ = ["from_json", "parse_text"]
+__all__ = ["IMPORTERS", "from_json", "parse_text"]
 
 _TTFT_NOTE = "prefill rate derived from the time to first token, which may include loading the model"
 
@@ -133,3 +134,35 @@ def parse_text(lines: Sequence[str]) -> Outcome:
         if out.add(i, fields, f"line {i + 1}"):
             out.consumed.add(i)
     return out
+
+
+def _is_stats(obj: dict[str, Any]) -> bool:
+    stats = obj.get("stats")
+    return any(k in obj for k in ("tokensPerSecond", "timeToFirstTokenSec")) or (
+        isinstance(stats, dict)
+        and any(k in stats for k in ("tokensPerSecond", "tokens_per_second", "timeToFirstTokenSec"))
+    )
+
+
+IMPORTERS = (
+    Importer(
+        name="lmstudio",
+        engine="lm-studio",
+        describe="LM Studio stats JSON, lms chat --stats, the chat status line (prefill from time to first token)",
+        signature=signature(r"tok/sec\s*[•·|,]\s*\d+\s*tokens\b|^\s*Tokens/Second\s*:", re.I),
+        parse_text=parse_text,
+        json_test=_is_stats,
+        from_json=from_json,
+        order=40,
+        examples=(
+            Example(
+                '"stats": {\n  "tokensPerSecond": 2.039456782601547,\n  "timeToFirstTokenSec": 15.076,\n'
+                '  "promptTokensCount": 31,\n  "predictedTokensCount": 10\n}',
+                ({"decode_tps": 2.039456782601547, "prefill_tps": 2.06, "engine": "lm-studio"},),
+            ),
+            Example(
+                "12.34 tok/sec • 256 tokens • 0.52s to first token", ({"decode_tps": 12.34, "ttft_s": 0.52},)
+            ),
+        ),
+    ),
+)

@@ -12,9 +12,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import NUM, Outcome, guess_decimal_comma, is_rate, parse_number, to_int
 
-__all__ = ["parse_benchmark", "parse_generate"]
+__all__ = ["IMPORTERS", "parse_benchmark", "parse_generate"]
 
 _GEN = re.compile(
     rf"^\s*(?P<batch>\[batch_generate\]\s*)?(?P<what>Prompt|Generation):\s*(?:(?P<n>\d+)\s*tokens?\s*,\s*)?"
@@ -23,7 +24,7 @@ _GEN = re.compile(
 )
 _PEAK = re.compile(rf"^\s*(?:\[batch_generate\]\s*)?Peak memory:\s*(?P<gb>{NUM})\s*GB\s*$", re.I)
 _WARN = re.compile(
-    r"^\s*\[WARNING\]\s*Generating with a model that requires\s*(?P<need>[\d.]+)\s*MB.*?"
+    r"^\s*(?:\[WARNING\]\s*)?Generating with a model that requires\s*(?P<need>[\d.]+)\s*MB.*?"
     r"maximum recommended size of\s*(?P<max>[\d.]+)\s*MB",
     re.I,
 )
@@ -154,3 +155,40 @@ def parse_benchmark(lines: Sequence[str]) -> Outcome:
         if fields is not None:
             out.add(config.line, fields, f"mlx_lm.benchmark at line {config.line + 1}")
     return out
+
+
+IMPORTERS = (
+    Importer(
+        name="mlx-generate",
+        engine="mlx",
+        describe="mlx_lm.generate --verbose (also [batch_generate])",
+        signature=signature(
+            r"^\s*(?:\[batch_generate\]\s*)?(?:Prompt|Generation):\s*(?:\d+\s*tokens,\s*)?[\d.,]+\s*tokens[- ]per[- ]sec"
+        ),
+        parse_text=parse_generate,
+        order=30,
+        examples=(
+            Example(
+                "==========\nPrompt: 32159 tokens, 261.786 tokens-per-sec\n"
+                "Generation: 1000 tokens, 23.146 tokens-per-sec\nPeak memory: 13.523 GB",
+                ({"prefill_tps": 261.786, "decode_tps": 23.146, "peak_memory_gb": 13.523, "backend": "mlx"},),
+            ),
+        ),
+    ),
+    Importer(
+        name="mlx-lm-benchmark",
+        engine="mlx",
+        describe="mlx_lm.benchmark (one measurement per configuration, from Averages)",
+        signature=signature(r"^\s*(?:Trial\s+\d+|Averages):\s*prompt_tps\s*="),
+        parse_text=parse_benchmark,
+        order=31,
+        examples=(
+            Example(
+                "Timing with prompt_tokens=512, generation_tokens=128, batch_size=1.\n"
+                "Trial 1:  prompt_tps=1000.000, generation_tps=50.000, peak_memory=5.000, total_time=3.0\n"
+                "Averages: prompt_tps=1000.000, generation_tps=50.000, peak_memory=5.000",
+                ({"prefill_tps": 1000.0, "decode_tps": 50.0, "prompt_tokens": 512, "batch": 1},),
+            ),
+        ),
+    ),
+)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import (
     NUM,
     Outcome,
@@ -26,6 +27,7 @@ from advisor.importers._util import (
 )
 
 __all__ = [
+    "IMPORTERS",
     "cache_hit_note",
     "from_api_json",
     "from_ps_json",
@@ -286,3 +288,76 @@ def from_ps_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
         fields["quant"] = normalise_quant(str(details.get("quantization_level") or ""))
         kept = out.add(line, fields, f"ollama ps entry at line {line + 1}") or kept
     return kept
+
+
+def _is_api_response(obj: dict[str, Any]) -> bool:
+    if any(k in obj for k in ("eval_count", "eval_duration", "prompt_eval_count", "prompt_eval_duration")):
+        return True
+    return "done" in obj and any(k in obj for k in ("response", "message")) and "created_at" in obj
+
+
+def _is_ps(obj: dict[str, Any]) -> bool:
+    models = obj.get("models")
+    return isinstance(models, list) and any(
+        isinstance(m, dict) and any(k in m for k in ("size_vram", "digest")) for m in models
+    )
+
+
+IMPORTERS = (
+    Importer(
+        name="ollama-verbose",
+        engine="ollama",
+        describe="ollama run --verbose statistics (Go durations)",
+        signature=signature(
+            r"^\s*(?:prompt eval rate|eval rate|eval count|eval duration|prompt eval count)\s*:", re.I
+        ),
+        parse_text=parse_verbose,
+        order=20,
+        examples=(
+            Example(
+                "total duration:       2m27.989997625s\nload duration:        559.665542ms\n"
+                "prompt eval count:    13 token(s)\nprompt eval duration: 19.747s\n"
+                "prompt eval rate:     0.66 tokens/s\neval count:           1133 token(s)\n"
+                "eval duration:        2m7.682s\neval rate:            8.87 tokens/s",
+                ({"prefill_tps": 0.66, "decode_tps": 8.87, "gen_tokens": 1133, "backend": "ollama"},),
+            ),
+        ),
+    ),
+    Importer(
+        name="ollama-api",
+        engine="ollama",
+        describe="/api/generate or /api/chat JSON (durations in ns), final chunk; the Python client's repr",
+        signature=signature(
+            r"\beval_count['\"]?\s*[=:]\s*\d.*\beval_duration|\beval_duration['\"]?\s*[=:]\s*\d.*\beval_count"
+        ),
+        parse_text=parse_api_repr,
+        json_test=_is_api_response,
+        from_json=from_api_json,
+        order=21,
+        examples=(
+            Example(
+                '{"model": "llama3.2", "done": true, "prompt_eval_count": 29, "prompt_eval_duration": 516695792,'
+                ' "eval_count": 25, "eval_duration": 321374542}',
+                ({"prefill_tps": 56.13, "decode_tps": 77.79, "engine": "ollama"},),
+            ),
+        ),
+    ),
+    Importer(
+        name="ollama-ps",
+        engine="ollama",
+        describe="ollama ps table or /api/ps JSON: placement records, no rates",
+        signature=signature(r"^\s*NAME\s+ID\s+SIZE\s+PROCESSOR\b"),
+        parse_text=parse_ps,
+        json_test=_is_ps,
+        from_json=from_ps_json,
+        order=22,
+        placement=True,
+        examples=(
+            Example(
+                "NAME            ID              SIZE      PROCESSOR          UNTIL\n"
+                "llama3.1:70b    c0df3564cfe8    42 GB     48%/52% CPU/GPU    4 minutes from now",
+                ({"model": "llama3.1:70b", "gpu_fraction": 0.52, "decode_tps": None},),
+            ),
+        ),
+    ),
+)

@@ -15,9 +15,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import NUM, Outcome, parse_number, to_float, to_int
 
-__all__ = ["from_json", "parse_console"]
+__all__ = ["IMPORTERS", "from_json", "parse_console", "parse_serving_blocks"]
 
 _HEADER = re.compile(r"^\s*=*\s*Serving Benchmark Result\s*=*\s*$", re.I)
 _RULE = re.compile(r"^\s*={5,}\s*$")
@@ -28,6 +29,11 @@ _KNOWN = {
     "successful requests",
     "failed requests",
     "maximum request concurrency",
+    "max request concurrency",
+    "max reqeuest concurrency",
+    "input token throughput (tok/s)",
+    "total generated tokens (retokenized)",
+    "concurrency",
     "request rate configured (rps)",
     "benchmark duration (s)",
     "total input tokens",
@@ -52,6 +58,8 @@ _CANON = {
     "mean ttft (ms)": "mean_ttft_ms",
     "mean tpot (ms)": "mean_tpot_ms",
     "maximum request concurrency": "max_concurrency",
+    "max request concurrency": "max_concurrency",
+    "max reqeuest concurrency": "max_concurrency",  # sic, SGLang bench_serving
     "successful requests": "completed",
     "request throughput (req/s)": "request_throughput",
 }
@@ -98,22 +106,47 @@ def from_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
     return out.add(line, _fields(obj), f"vLLM result at line {line + 1}")
 
 
-def parse_console(lines: Sequence[str]) -> Outcome:
-    """Read ``============ Serving Benchmark Result ============`` blocks (header optional)."""
-    out = Outcome("vllm-bench")
+# Keys only SGLang's bench_serving prints (its typo included): a block with one is SGLang's.
+_SGLANG_KEYS = {
+    "max reqeuest concurrency",
+    "input token throughput (tok/s)",
+    "total generated tokens (retokenized)",
+}
+_BACKEND = re.compile(r"^\s*Backend\s*:\s*(?P<name>[\w.\-]+)\s*$", re.I)
+_ENGINES = (("sglang", "sglang"), ("vllm", "vllm"), ("lmdeploy", "lmdeploy"), ("trt", "tensorrt"))
+
+
+def parse_serving_blocks(lines: Sequence[str], *, sglang: bool) -> Outcome:
+    """Read ``============ Serving Benchmark Result ============`` blocks (header optional).
+
+    vLLM's ``vllm bench serve`` and SGLang's ``bench_serving`` print the same block; SGLang's has
+    ``Max reqeuest concurrency`` (sic) and a few keys of its own. Only the blocks of the tool asked for
+    (``sglang``) are read, so each is reported under its own format. A ``Backend:`` line names the
+    server that was measured (``engine``).
+    """
+    out = Outcome("sglang-bench" if sglang else "vllm-bench")
     block: dict[str, Any] = {}
     first: int | None = None
     in_block = False
+    block_lines: list[int] = []
+    server: str | None = None
 
     def flush() -> None:
-        nonlocal block, first
-        if first is not None and block:
-            out.add(first, _fields(block), f"vLLM result at line {first + 1}")
-        block, first = {}, None
+        nonlocal block, first, block_lines, server
+        is_sglang = bool(_SGLANG_KEYS & block.keys()) or (server or "").startswith("sglang")
+        if first is not None and block and is_sglang == sglang:
+            fields = _fields({k: v for k, v in block.items() if k not in _SGLANG_KEYS})
+            fields["engine"] = next(
+                (e for key, e in _ENGINES if (server or "").lower().startswith(key)), None
+            )
+            if out.add(first, fields, f"serving benchmark result at line {first + 1}"):
+                out.consumed.update(block_lines)
+        block, first, block_lines, server = {}, None, [], None
 
     for i, line in enumerate(lines):
         kv = _KV.match(line)
         key = re.sub(r"\s+", " ", kv.group("key").strip().lower()) if kv else ""
+        backend = _BACKEND.match(line) if in_block or _HEADER.match(lines[i - 1] if i else "") else None
         if offline := _THROUGHPUT.match(line):
             flush()
             block = {
@@ -125,18 +158,63 @@ def parse_console(lines: Sequence[str]) -> Outcome:
         elif _HEADER.match(line):
             flush()
             in_block, first = True, i
+        elif backend:
+            server = backend.group("name")
         elif in_block and _RULE.match(line):
+            block_lines.append(i)
             flush()
             in_block = False
+            continue
         elif in_block and _SECTION.match(line):
             pass
         elif kv and (in_block or key in _KNOWN or _METRIC.match(key)):
             value = parse_number(kv.group("val"))
-            block[_CANON.get(key, key)] = int(value) if value is not None and value.is_integer() else value
+            block[key if key in _SGLANG_KEYS else _CANON.get(key, key)] = (
+                int(value) if value is not None and value.is_integer() else value
+            )
+            if key == "max reqeuest concurrency":
+                block["max_concurrency"] = block[key]
             first = i if first is None else first
             in_block = True
         else:
             continue
-        out.consumed.add(i)
+        block_lines.append(i)
     flush()
     return out
+
+
+def parse_console(lines: Sequence[str]) -> Outcome:
+    """Read vLLM's serving benchmark blocks and ``vllm bench throughput`` lines."""
+    return parse_serving_blocks(lines, sglang=False)
+
+
+def _is_result(obj: dict[str, Any]) -> bool:
+    return any(k in obj for k in ("output_throughput", "mean_tpot_ms", "total_output_tokens", "mean_ttft_ms"))
+
+
+IMPORTERS = (
+    Importer(
+        name="vllm-bench",
+        engine="vllm",
+        describe="vllm bench serve block or saved JSON, vllm bench throughput line (batch = max concurrency)",
+        signature=signature(
+            r"Serving Benchmark Result|^\s*Output token throughput \(tok/s\)\s*:|^\s*Throughput:.*output tokens/s"
+        ),
+        parse_text=parse_console,
+        json_test=_is_result,
+        from_json=from_json,
+        order=50,
+        examples=(
+            Example(
+                "============ Serving Benchmark Result ============\n"
+                "Successful requests:                     772\n"
+                "Maximum request concurrency:             16\n"
+                "Total input tokens:                      130743\n"
+                "Total generated tokens:                  174589\n"
+                "Output token throughput (tok/s):         529.33\n"
+                "==================================================",
+                ({"decode_tps": 529.33, "batch": 16, "gen_tokens": 174589, "engine": "vllm"},),
+            ),
+        ),
+    ),
+)

@@ -7,8 +7,17 @@
 ('MacBook Air M2', 16.0, 'Llama 3.1 8B', '4-bit')
 
 * :func:`extract` reads one message: each fact has a small pattern-based extractor; names are
-  checked against the catalog (:mod:`knowledge.catalog`) and kept as the user wrote them.
-* :func:`update` merges a message into the facts so far (corrections override).
+  checked against the catalog (:mod:`knowledge.catalog`) and kept as the user wrote them. Loose
+  lengths, context windows and TTFT are read by ``_vague`` (DESIGN.md's conventions: a sentence ≈ 20
+  words, a paragraph ≈ 100–150, a page ≈ 500, words → tokens × 4/3, a range → its middle); GPU count,
+  interconnect, tensor parallelism, system RAM, mixed boxes and candidates to compare by ``_machine``
+  and ``_hardware``.
+* This is the chat-text reader of :mod:`advisor.understand`: its facts (a Scenario) become the
+  Situation there (:func:`advisor.understand.understand`), and :func:`missing` asks about
+  ``Situation.unresolved``.
+* :func:`update` merges a message into the facts so far (corrections override and change only what
+  they name: "actually it's the Ti", "what about two of them?", "make it 8k"); ``IntakeResult.changes``
+  lists ``(field, old, new)``.
 * :func:`missing` / :func:`next_question` say what is still needed and ask one question at a time.
 * :func:`defaults_for` lists the values assumed for everything not given, with reasons.
 

@@ -66,19 +66,20 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
             q = next_question(old, store)
             asked = q.field if q else None
         ext = extract(text, store, context=old, asked=asked)
-        new, changed = _merge(old, ext, store)
+        new, changed = _merge(old, ext, store, text)
     except Exception:  # last line of defence: the chat must keep going
         log.exception("intake.update failed")
         return IntakeResult(facts=old, notes=[TROUBLE])
     return IntakeResult(
-        facts=new, changed=changed, notes=ext.notes, not_understood=ext.not_understood, ambiguous=ext.ambiguous,
+        facts=new, changed=changed, changes=[(f, getattr(old, f), getattr(new, f)) for f in changed], notes=ext.notes, not_understood=ext.not_understood, ambiguous=ext.ambiguous,
         suggestions=ext.suggestions, resolved=ext.resolved, looks_like_tool_output=ext.looks_like_tool_output,
     )
 
 
-def _merge(old: Scenario, ext: Extraction, store: Store) -> tuple[Scenario, list[str]]:
+def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tuple[Scenario, list[str]]:
     new = ext.facts()
     data = old.model_dump()
+    _follow_up(old, new, ext, store, text)
     if "params_b" in new and "model" not in new and old.model:
         _resize_model(old.model, new, data, ext, store)
     if "model" in new and "params_b" not in new:
@@ -119,15 +120,73 @@ def _resize_model(old_model: str, new: dict[str, Any], data: dict[str, Any], ext
 
 def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extraction, store: Store) -> None:
     """A different machine: drop the old one's memory, GPU cores and spec numbers unless restated."""
-    for f in ("gpu_cores", "bandwidth_gbs", "tflops"):
+    for f in ("gpu_cores", "bandwidth_gbs", "tflops", "gpu_count", "hardware_kind"):
         if f not in new:
             data[f] = None
     if "memory_gb" in new or data.get("memory_gb") is None:
         return
     hw = _hardware_of(store, new["hardware"])
+    before = _hardware_of(store, data.get("hardware"))
+    if hw is not None and before is not None and hw.kind == before.kind == "apple_soc":
+        return  # a Mac's memory is chosen apart from its chip: "it's the M4 Pro" keeps the 16 GB said
     if hw is None or not hw.memory_gb_options or data["memory_gb"] not in hw.memory_gb_options:
         ext.note(f"Forgot the {fmt(data['memory_gb'])} GB said for the previous machine.")
         data["memory_gb"] = None
+
+
+_VARIANT = re.compile(r"\b(?:it'?s|it\s+is|meant?|mean|have|got|is|make\s+it)\s+(?:the\s+|a\s+|an\s+)?"
+                      r"(?P<v>ti\s+super|ti|super|xtx|xt|pro|max|ultra)(?:\s+(?:one|version|model|variant|card))?\b"
+                      r"|^\W*(?:the\s+)?(?P<v2>ti|super|xtx)(?:\s+(?:one|version|model|variant))?\W*$", re.I)
+_ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\b[^.?!]{0,30}?\b"
+                      r"(?P<ord>second|2nd|third|3rd|fourth|4th|another)\b", re.I)
+_BARE_LEN = re.compile(r"^\W*(?:(?:ok|so|and|then)\s+)?(?:make\s+it|what\s+about|how\s+about|try|say|with|at|now|or)?"
+                       r"\s*(?P<n>\d+(?:\.\d+)?\s?[kK]?)\s*(?:tokens?)?(?:\s+(?:instead|then|now))?\W*$", re.I)
+
+
+def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store, text: str) -> None:
+    """Follow-ups that name only a part: "actually it's the Ti", "what about two of them?", "make it 8k"."""
+    from advisor.intake._machine import strip_count
+    from advisor.intake._text import parse_num
+
+    if old.hardware and "hardware" not in new and (m := _VARIANT.search(text or "")):
+        v = (m.group("v") or m.group("v2")).lower()
+        cand = _with_variant(old.hardware, v)
+        if cand and cand != old.hardware and _hardware_of(store, cand) is not None:
+            new["hardware"] = cand
+            ext.note(f"Took that as the {cand}.")
+    if old.hardware and (m := _ADD_ONE.search(text or "")) and not new.get("gpu_count") and (
+            "hardware" not in new or strip_count(new["hardware"]) == strip_count(old.hardware)):
+        from advisor.intake._machine import count_of
+
+        n = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}.get(m.group("ord").lower(),
+                                                                                   count_of(old.hardware) + 1)
+        new["gpu_count"] = n
+        new.pop("hardware", None)
+        ext.note(f"Took that as {n} of them.")
+    if old.hardware and "hardware" not in new and new.get("gpu_count"):
+        new["hardware"] = f"{new['gpu_count']}x {strip_count(old.hardware)}"
+    if not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (
+            m := _BARE_LEN.match(text or "")) and (old.prompt_tokens or old.gen_tokens):
+        v = parse_num(m.group("n"))
+        field = "prompt_tokens" if old.prompt_tokens else "gen_tokens"
+        if v is not None and 1 <= v <= 10_000_000 and (v >= 50 or "k" in m.group("n").lower()):
+            new[field] = int(v)
+            ext.note(f"Took {m.group('n').strip()} as the new {'prompt' if field == 'prompt_tokens' else 'answer'} "
+                     "length.")
+
+
+def _with_variant(hardware: str, v: str) -> str | None:
+    """"RTX 4070" + "ti" → "RTX 4070 Ti"; "Mac mini M4" + "pro" → "Mac mini M4 Pro"."""
+    names = {"ti": "Ti", "super": "Super", "ti super": "Ti Super", "xtx": "XTX", "xt": "XT", "pro": "Pro",
+             "max": "Max", "ultra": "Ultra"}
+    word = names[re.sub(r"\s+", " ", v)]
+    if v in ("pro", "max", "ultra"):
+        m = re.search(r"\bM(\d)(?:\s+(?:Pro|Max|Ultra))?\b", hardware, re.I)
+        if not m:
+            return None
+        return hardware[:m.start()] + f"M{m.group(1)} {word}" + re.sub(r"^\s*\d{1,2}-core", "", hardware[m.end():])
+    base = re.sub(r"\s+(?:Ti|Super|XTX|XT)\b", "", hardware, flags=re.I)
+    return f"{base} {word}"
 
 
 # ----------------------------------------------------------------------------- what is missing
@@ -141,23 +200,19 @@ def _hardware_of(store: Store, name: str | None, memory_gb: float | None = None)
 
 
 def missing(facts: Scenario, store: Store) -> list[str]:
-    """Fields still needed before an answer, in the order they are asked.
+    """Fields still needed before an answer, in the order they are asked (from ``Situation.unresolved``).
 
     ``hardware`` unless a resolvable name or ``bandwidth_gbs`` is known; ``memory_gb`` when the
     machine ships with several memory sizes and none was given; ``model`` unless a resolvable
     name or ``params_b`` is known.
     """
-    out = []
-    hw = None if facts.bandwidth_gbs else _hardware_of(store, facts.hardware, facts.memory_gb)
-    if hw is None and not facts.bandwidth_gbs:
-        out.append("hardware")
-    if hw is not None and facts.memory_gb is None and len(hw.memory_gb_options) > 1:
-        out.append("memory_gb")
-    if not facts.params_b:
-        try:
-            catalog.resolve_model(store, facts.model or "")
-        except NotFoundError:
-            out.append("model")
+    from advisor.understand import understand
+
+    sit = understand(store, facts)
+    out: list[str] = []
+    for u in sit.unresolved:
+        if u.field in _ASK_ORDER and u.field not in out:
+            out.append(u.field)
     return out
 
 

@@ -6,9 +6,9 @@ import logging
 import re
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake import _hardware, _names, _workload
+from advisor.intake import _hardware, _machine, _names, _vague, _workload
 from advisor.intake._schema import Extraction
-from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize
+from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize, spell_numbers
 from advisor.models import Scenario
 from knowledge import catalog
 from knowledge.store import Store
@@ -51,16 +51,22 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
     if tool:
         clean = _workload.prose_lines(clean)
         ext.note("The pasted tool output is read by the importer; here I read only your own words around it.")
-    msg = Msg(clean)
+    msg = Msg(spell_numbers(clean))
     steps = (
         lambda: setattr(ext, "looks_like_tool_output", tool),
+        lambda: _vague.extract_context_window(msg, ext),
         lambda: _workload.extract_rates(msg, ext),
+        lambda: _vague.extract_ttft(msg, ext),
+        lambda: _machine.extract_layout(msg, ext),
+        lambda: _vague.extract_depth(msg, ext),
+        lambda: _vague.extract_vague_lengths(msg, ext),
         lambda: _workload.extract_lengths(msg, ext),
         lambda: _names.extract_backend(msg, ext),
         lambda: _names.extract_model(msg, ext, store),
         lambda: _hardware.extract_hardware(msg, ext, store, known=context.hardware if context else None),
         lambda: _names.extract_quant(msg, ext, store),
         lambda: _workload.extract_users(msg, ext),
+        lambda: _vague.mark_aggregate(msg, ext),
         lambda: _workload.extract_use(msg, ext),
         lambda: _bare_reply(clean, ext, store, asked),
     )
@@ -97,3 +103,11 @@ def _bare_reply(text: str, ext: Extraction, store: Store, asked: str | None) -> 
         if hit.confidence >= 0.9:
             ext.hardware, ext.resolved["hardware"] = phrase, hit.value.id
             ext.not_understood = [n for n in ext.not_understood if "hardware" not in n]
+
+
+def layout_facts(text: str) -> dict[str, object]:
+    """Interconnect and tensor parallelism in a name or command line (for JSON/flag input, not chat)."""
+    clean, _ = sanitize(text)
+    ext = Extraction()
+    _machine.extract_layout(Msg(clean[:2000]), ext)
+    return {"interconnect": ext.interconnect, "tensor_parallel": ext.tensor_parallel}

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from advisor.errors import AmbiguousError, NotFoundError
+from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind, strip_count
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, negated, parse_num
 from advisor.models import Hardware
@@ -49,7 +50,7 @@ _MAC_YEAR = re.compile(
 _MAC_ONLY = re.compile(rf"\b(?P<prod>{_PRODUCTS})\b", re.I)
 _GPU = re.compile(
     r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
-    r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel)\s+)*"
+    r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<snum>[a-z]?\d{3,4})"
     r"|(?P<dc>gh200|h100|h200|b200|a100|a6000|a5000|a4000|a40|l40s|l40|mi300x|mi325x|mi250x?|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
@@ -72,8 +73,8 @@ _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b
 _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "single": 1, "one": 1}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
-_BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used)"
-                             r"|[,(/+])\s*$", re.I)
+_BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
+                             r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|[,(/+:]|^)\s*$", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 _MEM = re.compile(
@@ -261,9 +262,38 @@ def _fit_memory(store: Store, cands: list[str], memory: float | None) -> list[st
     return keep if memory is not None and keep else cands
 
 
+def _only_fit(store: Store, fitting: list[str], cands: list[str], memory: float | None) -> tuple[str, Hardware] | None:
+    """The one catalog entry left once the stated memory is applied, with a name that resolves to it."""
+    if memory is None or len(fitting) != 1 or len(cands) < 2:
+        return None
+    m = re.search(r"^(.*?)\s*\(([a-z0-9-]+)\)$", fitting[0])
+    if not m:
+        return None
+    name, hid = m.group(1), m.group(2)
+    try:
+        if catalog.resolve_hardware(store, name, memory_gb=memory).value.id == hid:
+            return name, catalog.get_hardware(store, hid, memory_gb=memory)
+    except (AmbiguousError, NotFoundError):
+        pass
+    return hid, catalog.get_hardware(store, hid, memory_gb=memory)
+
+
 def _product_choices(store: Store, product: str) -> list[str]:
     chips = set(apple_chips(store))
     return [f"{product} {c}" for c in _PRODUCT_CHIPS.get(product, ()) if c in chips]
+
+
+def _resolve_counted(store: Store, phrase: str, memory: float | None, cores: int | None) -> catalog.Match:
+    """Resolve a phrase; "8x MI300X" that the catalog cannot count is resolved as one MI300X, times 8."""
+    try:
+        return catalog.resolve_hardware(store, phrase, memory_gb=memory, gpu_cores=cores)
+    except NotFoundError:
+        n = count_of(phrase)
+        if n < 2:
+            raise
+        one = catalog.resolve_hardware(store, strip_count(phrase), memory_gb=memory, gpu_cores=cores)
+        multi = catalog.get_hardware(store, f"{one.value.id}x{n}", memory_gb=memory)
+        return catalog.Match(multi, one.confidence, one.assumptions)
 
 
 def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None, cores: int | None) -> Hardware | None:
@@ -276,9 +306,16 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
                    "RAM (e.g. 'DDR5-5600 dual channel') or its memory bandwidth in GB/s.")
         return None
     try:
-        m = catalog.resolve_hardware(store, men.phrase, memory_gb=memory, gpu_cores=cores)
+        m = _resolve_counted(store, men.phrase.split(" + ")[0], memory, cores)
     except AmbiguousError as e:
-        ext.ambiguous["hardware"] = _clean_candidates(_fit_memory(store, e.candidates, memory), men.product)
+        fitting = _fit_memory(store, e.candidates, memory)
+        one = _only_fit(store, fitting, e.candidates, memory)
+        if one is not None:  # the stated memory leaves one entry: "Jetson Orin 64GB"
+            name, hw = one
+            ext.hardware, ext.resolved["hardware"] = name, hw.id
+            ext.note(f"Took '{men.phrase}' with {fmt(memory or 0)} GB as the {hw.name}.")
+            return hw
+        ext.ambiguous["hardware"] = _clean_candidates(fitting, men.product)
         return None
     except NotFoundError as e:
         cands = _clean_candidates(e.candidates, "")
@@ -301,8 +338,13 @@ def _memory_mentions(msg: Msg, ext: Extraction) -> list[_Mem]:
         unit, qual = m.group("unit").lower(), (m.group("qual") or "").lower() or None
         if qual is None and (b := _MEM_BEFORE.search(before)):
             qual = b.group("q").lower()
-        if _MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after):
+        if qual is None and re.match(r"\s*(?:of\s+)?(?:lp)?ddr\d", after, re.I):
+            qual = "ram"
+        variant = bool(re.search(r"\bthe\s*$", before, re.I) and re.match(r"\s*(?:model|version|variant|one)\b", after, re.I))
+        if not variant and (_MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after)):
             continue
+        if variant:
+            qual = "variant"  # "the 24GB model": the machine's memory option, checked against the catalog below
         if unit in ("g", "mb", "mib", "tb", "tib", "terabyte", "terabytes") and qual is None:
             continue  # "2TB" alone is a disk; "16g" alone may be anything
         value = parse_num(m.group("num")) or 0.0
@@ -331,6 +373,9 @@ def _tentative(mems: list[_Mem]) -> float | None:
 def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> float | None:
     if not mems:
         return None
+    mems = [m for m in mems if m.qual != "variant" or hw is None or m.value in hw.memory_gb_options]
+    if not mems:
+        return None
     if hw is None or hw.kind not in ("discrete_gpu", "datacenter_gpu"):
         pick = next((m for m in mems if m.qual != "vram"), mems[0])
         if hw is not None and hw.memory_gb_options and pick.value not in hw.memory_gb_options:
@@ -339,11 +384,18 @@ def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> fl
         return pick.value
     sizes = hw.memory_gb_options
     for m in mems:
-        if m.qual == "vram" or (m.qual in (None, "mem") and (not sizes or m.value in sizes)):
+        if m.qual == "vram" or (m.qual in (None, "mem", "variant") and (not sizes or m.value in sizes)):
             if hw.n_devices > 1 and sizes and m.value in [o * hw.n_devices for o in sizes] and m.value not in sizes:
                 ext.note(f"{m.text} is the total over {hw.n_devices} cards ({fmt(m.value / hw.n_devices)} GB each).")
                 return m.value / hw.n_devices
             return m.value
+    unq = next((m for m in mems if m.qual in (None, "mem")), None)
+    if unq is not None and sizes and unq.value < min(sizes):
+        ext.note(f"{unq.text}: less than the {hw.name}'s {'/'.join(fmt(x) for x in sizes)} GB; taken as this card's "
+                 "VRAM (a laptop or cut-down version).")
+        return unq.value
+    if unq is not None and sizes and unq.value > max(sizes) * max(1, hw.n_devices) and ext.system_ram_gb is None:
+        ext.system_ram_gb = unq.value
     ext.note(f"{mems[0].text} looks like system RAM; what counts for a {hw.name} is its own memory "
              f"({'/'.join(fmt(x) for x in sizes)} GB of VRAM).")
     return None
@@ -365,7 +417,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     _bandwidth(msg, ext)
     mems = _memory_mentions(msg, ext)
     cores = _gpu_cores(msg)
-    men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
+    men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start) and not _aside(msg, x)]
+    men = _several(msg, ext, store, men)
     hw = None
     if men:
         first = men[0]
@@ -374,7 +427,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
             first.phrase += f" {cores}-core"
         hw = _resolve(ext, store, first, _tentative(mems), cores or first.cores)
         others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase))
-        if others:
+        if others and not ext.compare_hardware:
             ext.note(f"You also mentioned {', '.join(others)}; I'm using {first.phrase} for now "
                      "(compare ranks several machines side by side).")
         if cores is None and first.cores and hw is not None and hw.gpu_cores == first.cores:
@@ -385,7 +438,23 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         except (AmbiguousError, NotFoundError):
             hw = None
     ext.gpu_cores = cores
+    gpu_like = (hw is not None and hw.kind in ("discrete_gpu", "datacenter_gpu")) or bool(
+        men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
+    ram = [m for m in mems if m.qual == "ram"] if gpu_like else []
+    if ram:
+        ext.system_ram_gb = ram[0].value
+        ext.note(f"{ram[0].text} is system RAM beside the GPU, not its VRAM.")
+        mems = [m for m in mems if m is not ram[0]]
     ext.memory_gb = _choose_memory(ext, mems, hw)
+    if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None, "variant") for m in mems
+                                                                          if m.value == ext.memory_gb):
+        ext.memory_gb = None
+    if hw is not None and hw.n_devices > 1 and ext.gpu_count is None:
+        ext.gpu_count = hw.n_devices
+    elif men and (n := count_of(men[0].phrase if ext.hardware is None else ext.hardware)) > 1:
+        ext.gpu_count = n
+    if ext.hardware is None and not men:
+        ext.hardware_kind = hardware_kind(msg)
     if hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
@@ -414,3 +483,40 @@ def _bandwidth(msg: Msg, ext: Extraction) -> None:
         msg.claim(m.start(), m.end())
         if 0 < v <= 100_000 and ext.tflops is None:
             ext.tflops = v
+
+
+# ----------------------------------------------------------------------------- several machines
+def _aside(msg: Msg, men: _Mention) -> bool:
+    """A machine named in passing: "(an RTX 3090 in the same box for comparison)", "my old 1080"."""
+    opened = msg.orig.rfind("(", 0, men.start)
+    if opened != -1 and msg.orig.find(")", opened) >= men.end or (opened != -1 and msg.orig.find(")", opened) == -1):
+        inside = msg.orig[opened:msg.orig.find(")", opened) if msg.orig.find(")", opened) != -1 else len(msg.orig)]
+        if ASIDE.search(inside):
+            return True
+    return bool(ASIDE.search(msg.before(men.start, 24)) and not re.search(r"\bvs|\bor\b", msg.before(men.start, 24)))
+
+
+def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> list[_Mention]:
+    """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
+    distinct: list[_Mention] = []
+    for x in men:
+        if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",):
+            distinct.append(x)
+    if len(distinct) < 2:
+        return men
+    gaps = [msg.orig[a.end:b.start] for a, b in zip(distinct, distinct[1:], strict=False)]
+    if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
+        return men
+    gpus = [d for d in distinct if _GPU.search(d.phrase)]
+    bare_gaps = [re.sub(r"\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?", " ", g, flags=re.I) for g in gaps]
+    joined = any(COMPARE_JOIN.search(g) for g in gaps)
+    if not joined and len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
+        phrase = " + ".join(d.phrase for d in distinct)
+        first = distinct[0]
+        return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
+    if joined or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth|between|pick|choose|decide|deciding)\b",
+                           msg.orig, re.I):
+        ext.compare_hardware = [d.phrase for d in distinct]
+        ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
+        return distinct
+    return men

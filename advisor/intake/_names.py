@@ -27,7 +27,7 @@ _WEAK_FAMILIES = {"granite", "falcon", "olmo", "glm", "kimi", "hermes", "dolphin
                   "phi", "command-r", "commandr", "starcoder", "wizardlm"}
 _VARIANT_WORDS = (
     r"coder|code|instruct|it|chat|r1|v\d+(?:\.\d+)?|distill|small|mini|medium|large|nemo|vl|math|base|turbo|"
-    r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|" + _FAMILIES
+    r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|scout|maverick|air|" + _FAMILIES
 )
 _NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"
 _TOKEN = rf"(?:{_NUM_TOKEN}|a\d+(?:\.\d+)?b|e\d+b|(?:{_VARIANT_WORDS}))(?![\w]|\.\d)"
@@ -160,7 +160,11 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
             phrase = f"{phrase} {fmt(sizes[0][0])}B"
         _resolve_model(ext, store, phrase)
         others = list(dict.fromkeys(p for _, p in men[1:] if p != men[0][1]))
-        if others and ext.model:
+        if others and ext.model and _compared(msg, men):
+            ext.compare_models = list(dict.fromkeys(p for _, p in men))
+            ext.note(f"Comparing {', '.join(ext.compare_models)} side by side; {ext.model} is used for the single "
+                     "verdict.")
+        elif others and ext.model:
             ext.note(f"You also mentioned {', '.join(others)}; I'm using {ext.model} for now.")
     elif sizes:
         v, raw = sizes[0]
@@ -170,6 +174,17 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
             ext.params_b = v
             if len(sizes) > 1:
                 ext.note(f"Several sizes mentioned; I'm using {fmt(v)}B for now.")
+
+
+def _compared(msg: Msg, men: list[tuple[int, str]]) -> bool:
+    """Several models joined by "or" / "vs" / a list, in one sentence: candidates to compare."""
+    from advisor.intake._machine import COMPARE_JOIN
+
+    gaps = [msg.orig[a + len(pa):b] for (a, pa), (b, _) in zip(men, men[1:], strict=False)]
+    if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
+        return False
+    return any(COMPARE_JOIN.search(g) for g in gaps) or bool(
+        re.search(r"\b(?:which|compare|should\s+i|better|faster|between|pick|choose|decide|deciding)\b", msg.orig, re.I))
 
 
 def _sizes(msg: Msg) -> list[tuple[float, str]]:

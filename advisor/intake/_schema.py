@@ -13,6 +13,9 @@ FACT_FIELDS: tuple[str, ...] = (
     "hardware", "memory_gb", "gpu_cores", "bandwidth_gbs", "tflops", "model", "params_b", "quant", "backend",
     "prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens", "concurrency", "requests_per_minute", "use",
     "measured_prefill_tps", "measured_decode_tps", "n_gpu_layers",
+    "gpu_count", "interconnect", "system_ram_gb", "context_window", "measured_ttft_s", "compare_hardware",
+    "compare_models", "prompt_range", "hardware_kind", "tensor_parallel", "measured_is_aggregate", "target_ttft_s",
+    "target_decode_tps",
 )
 assert set(FACT_FIELDS) <= set(Scenario.model_fields)
 
@@ -53,6 +56,19 @@ class Extraction(BaseModel):
     measured_prefill_tps: float | None = None
     measured_decode_tps: float | None = None
     n_gpu_layers: int | None = None
+    gpu_count: int | None = None
+    interconnect: str | None = None
+    system_ram_gb: float | None = None
+    context_window: int | None = None
+    measured_ttft_s: float | None = None
+    compare_hardware: list[str] | None = None
+    compare_models: list[str] | None = None
+    prompt_range: tuple[int, int] | None = None
+    hardware_kind: str | None = None
+    tensor_parallel: int | None = None
+    measured_is_aggregate: bool | None = None
+    target_ttft_s: float | None = None
+    target_decode_tps: float | None = None
     notes: list[str] = Field(default_factory=list)
     not_understood: list[str] = Field(default_factory=list)
     ambiguous: dict[str, list[str]] = Field(default_factory=dict)
@@ -81,12 +97,14 @@ class IntakeResult(BaseModel):
     Attributes:
         facts (Scenario): the merged scenario (new facts override old ones).
         changed (list[str]): Scenario fields whose value changed this turn.
+        changes (list[tuple[str, Any, Any]]): the same as ``(field, old, new)``, for the reply to say what changed.
         notes, not_understood, ambiguous, suggestions, resolved, looks_like_tool_output: as in
             :class:`Extraction`, for this turn's message.
     """
 
     facts: Scenario
     changed: list[str] = Field(default_factory=list)
+    changes: list[tuple[str, Any, Any]] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     not_understood: list[str] = Field(default_factory=list)
     ambiguous: dict[str, list[str]] = Field(default_factory=dict)

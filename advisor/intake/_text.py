@@ -41,6 +41,7 @@ _HF_URL = re.compile(r"https?://(?:www\.)?(?:huggingface\.co|hf\.co)/", re.I)
 _DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
                          "\u2212": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 # Clause boundaries limit the words that may describe a number ("8k-token prompts, 500-token answers").
+SENTENCE = re.compile(r"[.;!?\n](?:\s|$)|[;!?\n]|\s-\s")
 _BOUNDARY = re.compile(r"[.;!?\n]\s|[;!?\n]|,(?!\d)\s*|\s(?:and|but|while|whereas|plus|then)\s", re.I)
 
 
@@ -143,20 +144,21 @@ class Msg:
         """The first ``limit`` matches of ``pattern`` in the unclaimed text (bounds the work on junk)."""
         return itertools.islice(pattern.finditer(self.s), limit)
 
-    def before(self, pos: int, width: int = 60) -> str:
-        """The clause that ends at ``pos`` (at most ``width`` characters)."""
+    def before(self, pos: int, width: int = 60, bounds: re.Pattern[str] | None = None) -> str:
+        """The clause that ends at ``pos`` (at most ``width`` characters; ``bounds``: what ends a clause)."""
         seg = self.orig[max(0, pos - width):pos]
-        cuts = list(_BOUNDARY.finditer(seg))
+        cuts = list((bounds or _BOUNDARY).finditer(seg))
         return seg[cuts[-1].end():] if cuts else seg
 
-    def after(self, pos: int, width: int = 60) -> str:
+    def after(self, pos: int, width: int = 60, bounds: re.Pattern[str] | None = None) -> str:
         """The clause that starts at ``pos`` (at most ``width`` characters)."""
         seg = self.orig[pos:pos + width]
-        cut = _BOUNDARY.search(seg)
+        cut = (bounds or _BOUNDARY).search(seg)
         return seg[:cut.start()] if cut else seg
 
 
-def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str]]) -> str | None:
+def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str]], *,
+                 wide: bool = False) -> str | None:
     """Which kind of keyword sits closest to the span ``[start, end)`` within its clause.
 
     Args:
@@ -166,9 +168,10 @@ def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str
         kinds (dict[str, re.Pattern[str]]): keyword pattern per kind, in priority order for ties.
 
     Returns:
-        str | None: the kind whose keyword is nearest, or None when no keyword is in the clause.
+        str | None: the kind whose keyword is nearest, or None when no keyword is in the clause (with
+        ``wide``: in the sentence, for "short stories, around 1,000 words each").
     """
-    before, after = msg.before(start), msg.after(end)
+    before, after = (msg.before(start, 100, SENTENCE), "") if wide else (msg.before(start), msg.after(end))
     best: tuple[int, int, str] | None = None
     for rank, (kind, pat) in enumerate(kinds.items()):
         for m in pat.finditer(before):
@@ -192,3 +195,59 @@ _NEGATED = re.compile(
 def negated(msg: Msg, start: int) -> bool:
     """True when the mention at ``start`` is what the user does *not* mean ("not the 8B", "than a 3090")."""
     return _NEGATED.search(msg.orig[max(0, start - 24):start]) is not None
+
+
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_SPELLED = re.compile(
+    r"\ba\s+couple(?:\s+of)?\s+(?:hundred|thousand)\b|\ba\s+few\s+(?:hundred|thousand)\b|"
+    rf"\b(?:(?:{_TENS_RE})(?:[\s-](?:{_UNIT_RE}))?|{_UNIT_RE}|a(?=\s+(?:hundred|thousand|couple)))"
+    rf"(?:[\s-]+(?:and[\s-]+)?(?:hundred|thousand|million|(?:{_TENS_RE})(?:[\s-](?:{_UNIT_RE}))?|{_UNIT_RE}))*\b"
+    ,
+    re.I,
+)
+# A spelled number becomes digits only before a word that says what it counts (or with a scale word),
+# so "the 16GB one" or "one of them" are left alone.
+_COUNTED = re.compile(
+    r"\s*(?:-\s*)?(?:tokens?|toks?|words?|pages?|lines?|sentences?|paragraphs?|t/s|tok/s|tps|seconds?|secs?|minutes?|"
+    r"mins?|ms|milliseconds?|gb|gigs?|gigabytes?|tb|users?|people|engineers?|developers?|devs|requests?|queries|"
+    r"streams?|sessions?|gpus?|cards?|layers?|tokens?\s+(?:a|per)\s+second)\b", re.I)
+
+
+def _spelled_value(words: str) -> int | None:
+    w = re.sub(r"[\s-]+", " ", words.strip().lower()).replace(" and ", " ")
+    if re.match(r"a couple(?: of)? ", w):
+        w = "two " + w.split()[-1]
+    elif re.match(r"a few ", w):
+        w = "three " + w.split()[-1]
+    elif w.startswith("a "):
+        w = "one " + w[2:]
+    total, current = 0, 0
+    for part in w.split():
+        if part in _UNITS:
+            current += _UNITS[part]
+        elif part in _TENS:
+            current += _TENS[part]
+        elif part in _SCALES:
+            current = max(current, 1) * _SCALES[part]
+            if _SCALES[part] >= 1000:
+                total, current = total + current, 0
+        else:
+            return None
+    return total + current
+
+
+def spell_numbers(text: str) -> str:
+    """Spelled-out numbers that count something as digits: "two thousand words" → "2000 words".
+
+    Only numbers followed by what they count (tokens, words, seconds, users, GB ...) or containing a scale
+    word (hundred, thousand) are rewritten; "one of them" and "the 16GB one" stay as written.
+    """
+    def sub(m: re.Match[str]) -> str:
+        raw = m.group(0)
+        scaled = re.search(r"hundred|thousand|million", raw, re.I)
+        if not scaled and not _COUNTED.match(text, m.end()):
+            return raw
+        v = _spelled_value(raw)
+        return raw if v is None else str(v)
+
+    return _SPELLED.sub(sub, text)

@@ -27,69 +27,93 @@ MAX_RATE_TPS = 1_000_000.0
 
 _TOKENS = re.compile(
     rf"(?P<neg>(?<![\w.,)-])-\s?)?(?:~|about\s+|around\s+|roughly\s+)?(?<![\w.,])(?P<a>{NUM})"
-    rf"(?:\s*(?:-|to)\s*(?P<b>{NUM}))?\s*(?:-\s*)?"
+    rf"(?:\s*(?:-|to)\s*(?P<b>{NUM}))?\+?\s*(?:-\s*)?"
     r"(?P<unit>tokens?|toks?|words?|pages?|lines?(?:\s+of\s+code)?|loc|context|ctx)\b(?!\s*/\s*s|\s+per\s+s)",
     re.I,
 )
-_CONTEXT_OF = re.compile(rf"\b(?:context(?:\s+(?:length|window|size))?|ctx|num_ctx|n_ctx|depth)\s*(?:of|is|=|:)?"
+_CONTEXT_OF = re.compile(rf"\b(?:depth)\s*(?:of|is|=|:)?"
                          rf"\s*(?:about|around|~)?\s*(?P<a>{NUM})\b(?!\s*(?:tok|words|lines|pages))", re.I)
-_K_PROMPT = re.compile(r"(?<![\w.])(?P<a>\d+(?:\.\d+)?\s?[kK])\s*-?\s*(?:prompts?|inputs?|documents?)\b")
+_K_PROMPT = re.compile(r"(?<![\w.])(?P<a>\d+(?:\.\d+)?\s?[kK])\s*-?\s*(?P<w>system\s+prompts?|prompts?|inputs?|documents?)\b",
+                       re.I)
 _GEN_FLAG = re.compile(rf"(?:\bmax[_\s]tokens|\bnum_predict|(?<![\w-])-n|--n-predict)\s*[=:]?\s*(?P<a>{NUM})\b", re.I)
 _KINDS = {
     "shared": re.compile(r"system\s+prompt|\bshared\b|\bprefix\b|every\s+request|all\s+requests|\bcached\b|preamble", re.I),
-    "gen": re.compile(r"answer|response|repl(?:y|ies)|output|generat\w*|completion|\bwrit\w*|max[_\s]tokens|\bgen\b",
+    "gen": re.compile(r"answer|response|repl(?:y|ies)|output|generat\w*|completion|\bwrit\w*|max[_\s]tokens|\bgen\b|"
+                      r"\bessays?\b|\bsummar(?:y|ies)\b|\bstor(?:y|ies)\b|\barticles?\b",
                       re.I),
     "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+in|history|so\s+far|into\s+the\s+(?:chat|conversation)", re.I),
     "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
-                         r"message|\bask", re.I),
+                         r"message|\bask|\bturns?\b|transcripts?", re.I),
 }
+_WIDE_KINDS = {k: _KINDS[k] for k in ("gen", "prompt")}  # a whole sentence may say which; a shared part is said close
 _LABELS = {"prompt": "Prompt length", "gen": "Answer length", "shared": "Shared prefix (prompt part every request "
            "repeats)", "depth": "Context depth (conversation already in the context)"}
+_TOTAL = re.compile(r"\b(?:in\s+total|total|in\s+all|including|includes|altogether)\b", re.I)
 _QUALITATIVE = re.compile(r"\b(?P<len>short|brief|quick|concise|long|detailed|lengthy)\s+(?:answers?|responses?|"
                           r"repl(?:y|ies)|outputs?)\b", re.I)
 
 _WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coders?|colleagues?|co-?workers?|"
         r"employees?|staff|students?|researchers?|analysts?|members?|teammates?|clients?|customers?|agents?|kids|"
-        r"children|seats|sessions?|streams?|lawyers?|doctors?|writers?|testers?")
+        r"children|seats|sessions?|streams?|lawyers?|doctors?|writers?|testers?|ppl|folks|humans|nurses|teachers|"
+        r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots")
 _USERS = re.compile(
     rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
-    rf"total|human|software|full[\s-]time)\s+)*(?P<who>{_WHO})\b"
+    rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
+    rf"regular|paying|expected|potential|possible|heavy|light)\s+)*(?P<who>{_WHO})\b"
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
+    rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
+    r"(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
     rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b"
     r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
     rf"|(?<![\w.-])(?P<n5>\d{{1,9}}|{WORDNUM})\s+of\s+us\b",
     re.I,
 )
+_EVERY = re.compile(rf"\b(?:one|a|1)?\s*(?:requests?|quer(?:y|ies)|messages?|calls?|questions?|prompts?)\s+every\s+"
+                    rf"(?P<k>{NUM})\s*(?P<u>minutes?|mins?|seconds?|secs?|hours?|hrs?)\b", re.I)
 _ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
                     r"\bme\s+alone\b|\bone\s+person\b", re.I)
-_RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions)"
+_RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions|"
+                  r"documents|docs|files|jobs|chats|conversations|tickets|emails|articles|reports|summaries)"
                   r"\s*(?:per|a|an|/|every|each)\s*(?P<per>minute|min|hour|hr|h|second|sec|s|day)\b"
-                  r"(?P<total>\s*(?:in\s+total|total|overall|altogether|across\s+(?:the\s+)?(?:team|everyone|all)))?",
+                  r"(?P<total>\s*(?:in\s+total|total|overall|altogether|across\s+(?:the\s+)?(?=team|everyone|all)))?",
                   re.I)
 
 _USES = (
     ("coding_agent", re.compile(r"\bcod(?:ing|e)[\s-]+(?:agent|assistant|completion|autocomplete)|\bagentic\b|"
                                 r"(?<!mouse )\bcursor\b|\bcontinue\.dev\b|\bcontinue\s+(?:extension|plugin)|\baider\b|"
-                                r"\bcline\b|\broo\s?code\b|\bcopilot\b|\bclaude\s+code\b|\bopencode\b|\bcodex\b", re.I)),
+                                r"\bcline\b|\broo\s?code\b|\b(?:using|with|via|in|w/)\s*Continue\b|\bvs\s?code\b|\bneovim\b|\bjetbrains\b|\bzed\b|\bwindsurf\b|\bcopilot\b|\bclaude\s+code\b|\bopencode\b|\bcodex\b", re.I)),
     ("rag", re.compile(r"\brag\b|\bretrieval\b|\bknowledge\s+base\b|\bover\s+(?:my|our|the)\s+(?:documents|docs|pdfs|"
                        r"notes|files|wiki)|\bdocument\s+q\s?&\s?a\b|\bsearch\s+(?:over|through)\b", re.I)),
     ("summarising", re.compile(r"\bsummar(?:i[sz]\w*|y|ies)\b|\btl;?dr\b", re.I)),
     ("batch", re.compile(r"\bbatch\s+(?:jobs?|processing|inference|mode|work)\b|\bbulk\b|\boffline\s+(?:jobs?|"
-                         r"processing)\b|\bovernight\b|\bclassify\s+(?:thousands|millions|\d)", re.I)),
+                         r"processing)\b|\bovernight\b|\bnightly\b|\b(?:a|in|as)\s+batch\b(?!\s*(?:size|of|=|:|\d))|\bclassify\s+(?:thousands|millions|\d)", re.I)),
     ("coding_agent", re.compile(r"\bfor\s+(?:coding|programming)\b|\bcoding\b", re.I)),
 )
 _CHAT = re.compile(r"\bchat\w*\b|\bconversation\w*\b|\bassistant\b|\btalk(?:ing)?\s+to\b", re.I)
 
 _RATE_UNIT = (r"(?:tok(?:en)?s?\s*/\s*s(?:ec(?:ond)?)?\b|t/s\b|tk/s\b|tps\b|tokens?\s+(?:per|a|each)\s+sec(?:ond)?\b|"
               r"tokens?\s+per\s+s\b)")
-_RATE = re.compile(rf"(?<![\w.])(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?{_RATE_UNIT}", re.I)
+_RATE = re.compile(rf"(?<![\w.])(?:(?:between\s+)?(?P<lo>{NUM})\s*(?:-|to|and)\s*)?(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?"
+                   rf"{_RATE_UNIT}", re.I)
+# A rate someone needs is a target, not a measurement ("we need at least 20 tok/s per user").
+_TARGET = re.compile(r"\b(?:need|needs|want|wants|require[sd]?|target|goal|at\s+least|minimum|min\.?|sla|must|aim\w*|"
+                     r"hoping\s+for|looking\s+for|should\s+(?:get|be|hit|reach)|acceptable|ok\s+with|fine\s+with)\b"
+                     r"|\b(?:expect(?:ed|ing)?|supposed\s+to|spec(?:s|ed)?\s+say)\b", re.I)
+_WORD_RATE = re.compile(
+    rf"\b(?P<lab>prompt|prefill|processing|input|predicted|prediction|generation|generating|gen|decode|decoding|output|"
+    rf"eval)\s*(?:[:=]|is|was|at|of|~|≈|speed|rate|tps)?\s*(?:about\s+|around\s+|roughly\s+|like\s+|~)?"
+    rf"(?P<n>{NUM})\s*{_RATE_UNIT}", re.I)
+_RATE_THEN_LABEL = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?:{_RATE_UNIT}\s*)?(?:for\s+|on\s+|of\s+)?(?:the\s+)?"
+                              r"(?P<lab>prompt[\s_]eval(?:uation)?|prompt\s+processing|prefill|pp)\b", re.I)
+_WPS = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*words?\s*(?:per|a|/)\s*s(?:ec(?:ond)?)?\b", re.I)
 _MS_PER_TOKEN = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<u>ms|milliseconds?|s|sec|seconds?)\s*(?:/|per)\s*tok(?:en)?\b",
                            re.I)
-_LABELLED = re.compile(rf"\b(?P<lab>pp|tg)\s?(?P<len>\d+)?(?:\s*(?:[:=]|is|was|at|of|@|~|≈)\s*|\s+)(?:about\s+|around\s+|~)?"
+_LABELLED = re.compile(rf"\b(?P<lab>pp|tg|prompt[\s_]eval(?:[\s_]rate)?|(?<!prompt )(?<!prompt_)eval(?:[\s_]rate)?)\s?(?P<len>(?<=p|g)\d+)?(?:\s*(?:[:=]|is|was|at|of|@|~|≈)\s*|\s+)(?:about\s+|around\s+|~)?"
                        rf"(?P<n>{NUM})(?:\s*±\s*{NUM})?(?:\s*{_RATE_UNIT})?", re.I)
 _RATE_KINDS = {
     "prefill": re.compile(r"prompt\s*(?:is\s+|being\s+|gets\s+)?(?:process\w*|eval\w*|ingest\w*|speed|rate|read\w*)|"
+                          r"^\s*(?:for\s+(?:the\s+)?)?prompts?\b(?!\s+(?:of|is|are|with|length|size))|"
                           r"prefill|pre-fill|\bpp\b|"
                           r"processing|\binput\b|reading", re.I),
     "decode": re.compile(r"generation|generat\w*|\btg\b|decod\w*|(?<!prompt )eval\s+rate|output|writ\w*|stream\w*|"
@@ -105,19 +129,24 @@ _TOOL_LINE = re.compile(
 
 
 # ----------------------------------------------------------------------------- lengths
-def _token_value(ext: Extraction, m: re.Match[str]) -> tuple[int, str] | None:
+def _token_value(ext: Extraction, m: re.Match[str]) -> tuple[int, str, tuple[int, int] | None] | None:
     """Tokens for one mention, with how they were converted; None when the value is rejected."""
     a = parse_num(m.group("a")) or 0.0
     b = parse_num(m.group("b")) if m.group("b") else None
+    if b is not None and re.search(r"\d\s?[kK]$", m.group("b").strip()) and not re.search(r"[kKmM]", m.group("a")) \
+            and a * 1000 <= b:
+        a *= 1000  # "5–10k tokens": the k belongs to both ends
     unit = m.group("unit").lower()
     raw = m.group(0).strip()
     if m.group("neg"):
         ext.reject(f"'{raw}' is a negative length; I ignored it.")
         return None
     how = []
+    rng: tuple[float, float] | None = None
     if b is not None and b >= a:
-        how.append(f"took the upper end of {fmt(a)}–{fmt(b)}")
-        a = b
+        how.append(f"kept the range {fmt(a)}–{fmt(b)} and used its middle, {fmt((a + b) / 2)}")
+        rng = (a, b)
+        a = (a + b) / 2
     if unit.startswith("word"):
         tokens = a / WORDS_PER_TOKEN
         how.append(f"{fmt(a)} words ≈ {fmt(round(tokens))} tokens (about 0.75 English words per token)")
@@ -133,10 +162,11 @@ def _token_value(ext: Extraction, m: re.Match[str]) -> tuple[int, str] | None:
         tokens = a
         if re.search(r"\d\s?[kKmM]", m.group("b") or m.group("a")):
             how.append(f"{(m.group('b') or m.group('a')).strip()} read as {fmt(a)} tokens")
+    span = (round(rng[0] * tokens / a), round(rng[1] * tokens / a)) if rng is not None and tokens and a else None
     if not math.isfinite(tokens) or tokens < 1 or tokens > MAX_TOKENS:
         ext.reject(f"'{raw}' is not a usable length (it must be between 1 and {fmt(MAX_TOKENS)} tokens); I ignored it.")
         return None
-    return round(tokens), "; ".join(how)
+    return round(tokens), "; ".join(how), span
 
 
 def extract_lengths(msg: Msg, ext: Extraction) -> None:
@@ -148,16 +178,23 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
         if val is None:
             continue
         unit = m.group("unit").lower()
-        kind = "prompt" if unit in ("context", "ctx") else nearest_kind(msg, m.start(), m.end(), _KINDS) or "prompt"
+        kind = "prompt" if unit in ("context", "ctx") else nearest_kind(msg, m.start(), m.end(), _KINDS) or \
+            nearest_kind(msg, m.start(), m.end(), _WIDE_KINDS, wide=True) or "prompt"
+        if kind == "prompt" and val[2] and "prompt" not in seen:
+            ext.prompt_range = val[2]  # a range of answer lengths: only its middle is kept
         if kind not in seen:
-            seen[kind] = val
-    for pat, fixed in ((_CONTEXT_OF, None), (_GEN_FLAG, "gen"), (_K_PROMPT, "prompt")):
+            seen[kind] = val[:2]
+    for pat, fixed in ((_CONTEXT_OF, "depth"), (_GEN_FLAG, "gen"), (_K_PROMPT, "prompt")):
         for m in msg.finditer(pat):
-            k = fixed or ("depth" if m.group(0).lower().startswith("depth") else "prompt")
+            k = "shared" if pat is _K_PROMPT and m.group("w").lower().startswith("system") else fixed
             v = parse_num(m.group("a"))
             msg.claim(m.start(), m.end())
             if v is not None and 1 <= v <= MAX_TOKENS and k not in seen:
                 seen[k] = (round(v), f"{m.group(0).strip()} read as {fmt(round(v))} tokens of {k}" if k != "gen" else "")
+    if "shared" in seen and "prompt" in seen and not _TOTAL.search(msg.orig):
+        total = seen["shared"][0] + seen["prompt"][0]
+        seen["prompt"] = (total, f"the shared {fmt(seen['shared'][0])} plus {fmt(seen['prompt'][0])} per request = "
+                                 f"{fmt(total)} tokens per prompt")
     fields = {"prompt": "prompt_tokens", "gen": "gen_tokens", "shared": "shared_prefix_tokens", "depth": "depth"}
     for kind, (tokens, how) in seen.items():
         setattr(ext, fields[kind], tokens)
@@ -181,7 +218,7 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
     """Read the number of concurrent users and the request rate (per user, as compare expects)."""
     total = _rate(msg, ext)
     for m in msg.finditer(_USERS):
-        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5")
+        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5") or m.group("n6")
         users = _count(raw)
         msg.claim(m.start(), m.end())
         if users is None:
@@ -205,6 +242,15 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
 
 def _rate(msg: Msg, ext: Extraction) -> float:
     """Requests per minute per user; returns the rate when the user gave a total for everyone, else 0."""
+    for m in msg.finditer(_EVERY, limit=1):
+        k = parse_num(m.group("k")) or 0.0
+        unit = m.group("u").lower()
+        per_min = {"s": 1 / 60, "h": 60}.get(unit[0], 1.0) * k
+        msg.claim(m.start(), m.end())
+        if 0 < per_min <= 1e6:
+            ext.requests_per_minute = round(1 / per_min, 4)
+            ext.note(f"'{m.group(0).strip()}' = {fmt(round(1 / per_min, 4))} requests per minute.")
+            return 0.0
     for m in msg.finditer(_RPM, limit=1):
         per = m.group("per").lower()
         rpm = (parse_num(m.group("n")) or 0.0) * {"h": 1 / 60, "d": 1 / 1440, "s": 60}.get(per[0], 1)
@@ -247,17 +293,44 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
         if bare and v >= 64 and v.is_integer() and int(v) & (int(v) - 1) == 0:
             continue  # "pp 2048" is a llama-bench prompt size, not a speed
         msg.claim(m.start(), m.end())
-        _set_rate(ext, "prefill" if m.group("lab").lower() == "pp" else "decode", v, m.group(0).strip())
+        _set_rate(ext, "prefill" if m.group("lab").lower().startswith(("pp", "prompt")) else "decode", v,
+                  m.group(0).strip())
+    for m in msg.finditer(_RATE_THEN_LABEL):
+        msg.claim(m.start(), m.end())
+        _set_rate(ext, "prefill", parse_num(m.group("n")) or 0.0, m.group(0).strip())
+    for m in msg.finditer(_WORD_RATE):
+        v = parse_num(m.group("n")) or 0.0
+        msg.claim(m.start(), m.end())
+        lab = m.group("lab").lower()
+        _set_rate(ext, "prefill" if lab.startswith(("prompt", "prefill", "pp", "input", "process")) else "decode", v,
+                  m.group(0).strip())
+    for m in msg.finditer(_WPS):
+        v = (parse_num(m.group("n")) or 0.0) / WORDS_PER_TOKEN
+        msg.claim(m.start(), m.end())
+        ext.note(f"{m.group(0).strip()} ≈ {fmt(round(v, 2))} tokens/s (about 0.75 words per token).")
+        _set_rate(ext, nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) or "decode", v, m.group(0).strip())
     for pat in (_RATE, _MS_PER_TOKEN):
         for m in msg.finditer(pat):
             v = parse_num(m.group("n").lstrip("-")) or 0.0
+            lo = parse_num(m.group("lo")) if pat is _RATE and m.group("lo") else None
+            if lo is not None and 0 < lo < v:
+                ext.note(f"{m.group(0).strip()}: a range; using its middle, {fmt((lo + v) / 2)} tokens/s.")
+                v = (lo + v) / 2
+            if (t := _TARGET.search(msg.before(m.start(), 40))) is not None:
+                msg.claim(m.start(), m.end())
+                if not t.group(0).lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
+                        and pat is _RATE and 0 < v <= MAX_RATE_TPS:
+                    ext.target_decode_tps = round(v, 3)
+                    ext.note(f"{fmt(round(v, 3))} tok/s is a target, not a measured speed.")
+                continue
             if pat is _MS_PER_TOKEN:
                 secs = v / 1000 if m.group("u").lower().startswith("m") else v
                 v = 1 / secs if secs > 0 else 0.0
                 ext.note(f"{m.group(0).strip()} = {fmt(round(v, 2))} tokens/s.")
-            if m.group("n").startswith("-"):
+            if m.group("n").startswith("-") and lo is None:
                 v = -v
-            kind = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS)
+            kind = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) or \
+                nearest_kind(msg, m.start(), m.end(), _RATE_KINDS, wide=True)
             msg.claim(m.start(), m.end())
             if kind is None:
                 kind = "decode"

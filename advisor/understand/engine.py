@@ -14,7 +14,12 @@ implies as ``hint``.
 
 from __future__ import annotations
 
-__all__ = ["ACCELS", "classify_engine"]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from advisor.models import Hardware
+
+__all__ = ["ACCELS", "classify_engine", "default_accel", "engine_accel", "engine_of_format"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
 _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
@@ -80,3 +85,68 @@ def classify_engine(label: str | None, *, hint: str | None = None) -> tuple[str,
     if accel == "other" and engine == "mlx":
         accel = "metal"
     return engine, accel
+
+
+def default_accel(hw: Hardware) -> str:
+    """The accelerator API an engine uses on this hardware when the label does not say (Metal on a Mac...)."""
+    if hw.kind == "apple_soc":
+        return "metal"
+    if hw.kind == "cpu":
+        return "cpu"
+    v = hw.vendor.lower()
+    if "nvidia" in v:
+        return "cuda"
+    if "amd" in v:
+        return "vulkan" if hw.kind == "apu" else "rocm"
+    if "intel" in v:
+        return "vulkan"
+    return "cpu"
+
+
+_PERF_ACCELS = ("metal", "cuda", "rocm", "vulkan", "sycl", "cpu")
+
+
+def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
+    """(engine family the performance model calibrates, accelerator API, label) for a backend as written.
+
+    The performance model tells apart MLX, vLLM and the llama.cpp family (Ollama, LM Studio and the other
+    GGUF engines run llama.cpp kernels); the accelerator comes from the label, else from the hardware.
+
+    >>> from advisor.models import Hardware
+    >>> engine_accel("ollama", Hardware(id="x", name="x", kind="discrete_gpu", vendor="NVIDIA", bandwidth_gbs=1))
+    ('llama.cpp', 'cuda', 'ollama (llama.cpp-cuda)')
+    """
+    engine, accel = classify_engine(backend)
+    b = (backend or "").lower()
+    if engine == "ik_llama.cpp":  # the fork's CPU and CUDA kernels differ from mainline: its own term
+        acc = accel if accel in _PERF_ACCELS else default_accel(hw)
+        return "ik_llama.cpp", acc, f"ik_llama.cpp-{acc}"
+    if engine == "mlx" or "mlx" in b:  # "LM Studio (MLX)" runs MLX kernels
+        return "mlx", "metal", "mlx"
+    if engine in ("vllm", "sglang", "tensorrt-llm"):
+        return engine, "cuda" if hw.vendor.lower() == "nvidia" else "rocm", engine
+    if accel not in _PERF_ACCELS:  # the performance model is calibrated per these APIs; others run as the default
+        from advisor.understand.symptoms import parse_ngl
+
+        accel = "cpu" if parse_ngl(b) == 0 else default_accel(hw)
+    label = f"llama.cpp-{accel}"
+    if engine == "ollama":
+        label = f"ollama ({label})"
+    elif engine == "lm-studio":
+        label = f"LM Studio ({label})"
+    return "llama.cpp", accel, label
+
+
+# Importer formats whose name does not say the engine that printed them.
+_FORMAT_ENGINES = {"batched-bench": "llama.cpp", "llama-print-timings": "llama.cpp", "llama-perf": "llama.cpp"}
+
+
+def engine_of_format(fmt: str | None) -> str | None:
+    """The engine that prints an importer format (``llama-bench-md`` → ``llama.cpp``), None when unknown.
+
+    A pasted llama-bench table says only ``CUDA`` in its backend column: this hint makes it llama.cpp's.
+    """
+    if not fmt:
+        return None
+    engine = _FORMAT_ENGINES.get(fmt) or classify_engine(fmt)[0]
+    return None if engine == "other" else engine

@@ -140,6 +140,8 @@ class Workload(_Frozen):
         requests_per_minute (float | None): arrival rate, when stated.
         use (str | None): chat, coding_agent, rag, summarising, batch.
         context_window (int | None): the allocated context (n_ctx / num_ctx): sizes the KV cache, NOT a prompt.
+        ttft_target_s (float | None): the time to first token the person needs ("under 2 s"), s.
+        decode_target_tps (float | None): the per-user generation speed they need, tok/s.
         stated (frozenset[str]): which of these fields the person stated (the rest are defaults).
     """
 
@@ -152,6 +154,8 @@ class Workload(_Frozen):
     requests_per_minute: float | None = None
     use: str | None = None
     context_window: int | None = None
+    ttft_target_s: float | None = None
+    decode_target_tps: float | None = None
     stated: frozenset[str] = frozenset()
 
 

@@ -36,7 +36,9 @@ def _assert_field(key: str, got: Any, want: Any, where: str) -> None:
 
 def test_fixtures_are_present() -> None:
     names = {p.stem for p in FIXTURES}
-    assert {f"imp-{n:02d}" for n in (1, 2, 10, 14, 18, 21, 24, 29, 31, 34, 36, 38)} <= names
+    assert {
+        f"imp-{n:02d}" for n in (1, 2, 10, 14, 18, 21, 24, 29, 31, 34, 36, 38, 108, 110, 121, 122, 124)
+    } <= names
     assert sum(n.startswith("own-") for n in names) >= 20
 
 

@@ -68,6 +68,34 @@ FRAGMENTS = [
     "model='m' eval_count=-5 eval_duration=0",
     "\x00\x1b[31m",
     "\r",
+    "Output generated in -1 seconds (nan tokens/s, 99999999999 tokens, context -5, seed x)",
+    "Output generated in 1,5 seconds (",
+    "CtxLimit: 9/1, Process:0s (0ms/T = infT/s), Generate:",
+    "Processing Prompt [BLAS] (5 / 0 tokens)",
+    "Generating (99999999999 / 1 tokens)",
+    "ProcessingSpeed: nanT/s",
+    "MaxCtx: 1",
+    "Time Taken - Processing:0s (0ms/T), Generation:",
+    " ** Length   0 tokens:   inf t/s",
+    " ** Position   -1 + 5 tokens:   1 t/s",
+    "(Context: 1 tokens, response: 0 tokens, -3 tokens/second)",
+    " -- Model: /",
+    "Prefill. latency: 0 s, throughput: nan token/s",
+    "Decode 0. Batch size: 0, latency: 1 s, throughput: 1e400 token/s",
+    "Decode.  median latency: 1 s, median throughput: -1 token/s",
+    "Warmup ...",
+    "Benchmark ...",
+    "python -m sglang.bench_one_batch --batch-size 1 2 --input-len 0",
+    "Max reqeuest concurrency: 0",
+    "Backend: sglang",
+    "[42027] 1.35.716.244 I ",
+    "INFO 10-10 22:30:30 rocm.py:13] ",
+    "# ",
+    "> > ",
+    "common_perf_print: prompt eval time = 1 ms / 0 tokens",
+    '{"prefill_throughput": "x", "median_decode_throughput": -1}',
+    '"content": "a "b" c",',
+    "| 99999999999 |",
 ]
 
 
@@ -84,6 +112,8 @@ def assert_sound(result: ImportResult) -> None:
         for n in (m.prompt_tokens, m.gen_tokens, m.depth, m.batch, m.cached_tokens, m.threads):
             assert n is None or n >= 0
         assert any(v is not None for v in rates) or result.format == "ollama-ps"
+        assert m.engine and m.backend and m.engine in m.backend or m.backend == m.engine
+        assert m.n_gpu_layers is None or 0 <= m.n_gpu_layers < 2**31
     assert all(isinstance(line, str) for line in result.unparsed)
 
 

@@ -29,7 +29,7 @@ CASES = Path(__file__).parent / "fixtures" / "cases"
 
 
 def test_exported_members() -> None:
-    assert sorted(importers.__all__) == ["FORMATS", "detect_format", "parse_output"]
+    assert sorted(importers.__all__) == ["FORMATS", "detect_format", "engine_for_format", "parse_output"]
     assert "unknown" in FORMATS and len(set(FORMATS)) == len(FORMATS)
 
 
@@ -247,7 +247,7 @@ def test_markdown_columns_are_read_by_name() -> None:
     )
     (m,) = parse_output(text).measurements
     assert (m.decode_tps, m.gen_tokens, m.prompt_tokens, m.depth) == (101.1, 128, 0, 8192)
-    assert (m.quant, m.backend, m.n_gpu_layers, m.params_b) == ("Q6_K", "CUDA", 99, 8.03)
+    assert (m.quant, m.backend, m.n_gpu_layers, m.params_b) == ("Q6_K", "llama.cpp-cuda", 99, 8.03)
     assert "warm_skip=1" in m.notes
 
 

@@ -75,7 +75,8 @@ def test_facts_edit_rejects_bad_values(store):
 def test_parse_scenario_json_errors():
     assert handlers.parse_scenario_json("") is None
     assert handlers.parse_scenario_json("null") is None
-    assert handlers.parse_scenario_json('{"hardware": "4090", "junk": 1}').hardware == "4090"
+    with pytest.raises(ValueError, match="'junk'"):  # strict at the API edge (issue 12): the unknown key is named
+        handlers.parse_scenario_json('{"hardware": "4090", "junk": 1}')
     with pytest.raises(ValueError):
         handlers.parse_scenario_json("{not json")
     with pytest.raises(ValueError):

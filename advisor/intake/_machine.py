@@ -1,0 +1,95 @@
+"""How the machine is laid out: GPU count, interconnect, tensor parallelism, the kind of an unnamed machine,
+and several machines in one message (candidates to compare, or a mixed box).
+
+"tensor parallel 2" is a layout (two GPUs share each layer), never two users; "PCIe Gen3" / "NVLink" is
+how the GPUs talk; "(an RTX 3090 in the same box for comparison)" is not the machine asked about.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.intake._schema import Extraction
+from advisor.intake._text import WORDNUM, Msg, word_number
+
+_TP = re.compile(r"(?:--tensor[-_]parallel[-_]size|tensor[-_\s]parallel(?:ism)?(?:[-_\s]size)?|(?<![\w-])-tp|--tp|"
+                 r"\btp)\s*(?:of|=|:|is)?\s*(?P<n>\d{1,3})\b|\bTP(?P<n2>\d)\b", re.I)
+_NVLINK = re.compile(r"\b(?P<neg>no\s+|without\s+(?:an?\s+)?)?nv[\s-]?(?:link|switch)(?:ed|s)?\b", re.I)
+_PCIE = re.compile(r"\bpci[\s-]?e(?:xpress)?\s*(?:gen\s*)?(?P<g>[3-6])?(?:\.0)?(?:\s*x\s?(?P<l>16|8|4|1))?\b"
+                   r"|\bgen\s*(?P<g2>[3-6])\s*(?:x\s?(?P<l2>16|8|4|1))?\b(?=[^.]{0,20}pci|\s+x\d|\s+lanes|\s+slot)", re.I)
+_FORM_FACTOR = re.compile(r"(?:a100|h100|h200|l40s?|a40|a30|v100|mi\d{3}x?|\d+\s*gb)[\s-]*$", re.I)
+_LANES = re.compile(r"(?<![\w.])x(?P<l>16|8|4|1)\b(?:\s*lanes?)?|\b(?P<l2>16|8|4|1)\s+lanes\b", re.I)
+_OF_THEM = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:of\s+(?:them|those|these|it)|such\s+cards|of\s+the\s+same)\b",
+                      re.I)
+_PEOPLE = re.compile(r"\b(?:kids|children|sons?|daughters?|people|users|friends|colleagues|folks|family|us|we|"
+                     r"engineers|devs|developers|students|members|staff)\b", re.I)
+_KIND_WORDS = (
+    ("apple_soc", re.compile(r"\b(?:mac|macbook|imac|apple\s+silicon|mac\s?book)\b", re.I)),
+    ("datacenter_gpu", re.compile(r"\bdata\s?cent(?:er|re)\s+gpus?\b|\bserver\s+gpus?\b", re.I)),
+    ("discrete_gpu", re.compile(r"\b(?:nvidia|geforce|radeon|amd)\s+(?:gpu|card|graphics)|\bgpus?\b|\bgraphics\s+card\b|"
+                                r"\bvideo\s+card\b", re.I)),
+    ("cpu", re.compile(r"\bcpu[\s-]only\b|\bno\s+gpu\b|\bwithout\s+a\s+gpu\b", re.I)),
+)
+COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|with)\b|\bagainst\b|\binstead\s+of\b|"
+                          r"\bbetter\b|\bthan\b", re.I)
+MIXED_JOIN = re.compile(r"^\s*(?:\+|&|and|plus|with|alongside|together\s+with|,)\s*(?:an?\s+|one\s+|the\s+)?$", re.I)
+ASIDE = re.compile(r"for\s+comparison|same\s+(?:box|machine|pc|rig)|\balso\s+(?:have|has|got)|\bused\s+to\s+have|"
+                   r"\bprevious(?:ly)?\b|\bwas\s+on\b|\bmy\s+friend'?s?\b", re.I)
+
+
+def extract_layout(msg: Msg, ext: Extraction) -> None:
+    """Tensor parallelism, interconnect and "N of them"; claims the words so they are not read as users."""
+    for m in msg.finditer(_TP):
+        n = int(m.group("n") or m.group("n2"))
+        msg.claim(m.start(), m.end())
+        if 1 <= n <= 4096 and ext.tensor_parallel is None:
+            ext.tensor_parallel = n
+            ext.note(f"Tensor parallel {n}: the model is split over {n} GPUs (a layout, not {n} users).")
+    link = None
+    for m in msg.finditer(_NVLINK):
+        msg.claim(m.start(), m.end())
+        if not m.group("neg"):
+            link = "nvlink"
+    for m in msg.finditer(_PCIE):
+        g, lanes = m.group("g") or m.group("g2"), m.group("l") or m.group("l2")
+        if lanes is None and (ln := _LANES.search(msg.orig[m.end():m.end() + 16])):
+            lanes = ln.group("l") or ln.group("l2")
+        if not g and not lanes and _FORM_FACTOR.search(msg.orig[max(0, m.start() - 24):m.start()]):
+            continue  # "A100 80GB PCIe", "H100 PCIe": the card's form factor, read with its name
+        msg.claim(m.start(), m.end())
+        if link is None:
+            link = f"pcie{g or ''}" + (f" x{lanes}" if lanes else "")
+    if link is None and (ln := _LANES.search(msg.s)) and re.search(r"riser|lanes?|slot", msg.orig, re.I):
+        link = f"pcie x{ln.group('l') or ln.group('l2')}"
+        msg.claim(ln.start(), ln.end())
+    ext.interconnect = link
+    for m in msg.finditer(_OF_THEM, limit=1):
+        if _PEOPLE.search(msg.before(m.start(), 40)):
+            continue  # "my kids (two of them)": people, not cards
+        raw = m.group("n")
+        count = int(raw) if raw.isdigit() else word_number(raw)
+        if count is not None and 2 <= count <= 4096:
+            ext.gpu_count = count
+            msg.claim(m.start(), m.end())
+
+
+def hardware_kind(msg: Msg) -> str | None:
+    """The kind of machine when no name resolves: "my Mac" → apple_soc, "a GPU" → discrete_gpu."""
+    for kind, pat in _KIND_WORDS:
+        if pat.search(msg.orig):
+            return kind
+    return None
+
+
+def count_of(phrase: str) -> int:
+    """Devices in a tidied phrase ("2x RTX 4090" → 2, "RTX 3090 + RTX 3060" → 2)."""
+    total = 0
+    for part in phrase.split(" + "):
+        m = re.match(r"(\d{1,4})x ", part)
+        total += int(m.group(1)) if m else 1
+    return total
+
+
+def strip_count(phrase: str) -> str:
+    """The device name of a phrase without its count ("2x RTX 4090" → "RTX 4090")."""
+    return re.sub(r"^\d{1,4}x\s+", "", phrase.strip())

@@ -1,0 +1,264 @@
+"""The calibration fit on the store: which rows it learns from, bounded, cached; the own-machine hook.
+
+* Population rows (what "an RTX 4090 with this model" should do) are the curated seed and results an
+  operator pooled on purpose (``origin`` seed / pooled); a person's own results (probe, import, paste)
+  never move it (issue 17: made-up imports must not change everyone's predictions). They adjust
+  predictions only for the machine they were measured on (:func:`own_machine_factors`).
+* The fit is bounded (:func:`advisor.calibration.bounded`: a few rows per source × machine × model
+  cell) and cached on the store until the next write.
+* Batched decode is calibrated on measured batches (``batch`` > 1): measured ÷ step-model aggregate,
+  as a slope per engine family and hardware (:func:`advisor.calibration.fit_batched`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import statistics
+from typing import Any
+
+from advisor import roofline
+from advisor.calibration import CalibrationModel, CalRow, attention_flops, features, fit, fit_batched
+from advisor.errors import AdvisorError
+from advisor.models import Hardware, ModelSpec, Prediction
+from knowledge import catalog
+from knowledge.queries import calibration_set
+from knowledge.store import Store
+
+__all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "modelled_batch_tps", "own_machine_factors",
+           "bounded_rows", "population_rows", "row_hardware", "row_model"]
+
+POPULATION_ORIGINS = ("seed", "pooled")
+# Decode measured with deliberately few threads (the source says so) is not what the machine does.
+_THREAD_LIMITED = re.compile(r"with only \d+ threads|not a max-thread|threads column reads 1\b", re.I)
+OWN_ORIGINS = ("probe", "import")
+CELL_ROWS = 8  # rows per source × machine × engine × model × format cell the fit keeps
+MAX_FIT_ROWS = 2000  # batch-1 rows the fit keeps at most (the curated seed has about 1,100 usable)
+MAX_BATCHED_ROWS = 400  # batched rows (the seed has 173)
+
+
+def _calibration_rows(store: Store, population: bool) -> list[dict[str, Any]]:
+    """Measured rows joined with their hardware, through ``knowledge.queries.calibration_set``."""
+    if "population" in inspect.signature(calibration_set).parameters:
+        return calibration_set(store, population=population)  # type: ignore[call-arg]
+    return calibration_set(store)
+
+
+def population_rows(store: Store) -> list[dict[str, Any]]:
+    """Rows the population fit learns from: origin seed or pooled (case-insensitive)."""
+    return [r for r in _calibration_rows(store, True) if str(r.get("origin") or "").lower() in POPULATION_ORIGINS]
+
+
+def row_model(store: Store, r: dict[str, Any]) -> ModelSpec | None:
+    """The model of a result row: its catalog entry, else a generic one sized from ``params_b`` (or the
+    size its name gives); None when it cannot be sized (a MoE without its active parameters)."""
+    models = catalog.all_models(store)
+    if r["model_id"] and r["model_id"] in models:
+        m = models[r["model_id"]]
+        if r["params_b"] and abs(r["params_b"] - m.params_b) / m.params_b > 0.25 and not m.active_params_b:
+            return None
+        return m
+    name = (r["model"] or "").lower()
+    act = re.search(r"a(\d+(?:\.\d+)?)b\b", name)
+    if not r["params_b"]:
+        size = re.search(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b\b", name)  # "midnight-miqu-70b": the size the name gives
+        if not size or act:
+            return None
+        r = {**r, "params_b": float(size.group(1))}
+    if act:
+        return catalog.generic_model(store, name, r["params_b"], float(act.group(1)))
+    if re.search(r"flash|minimax|moe|deepseek-v|glm", name):
+        return None  # likely MoE with unknown active parameters: not usable for calibration
+    return catalog.generic_model(store, name, r["params_b"])
+
+
+def row_engine(r: dict[str, Any]) -> str:
+    """The row's engine; the ik_llama.cpp fork apart from mainline (its CPU and long-context kernels differ)."""
+    return "ik_llama.cpp" if "ik_llama" in str(r.get("backend") or "").lower() else str(r["engine"])
+
+
+def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> list[CalRow]:
+    """Batch-1 calibration rows with features; rows whose model or format cannot be sized are skipped.
+
+    ``rows`` default: :func:`population_rows`.
+    """
+    rows = rows if rows is not None else population_rows(store)
+    out = []
+    for r in rows:
+        if not r["bandwidth_gbs"] or (r["batch"] or 1) != 1:
+            continue
+        m = row_model(store, r)
+        if m is None:
+            continue
+        try:
+            q = catalog.resolve_quant(store, r["quant"], backend=r["backend"]).value
+        except AdvisorError:
+            continue
+        prompt = r["prompt_tokens"] or 512
+        gen = r["gen_tokens"] or 128
+        depth = r["depth"] or 0
+        after_prompt = r["engine"] != "llama.cpp"  # llama-bench tg runs start from an empty cache
+        dbytes, flops = features(model=m, bits_per_weight=q.bits_per_weight, prompt_tokens=prompt,
+                                 gen_tokens=gen, depth=depth if not after_prompt else depth)
+        if not after_prompt:
+            dbytes = roofline.weight_bytes_read_per_token(m, q.bits_per_weight) + roofline.kv_bytes(m, depth + gen / 2)
+        # A CPU backend on a machine with a GPU (Mac, APU) does not run at the GPU's FLOPS spec.
+        tf = r["fp16_tflops"] if not (r["accel"] == "cpu" and r["kind"] != "cpu") else None
+        out.append(CalRow(
+            result_id=r["result_id"], hw_id=r["base_hw_id"], kind=r["kind"], family=r["hw_family"] or "",
+            accel=r["accel"], engine=row_engine(r), quant=q.name, multi=(r["n_devices"] or 1) > 1,
+            bandwidth_gbs=r["bandwidth_gbs"], tflops=tf, decode_bytes=dbytes, prefill_flops=flops,
+            decode_tps=None if _THREAD_LIMITED.search(r["notes"] or "") else r["decode_tps"],
+            # A prefill rate without its prompt length is not comparable (the rate depends on it).
+            prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
+            source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
+            prefill_attn_flops=attention_flops(m, prompt, depth),
+            old_build=bool(re.search(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b", r["notes"] or "")
+                           and re.search(r"snapshot|build", r["notes"] or "")), extra={"model": r["model"], "depth": depth},
+        ))
+    return out
+
+
+def achieved_read_share(store: Store) -> float:
+    """Median achieved/spec memory-read share of the lab machines (1.0 when none is recorded)."""
+    def build() -> float:
+        rows = store.query("SELECT l.achieved_bandwidth_gbs / h.bandwidth_gbs AS r FROM lab_machines l "
+                           "JOIN hardware h ON h.hw_id = l.hw_id WHERE l.achieved_bandwidth_gbs > 0")
+        vals = sorted(r["r"] for r in rows)
+        return vals[len(vals) // 2] if vals else 1.0
+
+    return float(store.cached("read_share", build))
+
+
+
+
+def row_hardware(store: Store, r: dict[str, Any]) -> Hardware:
+    """The catalog device of a result row; a family-level id (``apple-m1-ultra``) becomes its first bin with
+    the row's (family-mean) compute, as :func:`knowledge.queries.calibration_set` resolves it.
+
+    Raises:
+        AdvisorError: the id is neither a catalog entry nor a family of bins with one bandwidth.
+    """
+    try:
+        return catalog.get_hardware(store, r["hw_id"] or r["base_hw_id"])
+    except AdvisorError:
+        bins = sorted((h for k, h in catalog.all_hardware(store).items() if k.startswith(str(r["base_hw_id"]) + "-")),
+                      key=lambda h: h.id)
+        if not bins or len({h.bandwidth_gbs for h in bins}) != 1:
+            raise
+        return bins[0].model_copy(update={"fp16_tflops": r["fp16_tflops"] or bins[0].fp16_tflops})
+
+
+def modelled_batch_tps(p: Prediction, r: dict[str, Any]) -> float:
+    """What a measured batch row reports, from a prediction at its batch: aggregate decode tok/s.
+
+    A tool that reports the batch's prompt rate apart (llama-batched-bench ``S_PP`` / ``S_TG``) gives
+    pure decode. A server benchmark that reports only output tok/s (vLLM ``bench serve``, AccelMark
+    sustained runs, client-side concurrency sweeps) counts the interleaved prefills too: every
+    request prefills ``P`` tokens per ``g`` generated, so ``1 / (1 / decode + (P / g) / prefill)``.
+    """
+    if r.get("prefill_tps") or not (p.prefill_tps and r.get("prompt_tokens") and r.get("gen_tokens")):
+        return p.decode_tps
+    return 1.0 / (1.0 / p.decode_tps + (r["prompt_tokens"] / r["gen_tokens"]) / p.prefill_tps)
+
+
+def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationModel) -> list[tuple[dict[str, Any], int, float, str]]:
+    """(group fields, batch, measured ÷ step-model aggregate decode, source) per usable batched row."""
+    from advisor.perf.prediction import predict  # the step model behind predict; imported here (cycle)
+
+    out = []
+    for r in rows:
+        b = r["batch"] or 1
+        if b <= 1 or not r["decode_tps"] or not r["bandwidth_gbs"]:
+            continue
+        m = row_model(store, r)
+        try:
+            hw = row_hardware(store, r)
+            q = catalog.resolve_quant(store, r["quant"], backend=r["backend"]).value
+            if m is None:
+                continue
+            p = predict(store, hardware=hw, model=m, quant=q, backend=r["backend"], prompt_tokens=r["prompt_tokens"] or 512,
+                        gen_tokens=r["gen_tokens"] or 128, depth=r["depth"] or 0, concurrency=b, cal=cal)
+        except (AdvisorError, ValueError, KeyError):
+            continue
+        g = {"engine": row_engine(r), "accel": r["accel"], "kind": r["kind"], "hw_id": r["base_hw_id"]}
+        out.append((g, b, r["decode_tps"] / modelled_batch_tps(p, r), r["source_set"] or r["origin"]))
+    return out
+
+
+def calibration_model(store: Store) -> CalibrationModel:
+    """The efficiency fit on the population rows (bounded; cached until the next write).
+
+    Batch-1 efficiencies first (:func:`advisor.calibration.fit`), then the batched slopes on the
+    measured batches against the step model that uses them.
+    """
+    def build() -> CalibrationModel:
+        rows = population_rows(store)
+        single = bounded_rows([r for r in rows if (r["batch"] or 1) == 1], per_cell=CELL_ROWS, total=MAX_FIT_ROWS)
+        batched = bounded_rows([r for r in rows if (r["batch"] or 1) > 1], per_cell=2 * CELL_ROWS, total=MAX_BATCHED_ROWS)
+        cal = fit(build_cal_rows(store, single))
+        cal.batched = fit_batched(_batched_items(store, batched, cal))
+        return cal
+
+    return store.cached("calibration", build)
+
+
+def bounded_rows(rows: list[dict[str, Any]], *, per_cell: int, total: int) -> list[dict[str, Any]]:
+    """At most ``per_cell`` rows per (source, hardware, engine, model, format, prompt and depth octave)
+    cell, ``total`` in all.
+
+    The fit's cost then stays bounded whatever the store holds (a 500-point sweep on one machine says
+    little more about its efficiency than a few of its points): rows are taken evenly spaced in
+    ``result_id`` order, so the sample is deterministic. Same rule as :func:`advisor.calibration.bounded`.
+    """
+    cells: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        key = tuple(str(r.get(k)) for k in ("source_set", "base_hw_id", "backend", "model", "quant"))
+        # Prompt length and depth by octave: a sweep keeps its shape, not its every point.
+        octaves = tuple(str(int(math.log2(max(1, r.get(k) or 1)))) for k in ("prompt_tokens", "depth"))
+        cells.setdefault(key + octaves, []).append(r)
+    out: list[dict[str, Any]] = []
+    for v in cells.values():
+        v.sort(key=lambda r: str(r["result_id"]))
+        step = max(1.0, len(v) / per_cell)
+        out.extend(v[int(i * step)] for i in range(min(per_cell, len(v))))
+    if len(out) > total:
+        out.sort(key=lambda r: str(r["result_id"]))
+        out = [out[int(i * len(out) / total)] for i in range(total)]
+    return out
+
+
+def own_machine_factors(store: Store, hw_id: str, cal: CalibrationModel | None = None) -> dict[str, tuple[float, int]]:
+    """Per phase, (factor, rows): the person's own results on ``hw_id`` ÷ the population prediction.
+
+    The median ratio in log space, shrunk toward 1 with weight ``n / (n + 2)`` and clamped to
+    0.25–4. Applies to predictions for that machine only; empty when there are no own results.
+    """
+    from advisor.perf.prediction import predict
+
+    cal = cal or calibration_model(store)
+    logs: dict[str, list[float]] = {"decode": [], "prefill": []}
+    for r in _calibration_rows(store, False):
+        if str(r.get("origin") or "").lower() not in OWN_ORIGINS or r["base_hw_id"] != hw_id or (r["batch"] or 1) != 1:
+            continue
+        m = row_model(store, r)
+        try:
+            if m is None:
+                continue
+            hw = row_hardware(store, r)
+            q = catalog.resolve_quant(store, r["quant"], backend=r["backend"]).value
+            p = predict(store, hardware=hw, model=m, quant=q, backend=r["backend"], prompt_tokens=r["prompt_tokens"] or 512,
+                        gen_tokens=r["gen_tokens"] or 128, depth=r["depth"] or 0, cal=cal)
+        except (AdvisorError, ValueError, KeyError):
+            continue
+        if r["decode_tps"] and p.decode_tps:
+            logs["decode"].append(math.log(r["decode_tps"] / p.decode_tps))
+        if r["prefill_tps"] and p.prefill_tps:
+            logs["prefill"].append(math.log(r["prefill_tps"] / p.prefill_tps))
+    out = {}
+    for phase, v in logs.items():
+        if v:
+            f = math.exp(len(v) / (len(v) + 2.0) * statistics.median(v))
+            out[phase] = (min(4.0, max(0.25, f)), len(v))
+    return out

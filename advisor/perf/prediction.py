@@ -1,0 +1,295 @@
+"""Predictions per phase: roofline ceilings × calibrated efficiency, memory fit, placement.
+
+``predict()`` is the one function the CLI, the chat, diagnosis and comparison call.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from advisor import roofline
+from advisor.calibration import (
+    CalibrationModel,
+    accel_class,
+    attention_flops,
+    features,
+    pipeline_speedup,
+    t0_key,
+)
+from advisor.errors import InputError
+from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
+from advisor.perf.fit import achieved_read_share, build_cal_rows, calibration_model, own_machine_factors
+from advisor.perf.moe import with_moe
+from advisor.perf.step import StepModel, interconnect_gbs, moe_split_bytes, tp_comm_s
+from advisor.understand.engine import default_accel, engine_accel  # the one engine classifier
+from knowledge.store import Store
+
+__all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_accel", "predict", "predict_situation",
+           "predict_step", "resolve_compute"]
+
+DEFAULT_HOST_BW_GBS = 89.6  # dual-channel DDR5-5600, catalog id cpu-ddr5-5600-2ch
+SERVER_ENGINE_USERS = 4  # from this many users on a datacenter GPU with no engine stated, assume vLLM
+
+
+def default_backend(hw: Hardware) -> str:
+    """The engine most people run on this hardware (llama.cpp via Ollama/LM Studio)."""
+    return f"llama.cpp-{default_accel(hw)}"
+
+
+def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel) -> tuple[float | None, str]:
+    """FP16 TFLOP/s to use for the prefill ceiling, and where it came from.
+
+    The spec (or the catalog's labelled estimate) when the hardware has one; otherwise an ESTIMATE
+    from the memory bandwidth × the median achieved-compute-per-bandwidth of measured machines of
+    the same kind (the prefill efficiency is then ~1 by construction).
+    """
+    if hw.fp16_tflops and not (accel == "cpu" and hw.kind != "cpu"):  # a CPU backend does not get the GPU's FLOPS
+        return hw.fp16_tflops, "spec estimate" if hw.fp16_tflops_is_estimate else "spec"
+    fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
+    if fam:
+        return fam * hw.bandwidth_gbs, (
+            f"FITTED: no FLOPS spec; bandwidth × median achieved prefill compute per GB/s of measured {hw.family} "
+            "machines (achieved, not peak)")
+    key = f"{hw.kind}:{accel_class(accel)}"
+    ratio = cal.compute_per_bw.get(key)
+    if ratio:
+        return ratio * hw.bandwidth_gbs, (
+            f"ESTIMATE: no FLOPS spec; bandwidth × median achieved compute per GB/s of measured {hw.kind} machines"
+        )
+    return None, "no compute figure"
+
+
+
+
+def _layout(hw: Hardware, engine: str, layout: str | None) -> str:
+    """How the weights are spread: ``single``, ``layer_split`` (llama.cpp default) or ``tensor_parallel``
+    (vLLM/SGLang/TensorRT-LLM with ``-tp N``, their way of using several GPUs)."""
+    if hw.n_devices <= 1:
+        return "single"
+    if layout in ("layer_split", "tensor_parallel", "pipeline_parallel"):
+        return "layer_split" if layout == "pipeline_parallel" else layout
+    return "tensor_parallel" if engine in ("vllm", "sglang", "tensorrt-llm") else "layer_split"
+
+
+def predict(store: Store, **kw: Any) -> Prediction:
+    """Predict prefill and decode rates, TTFT, answer time and memory fit (see :func:`predict_step`)."""
+    return predict_step(store, **kw)[0]
+
+
+def predict_step(
+    store: Store,
+    *,
+    hardware: Hardware,
+    model: ModelSpec,
+    quant: QuantFormat,
+    backend: str | None = None,
+    prompt_tokens: int = 512,
+    gen_tokens: int = 128,
+    depth: int = 0,
+    concurrency: int = 1,
+    gpu_share: float | None = None,
+    host_bandwidth_gbs: float | None = None,
+    cal: CalibrationModel | None = None,
+    kv_bytes_per_element: float = roofline.KV_BYTES_F16,
+    layout: str | None = None,
+    interconnect: str | None = None,
+    pcie_lanes: int | None = None,
+    own_results: bool = False,
+) -> tuple[Prediction, StepModel]:
+    """Predict one scenario and return the step model behind it (compare's simulator uses the same).
+
+    Args:
+        prompt_tokens, gen_tokens, depth: tokens [count]; depth = tokens already in the KV cache.
+        concurrency: sequences decoding together; ``decode_tps`` is then the aggregate over all of them
+            (llama-batched-bench convention), ``decode_tps_per_seq`` what each stream sees.
+        gpu_share: share of the weights on the GPU (partial offload); default from the memory fit.
+        host_bandwidth_gbs: system-RAM bandwidth for offloaded layers (default dual-channel DDR5-5600).
+        kv_bytes_per_element: KV-cache element size (2 = f16; q8_0 34/32, q4_0 18/32).
+        layout: ``layer_split`` or ``tensor_parallel`` for several GPUs (default by engine: llama.cpp
+            splits layers; vLLM/SGLang/TensorRT-LLM run tensor parallel).
+        interconnect, pcie_lanes: the link between GPUs for tensor parallel (default PCIe 4.0 x16).
+        own_results: scale by the person's own results on this machine (:func:`own_machine_factors`).
+
+    Returns:
+        (Prediction with ceilings, calibrated rates, 10–90 % ranges and the calibration used, StepModel).
+
+    Raises:
+        InputError: figures that give no usable speed.
+    """
+    cal = cal or calibration_model(store)
+    model = with_moe(model)
+    assumptions: list[str] = []
+    b = max(1, concurrency)
+    if backend is None and b >= SERVER_ENGINE_USERS and hardware.kind == "datacenter_gpu":
+        backend = "vllm"
+        assumptions.append(f"Engine not stated: {b} users on a datacenter GPU are assumed to be served by vLLM "
+                           "(continuous batching, paged KV cache); name the engine to change it.")
+    engine, accel, label = engine_accel(backend, hardware)
+    bw = hardware.bandwidth_gbs
+    tflops, tf_source = resolve_compute(hardware, accel, cal)
+    probe_used = hardware.measured
+    read_share = 1.0
+    if probe_used:
+        # Efficiencies are fitted against spec sheets; a probe measures what the memory really delivers.
+        # Divide by the achieved/spec read share of the lab machines (knowledge: lab_machines) so the
+        # measured bandwidth is not discounted twice.
+        read_share = achieved_read_share(store)
+        tf_source = "probe"
+        assumptions.append(
+            f"Using this machine's probe: {bw:.0f} GB/s read, {tflops or 0:.2f} TFLOP/s matmul; decode efficiency "
+            f"rescaled by the lab machines' achieved/spec read share ({read_share:.0%}); prefill keeps the spec-fitted "
+            "efficiency on the measured matmul rate (a conservative estimate).")
+    if ("ESTIMATE" in tf_source or "FITTED" in tf_source) and tflops:
+        assumptions.append(f"Compute {tflops:.1f} TFLOP/s: {tf_source}.")
+    bpw = quant.bits_per_weight
+    ctx = depth + prompt_tokens + gen_tokens
+    fitm = roofline.memory_fit(hardware, model, bpw, context_tokens=ctx, concurrency=b,
+                               kv_bytes_per_element=kv_bytes_per_element)
+    wbytes = roofline.weight_bytes_read_per_token(model, bpw)
+    if model.generic:
+        assumptions.append(f"{model.id}: {model.notes}.")
+    if model.is_moe and not model.experts:
+        assumptions.append(f"{model.id}: MoE routing not in the catalog; assumed 8 of 128 experts per token "
+                           "(Qwen3-style) for the experts a batch touches.")
+    dbytes, flops = features(model=model, bits_per_weight=bpw, prompt_tokens=prompt_tokens or 1,
+                             gen_tokens=gen_tokens, depth=depth, kv_bytes_per_element=kv_bytes_per_element)
+    n = hardware.n_devices
+    lay = _layout(hardware, engine, layout)
+    tp = lay == "tensor_parallel"
+    base_id = re.sub(r"x\d+$", "", hardware.id) if n > 1 else hardware.id
+    scen = {"kind": hardware.kind, "multi": n > 1 and not tp, "accel": accel, "engine": engine,
+            "family": hardware.family, "hw_id": base_id, "quant": quant.name, "bandwidth_gbs": bw, "tflops": tflops,
+            "decode_bytes": dbytes, "prefill_flops": flops, "n_devices": 1 if tp else n,
+            "params_active_b": model.active_b, "prompt_tokens": prompt_tokens or 1,
+            "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False,
+            "moe": model.is_moe}
+    dec_cal = cal.efficiency("decode", scen)
+    pre_cal = cal.efficiency("prefill", scen)
+    eff_d = min(1.0, dec_cal.efficiency / read_share)
+    # A compute figure estimated from achieved rates (bandwidth × achieved compute per GB/s) already
+    # includes the efficiency.
+    eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else pre_cal.efficiency
+    t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
+    # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
+    share = gpu_share if gpu_share is not None else fitm.gpu_share
+    host_bw = host_bandwidth_gbs or hardware.host_bandwidth_gbs or DEFAULT_HOST_BW_GBS
+    host_eff = 1.0
+    if share < 1.0:
+        host_eff = cal.efficiency("decode", {**scen, "kind": "cpu", "accel": "cpu", "multi": False}).efficiency
+        assumptions.append(
+            f"Only {share:.0%} of the weights fit in GPU memory; the rest run from system RAM at ~{host_bw:g} GB/s "
+            "(assumed dual-channel DDR5 unless stated)."
+        )
+    dense, routed, ke = moe_split_bytes(model, bpw)
+    x_bw = bw * roofline.GB * eff_d * (n if tp else 1)
+    c_fl = (tflops * 1e12 * eff_p * (n if tp else 1)) if tflops else 0.0
+    comm_step = comm_seq = 0.0
+    link_gbs, link_desc = interconnect_gbs(interconnect, pcie_lanes)
+    nvlink = "nvlink" in (interconnect or "").lower()
+    if tp:
+        comm_step = tp_comm_s(model, 0, n, link_gbs, nvlink=nvlink)
+        comm_seq = tp_comm_s(model, 1, n, link_gbs, nvlink=nvlink) - comm_step
+        assumptions.append(
+            f"{n} GPUs in tensor parallel ({engine}): every layer split over the GPUs, two all-reduces of the "
+            f"activations per layer over {link_desc}; each GPU reads 1/{n} of the weights per step.")
+    elif n > 1:
+        assumptions.append(
+            f"{n} GPUs with the layers split between them (llama.cpp default): capacity adds up, single-stream "
+            "speed does not. Tensor parallel (vLLM -tp) splits every layer instead; it pays two all-reduces per "
+            "layer, so over consumer PCIe it can lose to the layer split, most of all in prefill.")
+    slope, factor_note = cal.batched_slope(scen)
+    step = StepModel(
+        dense_bytes=dense, routed_bytes=routed, expert_fraction=ke, kv_bytes_per_seq=max(0.0, dbytes - wbytes),
+        bw_bytes_per_s=x_bw, t0_s=t0, flops_per_seq=2.0 * model.active_b * 1e9, flops_per_s=c_fl,
+        host_share=1.0 - share, host_bw_bytes_per_s=host_bw * roofline.GB * host_eff,
+        comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope)
+    own = own_machine_factors(store, base_id, cal) if own_results else {}
+    f_dec = own.get("decode", (1.0, 0))[0]
+    f_pre = own.get("prefill", (1.0, 0))[0]
+    if own:
+        assumptions.append("Scaled by your own results on this machine: " + ", ".join(
+            f"{ph} × {f:.2f} ({k} run{'s' if k > 1 else ''})" for ph, (f, k) in own.items()) + ".")
+    per_seq = step.per_seq_tps(b) * f_dec
+    decode_tps = step.aggregate_tps(b) * f_dec
+    # Prefill: layer split pipelines micro-batches (llama.cpp); tensor parallel adds compute and all-reduces.
+    pipe = pipeline_speedup(n, prompt_tokens or 1, engine=engine) if lay == "layer_split" else 1.0
+    prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) * (n if tp else pipe) if tflops else None
+    prefill1 = cal.prefill_tps({**scen, "tflops": tflops}, eff=eff_p) if tflops else None
+    if prefill1 and tp:
+        p_tok = max(1, prompt_tokens or 1)
+        prefill1 = p_tok / (p_tok / (prefill1 * n) + tp_comm_s(model, p_tok, n, link_gbs, nvlink=nvlink))
+    if prefill1 and share < 1.0:
+        prefill1 *= 0.5 + 0.5 * share  # weights streamed over PCIe for the offloaded share (rough)
+    if prefill1:
+        prefill1 *= f_pre
+    if not fitm.fits and hardware.kind not in ("discrete_gpu", "datacenter_gpu"):
+        assumptions.append(
+            f"The model needs {fitm.required_gb:.1f} GB but only {fitm.usable_gb:.1f} GB is usable: "
+            "the numbers assume it runs anyway, which it will not do well (swapping)."
+        )
+    if not (math.isfinite(per_seq) and per_seq > 0 and math.isfinite(decode_tps)):
+        raise InputError("These numbers give no usable speed (bandwidth, compute or size out of any real range).")
+    ttft = (prompt_tokens / prefill1) if prefill1 and prompt_tokens else (0.0 if not prompt_tokens else None)
+    dec_s = gen_tokens / per_seq if gen_tokens else 0.0
+    bw_spec = bw * roofline.GB * (n if tp else 1)
+    decode_ceiling = step.ceiling_tps(b, bw_spec, (tflops * 1e12 * (n if tp else 1)) if tflops and b > 1 else None)
+    if b > 1 and model.is_moe:
+        assumptions.append(
+            f"MoE batch: {b} tokens touch about {1 - (1 - ke) ** b:.0%} of the routed experts per layer "
+            f"(1 − (1 − k/E)^b with k/E = {ke:.3g}), not {ke:.1%}: {step.weight_bytes(b) / 1e9:.1f} GB of weights "
+            f"per step instead of {step.weight_bytes(1) / 1e9:.1f} GB.")
+    # Ranges come from the fit's residuals; nothing is predicted above the roofline.
+    rng_d = (decode_tps * dec_cal.p10_ratio, min(decode_tps * dec_cal.p90_ratio, decode_ceiling))
+    rng_p = ((prefill1 * pre_cal.p10_ratio, min(prefill1 * pre_cal.p90_ratio, prefill_ceiling or float("inf")))
+             if prefill1 else None)
+    calib = [dec_cal, pre_cal]
+    if b > 1:
+        calib = [dec_cal.model_copy(update={"note": dec_cal.note + "; " + factor_note}), pre_cal]
+    pred = Prediction(
+        prefill_tps=prefill1, decode_tps=decode_tps, prefill_ceiling_tps=prefill_ceiling,
+        decode_ceiling_tps=decode_ceiling, prefill_tps_range=rng_p, decode_tps_range=rng_d, ttft_s=ttft,
+        decode_s=dec_s, total_s=(ttft or 0.0) + dec_s, decode_tps_per_seq=per_seq, concurrency=b,
+        prompt_tokens=prompt_tokens, gen_tokens=gen_tokens, depth=depth, bits_per_weight=bpw, quant=quant.name,
+        weight_bytes_per_token_gb=wbytes / roofline.GB, kv_bytes_per_token_gb=roofline.kv_bytes_per_token(model) / roofline.GB,
+        flops_per_token_g=flops / 1e9, ridge_point_flop_per_byte=roofline.ridge_point(tflops, bw) if tflops else None,
+        bandwidth_gbs=bw, tflops=tflops,
+        tflops_is_estimate="ESTIMATE" in tf_source or "estimate" in tf_source or "FITTED" in tf_source, memory=fitm,
+        hardware={"id": hardware.id, "name": hardware.name, "kind": hardware.kind, "memory_gb": fitm.total_gb,
+                  "n_devices": n, "source_url": hardware.source_url, "layout": lay},
+        model={"id": model.id, "params_b": model.params_b, "active_params_b": model.active_params_b,
+               "generic": model.generic, "experts": model.experts, "experts_per_token": model.experts_per_token},
+        backend=label, calibration=calib, assumptions=[a for a in assumptions if a],
+        probe_used=probe_used,
+    )
+    return pred, step
+
+
+def predict_situation(store: Store, situation: Any, **changes: Any) -> Prediction:
+    """Predict from a :class:`~advisor.understand.situation.Situation` (machine count, interconnect,
+    PCIe lanes, layout, tensor-parallel degree, workload, engine), with keyword ``changes`` on top
+    (any :func:`predict_step` argument, e.g. ``concurrency=8`` or ``layout="tensor_parallel"``).
+
+    Raises:
+        InputError: the situation lacks a resolved machine, model or format.
+    """
+    if not situation.ready:
+        raise InputError("Need a resolved machine, model and weight format to predict.")
+    m = situation.machine
+    hw = situation.hardware
+    count = max(m.count, m.tensor_parallel or 1)
+    if count > 1 and hw.n_devices == 1:
+        hw = hw.model_copy(update={"id": f"{hw.id}x{count}", "name": f"{count}× {hw.name}", "n_devices": count})
+    if m.system_ram_gb and not hw.host_bandwidth_gbs:
+        pass  # RAM size does not say its bandwidth: the default host bandwidth stays
+    w = situation.workload
+    kw: dict[str, Any] = dict(
+        hardware=hw, model=situation.model, quant=situation.quant,
+        backend=situation.engine_text or situation.engine, prompt_tokens=w.prompt_tokens,
+        gen_tokens=w.gen_tokens, depth=w.depth, concurrency=w.users,
+        layout=("tensor_parallel" if (m.tensor_parallel or 0) > 1 else m.layout),
+        interconnect=m.interconnect, pcie_lanes=m.pcie_lanes,
+    )
+    kw.update(changes)
+    return predict(store, **kw)

@@ -1,0 +1,307 @@
+"""Turn a :class:`Scenario` (names as written) into catalog objects plus stated assumptions.
+
+Part of :mod:`advisor.understand`: the machine's count (``gpu_count``) and mixed boxes ("RTX 3090 + RTX 3060")
+are resolved here, one device name at a time, so nothing downstream reads a hardware string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from advisor.errors import AdvisorError, AmbiguousError, InputError, NotFoundError
+from advisor.models import Hardware, ModelSpec, QuantFormat, Scenario
+from advisor.understand.symptoms import parse_ngl
+from knowledge import catalog
+from knowledge.seed import split_hw_id
+from knowledge.store import Store
+
+__all__ = ["DEFAULTS", "Resolved", "resolve_scenario", "parse_ngl", "custom_hardware"]
+
+# Workload defaults by use (tokens); every default used is stated in the answer.
+DEFAULTS = {
+    "chat": (500, 300),
+    "coding_agent": (4000, 300),
+    "rag": (4000, 300),
+    "summarising": (2000, 300),
+    "batch": (1000, 300),
+    None: (500, 300),
+}
+
+
+@dataclass
+class Resolved:
+    """A scenario resolved against the catalog. ``problems`` lists what could not be resolved."""
+
+    scenario: Scenario
+    hardware: Hardware | None = None
+    model: ModelSpec | None = None
+    quant: QuantFormat | None = None
+    backend: str | None = None
+    prompt_tokens: int = 500
+    gen_tokens: int = 300
+    depth: int = 0
+    concurrency: int = 1
+    n_gpu_layers: int | None = None
+    gpu_fraction: float | None = None
+    mixed: list[Hardware] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)
+    candidates: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _resolve_model_text(store: Store, text: str, params_b: float | None) -> catalog.Match:
+    """Resolve a model name; for a long description try its leading part ("X (posted table); ...")."""
+    try:
+        return catalog.resolve_model(store, text, params_b=params_b)
+    except NotFoundError:
+        head = re.split(r"[;(\[]| / | or ", text)[0].strip()
+        if head and head != text:
+            return catalog.resolve_model(store, head, params_b=params_b)
+        raise
+
+
+def _quoted_row(raw: str | None, value: float | None) -> dict[str, Any]:
+    """In a pasted markdown table, the row quoting ``value``: its size in GB and its format name."""
+    if not raw or value is None:
+        return {}
+    lines = [ln for ln in raw.splitlines() if ln.strip().startswith("|")]
+    if len(lines) < 2:
+        return {}
+    header = [c.strip().lower() for c in lines[0].strip().strip("|").split("|")]
+    token = f"{value:g}"
+    for ln in lines[1:]:
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        if token not in cells or len(cells) != len(header):
+            continue
+        out: dict[str, Any] = {}
+        for h, c in zip(header, cells, strict=True):
+            if re.search(r"\bgi?b\b|size", h) and not re.search(r"/s|x tok", h):
+                try:
+                    out["size_gb"] = float(re.sub(r"[^\d.]", "", c)) * (1.073741824 if "gib" in (h + c).lower() else 1)
+                except ValueError:
+                    pass
+            if h in ("quant", "quantization", "type", "format") and re.search(r"q\d|f16|bf16|bit", c, re.I):
+                out["quant"] = c
+        return out
+    return {}
+
+
+def custom_hardware(s: Scenario) -> Hardware | None:
+    """Hardware described by numbers (``bandwidth_gbs``, ``tflops``, ``memory_gb``) instead of a name."""
+    if not s.bandwidth_gbs:
+        return None
+    name = s.hardware or "custom hardware"
+    text = name.lower()
+    kind: Literal["apple_soc", "discrete_gpu", "cpu"] = "cpu"
+    if re.search(r"\bmac(?:book|mini|studio|\b)|\bm[1-5]\b|mlx-gpu|apple", text):
+        kind = "apple_soc"
+    elif re.search(r"gpu|rtx|radeon|nvidia|cuda", text) and "mlx-cpu" not in text:
+        kind = "discrete_gpu"
+    return Hardware(id="custom", name=name[:80], kind=kind, bandwidth_gbs=s.bandwidth_gbs, fp16_tflops=s.tflops,
+                    memory_gb=s.memory_gb, memory_gb_options=[s.memory_gb] if s.memory_gb else [], custom=True,
+                    measured=s.hardware_measured,
+                    notes="measured by the probe" if s.hardware_measured else "described by the user")
+
+
+def _sockets(text: str) -> int:
+    if re.search(r"dual[- ]socket|2[- ]?sockets?|\b2p\b|two sockets", text, re.I):
+        return 2
+    return 1
+
+
+def _resolve_one(store: Store, part: str, s: Scenario) -> catalog.Match:
+    """One device name; "8x MI300X" that the catalog cannot count resolves as one MI300X (the count is applied
+    from ``gpu_count`` or the phrase)."""
+    try:
+        return catalog.resolve_hardware(store, part, memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
+    except NotFoundError:
+        m = re.match(r"\s*(\d{1,4})\s*[x×]\s*(.+)", part)
+        if not m:
+            raise
+        one = catalog.resolve_hardware(store, m.group(2), memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
+        n = s.gpu_count or int(m.group(1))
+        hw = catalog.get_hardware(store, f"{one.value.id}x{n}" if n > 1 else one.value.id, memory_gb=one.value.memory_gb)
+        return catalog.Match(hw, one.confidence, one.assumptions)
+
+
+def _tidy_hardware(store: Store, text: str) -> Any:
+    """A machine described in words (a JSON field, a flag) read as the chat reads it, when the catalog
+    cannot resolve the text as written: "2x RTX 3090 24GB, PCIe Gen3 x8" → "2x RTX 3090". None if no better."""
+    try:
+        catalog.resolve_hardware(store, text)
+        return None
+    except AmbiguousError:
+        return None
+    except NotFoundError:
+        pass
+    from advisor.intake import extract
+
+    ext = extract(text[:2000], store)
+    return ext if ext.hardware and ext.hardware != text else None
+
+
+def resolve_scenario(store: Store, s: Scenario) -> Resolved:
+    """Resolve hardware, model and format names; fill workload defaults with stated assumptions.
+
+    Never raises for unresolvable names: they land in ``problems`` (with ``candidates``) so the
+    caller can ask or explain.
+    """
+    res = Resolved(scenario=s, backend=s.backend)
+    # Hardware
+    if s.bandwidth_gbs:
+        res.hardware = custom_hardware(s)
+    elif s.hardware:
+        text = s.hardware
+        tidy = _tidy_hardware(store, text)
+        if tidy is not None:
+            text = tidy.hardware or text
+            res.assumptions.append(f"Read the machine '{s.hardware[:80]}' as {text}.")
+            if s.gpu_count is None and tidy.gpu_count:
+                s = s.model_copy(update={"gpu_count": tidy.gpu_count})
+                res.scenario = s
+        if s.memory_gb is None:
+            mm = re.search(r"(\d{1,4}(?:\.\d+)?)\s*(?:gb|gib|g\b|gigs?)\b(?!\s*/s)", text, re.I)
+            if mm and 1 <= float(mm.group(1)) <= 4096:
+                s = s.model_copy(update={"memory_gb": float(mm.group(1))})
+                res.scenario = s
+        parts = [p.strip() for p in text.split(" + ") if p.strip()]
+        try:
+            m = _resolve_one(store, parts[0], s)
+            hw = m.value
+            if len(parts) > 1:
+                res.mixed = _mixed(store, parts[1:], res)
+                res.assumptions.append(
+                    f"Mixed GPUs ({text}): predicted for the {hw.name}; the layers on the "
+                    f"{', '.join(h.name for h in res.mixed) or 'other cards'} run at their own speed (not modelled).")
+            elif s.gpu_count and s.gpu_count != hw.n_devices and hw.kind in ("discrete_gpu", "datacenter_gpu"):
+                hw = catalog.get_hardware(store, f"{split_hw_id(hw.id)[0]}x{s.gpu_count}" if s.gpu_count > 1
+                                          else split_hw_id(hw.id)[0], memory_gb=hw.memory_gb)
+            n = _sockets(s.hardware or "")
+            if hw.kind == "cpu" and n > 1:
+                hw = hw.model_copy(update={"n_devices": n, "bandwidth_gbs": hw.bandwidth_gbs * n,
+                                           "name": f"{n}× {hw.name}"})
+                res.assumptions.append(f"{n} sockets: memory bandwidth adds up only when the model is spread "
+                                       "over both NUMA nodes (--numa distribute).")
+            res.hardware = hw
+            res.assumptions += m.assumptions
+        except AmbiguousError as e:
+            res.problems["hardware"] = str(e)
+            res.candidates["hardware"] = e.candidates
+        except NotFoundError as e:
+            res.problems["hardware"] = str(e)
+            res.candidates["hardware"] = e.candidates
+    if res.hardware is not None and s.memory_gb and res.hardware.memory_gb != s.memory_gb:
+        res.hardware = res.hardware.model_copy(update={"memory_gb": s.memory_gb})
+    hw_opts = res.hardware.memory_gb_options if res.hardware is not None else []
+    if res.hardware is not None and s.memory_gb and hw_opts and s.memory_gb not in hw_opts \
+            and res.hardware.kind in ("apple_soc", "apu"):
+        res.assumptions.append(
+            f"The {res.hardware.name} ships with {', '.join(f'{x:g}' for x in hw_opts)} GB; using the stated "
+            f"{s.memory_gb:g} GB — check it, since memory decides what fits.")
+    if res.hardware is not None and res.hardware.memory_gb is None and res.hardware.memory_gb_options:
+        mem = min(res.hardware.memory_gb_options)
+        res.hardware = res.hardware.model_copy(update={"memory_gb": mem})
+        res.assumptions.append(
+            f"Memory not stated: assumed {mem:g} GB, the smallest {res.hardware.name} "
+            f"(options: {', '.join(f'{x:g}' for x in res.hardware.memory_gb_options)} GB)."
+        )
+    # Model
+    row = _quoted_row(s.raw_output, s.measured_decode_tps or s.measured_prefill_tps)
+    if s.model or s.params_b or row.get("size_gb"):
+        try:
+            m = _resolve_model_text(store, s.model or "", s.params_b)
+            model = m.value
+            if s.params_b and model.generic is False and abs(model.params_b - s.params_b) / s.params_b > 0.3:
+                model = catalog.generic_model(store, s.model or "model", s.params_b)
+                res.assumptions.append(f"Sized from the stated {s.params_b:g}B parameters.")
+            res.model = model
+            res.assumptions += m.assumptions
+        except NotFoundError as e:
+            res.problems["model"] = str(e)
+            res.candidates["model"] = e.candidates
+    if res.model is None and row.get("size_gb"):
+        q_row = row.get("quant")
+        try:
+            qv = catalog.resolve_quant(store, q_row).value if q_row else catalog.all_quants(store)["Q4_K_M"]
+            params = row["size_gb"] * 8 / qv.bits_per_weight
+            res.model = catalog.generic_model(store, s.model or "model", params)
+            res.problems.pop("model", None)
+            res.assumptions.append(f"Model size taken from the quoted file size {row['size_gb']:g} GB at "
+                                   f"{qv.name} (≈ {params:.2f}B parameters).")
+        except AdvisorError:
+            pass
+    # Format
+    backend_l = (s.backend or "").lower()
+    if row.get("quant") and (not s.quant or re.search(r"\bto\b|sweep|various|,", s.quant)):
+        s = s.model_copy(update={"quant": row["quant"]})
+        res.scenario = s
+    mlx = "mlx" in backend_l
+    quant_text = s.quant
+    if quant_text and re.search(r"not stated|default|unknown|\?", quant_text, re.I) and not re.search(
+        r"q\d|\d-?bit|f16|bf16|fp16", quant_text, re.I
+    ):
+        quant_text = None
+    try:
+        if quant_text:
+            q = catalog.resolve_quant(store, quant_text, backend=s.backend)
+            res.quant = q.value
+            res.assumptions += q.assumptions
+        else:
+            name = "MLX 4-bit g64" if mlx else "Q4_K_M"
+            res.quant = catalog.all_quants(store)[name]
+            res.assumptions.append(
+                f"Weight format not stated: assumed {name} ({res.quant.bits_per_weight:g} bits per weight), "
+                + ("mlx-community's usual 4-bit." if mlx else "what Ollama and most GGUF downloads use.")
+            )
+    except NotFoundError as e:
+        res.problems["quant"] = str(e)
+        res.candidates["quant"] = e.candidates
+        res.quant = catalog.all_quants(store)["Q4_K_M"]
+        res.assumptions.append(f"Weight format {quant_text!r} not recognised: sized as Q4_K_M instead.")
+    # Workload
+    use = s.use if s.use in DEFAULTS else None
+    d_prompt, d_gen = DEFAULTS[use]
+    if s.prompt_tokens is None:
+        res.assumptions.append(f"Prompt length not stated: assumed {d_prompt:,} tokens" + (f" (typical for {use.replace('_', ' ')})." if use else "."))
+    if s.gen_tokens is None:
+        res.assumptions.append(f"Answer length not stated: assumed {d_gen} tokens (about {int(d_gen * 0.75)} words).")
+    if s.prompt_tokens is None and s.shared_prefix_tokens:
+        d_prompt = s.shared_prefix_tokens + d_prompt
+        res.assumptions[-1] = (f"Prompt length not stated: assumed the shared {s.shared_prefix_tokens:,} tokens plus "
+                               f"{d_prompt - s.shared_prefix_tokens:,} per request = {d_prompt:,} tokens.")
+    res.prompt_tokens = s.prompt_tokens if s.prompt_tokens is not None else d_prompt
+    res.gen_tokens = s.gen_tokens if s.gen_tokens is not None else d_gen
+    res.depth = s.depth or 0
+    res.concurrency = s.concurrency or 1
+    res.n_gpu_layers = s.n_gpu_layers
+    res.gpu_fraction = s.gpu_fraction
+    if res.n_gpu_layers is None:
+        res.n_gpu_layers = parse_ngl(s.backend) or parse_ngl(s.raw_output, s.measured_decode_tps)
+    return res
+
+
+def _mixed(store: Store, parts: list[str], res: Resolved) -> list[Hardware]:
+    """The other devices of a mixed box; a part that does not resolve is stated, not guessed."""
+    out = []
+    for p in parts:
+        try:
+            out.append(catalog.resolve_hardware(store, p).value)
+        except (AmbiguousError, NotFoundError) as e:
+            res.assumptions.append(f"Could not tell which device '{p}' is ({e}); left out of the machine.")
+    return out
+
+
+def require(res: Resolved) -> tuple[Hardware, ModelSpec, QuantFormat]:
+    """Hardware, model and format, or an InputError that says what is missing and why."""
+    if res.hardware is None:
+        raise InputError(res.problems.get("hardware") or "Which hardware? Give a name (e.g. 'M2 Max 38-core', "
+                         "'RTX 4090') or its memory bandwidth with --bandwidth-gbs.")
+    if res.model is None:
+        raise InputError(res.problems.get("model") or "Which model? Give a name (e.g. 'llama 3.1 8b') or its "
+                         "size with --params-b.")
+    if "quant" in res.problems:
+        raise InputError(res.problems["quant"])
+    assert res.quant is not None
+    return res.hardware, res.model, res.quant

@@ -1,0 +1,45 @@
+"""Small readers of text for the front ends: compare price lists, "is this a paste?".
+
+Part of understanding: front ends and the service call these instead of matching strings themselves.
+
+>>> parse_prices("nvidia-h200=32,000, apple-m3-ultra-80gpu=$9499")
+{'nvidia-h200': 32000.0, 'apple-m3-ultra-80gpu': 9499.0}
+>>> looks_pasted("ok\\nprompt eval rate: 45 tokens/s")
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.errors import InputError
+
+__all__ = ["looks_pasted", "parse_prices"]
+
+_PRICE = re.compile(r"\s*([^=,;\n]+?)\s*=\s*\$?\s*(\d[\d_,]*(?:\.\d+)?)\s*(?:[,;\n]|$)")
+_PASTE_MARKERS = ("| model", "llama_print_timings", "prompt eval rate", "eval rate:", "tokens-per-sec", "pp512",
+                  "tg128", "\"avg_ts\"", "prompt_per_second", "Serving Benchmark Result", "tokensPerSecond",
+                  "llama_perf_context_print", "prompt_eval_duration")
+
+
+def parse_prices(text: str | None) -> dict[str, float]:
+    """``"nvidia-h200=32,000, apple-m3-ultra-80gpu=$9499"`` → {name: USD}.
+
+    Pairs are ``ID=USD`` separated by commas, semicolons or new lines; thousands separators and a
+    ``$`` are allowed. Raises InputError on anything else.
+    """
+    text, out, pos = (text or "").strip(), {}, 0
+    while pos < len(text):
+        m = _PRICE.match(text, pos)
+        if not m:
+            bad = re.split(r"[;\n]", text[pos:])[0].strip()
+            raise InputError(f"Prices are written ID=USD, e.g. nvidia-h100-pcie=30000 (could not read {bad!r}).")
+        out[m.group(1).strip()] = float(m.group(2).replace(",", "").replace("_", ""))
+        pos = m.end()
+    return out
+
+
+def looks_pasted(text: str) -> bool:
+    """True when a chat message carries a tool's output (llama-bench table, ollama --verbose, server JSON)."""
+    low = text.lower()
+    return text.count("\n") >= 1 and any(m.lower() in low for m in _PASTE_MARKERS)

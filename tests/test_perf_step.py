@@ -1,0 +1,244 @@
+"""The one step model: MoE expert coverage, KV reads, tensor parallel, batched calibration, robust fit.
+
+Hand-computed values are worked out in the comments next to each assertion.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from advisor.calibration import CalibrationModel, CalRow, _Group, bounded, fit_batched, robust_center
+from advisor.models import ModelSpec
+from advisor.perf import (
+    StepModel,
+    expert_coverage,
+    predict,
+    predict_situation,
+    predict_step,
+    tp_comm_s,
+    weight_bytes_step,
+    with_moe,
+)
+from advisor.perf.step import interconnect_gbs, moe_split_bytes
+from knowledge import catalog
+
+GPT_OSS_20B = ModelSpec(id="t/gpt-oss-20b", params_b=20.91, active_params_b=3.6, experts=32, experts_per_token=4,
+                        n_layers=24, hidden_size=2880)
+DENSE_8B = ModelSpec(id="t/dense-8b", params_b=8.0, n_layers=32, hidden_size=4096, vocab_size=128256)
+
+
+# ----------------------------------------------------------------------------- expert coverage
+def test_expert_coverage_by_hand():
+    # 1 − (1 − 4/32)^8 = 1 − 0.875^8 = 1 − 0.343609 = 0.656391
+    assert expert_coverage(32, 4, 8) == pytest.approx(0.656391, abs=1e-6)
+    # batch 1 touches exactly k/E: 8 of 128 = 0.0625
+    assert expert_coverage(128, 8, 1) == pytest.approx(0.0625)
+    # 32 tokens, 8 of 128: 1 − 0.9375^32 = 1 − e^(32 ln 0.9375) = 1 − 0.12679 = 0.87321
+    assert expert_coverage(128, 8, 32) == pytest.approx(0.87321, abs=1e-5)
+    with pytest.raises(ValueError):
+        expert_coverage(8, 9, 1)
+
+
+def test_moe_split_and_step_bytes_by_hand():
+    # gpt-oss-20b at 8 bpw (1 byte per weight): routed R = (20.91 − 3.6) / (1 − 4/32) = 19.782857 B params,
+    # dense D = 3.6 − 19.782857 × 0.125 = 1.127143 B params.
+    dense, routed, ke = moe_split_bytes(GPT_OSS_20B, 8.0)
+    assert (dense, routed, ke) == (pytest.approx(1.127143e9, rel=1e-6), pytest.approx(19.782857e9, rel=1e-6), 0.125)
+    # batch 1 reads the active parameters only: 3.6 GB
+    assert weight_bytes_step(GPT_OSS_20B, 8.0, 1) == pytest.approx(3.6e9)
+    # batch 8: D + R × 0.656391 = 1.127143 + 12.985292 = 14.112435 GB (3.9× batch 1, not 1×)
+    assert weight_bytes_step(GPT_OSS_20B, 8.0, 8) == pytest.approx(14.112435e9, rel=1e-6)
+    # a huge batch reads every weight: the total 20.91 GB
+    assert weight_bytes_step(GPT_OSS_20B, 8.0, 10_000) == pytest.approx(20.91e9, rel=1e-6)
+    # a dense model reads the same bytes at any batch
+    assert weight_bytes_step(DENSE_8B, 8.0, 1) == weight_bytes_step(DENSE_8B, 8.0, 64)
+
+
+def test_moe_batches_stop_being_cheap_sooner():
+    # MoE: dense 1 GB + routed 16 GB with k/E = 1/8, X = 100 GB/s, no KV, no fixed cost.
+    moe = StepModel(dense_bytes=1e9, routed_bytes=16e9, expert_fraction=0.125, kv_bytes_per_seq=0.0,
+                    bw_bytes_per_s=100e9, t0_s=0.0, flops_per_seq=0.0, flops_per_s=0.0)
+    # batch 1: (1 + 16/8) GB / 100 GB/s = 30 ms → 33.3 tok/s
+    assert moe.step_s(1) == pytest.approx(0.03)
+    # batch 8: (1 + 16 × 0.656391) / 100 = 115.02 ms → 69.55 tok/s aggregate
+    assert moe.step_s(8) == pytest.approx(0.1150226, rel=1e-6)
+    assert moe.aggregate_tps(8) == pytest.approx(8 / 0.1150226, rel=1e-6)
+    # a dense model with the same 3 GB per token would give 8 / 0.03 = 266.7 tok/s at batch 8
+    dense = StepModel(dense_bytes=3e9, routed_bytes=0.0, expert_fraction=0.0, kv_bytes_per_seq=0.0,
+                      bw_bytes_per_s=100e9, t0_s=0.0, flops_per_seq=0.0, flops_per_s=0.0)
+    assert dense.aggregate_tps(8) == pytest.approx(266.666667)
+    assert moe.aggregate_tps(8) < 0.3 * dense.aggregate_tps(8)
+    # knee: shared 1 GB / 100 GB/s = 10 ms; per extra token 16 × 1/8 GB / 100 = 20 ms → 0.5 (MoE) vs inf (dense)
+    assert moe.knee() == pytest.approx(0.5)
+    assert math.isinf(dense.knee())
+
+
+def test_kv_reads_and_batched_factor():
+    # 4 GB weights, 0.5 GB KV per sequence, 200 GB/s, 1 ms fixed: b = 4 → (4 + 2)/200 + 0.001 = 31 ms
+    s = StepModel(dense_bytes=4e9, routed_bytes=0.0, expert_fraction=0.0, kv_bytes_per_seq=0.5e9,
+                  bw_bytes_per_s=200e9, t0_s=0.001, flops_per_seq=16e9, flops_per_s=50e12, batched_slope=-0.1)
+    assert s.physics_s(4) == pytest.approx(0.031)
+    # calibrated factor 4^−0.1 = 0.870551: step 31 / 0.870551 = 35.6096 ms; batch 1 is never scaled
+    assert s.batched_factor(4) == pytest.approx(4 ** -0.1)
+    assert s.step_s(4) == pytest.approx(0.031 / 4 ** -0.1)
+    assert s.step_s(1) == pytest.approx((4e9 + 0.5e9) / 200e9 + 0.001)
+    # compute-bound far out: b = 4096 → bandwidth (4 + 2048)/200 = 10.26 s vs compute 4096 × 16e9 / 50e12 = 1.31 s
+    assert s.physics_s(4096) == pytest.approx((4e9 + 4096 * 0.5e9) / 200e9 + 0.001)
+
+
+# ----------------------------------------------------------------------------- tensor parallel
+def test_tensor_parallel_all_reduce_by_hand():
+    m = ModelSpec(id="t/70b", params_b=70.0, n_layers=80, hidden_size=8192)
+    link, desc = interconnect_gbs("pcie4", 16)
+    assert link == pytest.approx(31.504) and "x16" in desc
+    # 512 tokens × 8192 × 2 B × 2(N−1)/N (N = 2) = 8.388608 MB over 31.504 × 0.7 GB/s = 380.39 µs, + 15 µs latency;
+    # 2 all-reduces × 80 layers = 160 × 395.39 µs = 63.26 ms
+    assert tp_comm_s(m, 512, 2, link) == pytest.approx(160 * (15e-6 + 8388608 / (31.504e9 * 0.7)), rel=1e-9)
+    assert tp_comm_s(m, 512, 2, link) == pytest.approx(0.06326, abs=1e-4)
+    assert tp_comm_s(m, 512, 1, link) == 0.0
+    assert interconnect_gbs("pcie3", 4)[0] == pytest.approx(3.94)  # 4 lanes × 0.985 GB/s
+
+
+def test_tensor_parallel_beats_layer_split_on_decode_but_pcie_x4_hurts_prefill(store):
+    hw = catalog.resolve_hardware(store, "2x RTX 4090").value
+    m = catalog.resolve_model(store, "qwen2.5 32b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    kw = dict(hardware=hw, model=m, quant=q, prompt_tokens=4000, gen_tokens=200)
+    split = predict(store, layout="layer_split", **kw)
+    tp_nv = predict(store, layout="tensor_parallel", interconnect="nvlink-3090", **kw)
+    tp_x4 = predict(store, layout="tensor_parallel", interconnect="pcie3", pcie_lanes=4, **kw)
+    assert split.hardware["layout"] == "layer_split" and tp_x4.hardware["layout"] == "tensor_parallel"
+    assert tp_nv.decode_tps > 1.3 * split.decode_tps  # each GPU reads half the weights per step
+    assert tp_x4.prefill_tps < tp_nv.prefill_tps  # the all-reduces of 4000 tokens over 3.9 GB/s cost
+    assert any("all-reduces" in a and "PCIe 3.0 x4" in a for a in tp_x4.assumptions)
+
+
+# ----------------------------------------------------------------------------- predict
+def test_catalog_moe_fields_come_from_the_seed(store):
+    m = with_moe(catalog.resolve_model(store, "qwen3 30b a3b").value)
+    assert (m.experts, m.experts_per_token, m.shared_experts) == (128, 8, 0)
+    assert "config.json" in m.moe_source_url
+    nxt = with_moe(catalog.resolve_model(store, "qwen3-next-80b-a3b").value)
+    assert (nxt.experts, nxt.experts_per_token, nxt.shared_experts) == (512, 10, 1)
+    # share of weights in routed experts: (80 − 3) / (1 − 10/512) / 80 = 0.98167
+    assert nxt.expert_share == pytest.approx(77 / (1 - 10 / 512) / 80)
+    assert with_moe(catalog.resolve_model(store, "llama 3.1 8b").value).experts is None
+
+
+def test_predict_moe_batch_reads_more_experts(store):
+    hw = catalog.resolve_hardware(store, "M2 Ultra 76-core").value
+    m = catalog.resolve_model(store, "qwen3 30b a3b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    p1, s1 = predict_step(store, hardware=hw, model=m, quant=q, concurrency=1)
+    p16, s16 = predict_step(store, hardware=hw, model=m, quant=q, concurrency=16)
+    # 16 tokens touch 1 − (1 − 1/16)^16 = 64.4 % of the experts: the step reads several times the batch-1 weights
+    assert s16.weight_bytes(16) / s16.weight_bytes(1) > 4
+    assert p16.decode_tps < 16 * p1.decode_tps * 0.5
+    assert any("touch about 64%" in a for a in p16.assumptions)
+    assert p16.decode_tps <= p16.decode_ceiling_tps
+
+
+def test_many_users_on_a_datacenter_gpu_assume_vllm(store):
+    hw = catalog.resolve_hardware(store, "H100 PCIe").value
+    m = catalog.resolve_model(store, "llama 3.1 8b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    many = predict(store, hardware=hw, model=m, quant=q, concurrency=16)
+    assert many.backend == "vllm" and any("assumed to be served by vLLM" in a for a in many.assumptions)
+    one = predict(store, hardware=hw, model=m, quant=q, concurrency=1)
+    assert one.backend.startswith("llama.cpp")
+    stated = predict(store, hardware=hw, model=m, quant=q, concurrency=16, backend="llama.cpp")
+    assert stated.backend.startswith("llama.cpp")
+
+
+def test_predict_is_fast(store):
+    hw = catalog.resolve_hardware(store, "RTX 4090").value
+    m = catalog.resolve_model(store, "llama 3.1 8b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    predict(store, hardware=hw, model=m, quant=q)
+    t = time.perf_counter()
+    for b in range(1, 21):
+        predict(store, hardware=hw, model=m, quant=q, concurrency=b)
+    assert (time.perf_counter() - t) / 20 < 0.05
+
+
+# ----------------------------------------------------------------------------- fit
+def test_robust_center_down_weights_a_source_that_disagrees_with_many():
+    # source c: 10 rows at −2 (slow runs); a and b, 3 rows each, agree near 0.
+    vals = [(0.0, "a")] * 3 + [(0.1, "b")] * 3 + [(-2.0, "c")] * 10
+    # plain median of the 16 rows is −2; one vote per source gives 0, and c's rows then count 1/17 each:
+    # weights a 3, b 3/1.04, c 10/17 → the weighted median is 0.
+    assert robust_center(vals) == pytest.approx(0.0)
+    assert robust_center([(0.3, "a"), (0.5, "a"), (0.4, "a")]) == pytest.approx(0.4)  # one source: its median
+
+
+def _row(i: int, hw: str = "h", src: str = "s") -> CalRow:
+    return CalRow(result_id=f"r{i:05d}", hw_id=hw, kind="discrete_gpu", family="", accel="cuda", engine="llama.cpp",
+                  quant="Q4_K_M", multi=False, bandwidth_gbs=1000.0, tflops=100.0, decode_bytes=5e9,
+                  prefill_flops=16e9, decode_tps=100.0, prefill_tps=3000.0, params_active_b=8.0, source_set=src,
+                  extra={"model": "m"})
+
+
+def test_bounded_keeps_a_few_rows_per_cell():
+    rows = [_row(i) for i in range(500)] + [_row(1000 + i, hw="g") for i in range(3)]
+    kept = bounded(rows, per_cell=6, total=100)
+    assert len(kept) == 9  # 6 of the 500-row sweep, all 3 of the small cell
+    assert sum(r.hw_id == "g" for r in kept) == 3
+    assert len(bounded([_row(i, hw=f"h{i}") for i in range(300)], per_cell=6, total=100)) == 100
+
+
+def test_batched_slope_by_hand():
+    # One batch measured 1.2× the step model at b = 16: slope ln 1.2 / ln 16 = 0.065757.
+    items = [({"engine": "vllm", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"}, 16, 1.2, "s")]
+    groups = fit_batched(items)
+    assert groups[("server", "gpu", "x")].log_eff == pytest.approx(math.log(1.2) / math.log(16))
+    cal = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {}, batched=groups)
+    slope, note = cal.batched_slope({"engine": "vllm", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"})
+    # five levels (all, server, server/gpu, kind, hardware), each n = 1 shrunk with k = 2: s × (1 − (2/3)^5) = s × 0.868313
+    assert slope == pytest.approx(math.log(1.2) / math.log(16) * (1 - (2 / 3) ** 5))
+    assert "server / gpu / x" in note
+    none = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {})
+    assert none.batched_slope({"engine": "mlx", "accel": "metal", "kind": "apple_soc", "hw_id": "y"})[0] == 0.0
+    assert isinstance(groups[("all",)], _Group)
+
+
+def test_predict_situation_reads_count_interconnect_and_tensor_parallel(store):
+    from advisor.understand.situation import Machine, Situation, Workload
+
+    one = catalog.resolve_hardware(store, "RTX 4090").value
+    m = catalog.resolve_model(store, "qwen2.5 32b").value
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    wl = Workload(prompt_tokens=2000, gen_tokens=300, users=2)
+    tp = Situation(machine=Machine(hardware=one, count=2, interconnect="pcie3", pcie_lanes=4, tensor_parallel=2),
+                   model=m, quant=q, workload=wl, engine="vllm")
+    split = Situation(machine=Machine(hardware=one, count=2, layout="layer_split"), model=m, quant=q, workload=wl)
+    p_tp, p_split = predict_situation(store, tp), predict_situation(store, split)
+    assert p_tp.hardware["n_devices"] == 2 and p_tp.hardware["layout"] == "tensor_parallel"
+    assert p_split.hardware["layout"] == "layer_split" and p_split.concurrency == 2
+    assert any("PCIe 3.0 x4" in a for a in p_tp.assumptions)
+    # the keyword predict gives the same numbers for the same inputs
+    hw2 = catalog.resolve_hardware(store, "2x RTX 4090").value
+    kw = predict(store, hardware=hw2, model=m, quant=q, prompt_tokens=2000, gen_tokens=300, concurrency=2,
+                 layout="layer_split")
+    assert kw.decode_tps == pytest.approx(p_split.decode_tps) and kw.prefill_tps == pytest.approx(p_split.prefill_tps)
+    # changes on top of the situation
+    assert predict_situation(store, split, concurrency=8).concurrency == 8
+
+
+def test_fit_rows_are_bounded_whatever_the_store_holds():
+    from advisor.perf.fit import MAX_FIT_ROWS, bounded_rows
+
+    def row(i: int, src: str, prompt: int) -> dict:
+        return {"result_id": f"r{i:06d}", "source_set": src, "base_hw_id": "h", "backend": "llama.cpp-cuda",
+                "model": "m", "quant": "Q4_K_M", "prompt_tokens": prompt, "depth": 0}
+
+    # a 500-point prompt sweep (64 … 32,000 tokens) keeps at most 8 rows per octave (2^6 … 2^14): octaves 6-8
+    # hold 1, 2 and 4 points, 9-14 hold 8 or more → 1 + 2 + 4 + 6 × 8 = 55 rows, every octave kept
+    sweep = [row(i, "s", 64 + i * 64) for i in range(500)]
+    kept = bounded_rows(sweep, per_cell=8, total=MAX_FIT_ROWS)
+    assert len(kept) == 55 and len({int(math.log2(r["prompt_tokens"])) for r in kept}) == 9
+    # 20,000 distinct cells are capped at the total
+    many = [row(i, f"s{i}", 512) for i in range(20_000)]
+    assert len(bounded_rows(many, per_cell=8, total=MAX_FIT_ROWS)) == MAX_FIT_ROWS
