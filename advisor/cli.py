@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -90,7 +91,24 @@ def _guard(fn: Any, as_json: bool) -> Any:
         msgs = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
         _fail(f"invalid input: {msgs}", as_json)
     except (OSError, ValueError) as e:
-        _fail(str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}", as_json)
+        if isinstance(e, ValueError) and _PY_MESSAGE.search(str(e)):
+            import logging
+
+            logging.getLogger("advisor").debug("unexpected ValueError", exc_info=True)
+            _fail("a value the advisor needs cannot be used (a number in the knowledge store may have been edited "
+                  "by hand). `advisor db recover --force` starts a fresh store and keeps the old file beside it; "
+                  "ADVISOR_LOG=DEBUG shows the details.", as_json)
+        from knowledge.storefile import environment_problem
+
+        env = environment_problem(e) if isinstance(e, OSError) else None
+        _fail(str(e) if isinstance(e, ValueError) else (env or f"{type(e).__name__}: {e}"), as_json)
+
+
+# Python's own ValueError wording (a conversion of a damaged value), never meant for a user.
+_PY_MESSAGE = re.compile(
+    r"could not convert|invalid literal|math domain|cannot convert float|values to unpack|must be real number|"
+    r"codec can't|substring not found|is not in list|empty separator|arg is an empty sequence|"
+    r"not enough values|too many values|invalid (?:isoformat|format)|unconverted data|does not match format", re.I)
 
 
 def _scenario(**kw: Any) -> Any:
@@ -112,6 +130,9 @@ def serve(
 
     if not 1 <= port <= 65535:
         _fail(f"--port must be between 1 and 65535 (got {port})", False)
+    problem = _host_problem(host)
+    if problem:
+        _fail(f"cannot serve on {host}: {problem}", False)
     try:
         launch(store, host=host, port=port, allow_probe=allow_probe or None, share=share)
     except KeyboardInterrupt:
@@ -121,6 +142,28 @@ def serve(
 
         msg = str(e).splitlines()[0] if isinstance(e, AdvisorError) else f"cannot serve on {host}:{port}: {str(e).splitlines()[0][:200]}"
         _fail(msg, False)
+
+
+def _host_problem(host: str) -> str | None:
+    """Why ``host`` cannot be bound (not an address or a name this computer resolves), or None."""
+    import ipaddress
+    import socket
+
+    h = (host or "").strip().strip("[]")
+    if not h:
+        return "the host is empty (use 127.0.0.1, or 0.0.0.0 for every interface)"
+    try:
+        ipaddress.ip_address(h)
+        return None
+    except ValueError:
+        pass
+    if all(c.isdigit() or c == "." for c in h):
+        return "not a valid IPv4 address (each of the four numbers is 0-255)"
+    try:
+        socket.getaddrinfo(h, None)
+    except (OSError, UnicodeError):
+        return "not an IP address or a host name this computer can resolve"
+    return None
 
 
 @app.command()
@@ -357,6 +400,17 @@ def probe(
         _server_probe(lambda: _store(store), url, server_model, server_budget, server_prompts, server_gen,
                       server_streams, as_json)
         return
+
+    def check_model() -> None:
+        if model is None:
+            return
+        from advisor.probe import resolve_model_path
+
+        p = resolve_model_path(model)  # a folder or a cached Hugging Face repo id; raises ProbeError
+        if not (p / "config.json").is_file():
+            raise ValueError(f"--model {model}: no config.json in it, so it is not an mlx-lm model folder")
+
+    _guard(check_model, as_json)  # before the ~14 s kernel probe, not after it
     st = _guard(lambda: _store(store), as_json)
     with progress_bar(enabled=not as_json) as progress:
         r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
@@ -469,7 +523,13 @@ def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_O
     """Merge results, probes and imports from an exported folder or Parquet file (de-duplicated)."""
     st = _guard(lambda: _store(store), as_json)
     added = _guard(lambda: st.import_pooled(source), as_json)
-    _emit({"added": added}, as_json, ", ".join(f"{k}: +{v}" for k, v in added.items()))
+    new = {k: v for k, v in added.items() if not k.endswith("_refused")}
+    refused = {k.removesuffix("_refused"): v for k, v in added.items() if k.endswith("_refused")}
+    text = ", ".join(f"{k}: +{v}" for k, v in new.items())
+    if refused:
+        text += ("\nrefused as unsound (NaN/Inf or out-of-range values, a forged origin, oversized text, a future "
+                 "date): " + ", ".join(f"{k}: {v}" for k, v in refused.items()))
+    _emit({"added": new, "refused": refused}, as_json, text)
 
 
 @db_app.command("recover")

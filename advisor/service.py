@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -23,8 +25,8 @@ from advisor.understand.engine import engine_of_format
 from advisor.understand.text import looks_pasted
 from knowledge.store import Store
 
-__all__ = ["AskResult", "ImportOutcome", "ask", "diagnose_scenario", "import_output", "predict_scenario", "run_probe",
-           "run_server_probe"]
+__all__ = ["AskResult", "ImportOutcome", "ask", "caller", "caller_is_local", "diagnose_scenario", "import_output",
+           "predict_scenario", "run_probe", "run_server_probe"]
 
 log = logging.getLogger("advisor")
 MAX_MESSAGE_CHARS = 200_000
@@ -73,10 +75,49 @@ def _latest_probe(store: Store) -> ProbeResult | None:
         return None
 
 
+# Whether the person asking sits at the computer running the advisor (CLI, or a browser on loopback).
+# The web app sets it per request from the client address (ui/app.py); a remote visitor's "my computer"
+# is not the server, so the server's probe is never used as theirs (issue 17 item 7).
+_CALLER_LOCAL: ContextVar[bool] = ContextVar("advisor_caller_local", default=True)
+REMOTE_THIS_MACHINE = (
+    "I cannot see your computer from here: this advisor runs on a server, and its probe measured the server, "
+    "not your machine. Tell me your hardware (e.g. “RTX 4090” or “MacBook Pro M3 Max 64 GB”), or run "
+    "`advisor probe --json` on your computer and paste its output here.")
+
+
+@contextmanager
+def caller(*, local: bool) -> Iterator[None]:
+    """Within the block, answers are for a caller who is (``local=True``) or is not at this computer."""
+    token = _CALLER_LOCAL.set(bool(local))
+    try:
+        yield
+    finally:
+        _CALLER_LOCAL.reset(token)
+
+
+def caller_is_local() -> bool:
+    """True for the CLI and local browsers; False for a remote web visitor (see :func:`caller`)."""
+    return _CALLER_LOCAL.get()
+
+
+def uploaded_probe(text: str) -> ProbeResult | None:
+    """A probe result pasted as JSON (``advisor probe --json`` output), or None when the text is not one."""
+    t = (text or "").strip()
+    if not (t.startswith("{") and '"matmul_tflops"' in t and '"bandwidth_gbs"' in t) or len(t) > 1_000_000:
+        return None
+    try:
+        return ProbeResult.model_validate_json(t)
+    except ValueError:
+        return None
+
+
 
 
 def _probe_for(store: Store, s: Scenario) -> ProbeResult | None:
-    if (s.hardware or "").strip().lower() in THIS_MACHINE:
+    h = (s.hardware or "").strip().lower()
+    if h in THIS_MACHINE or is_this_machine(h):
+        if not caller_is_local():
+            raise InputError(REMOTE_THIS_MACHINE)
         probe = _latest_probe(store)
         if probe is None:
             raise InputError("No probe of this machine is stored yet: press “Probe this machine” in the app or run "
@@ -94,12 +135,22 @@ def apply_probe(store: Store, scenario: Scenario) -> Scenario:
     probe = _probe_for(store, scenario)
     if probe is None or scenario.bandwidth_gbs:
         return scenario
-    return scenario.model_copy(update={
+    return _with_probe(scenario, probe, owner="this machine")
+
+
+def _with_probe(scenario: Scenario, probe: ProbeResult, *, owner: str) -> Scenario:
+    """The scenario on the probed machine; validated like typed input (a pasted probe is user input).
+
+    Raises:
+        pydantic.ValidationError: a value out of range (e.g. 10^9 GB/s).
+    """
+    mem = probe.machine.get("memory_total_gb")
+    return Scenario.model_validate({**scenario.model_dump(), 
         "bandwidth_gbs": probe.bandwidth_gbs,
         "tflops": probe.matmul_tflops,
         "hardware_measured": True,
-        "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
-        "hardware": f"this machine ({probe.device}, {probe.backend})",
+        "memory_gb": scenario.memory_gb or (mem if isinstance(mem, (int, float)) and 0 < mem < 100_000 else None),
+        "hardware": f"{owner} ({str(probe.device)[:60]}, {probe.backend})"
     })
 
 
@@ -270,6 +321,14 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
                          verdict=None, facts=facts, missing=intake.missing(facts, store))
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS]
+    theirs = uploaded_probe(text)
+    if theirs is not None:
+        try:
+            facts = _with_probe(facts, theirs, owner="your machine")
+        except ValueError:
+            return AskResult(reply="I could not use that probe result: its bandwidth or compute is out of range.",
+                             verdict=None, facts=facts)
+        text = "my machine was probed"  # the JSON itself is not a sentence for intake
     try:
         upd = intake.update(facts, text, store)
     except AdvisorError as e:
@@ -281,7 +340,12 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         said = "\n".join(x for x in (facts.question, text[:2000]) if x)
         facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
     notes = list(upd.notes)
-    if is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs:
+    if theirs is not None:
+        notes.append(f"Using the probe result you pasted ({theirs.device}: {theirs.bandwidth_gbs:,.0f} GB/s, "
+                     f"{theirs.matmul_tflops:,.2f} TFLOP/s).")
+    elif is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs and not caller_is_local():
+        notes.append(REMOTE_THIS_MACHINE)
+    elif is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs:
         if _latest_probe(store) is not None:
             facts = apply_probe(store, facts.model_copy(update={"hardware": "this machine"}))
             notes.append("Using the probe of this machine (the computer running the advisor).")

@@ -17,12 +17,15 @@ string so a client, which never sees ``gr.State``, can carry the facts itself:
 
 # No ``from __future__ import annotations`` here: ``gr.api`` reads the endpoint functions' real
 # annotations to type the API (string annotations become one untyped output).
+import atexit
 import logging
+import shutil
 import tempfile
 from typing import Any
 
 import gradio as gr
 
+from advisor import service
 from knowledge.store import Store
 from ui import charts, handlers, turns
 from ui.compare_tab import api_compare, build_compare_tab, compare_choices, fill_updates, run_compare
@@ -95,6 +98,7 @@ def build_app(
     export_dir: str | None = None,
     queue_size: int = 64,
     concurrency: int = 8,
+    everyone_remote: bool = False,
 ) -> gr.Blocks:
     """Build the advisor's Gradio app (not launched).
 
@@ -107,6 +111,9 @@ def build_app(
         export_dir (str | None): where verdict downloads are written. Default: a new temp dir.
         queue_size (int): queue ``max_size``; more waiting events are rejected.
         concurrency (int): default concurrency limit of each event (the probe always runs alone).
+        everyone_remote (bool): treat every visitor as remote (a share tunnel arrives from loopback).
+            Otherwise a visitor whose client address is not loopback is remote: "my computer" is then
+            never answered with this server's probe (:func:`advisor.service.caller`).
 
     Returns:
         gr.Blocks: call ``.launch(**theme_kwargs(), ...)`` or :func:`ui.server.launch`.
@@ -115,10 +122,16 @@ def build_app(
     run_probe_fn: ProbeFn = probe_fn or handlers.default_probe
     export_root: dict[str, str] = {}
 
-    def out_dir() -> str:  # made on the first export, never on a plain turn
+    def out_dir() -> str:  # made on the first export, never on a plain turn; ours is removed at exit
         if "dir" not in export_root:
             export_root["dir"] = export_dir or tempfile.mkdtemp(prefix="advisor-export-")
+            if export_dir is None:
+                atexit.register(shutil.rmtree, export_root["dir"], ignore_errors=True)
         return export_root["dir"]
+
+    def local(request: Any) -> Any:
+        """The context for one request: local only for a loopback client (and no share tunnel)."""
+        return service.caller(local=not everyone_remote and handlers.request_is_local(request))
 
     with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=(3600, 86400)) as demo:
         facts_state = gr.State({})
@@ -209,8 +222,9 @@ def build_app(
                 on_charts, [verdict_state], plots, api_visibility="private", show_progress="hidden")
 
         # ------------------------------------------------------------------ chat
-        def on_message(message: str, history: Any, facts: dict[str, Any]) -> list[Any]:
-            view = turns.chat_turn(store, message, history, facts)
+        def on_message(message: str, history: Any, facts: dict[str, Any], request: gr.Request) -> list[Any]:
+            with local(request):
+                view = turns.chat_turn(store, message, history, facts)
             return [view.history, "", view.facts, handlers.facts_rows(view.facts),
                     _choices_update(view.choices, view.question), view.note,
                     gr.update(visible=turns.compare_offer(view.facts)), *_verdict_updates(view.verdict)]
@@ -222,8 +236,9 @@ def build_app(
         _chained(quick.input(on_message, [quick, chatbot, facts_state], **chat_kw))
 
         # ------------------------------------------------------------------ facts edits
-        def on_facts_edit(rows: Any, facts: dict[str, Any]) -> list[Any]:
-            new, v, note = handlers.facts_edited(store, rows, facts)
+        def on_facts_edit(rows: Any, facts: dict[str, Any], request: gr.Request) -> list[Any]:
+            with local(request):
+                new, v, note = handlers.facts_edited(store, rows, facts)
             return [new, handlers.facts_rows(new), note, *_verdict_updates(v)]
 
         facts_df.input(on_facts_edit, [facts_df, facts_state],
@@ -232,8 +247,10 @@ def build_app(
                                                         show_progress="hidden")
 
         # ------------------------------------------------------------------ paste: answered in the chat
-        def on_paste(text: str, file_path: str | None, hw: str, history: Any, facts: dict[str, Any]) -> list[Any]:
-            view, note = turns.paste_turn(store, text, file_path, hw, history, facts)
+        def on_paste(text: str, file_path: str | None, hw: str, history: Any, facts: dict[str, Any],
+                     request: gr.Request) -> list[Any]:
+            with local(request):
+                view, note = turns.paste_turn(store, text, file_path, hw, history, facts)
             return [note, view.history, view.facts, handlers.facts_rows(view.facts),
                     _choices_update([], "") if view.verdict is not None else gr.skip(),
                     *_verdict_updates(view.verdict)]
@@ -278,25 +295,30 @@ def build_app(
             ).then(lambda: gr.update(interactive=True), None, probe_btn, queue=False, api_visibility="private")
 
         # ------------------------------------------------------------------ JSON API
-        def ask(message: str, facts_json: str = "") -> tuple[str, str, str]:
+        def ask(message: str, facts_json: str = "", request: gr.Request = None) -> tuple[str, str, str]:  # type: ignore[assignment]
             """One chat turn. Returns (reply markdown, verdict JSON or "null", facts JSON for the next turn)."""
-            return handlers.api_ask(store, message, facts_json)
+            with local(request):
+                return handlers.api_ask(store, message, facts_json)
 
-        def predict(scenario_json: str) -> str:
+        def predict(scenario_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Prediction JSON (or {"error": ...})."""
-            return handlers.api_predict(store, scenario_json)
+            with local(request):
+                return handlers.api_predict(store, scenario_json)
 
-        def diagnose(scenario_json: str) -> str:
+        def diagnose(scenario_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Verdict JSON (or {"error": ...})."""
-            return handlers.api_diagnose(store, scenario_json)
+            with local(request):
+                return handlers.api_diagnose(store, scenario_json)
 
-        def import_(text: str, hardware: str = "") -> str:
+        def import_(text: str, hardware: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Tool output (llama-bench, ollama --verbose, …) → import result JSON (or {"error": ...})."""
-            return handlers.api_import(store, text, hardware)
+            with local(request):
+                return handlers.api_import(store, text, hardware)
 
-        def compare(request_json: str) -> str:
+        def compare(request_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Comparison request JSON (model, concurrency, candidates, …) → ranked comparison JSON (or {"error": ...})."""
-            return api_compare(store, request_json)
+            with local(request):
+                return api_compare(store, request_json)
 
         gr.api(ask, api_name="ask")
         gr.api(predict, api_name="predict")

@@ -174,7 +174,7 @@ def roofline_figure(p: Prediction, verdict: Verdict | None = None) -> go.Figure:
                      title_text="Arithmetic intensity (FLOP per byte of weights read)")
     fig.update_yaxes(type="log", dtick=1, tickformat=",~g", minor=dict(ticks="inside", showgrid=True),
                      title_text="Performance (GFLOP/s)")
-    title = f"Roofline: {p.hardware.get('name', p.hardware.get('id', 'this machine'))}"
+    title = f"Roofline: {esc(p.hardware.get('name', p.hardware.get('id', 'this machine')))}"
     return _base_layout(fig, title, height=460)
 
 
@@ -321,7 +321,14 @@ def _peer_label(r: dict[str, Any]) -> str:
 
 
 def _short(s: str, n: int) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
+    """``s`` cut to ``n`` characters, with ``<``/``>`` escaped: Plotly renders a subset of HTML in labels
+    (``<a href>``, ``<b>``), and hardware or model names are other visitors' text (issue 17 item 8)."""
+    return esc(s if len(s) <= n else s[: n - 1] + "…")
+
+
+def esc(s: str) -> str:
+    """``<`` and ``>`` as entities, so Plotly shows them as text (idempotent: safe to apply twice)."""
+    return str(s).replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _rate(x: float | None) -> str:

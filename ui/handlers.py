@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -138,6 +139,22 @@ def normalize_history(history: Iterable[Any] | None) -> list[dict[str, str]]:
         if text:
             out.append({"role": role, "content": text})
     return out
+
+
+# ------------------------------------------------------------------------------------ visitors
+def request_is_local(request: Any) -> bool:
+    """True when a web request comes from this computer (client address on loopback).
+
+    ``request`` is a ``gr.Request`` (or anything with ``.client.host``); None — a direct Python call,
+    as in the tests and the CLI — counts as local. Forwarded-for headers are not trusted.
+    """
+    if request is None:
+        return True
+    from ui.server import is_loopback
+
+    client = getattr(request, "client", None)
+    host = getattr(client, "host", None) if client is not None else None
+    return bool(host) and is_loopback(str(host))
 
 
 # ------------------------------------------------------------------------------------ errors
@@ -292,7 +309,7 @@ def verdict_view(store: Store, v: Verdict | None) -> tuple[str, go.Figure, go.Fi
     """Card markdown and the three figures (roofline, time line, peers) for a verdict."""
     if v is None:
         return ("", charts.empty_figure(), charts.empty_figure(), charts.empty_figure())
-    card = verdict_card(v)
+    card = safe_markdown(verdict_card(v))
     p = v.prediction
     if p is None:
         msg = "No prediction for this verdict (hardware or model unknown)."
@@ -343,9 +360,9 @@ def chat_turn(store: Store, message: str | None, history: Any, facts: dict[str, 
         res = service.ask(store, text, sc)
     except Exception as e:  # noqa: BLE001 - ask never raises by contract; a bug must not show a traceback
         reply = friendly_error(e) if isinstance(e, AdvisorError) else _unexpected("ask", e)
-        hist += [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
+        hist += [{"role": "user", "content": safe_markdown(text)}, {"role": "assistant", "content": safe_markdown(reply)}]
         return ChatView(history=hist, facts=facts)
-    hist += [{"role": "user", "content": text}, {"role": "assistant", "content": res.reply}]
+    hist += [{"role": "user", "content": safe_markdown(text)}, {"role": "assistant", "content": safe_markdown(res.reply)}]
     q = res.question
     return ChatView(history=hist, facts=_facts_dict(res.facts), verdict=res.verdict,
                     choices=list(q.choices) if q else [], question=q.text if q else "")
@@ -425,7 +442,7 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
     if out.verdict is None and out.measurements and out.facts is not None and not out.facts.model:
         lines += ["", "**Which model was this?** Tell me in the chat (e.g. “llama 3.1 8b q4_k_m”) and I will say "
                   "whether these numbers are normal."]
-    return "\n".join(lines), out.verdict, new_facts
+    return safe_markdown("\n".join(lines)), out.verdict, new_facts
 
 
 def _fmt_rate(x: float | None) -> str:
@@ -433,7 +450,27 @@ def _fmt_rate(x: float | None) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "/").replace("\n", " ")[:60]
+    return safe_markdown(text.replace("|", "/").replace("\n", " ")[:60])
+
+
+_ALLOWED_TAG = re.compile(r"</?(?:sub|sup|details|summary|b|i|em|strong|br|code)\s*/?>", re.I)
+
+
+def safe_markdown(md: str) -> str:
+    """Markdown with every raw HTML tag escaped except the few the advisor writes itself (``<sub>``,
+    ``<details>``, ``<summary>``, ``<br>`` …, without attributes), and no Markdown images: a model or
+    hardware name is another person's text and must show as text (``<img src=…>``, ``<a href=…>``,
+    ``![x](http://…)`` would make the browser fetch or link; issue 17 item 8). Idempotent."""
+    out = []
+    pos = 0
+    for m in re.finditer(r"<", md):
+        i = m.start()
+        out.append(md[pos:i])
+        tag = _ALLOWED_TAG.match(md, i)
+        out.append(tag.group(0) if tag else "&lt;")
+        pos = tag.end() if tag else i + 1
+    out.append(md[pos:])
+    return re.sub(r"!\[", r"!\\[", "".join(out))
 
 
 def _test_label(m: Any) -> str:
@@ -484,7 +521,7 @@ def api_ask(store: Store, message: str, facts_json: str = "") -> tuple[str, str,
         reply = friendly_error(e) if isinstance(e, (AdvisorError, ValidationError)) else _unexpected("api ask", e)
         return reply, "null", (facts or Scenario()).model_dump_json()
     verdict = res.verdict.model_dump_json() if res.verdict is not None else "null"
-    return res.reply, verdict, res.facts.model_dump_json()
+    return safe_markdown(res.reply), verdict, res.facts.model_dump_json()
 
 
 def _scenario_call(store: Store, scenario_json: str, fn: Callable[[Store, Scenario], Any], where: str) -> str:
