@@ -209,7 +209,7 @@ def build_app(
         def _verdict_updates(v: Any) -> list[Any]:
             if v is None:
                 return [gr.skip()] * len(verdict_outputs)
-            return [v.model_dump(mode="json"), handlers.verdict_card(v), gr.update(interactive=True),
+            return [v.model_dump(mode="json"), handlers.safe_markdown(handlers.verdict_card(v)), gr.update(interactive=True),
                     gr.update(visible=False), gr.update(visible=False)]
 
         def on_charts(v: Any) -> list[Any]:

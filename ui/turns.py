@@ -84,7 +84,7 @@ def paste_turn(store: Store, text: str | None, file_path: str | None, hardware: 
             sc = Scenario.model_validate(merged) if merged else None
         except ValidationError:
             sc = None
-        reply = message + "\n\n" + for_chat(answer_markdown(verdict, facts=sc))
+        reply = message + "\n\n" + handlers.safe_markdown(for_chat(answer_markdown(verdict, facts=sc)))
     if not (text or "").strip() and not file_path:
         return ChatView(history=hist, facts=dict(facts or {})), message
     hist += [{"role": "user", "content": _paste_label(text or "", file_path)},
