@@ -49,13 +49,17 @@ def _emit(obj: Any, as_json: bool, text: str | None = None) -> None:
             obj = obj.model_dump(mode="json")
         typer.echo(json.dumps(json_safe(obj), default=_default, ensure_ascii=False, allow_nan=False))
     else:
-        typer.echo(_terminal(text) if text is not None else json.dumps(obj, indent=2, default=_default))
+        typer.echo(text if text is not None else json.dumps(obj, indent=2, default=_default))
 
 
-def _terminal(md: str) -> str:
-    """Markdown for a terminal: the HTML bits the app renders (details, sub) become plain text."""
-    md = md.replace("<details><summary>", "").replace("</summary>", ":").replace("</details>", "")
-    return md.replace("<sub>", "").replace("</sub>", "")
+def _say(obj: Any, as_json: bool, md: str) -> None:
+    """One JSON object with ``--json``, else the answer's Markdown rendered for the terminal (rich)."""
+    if as_json:
+        _emit(obj, True)
+        return
+    from advisor.render.terminal import print_markdown
+
+    print_markdown(md)
 
 
 def _default(o: Any) -> Any:
@@ -178,7 +182,7 @@ def ask(
         return service.ask(_store(store), text, f)
 
     r = _guard(run, as_json)
-    _emit(r, as_json, r.reply)
+    _say(r, as_json, r.reply)
 
 
 @app.command()
@@ -211,8 +215,9 @@ def predict(
                                   concurrency=concurrency, params_b=params_b, memory_gb=memory_gb,
                                   bandwidth_gbs=bandwidth_gbs, tflops=tflops), as_json)
     p = _guard(lambda: service.predict_scenario(st, sc), as_json)
-    _emit(p, as_json, report.plain_answer(p) + "\n\n" + report.prediction_markdown(p)
-          + ("\n\nAssumptions:\n" + "\n".join(f"- {a}" for a in p.assumptions) if p.assumptions else ""))
+    _say(p, as_json, report.plain_answer(p) + "\n\n" + report.prediction_markdown(p)
+         + ("\n\n**Assumptions**\n\n" + "\n".join(f"- {report.tidy(a)}" for a in p.assumptions)
+            if p.assumptions else ""))
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -317,7 +322,7 @@ def diagnose(
     sc = _guard(build, as_json)
     st = _guard(lambda: _store(store), as_json)
     v = _guard(lambda: service.diagnose_scenario(st, sc), as_json)
-    _emit(v, as_json, report.verdict_markdown(v, facts=sc))
+    _say(v, as_json, report.verdict_markdown(v, facts=sc))
 
 
 @app.command("import")
@@ -355,16 +360,18 @@ def import_cmd(
             "model", "quant", "n_gpu_layers", "threads"}) for m in out.measurements]
         _emit(d, True)
     else:
-        body = out.message
-        if out.measurements:
-            body += "\n" + "\n".join(
-                f"- {m.model or '?'} {m.quant or ''}: prefill {m.prefill_tps or '-'} / decode {m.decode_tps or '-'} tok/s"
-                f" (prompt {m.prompt_tokens or 0}, generated {m.gen_tokens or 0}"
-                + (f", depth {m.depth}" if m.depth else "") + (f", batch {m.batch}" if m.batch else "") + ")"
-                for m in out.measurements[:30])
+        from advisor.render.reply import answer_markdown
+
+        body = report.name_tools(out.message) + "\n\n| model | prompt | answer | prefill tok/s | decode tok/s |\n|---|--:|--:|--:|--:|\n"
+        body += "\n".join(
+            f"| {' '.join(x for x in (m.model, m.quant) if x) or '?'} | {m.prompt_tokens or 0}"
+            + (f" @ depth {m.depth}" if m.depth else "") + f" | {m.gen_tokens or 0}"
+            + (f" ×{m.batch}" if m.batch and m.batch > 1 else "")
+            + f" | {report.fmt_rate(m.prefill_tps) if m.prefill_tps else '–'}"
+            f" | {report.fmt_rate(m.decode_tps) if m.decode_tps else '–'} |" for m in out.measurements[:30])
         if out.verdict:
-            body += "\n\n" + report.verdict_markdown(out.verdict)
-        typer.echo(body)
+            body += "\n\n" + answer_markdown(out.verdict, facts=out.facts)
+        _say(out, False, body)
 
 
 @app.command()
@@ -386,6 +393,7 @@ def probe(
 ) -> None:
     """Measure this machine (memory bandwidth, matmul throughput; a model with --model) and store it."""
     from advisor import report, service
+    from advisor.render.terminal import progress_bar
 
     if server is not None or server_model is not None:
         url = None if server in (None, "", SERVER_FOUND) else server
@@ -404,21 +412,10 @@ def probe(
 
     _guard(check_model, as_json)  # before the ~14 s kernel probe, not after it
     st = _guard(lambda: _store(store), as_json)
-    bar: dict[str, Any] = {}
-
-    def progress(frac: float, desc: str) -> None:
-        if as_json or not sys.stderr.isatty():
-            return
-        n = int(frac * 30)
-        sys.stderr.write(f"\r[{'#' * n}{'.' * (30 - n)}] {frac:4.0%} {desc[:40]:<40}")
-        sys.stderr.flush()
-        bar["on"] = True
-
-    r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
-                                         model_path=model, time_budget_s=budget), as_json)
-    if bar:
-        sys.stderr.write("\n")
-    _emit(r, as_json, report.probe_markdown(r, st))
+    with progress_bar(enabled=not as_json) as progress:
+        r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
+                                             model_path=model, time_budget_s=budget), as_json)
+    _say(r, as_json, report.probe_markdown(r, st))
 
 
 def _server_probe(open_store: Any, url: str | None, model: str | None, budget: float, prompts: str, gen: int,
@@ -493,7 +490,7 @@ def compare(
 
     st = _guard(lambda: _store(store), as_json)
     out = _guard(run, as_json)
-    _emit(out, as_json, cmp.table_markdown(out) + "\n\n" + cmp.notes_markdown(out))
+    _say(out, as_json, cmp.table_markdown(out) + "\n\n" + cmp.notes_markdown(out))
 
 
 @db_app.command("stats")

@@ -20,7 +20,7 @@ from advisor.diagnose import diagnose_resolved
 from advisor.errors import AdvisorError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
 from advisor.perf import predict
-from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario, understand
+from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario
 from advisor.understand.engine import engine_of_format
 from advisor.understand.text import looks_pasted
 from knowledge.store import Store
@@ -313,6 +313,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
     t0 = time.perf_counter()
     facts = facts or Scenario()
+    before = facts
     text = (message or "").strip()
     if not text:
         return AskResult(reply="Tell me what you run and on what — e.g. *“MacBook Air M2 with 16 GB, Llama 3.1 8B at "
@@ -373,15 +374,11 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         except AdvisorError as e:
             lines.append(str(e))
     corrected = [c for c in upd.changes if c[1] is not None and c[0] in _CHANGE_LABELS]
-    if verdict is not None:
-        reply = report.verdict_markdown(verdict, facts=facts)
-        table = _comparison_md(store, facts)
-        if table:
-            reply += "\n\n" + table
-        if notes:
-            reply += "\n\n" + "\n".join(f"- {n}" for n in notes)
-        if corrected:
-            reply = changes_line(corrected) + "\n\n" + reply
+    from advisor.render.conversation import turn_reply
+
+    answer = turn_reply(store, verdict, facts=facts, before=before, notes=notes)
+    if answer is not None:
+        reply = "\n\n".join(x for x in (*lines[:1], answer) if x) if verdict is not None and lines else answer
     else:
         head = "\n".join(lines)
         ask_txt = q.text if q else "Tell me the hardware and the model."
@@ -420,38 +417,6 @@ def changes_line(changes: list[tuple[str, Any, Any]]) -> str:
 
     parts = [f"{_CHANGE_LABELS.get(f, f)} {val(f, a)} → {val(f, b)}" for f, a, b in changes]
     return "**Changed:** " + "; ".join(parts) + "."
-
-
-def _comparison_md(store: Store, facts: Scenario) -> str:
-    """Side by side, with the engine of ``advisor compare``, when the person named several machines or models."""
-    sit = understand(store, facts)
-    if sit.model is None or sit.hardware is None:
-        return ""
-    try:
-        if sit.compare_hardware:
-            from advisor import compare as cmp
-
-            ids = [sit.hardware.id] + [m.hardware.id for m in sit.compare_hardware if m.hardware is not None]
-            req = cmp.CompareRequest(model=sit.model.id, quant=sit.quant.name if sit.quant else None,
-                                     backend=facts.backend, prompt_tokens=sit.workload.prompt_tokens,
-                                     gen_tokens=sit.workload.gen_tokens, concurrency=sit.workload.users,
-                                     shared_prefix_tokens=sit.workload.shared_prefix_tokens, candidates=ids,
-                                     ttft_target_s=sit.workload.ttft_target_s,
-                                     tps_per_user=sit.workload.decode_target_tps)
-            return "**Side by side** (same engine as `advisor compare`):\n\n" + cmp.table_markdown(
-                cmp.compare_request(store, req))
-        if sit.compare_models and sit.quant is not None:
-            rows = ["| model | prefill tok/s | decode tok/s | TTFT | fits |", "|---|---:|---:|---:|---|"]
-            for m in [sit.model, *[x for x in sit.compare_models if x.id != sit.model.id]]:
-                p = predict(store, hardware=sit.hardware, model=m, quant=sit.quant, backend=facts.backend,
-                            prompt_tokens=sit.workload.prompt_tokens, gen_tokens=sit.workload.gen_tokens,
-                            depth=sit.workload.depth, concurrency=sit.workload.users)
-                rows.append(f"| {m.id.split('/')[-1]} | {p.prefill_tps or 0:,.0f} | {p.decode_tps:,.1f} | "
-                            f"{p.ttft_s or 0:.1f} s | {'yes' if p.memory.fits else 'no'} |")
-            return "**Side by side** on the " + sit.hardware.name + ":\n\n" + "\n".join(rows)
-    except AdvisorError as e:
-        log.info("comparison skipped: %s", e)
-    return ""
 
 
 def run_server_probe(

@@ -72,8 +72,16 @@ FACT_LABELS: dict[str, str] = {
     "depth": "context already in cache (tokens)", "n_gpu_layers": "GPU layers (-ngl)",
     "gpu_cores": "GPU cores", "bandwidth_gbs": "bandwidth (GB/s)", "tflops": "compute (TFLOP/s)",
     "shared_prefix_tokens": "shared prefix (tokens)", "requests_per_minute": "requests per minute",
+    "compare_hardware": "also weighing (machines)", "compare_models": "also weighing (models)",
+    "gpu_count": "GPUs", "system_ram_gb": "system RAM (GB)", "context_window": "context window (tokens)",
+    "measured_ttft_s": "measured first word (s)", "gpu_fraction": "share on the GPU",
 }
-_HIDDEN_FACTS = {"raw_output", "question"}
+_HIDDEN_FACTS = {"raw_output", "question", "hardware_measured"}
+# The bottleneck in plain words (verdict card).
+BOTTLENECK_WORDS = {"decode": "decode (how fast the answer streams)", "prefill": "prefill (reading your prompt)",
+                    "memory_fit": "memory (the model does not fit)", "misconfiguration": "the setup, not the hardware",
+                    "balanced": "both phases about equally"}
+_LIST_FACTS = {"compare_hardware", "compare_models"}
 
 #: ``probe_fn(store, progress) -> ProbeResult | str``; ``progress(fraction, description)``.
 ProbeFn = Callable[[Store, Callable[[float, str], None]], "ProbeResult | str"]
@@ -210,6 +218,8 @@ def _facts_dict(s: Scenario) -> dict[str, Any]:
 def _fmt_value(v: Any) -> str:
     if v is None:
         return ""
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt_value(x) for x in v)
     if isinstance(v, float):
         return f"{v:g}"
     return str(v)
@@ -219,8 +229,8 @@ def facts_rows(facts: dict[str, Any] | None) -> list[list[str]]:
     """Rows ``[label, value]`` for the facts table: the main fields always, others when set."""
     facts = facts or {}
     keys = list(FACT_FIELDS) + [k for k, v in facts.items()
-                                if k not in FACT_FIELDS and k not in _HIDDEN_FACTS and v is not None]
-    return [[FACT_LABELS.get(k, k), _fmt_value(facts.get(k)).replace("_", " ") if k == "use" else
+                                if k not in FACT_FIELDS and k not in _HIDDEN_FACTS and v not in (None, [], False)]
+    return [[FACT_LABELS.get(k, k.replace("_", " ")), _fmt_value(facts.get(k)).replace("_", " ") if k == "use" else
              _fmt_value(facts.get(k))] for k in keys]
 
 
@@ -250,6 +260,8 @@ def _scenario_from_rows(rows: Any, facts: dict[str, Any] | None) -> Scenario:
             val = val.strip()
             if key == "use":
                 val = val.lower().replace(" ", "_")
+            elif key in _LIST_FACTS:
+                val = [x.strip() for x in val.split(",") if x.strip()] or None
             elif key not in ("hardware", "backend", "model", "quant"):
                 val = val.replace(",", "").replace("_", "")
         data[key] = val
@@ -270,22 +282,26 @@ def peer_rows(store: Store, p: Prediction, *, limit: int = 10) -> list[dict[str,
 
 
 def verdict_card(v: Verdict) -> str:
-    """Compact verdict for the card: plain answer, headline, numbers, top fixes."""
+    """The verdict card beside the chat: bottleneck, the numbers, memory and every fix, nothing clipped.
+
+    The chat answer keeps the plain-words verdict; the card holds what the chat folds away, so the
+    two never repeat each other (see :mod:`ui.turns`).
+    """
     out: list[str] = []
     p = v.prediction
-    status = {"normal": "normal", "below_expected": "below expected", "above_expected": "above expected",
-              "not_measured": "predicted (nothing measured yet)"}.get(v.status, v.status)
-    out.append(f"**Bottleneck: {v.bottleneck.replace('_', ' ')}** · {status}")
-    first = report.plain_verdict(v)
-    if first:
-        out.append(first)
-    if v.headline:
-        out.append(f"### {v.headline}")
+    status = {"normal": "normal for this hardware", "below_expected": "slower than it should be",
+              "above_expected": "faster than usual", "not_measured": "predicted (nothing measured yet)"}.get(
+        v.status, v.status.replace("_", " "))
+    name = BOTTLENECK_WORDS.get(v.bottleneck, v.bottleneck.replace("_", " "))
+    out.append(f"**Bottleneck: {name}** · {status}")
+    if v.headline and not v.headline.lower().startswith("bottleneck"):
+        out.append(f"### {report.tidy(v.headline)}")
     if p is not None:
         out.append(report.prediction_markdown(p))
     if v.fixes:
-        out.append("**Best fixes:**\n" + "\n".join(
-            f"{i}. **{f.title}** — {f.predicted_effect}" for i, f in enumerate(v.fixes[:3], 1)))
+        out.append("**Fixes, cheapest that works first:**\n" + "\n".join(
+            f"{i}. **{report.tidy(f.title)}** — {report.tidy(f.predicted_effect)}. _{report.tidy(f.why)}_"
+            for i, f in enumerate(v.fixes, 1)))
     return "\n\n".join(out)
 
 
@@ -419,7 +435,7 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
         if len(out.measurements) > 12:
             lines.append(f"\n…and {len(out.measurements) - 12} more.")
     if out.saved_id:
-        lines += ["", f"<sub>Saved to your results as {out.saved_id}.</sub>"]
+        lines += ["", "<sub>Saved with your results: later answers compare against it.</sub>"]
     new_facts = None
     if out.facts is not None:
         new_facts = out.facts.model_dump(mode="json", exclude_none=True, exclude={"raw_output"})
