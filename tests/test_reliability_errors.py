@@ -113,13 +113,15 @@ def test_export_folder_is_removed_at_exit_and_share_visitors_are_remote(monkeypa
     monkeypatch.setattr(atexit, "register", lambda fn, *a, **k: registered.append((fn, a, k)))
     st = Store(":memory:")
     demo = build_app(st, allow_probe=False, everyone_remote=True)  # as with --share
+    fns = {getattr(f.fn, "__name__", ""): f.fn for f in demo.fns.values()}
+    assert not [r for r in registered if r[1] and "advisor-export-" in str(r[1][0])]  # nothing made per turn
+    fns["on_export"](None, {})  # the first export makes the folder (and registers its removal)
     (fn, a, k), = [r for r in registered if r[1] and "advisor-export-" in str(r[1][0])]
     folder = a[0]
     assert os.path.isdir(folder)
     fn(*a, **k)  # what runs when the process ends
     assert not os.path.exists(folder)
     # a share tunnel arrives from loopback: every visitor is still remote
-    fns = {getattr(f.fn, "__name__", ""): f.fn for f in demo.fns.values()}
     loop = SimpleNamespace(client=SimpleNamespace(host="127.0.0.1"))
     out = json.loads(fns["predict"](json.dumps({"hardware": "this machine", "model": "llama 3.1 8b"}), request=loop))
     assert "cannot see your computer" in out["error"]
