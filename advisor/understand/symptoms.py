@@ -71,6 +71,8 @@ _ENGINE_WORDS = r"(?:lm ?studio|ollama|llama\.?cpp|llama-server|vllm|sglang|kobo
 _FASTER_ELSEWHERE = re.compile(
     _ENGINE_WORDS + r"\s+(?:gets|got|does|did|reaches|reached|runs at|ran at|gives|gave|hits|manages)\s+(?:over |about |~|around |more than )?\d|"
     r"(?:faster|quicker) (?:in|with|on|under) " + _ENGINE_WORDS + r"|same model (?:and quant )?(?:is|runs) (?:much )?faster", re.I)
+_POWER = re.compile(r"\bon battery\b|\bunplugged\b|battery (?:mode|saver|power)|power[- ]sav(?:ing|er)|\beco mode\b|"
+                    r"power (?:limit|cap)(?:ped)? (?:set |lowered )?(?:to|at) \d+\s*w|quiet mode|silent mode|low power mode", re.I)
 _HOUSEHOLD = re.compile(r"\bfamily\b|\bkids?\b|\bchildren\b|household|homework|my (?:wife|husband|partner|son|daughter|parents|mum|mom|dad)|"
                         r"grand(?:ma|pa|parents)|at home\b|for the house", re.I)
 _TP = re.compile(r"(?:tensor[- ]parallel(?:ism|[_-]size)?|--tp|-tp|\btp)\s*[=:]?\s*(\d)\b|\b(\d)[- ]way tensor parallel|"
@@ -202,6 +204,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
         intel_mac=_intel_mac(t),
+        power_limited=bool(_POWER.search(t)),
     )
 
 
