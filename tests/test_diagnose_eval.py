@@ -310,6 +310,98 @@ EVAL: list[tuple[str, dict[str, Any], str, set[str]]] = [
         question="llama3.1 8b does 45 tok/s on my laptop when plugged in but only 19 tok/s on battery. Can I "
                  "fix that?"),
      "misconfiguration", {"fix_configuration"}),
+    # Sparser reports, unknown machines and advice that must fit what the person already runs.
+    ("intel-macbook-air-lmstudio", dict(
+        hardware="MacBook Air 2020 Intel Core i5, 8GB", memory_gb=8, backend="LM Studio, GPU offload max",
+        model="Phi-3 mini 4k instruct", params_b=3.8, quant="Q4_K_M", measured_decode_tps=0.3,
+        question="Phi-3 mini gets 0.3 tokens/s on my Intel MacBook Air with GPU offload turned up to max. Why so slow?"),
+     "misconfiguration", {"fix_configuration", "gpu_offload"}),
+    ("mi100-vllm-crawl", dict(
+        hardware="AMD Instinct MI100 32GB", memory_gb=32, backend="vLLM (ROCm docker image)",
+        model="Llama 3.1 8B Instruct", params_b=8.0, quant="fp16", concurrency=1, measured_decode_tps=2.1,
+        question="vLLM on an MI100 gives 2 tokens per second for Llama 3.1 8B. Something must be broken."),
+     "misconfiguration", {"fix_configuration", "gpu_offload"}),
+    ("family-m2-air-8gb", dict(
+        hardware="MacBook Air M2 8GB", memory_gb=8, backend="Ollama", model="llama3.1:8b", params_b=8.0,
+        quant="Q4_K_M", measured_decode_tps=2.5,
+        question="We set up Ollama on the family MacBook Air so the kids can ask homework questions, but llama3.1 "
+                 "takes ages, 2-3 words a second. What should we change?"),
+     "memory_fit", {"smaller_model", "fit_in_memory", "quantization"}),
+    ("3090-r1-70b-sparse", dict(
+        hardware="RTX 3090", backend="Ollama", model="deepseek-r1:70b", measured_decode_tps=1.6,
+        question="deepseek-r1:70b on my 3090 is 1.6 tok/s. Why?"),
+     "memory_fit", {"smaller_model", "quantization", "fit_in_memory"}),
+    ("pi5-no-gpu-advice", dict(
+        hardware="Raspberry Pi 5 8GB", memory_gb=8, backend="llama.cpp CPU, 4 threads", model="Llama 3.2 3B Instruct",
+        params_b=3.2, quant="Q4_K_M", prompt_tokens=60, gen_tokens=200, measured_decode_tps=4.2,
+        question="Llama 3.2 3B Q4_K_M on a Pi 5 gives 4.2 tok/s. How do I get more?"),
+     "decode", {"quantization", "smaller_model", "more_bandwidth"}),
+    ("3060-14b-already-q4", dict(
+        hardware="RTX 3060 12GB", memory_gb=12, backend="llama.cpp CUDA -ngl 99", model="Qwen2.5 14B Instruct",
+        params_b=14.8, quant="Q4_K_M", prompt_tokens=200, gen_tokens=400, measured_decode_tps=26,
+        question="Qwen2.5 14B Q4_K_M at 26 t/s on a 3060 12GB, fully offloaded. Normal?"),
+     "decode", {"speculative_decoding", "smaller_model", "quantization", "more_bandwidth"}),
+    ("4090-vllm-max-model-len", dict(
+        hardware="RTX 4090 24GB", memory_gb=24, backend="vLLM 0.6", model="Llama 3.1 8B Instruct", params_b=8.0,
+        quant="bf16", context_window=131072,
+        raw_output="ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that "
+                   "can be stored in KV cache (41264). Try increasing `gpu_memory_utilization` or decreasing "
+                   "`max_model_len` when initializing the engine.",
+        question="vLLM refuses to start Llama 3.1 8B on my 4090 with this KV cache error. What do I change?"),
+     "memory_fit", {"fit_in_memory", "kv_cache_quantization", "quantization"}),
+    ("gtx1650-8b", dict(
+        hardware="GTX 1650 4GB, 16GB RAM", memory_gb=4, backend="Ollama on Windows", model="llama3.1:8b",
+        params_b=8.0, quant="Q4_K_M", measured_decode_tps=3.5,
+        question="llama3.1 8b in Ollama on my GTX 1650 is 3.5 tok/s. Can I speed it up?"),
+     "memory_fit", {"smaller_model", "quantization", "fit_in_memory"}),
+    ("m4max-70b-normal", dict(
+        hardware="MacBook Pro M4 Max 128GB", memory_gb=128, backend="mlx-lm", model="Llama 3.3 70B Instruct",
+        params_b=70.6, quant="4-bit MLX", prompt_tokens=300, gen_tokens=500, measured_decode_tps=10.5,
+        question="Llama 3.3 70B 4-bit MLX on an M4 Max runs at 10.5 tok/s. Is that the expected number?"),
+     "decode", {"speculative_decoding", "quantization", "smaller_model"}),
+    ("5090-gemma27b-normal", dict(
+        hardware="RTX 5090 32GB", memory_gb=32, backend="Ollama", model="gemma3:27b", params_b=27.4, quant="Q4_K_M",
+        prompt_tokens=100, gen_tokens=500, measured_decode_tps=62,
+        question="Gemma 3 27B at 62 tok/s on my new 5090. Is that what the card should do?"),
+     "decode", {"speculative_decoding", "quantization", "smaller_model"}),
+    ("h100-shared-system-prompt", dict(
+        hardware="NVIDIA H100 80GB", memory_gb=80, backend="vLLM (prefix caching not enabled)",
+        model="Llama 3.1 70B Instruct FP8", params_b=70.6, quant="FP8", concurrency=20, prompt_tokens=9000,
+        shared_prefix_tokens=8000, gen_tokens=300, measured_ttft_s=4.5,
+        question="Our 20 internal users all share the same 8k-token system prompt and TTFT is around 4-5 seconds. "
+                 "How do we bring that down?"),
+     "prefill", {"prefix_caching", "shorter_prompt"}),
+    ("xeon-cpu-prompt-2min", dict(
+        hardware="Intel Xeon Silver 4214, 12 cores, 6-channel DDR4-2400, no GPU", memory_gb=128,
+        backend="llama.cpp CPU", model="Llama 3.1 8B Instruct", params_b=8.0, quant="Q4_K_M", prompt_tokens=4000,
+        gen_tokens=200, measured_ttft_s=110,
+        question="On our CPU-only Xeon server a 4000-token prompt takes almost two minutes before the model says "
+                 "anything. The answer itself is okay. What can we do?"),
+     "prefill", {"gpu_offload", "more_compute", "shorter_prompt", "prefix_caching"}),
+    ("4070-num-gpu-0", dict(
+        hardware="RTX 4070 12GB", memory_gb=12, backend="Ollama, Modelfile with PARAMETER num_gpu 0",
+        model="mistral:7b", params_b=7.2, quant="Q4_K_M", measured_decode_tps=7.0,
+        question="Made a custom Modelfile from a tutorial and now mistral runs at 7 tok/s instead of 80. It has "
+                 "PARAMETER num_gpu 0 in it."),
+     "misconfiguration", {"gpu_offload"}),
+    ("3090-llamacpp-np8-aggregate", dict(
+        hardware="RTX 3090 24GB", memory_gb=24, backend="llama.cpp server -np 8 --cont-batching",
+        model="Llama 3.1 8B Instruct", params_b=8.0, quant="Q4_K_M", concurrency=8, measured_decode_tps=420,
+        question="With 8 parallel slots the llama.cpp server reports about 420 t/s total. Is that good, or can "
+                 "the 3090 serve more users?"),
+     "decode", {"batching"}),
+    ("2x4090-ollama-half-util", dict(
+        hardware="2x RTX 4090 24GB", memory_gb=48, gpu_count=2, backend="Ollama", model="llama3.3:70b",
+        params_b=70.6, quant="Q4_K_M", prompt_tokens=200, gen_tokens=500, measured_decode_tps=18,
+        question="70B Q4 on two 4090s with Ollama runs 18 t/s and each GPU only shows about 50% utilization. "
+                 "Why isn't it using both fully?"),
+     "decode", {"fix_configuration", "speculative_decoding", "quantization", "more_bandwidth"}),
+    ("3090-draft-already", dict(
+        hardware="RTX 3090 24GB", memory_gb=24, backend="llama.cpp server with -md Qwen2.5-0.5B draft model",
+        model="Qwen2.5 Coder 32B Instruct", params_b=32.8, quant="Q4_K_M", prompt_tokens=400, gen_tokens=600,
+        measured_decode_tps=48,
+        question="Already using a 0.5B draft model for speculative decoding, 48 t/s on code. What else can I try?"),
+     "decode", {"quantization", "more_bandwidth", "smaller_model"}),
 ]
 
 _RESULTS: dict[str, tuple[bool, bool]] = {}
