@@ -402,6 +402,51 @@ EVAL: list[tuple[str, dict[str, Any], str, set[str]]] = [
         measured_decode_tps=48,
         question="Already using a 0.5B draft model for speculative decoding, 48 t/s on code. What else can I try?"),
      "decode", {"quantization", "more_bandwidth", "smaller_model"}),
+    # Names the catalog may not know, and the wording of people who do not benchmark.
+    ("mac-8gb-unknown-chip-crawl", dict(
+        hardware="my Mac with 8 GB", memory_gb=8, backend="Ollama", model="llama3.2:3b", params_b=3.2, quant="Q4_K_M",
+        measured_decode_tps=0.05,
+        question="llama3.2 3b on my 8GB Mac produces a word every 20 seconds. Something's off, right?"),
+     "misconfiguration", {"fix_configuration", "gpu_offload", "fit_in_memory"}),
+    ("4xa100-aggregate-2000", dict(
+        hardware="4x A100 80GB", gpu_count=4, backend="vLLM", model="Llama 3.1 70B Instruct", params_b=70.6,
+        quant="bf16", concurrency=64, measured_decode_tps=2100,
+        question="Our vLLM deployment on 4x A100 benchmarks at 2100 output tok/s with 64 concurrent requests. "
+                 "Can we get more out of it?"),
+     "decode", {"batching", "quantization"}),
+    ("ollama-ps-cpu-linux-amd", dict(
+        hardware="Radeon RX 6700 XT 12GB", memory_gb=12, backend="Ollama (ROCm)", model="llama3.1:8b", params_b=8.0,
+        quant="Q4_K_M", measured_decode_tps=8, raw_output=OLLAMA_PS_CPU,
+        question="ollama ps shows 100% CPU on my 6700 XT even though the model is small. Any idea?"),
+     "misconfiguration", {"gpu_offload", "fix_configuration"}),
+    ("3080-prompt-processing-only-question", dict(
+        hardware="RTX 3080 10GB", memory_gb=10, backend="llama.cpp server", model="Llama 3.1 8B Instruct",
+        params_b=8.0, quant="Q4_K_M", prompt_tokens=6000, gen_tokens=200, measured_prefill_tps=3100,
+        measured_decode_tps=95,
+        question="Prompt processing 3100 t/s, generation 95 t/s on a 3080. Which one should I be trying to "
+                 "improve for summarising long articles?"),
+     "prefill", {"prefix_caching", "shorter_prompt", "more_compute", "flash_attention"}),
+    ("m1-max-gguf-vs-mlx", dict(
+        hardware="MacBook Pro M1 Max 32GB", memory_gb=32, backend="Ollama", model="qwen2.5:14b", params_b=14.8,
+        quant="Q4_K_M", prompt_tokens=100, gen_tokens=400, measured_decode_tps=24,
+        question="qwen2.5 14b at 24 tok/s on my M1 Max in Ollama. Should MLX be much faster?"),
+     "decode", {"quantization", "smaller_model", "speculative_decoding"}),
+    ("4090-transformers-fp32", dict(
+        hardware="RTX 4090 24GB", memory_gb=24, backend="Hugging Face transformers generate()",
+        model="Mistral 7B Instruct", params_b=7.2, quant="fp16", concurrency=1, measured_decode_tps=22,
+        question="Plain transformers generate() on a 4090 gives 22 tok/s for Mistral 7B fp16. Is transformers "
+                 "just slow?"),
+     "misconfiguration", {"fix_configuration"}),
+    ("jetson-agx-normal", dict(
+        hardware="Jetson AGX Orin 64GB", memory_gb=64, backend="llama.cpp CUDA", model="Llama 3.1 8B Instruct",
+        params_b=8.0, quant="Q4_K_M", prompt_tokens=100, gen_tokens=300, measured_decode_tps=27,
+        question="27 t/s on a Jetson AGX Orin for 8B Q4_K_M. Is that the hardware limit?"),
+     "decode", {"quantization", "smaller_model", "speculative_decoding", "more_bandwidth"}),
+    ("3060-r1-14b-sparse-ctx", dict(
+        hardware="RTX 3060 12GB", backend="Ollama", model="deepseek-r1:14b", context_window=16384,
+        measured_decode_tps=5,
+        question="deepseek-r1 14b dropped to 5 t/s after I raised num_ctx to 16k."),
+     "memory_fit", {"fit_in_memory", "kv_cache_quantization", "quantization"}),
 ]
 
 _RESULTS: dict[str, tuple[bool, bool]] = {}

@@ -82,6 +82,10 @@ CASES = [
                                question="only this slow on battery"),
      dict(hardware="RTX 4060 Laptop", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=18,
           question="only this slow"), "misconfiguration"),
+    (rules.plain_framework, dict(hardware="RTX 4090", model="mistral 7b", quant="fp16", backend="transformers generate()",
+                                 measured_decode_tps=22),
+     dict(hardware="RTX 4090", model="mistral 7b", quant="fp16", backend="transformers generate()",
+          measured_decode_tps=48), "misconfiguration"),
 ]
 
 

@@ -290,33 +290,6 @@ def slow_gpu_backend(c: Ctx) -> Finding | None:
                    status="below_expected", rule="slow_gpu_backend")
 
 
-PP_FAR_BELOW = 0.35  # measured prefill under this share of the prediction: a setup cause, not the GPU's compute
-
-
-def slow_prefill_backend(c: Ctx) -> Finding | None:
-    """Prefill far below a discrete GPU's prediction on a portable backend (Vulkan, OpenCL) while decode is not:
-    the backend's matrix kernels, not the GPU's compute, set the prompt speed (the vendor backend runs them)."""
-    b, p = c.sit.symptoms.gpu_backend, c.pred
-    if p is None or not c.discrete or not c.pp or not p.prefill_tps or b not in ("vulkan", "opencl", "clblast"):
-        return None
-    if c.pp >= PP_FAR_BELOW * p.prefill_tps or (c.ratio_tg is not None and c.ratio_tg < 0.5):
-        return None
-    return Finding("misconfiguration", f"Prefill {c.pp:,.0f} tok/s is {c.pp / p.prefill_tps:.0%} of the ≈ "
-                   f"{p.prefill_tps:,.0f} tok/s this GPU reaches with its native backend, while decode is in range: the "
-                   f"{b} build's prompt-processing kernels, not the GPU's compute, are the limit.",
-                   ["setup:native_backend", "prefix_caching"], status="below_expected", rule="slow_prefill_backend")
-
-
-def power_limited(c: Ctx) -> Finding | None:
-    """On battery, in a power-saving mode or under a lowered power limit: the clocks are capped."""
-    if not (c.sit.symptoms.power_limited and _suspect(c)):
-        return None
-    return Finding("misconfiguration", (_far(c) if c.tg else "Decode") + ": the machine runs on battery or in a "
-                   "power-saving mode, which caps the GPU's core and memory clocks; plugged in, in the performance "
-                   "mode, the same model runs at its normal speed.", ["setup:power"], status="below_expected",
-                   rule="power_limited")
-
-
 def kv_quant_fallback(c: Ctx) -> Finding | None:
     """A quantized KV cache without a matching GPU flash-attention kernel: attention falls back to the CPU."""
     if not (c.sit.symptoms.kv_cache_quant and c.has_gpu and c.far_below):
@@ -493,9 +466,11 @@ def far_below(c: Ctx) -> Finding | None:
     return None
 
 
+from advisor.diagnose.rules_engine import plain_framework, power_limited, slow_prefill_backend  # noqa: E402
+
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
     does_not_fit, allocated_context, aggregate_rate, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
-    slow_fp16_gpu, slow_gpu_backend, slow_prefill_backend, power_limited, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
+    slow_fp16_gpu, slow_gpu_backend, slow_prefill_backend, power_limited, plain_framework, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
     near_limit_spill, far_below,
 )

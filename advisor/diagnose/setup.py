@@ -82,6 +82,10 @@ SETUP: dict[str, tuple[str, str, str]] = {
                        "prompt processing", "Portable backends (Vulkan, OpenCL) often lack the tuned matrix-multiply "
                        "kernels that prefill needs, while decode (bandwidth-bound) is close.",
                        "llama-bench pp512 with the vendor build against this one."),
+    "engine": ("Serve the model with an inference engine (vLLM, llama.cpp, ExLlamaV2, SGLang) instead of plain "
+               "transformers generate()", "Inference engines capture CUDA graphs and fuse the decode step's kernels; "
+               "eager generate() pays Python and launch overhead for every layer of every token.",
+               "the same model's tok/s in llama.cpp or vLLM on this GPU."),
     "kv_f16": ("Use an f16 KV cache (unset OLLAMA_KV_CACHE_TYPE / drop -ctk q8_0), or update the engine",
                "The CPU fallback moves data between GPU and CPU each token.",
                "the speed with the f16 cache; the log mentions the fallback of the flash-attention op."),
