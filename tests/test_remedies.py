@@ -178,3 +178,15 @@ def test_batching_is_not_offered_to_one_stated_user(store):
     server = ctx(store, hardware="NVIDIA H100 80GB SXM", model="llama 3.1 8b", quant="bf16", backend="vllm",
                  measured_decode_tps=48)
     assert remedies.build(server, "batching") is not None
+
+
+def test_a_bigger_machine_holds_the_allocated_context(store):
+    # qwen2.5 14b with num_ctx 32768 does not fit 12 GB; a "faster" 10 GB card would not hold it either.
+    c = ctx(store, hardware="RTX 3060 12GB", model="qwen2.5 14b", quant="q4_k_m", context_window=32768,
+            measured_decode_tps=6)
+    f = remedies.build(c, "more_bandwidth")
+    assert f is None or "10GB" not in f.title
+    hws = {h.name: h for h in catalog.all_hardware(store).values()}
+    if f is not None:
+        name = f.title.split("e.g. ", 1)[1].rsplit(" (", 1)[0]
+        assert name in hws and max(hws[name].memory_gb_options or [99]) >= 16, f.title

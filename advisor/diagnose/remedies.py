@@ -391,6 +391,12 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     if p is None or hw is None:
         return None
     need = p.memory.required_gb
+    sit = c.sit
+    cw = sit.workload.context_window or sit.facts.context_window
+    if cw and sit.model is not None and sit.quant is not None:
+        # The allocated context (num_ctx / -c) reserves its cache up front: the new machine must hold it too.
+        need = max(need, roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
+                                             concurrency=sit.workload.users).required_gb)
     # Machines whose memory is not fixed (generic DDR rows list no sizes) take what the model needs.
     hws = [h for h in catalog.all_hardware(c.store).values() if h.n_devices == 1
            and (not h.memory_gb_options or max(h.memory_gb_options) >= need)]
