@@ -447,6 +447,40 @@ EVAL: list[tuple[str, dict[str, Any], str, set[str]]] = [
         measured_decode_tps=5,
         question="deepseek-r1 14b dropped to 5 t/s after I raised num_ctx to 16k."),
      "memory_fit", {"fit_in_memory", "kv_cache_quantization", "quantization"}),
+    # Other wordings of the same kinds.
+    ("windows-shared-gpu-memory", dict(
+        hardware="RTX 4060 8GB desktop, 32GB RAM", memory_gb=8, backend="LM Studio on Windows 11",
+        model="Mistral Nemo 12B Instruct", params_b=12.2, quant="Q5_K_M", measured_decode_tps=7,
+        question="Task Manager shows dedicated GPU memory full and 3 GB of 'shared GPU memory' in use. Mistral "
+                 "Nemo Q5 runs at 7 tok/s. Why so slow?"),
+     "memory_fit", {"fit_in_memory", "quantization", "smaller_model"}),
+    ("gpu-idle-while-generating", dict(
+        hardware="RTX 3070 8GB", memory_gb=8, backend="text-generation-webui llama.cpp loader",
+        model="Llama 3 8B Instruct", params_b=8.0, quant="Q4_K_M", measured_decode_tps=6,
+        question="The GPU sits idle at 2% while it generates and the CPU is at 100%. 6 tokens/s."),
+     "misconfiguration", {"gpu_offload", "fix_configuration"}),
+    ("lmstudio-mlx-prompt-forever", dict(
+        hardware="Mac Studio M2 Max 64GB", memory_gb=64, backend="LM Studio MLX", model="Qwen2.5 32B Instruct",
+        params_b=32.8, quant="4-bit MLX", prompt_tokens=20000, gen_tokens=500, measured_ttft_s=95,
+        measured_decode_tps=14,
+        question="Prompt eval takes forever with long documents: 20k tokens means a minute and a half before "
+                 "anything happens. Generation is fine. Is that the Mac?"),
+     "prefill", {"prefix_caching", "shorter_prompt", "more_compute"}),
+    ("vllm-benchmark-serving-output", dict(
+        hardware="NVIDIA L4 24GB", memory_gb=24, backend="vLLM", model="Llama 3.1 8B Instruct AWQ", params_b=8.0,
+        quant="AWQ 4-bit", concurrency=32, measured_decode_tps=620, measured_is_aggregate=True,
+        question="benchmark_serving says output token throughput 620 tok/s at 32 concurrency on an L4. Good?"),
+     "decode", {"batching", "quantization"}),
+    ("p40-exl2-slow-again", dict(
+        hardware="Tesla P40", backend="text-generation-webui ExLlamav2_HF loader", model="Mixtral 8x7B",
+        params_b=46.7, quant="EXL2 3.5bpw", measured_decode_tps=2.5,
+        question="Mixtral exl2 on my P40 is 2.5 t/s. GGUF people report way more. Why?"),
+     "misconfiguration", {"fix_configuration", "more_compute"}),
+    ("cpu-ddr4-single-channel", dict(
+        hardware="Desktop Ryzen 5 5600X, 16GB DDR4-3200 single stick, no GPU", memory_gb=16, backend="Ollama",
+        model="llama3.1:8b", params_b=8.0, quant="Q4_K_M", measured_decode_tps=3.5,
+        question="CPU only, llama3.1 8b at 3.5 tok/s. My friend with the same CPU gets 7. We both run Ollama."),
+     "decode", {"more_bandwidth", "quantization", "smaller_model", "fix_configuration"}),
 ]
 
 _RESULTS: dict[str, tuple[bool, bool]] = {}

@@ -58,6 +58,8 @@ def test_machine_facts(text, facts):
     ("after upgrading to 0.5.7 it is slow", "regression", True), ("used to get 40 t/s", "regression", True),
     ("llama-server --model-draft qwen-0.5b.gguf", "speculative", "draft"), ("MTP n=3", "speculative", "mtp"),
     ("our family uses it for homework", "household", True), ("team of 12 developers", "household", False),
+    ("The GPU sits idle at 2% while it generates", "gpu_not_used", True), ("nvidia-smi shows 0% usage", "gpu_not_used", True),
+    ("the GPU shows no load in intel_gpu_top", "gpu_not_used", True), ("the GPU is at 98%", "gpu_not_used", False),
     ("45 tok/s plugged in but only 19 on battery", "power_limited", True), ("Windows power saver plan", "power_limited", True),
     ("power limit set to 100W", "power_limited", True), ("the battery of my phone", "power_limited", False),
 ])

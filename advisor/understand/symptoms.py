@@ -36,7 +36,10 @@ _NO_GPU = re.compile(
     r"no (?:cuda|gpu|metal|rocm|vulkan)[- ]?(?:capable )?(?:device|gpu)?s? (?:found|detected|available)|"
     r"(?:cuda|gpu|metal|rocm) (?:is )?not (?:found|detected|available|used)|not using (?:the )?gpu|"
     r"gpu (?:usage|utili[sz]ation|load) (?:is |stays |at )?(?:0|zero|idle|low)|runs? on (?:the )?cpu(?! only)|"
-    r"using (?:the )?cpu instead|cpu[- ]only (?:build|wheel|version)|offloaded 0/\d+ layers",
+    r"using (?:the )?cpu instead|cpu[- ]only (?:build|wheel|version)|offloaded 0/\d+ layers|"
+    r"gpu (?:sits|stays|is|remains|shows) (?:completely |totally )?(?:idle|at [0-5] ?%|[0-5] ?%)|"
+    r"(?:nvidia-smi|nvtop|jtop|radeontop|intel_gpu_top|task manager) shows? (?:the gpu (?:at )?)?(?:0|zero) ?%|"
+    r"gpu shows no (?:load|activity|usage)|no (?:gpu )?load in (?:nvtop|radeontop|intel_gpu_top|jtop)",
     re.I,
 )
 _THERMAL = re.compile(r"throttl|fanless|gets? (?:slower|hot)|after (?:a few|some|\d+) minutes|thermal|overheat", re.I)
