@@ -510,3 +510,12 @@ def test_eval_tally_printed():
     nf = sum(f for _, f in _RESULTS.values())
     print(f"\nEVAL: bottleneck right {nb}/{len(_RESULTS)}, expected fix in top three {nf}/{len(_RESULTS)}")
     assert len(_RESULTS) == len(EVAL)
+
+
+def test_known_machine_without_a_judgeable_rate_does_not_ask_which_chip(store):
+    # 4x A100 under tensor parallel: the machine is known, the layer-split prediction does not judge the aggregate.
+    v = diagnose_scenario(store, Scenario(hardware="4x A100 80GB", model="llama 3.1 70b", quant="bf16", backend="vllm",
+                                          measured_decode_tps=2000))
+    assert v.bottleneck == "decode" and v.fixes[0].id == "batching"
+    if v.status == "no_expectation":
+        assert "which chip" not in v.headline and "prediction" in v.headline
