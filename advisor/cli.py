@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -48,13 +49,17 @@ def _emit(obj: Any, as_json: bool, text: str | None = None) -> None:
             obj = obj.model_dump(mode="json")
         typer.echo(json.dumps(json_safe(obj), default=_default, ensure_ascii=False, allow_nan=False))
     else:
-        typer.echo(_terminal(text) if text is not None else json.dumps(obj, indent=2, default=_default))
+        typer.echo(text if text is not None else json.dumps(obj, indent=2, default=_default))
 
 
-def _terminal(md: str) -> str:
-    """Markdown for a terminal: the HTML bits the app renders (details, sub) become plain text."""
-    md = md.replace("<details><summary>", "").replace("</summary>", ":").replace("</details>", "")
-    return md.replace("<sub>", "").replace("</sub>", "")
+def _say(obj: Any, as_json: bool, md: str) -> None:
+    """One JSON object with ``--json``, else the answer's Markdown rendered for the terminal (rich)."""
+    if as_json:
+        _emit(obj, True)
+        return
+    from advisor.render.terminal import print_markdown
+
+    print_markdown(md)
 
 
 def _default(o: Any) -> Any:
@@ -86,7 +91,24 @@ def _guard(fn: Any, as_json: bool) -> Any:
         msgs = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
         _fail(f"invalid input: {msgs}", as_json)
     except (OSError, ValueError) as e:
-        _fail(str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}", as_json)
+        if isinstance(e, ValueError) and _PY_MESSAGE.search(str(e)):
+            import logging
+
+            logging.getLogger("advisor").debug("unexpected ValueError", exc_info=True)
+            _fail("a value the advisor needs cannot be used (a number in the knowledge store may have been edited "
+                  "by hand). `advisor db recover --force` starts a fresh store and keeps the old file beside it; "
+                  "ADVISOR_LOG=DEBUG shows the details.", as_json)
+        from knowledge.storefile import environment_problem
+
+        env = environment_problem(e) if isinstance(e, OSError) else None
+        _fail(str(e) if isinstance(e, ValueError) else (env or f"{type(e).__name__}: {e}"), as_json)
+
+
+# Python's own ValueError wording (a conversion of a damaged value), never meant for a user.
+_PY_MESSAGE = re.compile(
+    r"could not convert|invalid literal|math domain|cannot convert float|values to unpack|must be real number|"
+    r"codec can't|substring not found|is not in list|empty separator|arg is an empty sequence|"
+    r"not enough values|too many values|invalid (?:isoformat|format)|unconverted data|does not match format", re.I)
 
 
 def _scenario(**kw: Any) -> Any:
@@ -108,6 +130,9 @@ def serve(
 
     if not 1 <= port <= 65535:
         _fail(f"--port must be between 1 and 65535 (got {port})", False)
+    problem = _host_problem(host)
+    if problem:
+        _fail(f"cannot serve on {host}: {problem}", False)
     try:
         launch(store, host=host, port=port, allow_probe=allow_probe or None, share=share)
     except KeyboardInterrupt:
@@ -117,6 +142,28 @@ def serve(
 
         msg = str(e).splitlines()[0] if isinstance(e, AdvisorError) else f"cannot serve on {host}:{port}: {str(e).splitlines()[0][:200]}"
         _fail(msg, False)
+
+
+def _host_problem(host: str) -> str | None:
+    """Why ``host`` cannot be bound (not an address or a name this computer resolves), or None."""
+    import ipaddress
+    import socket
+
+    h = (host or "").strip().strip("[]")
+    if not h:
+        return "the host is empty (use 127.0.0.1, or 0.0.0.0 for every interface)"
+    try:
+        ipaddress.ip_address(h)
+        return None
+    except ValueError:
+        pass
+    if all(c.isdigit() or c == "." for c in h):
+        return "not a valid IPv4 address (each of the four numbers is 0-255)"
+    try:
+        socket.getaddrinfo(h, None)
+    except (OSError, UnicodeError):
+        return "not an IP address or a host name this computer can resolve"
+    return None
 
 
 @app.command()
@@ -135,7 +182,7 @@ def ask(
         return service.ask(_store(store), text, f)
 
     r = _guard(run, as_json)
-    _emit(r, as_json, r.reply)
+    _say(r, as_json, r.reply)
 
 
 @app.command()
@@ -168,8 +215,9 @@ def predict(
                                   concurrency=concurrency, params_b=params_b, memory_gb=memory_gb,
                                   bandwidth_gbs=bandwidth_gbs, tflops=tflops), as_json)
     p = _guard(lambda: service.predict_scenario(st, sc), as_json)
-    _emit(p, as_json, report.plain_answer(p) + "\n\n" + report.prediction_markdown(p)
-          + ("\n\nAssumptions:\n" + "\n".join(f"- {a}" for a in p.assumptions) if p.assumptions else ""))
+    _say(p, as_json, report.plain_answer(p) + "\n\n" + report.prediction_markdown(p)
+         + ("\n\n**Assumptions**\n\n" + "\n".join(f"- {report.tidy(a)}" for a in p.assumptions)
+            if p.assumptions else ""))
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
@@ -274,7 +322,7 @@ def diagnose(
     sc = _guard(build, as_json)
     st = _guard(lambda: _store(store), as_json)
     v = _guard(lambda: service.diagnose_scenario(st, sc), as_json)
-    _emit(v, as_json, report.verdict_markdown(v, facts=sc))
+    _say(v, as_json, report.verdict_markdown(v, facts=sc))
 
 
 @app.command("import")
@@ -312,16 +360,18 @@ def import_cmd(
             "model", "quant", "n_gpu_layers", "threads"}) for m in out.measurements]
         _emit(d, True)
     else:
-        body = out.message
-        if out.measurements:
-            body += "\n" + "\n".join(
-                f"- {m.model or '?'} {m.quant or ''}: prefill {m.prefill_tps or '-'} / decode {m.decode_tps or '-'} tok/s"
-                f" (prompt {m.prompt_tokens or 0}, generated {m.gen_tokens or 0}"
-                + (f", depth {m.depth}" if m.depth else "") + (f", batch {m.batch}" if m.batch else "") + ")"
-                for m in out.measurements[:30])
+        from advisor.render.reply import answer_markdown
+
+        body = report.name_tools(out.message) + "\n\n| model | prompt | answer | prefill tok/s | decode tok/s |\n|---|--:|--:|--:|--:|\n"
+        body += "\n".join(
+            f"| {' '.join(x for x in (m.model, m.quant) if x) or '?'} | {m.prompt_tokens or 0}"
+            + (f" @ depth {m.depth}" if m.depth else "") + f" | {m.gen_tokens or 0}"
+            + (f" ×{m.batch}" if m.batch and m.batch > 1 else "")
+            + f" | {report.fmt_rate(m.prefill_tps) if m.prefill_tps else '–'}"
+            f" | {report.fmt_rate(m.decode_tps) if m.decode_tps else '–'} |" for m in out.measurements[:30])
         if out.verdict:
-            body += "\n\n" + report.verdict_markdown(out.verdict)
-        typer.echo(body)
+            body += "\n\n" + answer_markdown(out.verdict, facts=out.facts)
+        _say(out, False, body)
 
 
 @app.command()
@@ -343,28 +393,29 @@ def probe(
 ) -> None:
     """Measure this machine (memory bandwidth, matmul throughput; a model with --model) and store it."""
     from advisor import report, service
+    from advisor.render.terminal import progress_bar
 
     if server is not None or server_model is not None:
         url = None if server in (None, "", SERVER_FOUND) else server
         _server_probe(lambda: _store(store), url, server_model, server_budget, server_prompts, server_gen,
                       server_streams, as_json)
         return
-    st = _guard(lambda: _store(store), as_json)
-    bar: dict[str, Any] = {}
 
-    def progress(frac: float, desc: str) -> None:
-        if as_json or not sys.stderr.isatty():
+    def check_model() -> None:
+        if model is None:
             return
-        n = int(frac * 30)
-        sys.stderr.write(f"\r[{'#' * n}{'.' * (30 - n)}] {frac:4.0%} {desc[:40]:<40}")
-        sys.stderr.flush()
-        bar["on"] = True
+        from advisor.probe import resolve_model_path
 
-    r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
-                                         model_path=model, time_budget_s=budget), as_json)
-    if bar:
-        sys.stderr.write("\n")
-    _emit(r, as_json, report.probe_markdown(r, st))
+        p = resolve_model_path(model)  # a folder or a cached Hugging Face repo id; raises ProbeError
+        if not (p / "config.json").is_file():
+            raise ValueError(f"--model {model}: no config.json in it, so it is not an mlx-lm model folder")
+
+    _guard(check_model, as_json)  # before the ~14 s kernel probe, not after it
+    st = _guard(lambda: _store(store), as_json)
+    with progress_bar(enabled=not as_json) as progress:
+        r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
+                                             model_path=model, time_budget_s=budget), as_json)
+    _say(r, as_json, report.probe_markdown(r, st))
 
 
 def _server_probe(open_store: Any, url: str | None, model: str | None, budget: float, prompts: str, gen: int,
@@ -439,7 +490,7 @@ def compare(
 
     st = _guard(lambda: _store(store), as_json)
     out = _guard(run, as_json)
-    _emit(out, as_json, cmp.table_markdown(out) + "\n\n" + cmp.notes_markdown(out))
+    _say(out, as_json, cmp.table_markdown(out) + "\n\n" + cmp.notes_markdown(out))
 
 
 @db_app.command("stats")
@@ -472,7 +523,13 @@ def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_O
     """Merge results, probes and imports from an exported folder or Parquet file (de-duplicated)."""
     st = _guard(lambda: _store(store), as_json)
     added = _guard(lambda: st.import_pooled(source), as_json)
-    _emit({"added": added}, as_json, ", ".join(f"{k}: +{v}" for k, v in added.items()))
+    new = {k: v for k, v in added.items() if not k.endswith("_refused")}
+    refused = {k.removesuffix("_refused"): v for k, v in added.items() if k.endswith("_refused")}
+    text = ", ".join(f"{k}: +{v}" for k, v in new.items())
+    if refused:
+        text += ("\nrefused as unsound (NaN/Inf or out-of-range values, a forged origin, oversized text, a future "
+                 "date): " + ", ".join(f"{k}: {v}" for k, v in refused.items()))
+    _emit({"added": new, "refused": refused}, as_json, text)
 
 
 @db_app.command("recover")

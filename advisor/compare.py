@@ -34,6 +34,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import re
 import statistics
 from collections import deque
 from dataclasses import dataclass, field
@@ -475,13 +476,19 @@ class _Ctx:
     prices: dict[str, float]
 
 
+_STATED_MEMORY = re.compile(r"\s(\d{1,4}(?:\.\d+)?)\s*GB\b", re.I)
+
+
 def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Hardware, list[str]]]:
     if not names:
         return [(h.model_copy(update={"memory_gb": max(h.memory_gb_options)}), [])
                 for h in catalog.all_hardware(store).values() if h.memory_gb_options and h.kind != "cpu"]
     out = []
     for name in names:
-        m = catalog.resolve_hardware(store, name)
+        # "apple-m3-ultra-80gpu 96GB": the memory a person stated stays (never the largest option).
+        mem = _STATED_MEMORY.search(name)
+        m = catalog.resolve_hardware(store, _STATED_MEMORY.sub(" ", name).strip() if mem else name,
+                                     memory_gb=float(mem.group(1)) if mem else None)
         hw, notes = m.value, list(m.assumptions)
         if hw.memory_gb is None and hw.memory_gb_options:
             hw = hw.model_copy(update={"memory_gb": max(hw.memory_gb_options)})

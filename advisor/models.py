@@ -342,6 +342,21 @@ class Scenario(BaseModel):
     def _tokens(cls, v: int | None, info: Any) -> int | None:
         return None if v is None else int(_finite_nonneg(v, info.field_name, MAX_TOKENS))  # type: ignore[arg-type]
 
+    @field_validator("prompt_tokens", "gen_tokens", "n_gpu_layers", "gpu_cores", mode="after")
+    @classmethod
+    def _counts(cls, v: int | None, info: Any) -> int | None:
+        """A prompt and an answer have at least one token; GPU layers and cores are not negative."""
+        if v is None:
+            return None
+        low = 0 if info.field_name == "n_gpu_layers" else 1
+        if v < low:
+            hint = {"prompt_tokens": " (a prompt has at least one token)", "gen_tokens": " (an answer has at least "
+                    "one token)", "n_gpu_layers": " (0 = CPU only, 99 = every layer on the GPU)"}.get(info.field_name, "")
+            raise ValueError(f"{info.field_name} must be at least {low} (got {v}){hint}")
+        if v > 2**31 - 1:
+            raise ValueError(f"{info.field_name} = {v} is too large")
+        return v
+
     @field_validator("concurrency")
     @classmethod
     def _conc(cls, v: int | None) -> int | None:

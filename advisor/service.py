@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -18,13 +20,13 @@ from advisor.diagnose import diagnose_resolved
 from advisor.errors import AdvisorError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
 from advisor.perf import predict
-from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario, understand
+from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario
 from advisor.understand.engine import engine_of_format
 from advisor.understand.text import looks_pasted
 from knowledge.store import Store
 
-__all__ = ["AskResult", "ImportOutcome", "ask", "diagnose_scenario", "import_output", "predict_scenario", "run_probe",
-           "run_server_probe"]
+__all__ = ["AskResult", "ImportOutcome", "ask", "caller", "caller_is_local", "diagnose_scenario", "import_output",
+           "predict_scenario", "run_probe", "run_server_probe"]
 
 log = logging.getLogger("advisor")
 MAX_MESSAGE_CHARS = 200_000
@@ -73,10 +75,49 @@ def _latest_probe(store: Store) -> ProbeResult | None:
         return None
 
 
+# Whether the person asking sits at the computer running the advisor (CLI, or a browser on loopback).
+# The web app sets it per request from the client address (ui/app.py); a remote visitor's "my computer"
+# is not the server, so the server's probe is never used as theirs (issue 17 item 7).
+_CALLER_LOCAL: ContextVar[bool] = ContextVar("advisor_caller_local", default=True)
+REMOTE_THIS_MACHINE = (
+    "I cannot see your computer from here: this advisor runs on a server, and its probe measured the server, "
+    "not your machine. Tell me your hardware (e.g. “RTX 4090” or “MacBook Pro M3 Max 64 GB”), or run "
+    "`advisor probe --json` on your computer and paste its output here.")
+
+
+@contextmanager
+def caller(*, local: bool) -> Iterator[None]:
+    """Within the block, answers are for a caller who is (``local=True``) or is not at this computer."""
+    token = _CALLER_LOCAL.set(bool(local))
+    try:
+        yield
+    finally:
+        _CALLER_LOCAL.reset(token)
+
+
+def caller_is_local() -> bool:
+    """True for the CLI and local browsers; False for a remote web visitor (see :func:`caller`)."""
+    return _CALLER_LOCAL.get()
+
+
+def uploaded_probe(text: str) -> ProbeResult | None:
+    """A probe result pasted as JSON (``advisor probe --json`` output), or None when the text is not one."""
+    t = (text or "").strip()
+    if not (t.startswith("{") and '"matmul_tflops"' in t and '"bandwidth_gbs"' in t) or len(t) > 1_000_000:
+        return None
+    try:
+        return ProbeResult.model_validate_json(t)
+    except ValueError:
+        return None
+
+
 
 
 def _probe_for(store: Store, s: Scenario) -> ProbeResult | None:
-    if (s.hardware or "").strip().lower() in THIS_MACHINE:
+    h = (s.hardware or "").strip().lower()
+    if h in THIS_MACHINE or is_this_machine(h):
+        if not caller_is_local():
+            raise InputError(REMOTE_THIS_MACHINE)
         probe = _latest_probe(store)
         if probe is None:
             raise InputError("No probe of this machine is stored yet: press “Probe this machine” in the app or run "
@@ -94,12 +135,22 @@ def apply_probe(store: Store, scenario: Scenario) -> Scenario:
     probe = _probe_for(store, scenario)
     if probe is None or scenario.bandwidth_gbs:
         return scenario
-    return scenario.model_copy(update={
+    return _with_probe(scenario, probe, owner="this machine")
+
+
+def _with_probe(scenario: Scenario, probe: ProbeResult, *, owner: str) -> Scenario:
+    """The scenario on the probed machine; validated like typed input (a pasted probe is user input).
+
+    Raises:
+        pydantic.ValidationError: a value out of range (e.g. 10^9 GB/s).
+    """
+    mem = probe.machine.get("memory_total_gb")
+    return Scenario.model_validate({**scenario.model_dump(), 
         "bandwidth_gbs": probe.bandwidth_gbs,
         "tflops": probe.matmul_tflops,
         "hardware_measured": True,
-        "memory_gb": scenario.memory_gb or probe.machine.get("memory_total_gb"),
-        "hardware": f"this machine ({probe.device}, {probe.backend})",
+        "memory_gb": scenario.memory_gb or (mem if isinstance(mem, (int, float)) and 0 < mem < 100_000 else None),
+        "hardware": f"{owner} ({str(probe.device)[:60]}, {probe.backend})"
     })
 
 
@@ -262,6 +313,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
     t0 = time.perf_counter()
     facts = facts or Scenario()
+    before = facts
     text = (message or "").strip()
     if not text:
         return AskResult(reply="Tell me what you run and on what — e.g. *“MacBook Air M2 with 16 GB, Llama 3.1 8B at "
@@ -269,6 +321,14 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
                          verdict=None, facts=facts, missing=intake.missing(facts, store))
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS]
+    theirs = uploaded_probe(text)
+    if theirs is not None:
+        try:
+            facts = _with_probe(facts, theirs, owner="your machine")
+        except ValueError:
+            return AskResult(reply="I could not use that probe result: its bandwidth or compute is out of range.",
+                             verdict=None, facts=facts)
+        text = "my machine was probed"  # the JSON itself is not a sentence for intake
     try:
         upd = intake.update(facts, text, store)
     except AdvisorError as e:
@@ -280,7 +340,12 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         said = "\n".join(x for x in (facts.question, text[:2000]) if x)
         facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
     notes = list(upd.notes)
-    if is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs:
+    if theirs is not None:
+        notes.append(f"Using the probe result you pasted ({theirs.device}: {theirs.bandwidth_gbs:,.0f} GB/s, "
+                     f"{theirs.matmul_tflops:,.2f} TFLOP/s).")
+    elif is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs and not caller_is_local():
+        notes.append(REMOTE_THIS_MACHINE)
+    elif is_this_machine(text) and not facts.hardware and not facts.bandwidth_gbs:
         if _latest_probe(store) is not None:
             facts = apply_probe(store, facts.model_copy(update={"hardware": "this machine"}))
             notes.append("Using the probe of this machine (the computer running the advisor).")
@@ -309,15 +374,11 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         except AdvisorError as e:
             lines.append(str(e))
     corrected = [c for c in upd.changes if c[1] is not None and c[0] in _CHANGE_LABELS]
-    if verdict is not None:
-        reply = report.verdict_markdown(verdict, facts=facts)
-        table = _comparison_md(store, facts)
-        if table:
-            reply += "\n\n" + table
-        if notes:
-            reply += "\n\n" + "\n".join(f"- {n}" for n in notes)
-        if corrected:
-            reply = changes_line(corrected) + "\n\n" + reply
+    from advisor.render.conversation import turn_reply
+
+    answer = turn_reply(store, verdict, facts=facts, before=before, notes=notes)
+    if answer is not None:
+        reply = "\n\n".join(x for x in (*lines[:1], answer) if x) if verdict is not None and lines else answer
     else:
         head = "\n".join(lines)
         ask_txt = q.text if q else "Tell me the hardware and the model."
@@ -356,38 +417,6 @@ def changes_line(changes: list[tuple[str, Any, Any]]) -> str:
 
     parts = [f"{_CHANGE_LABELS.get(f, f)} {val(f, a)} → {val(f, b)}" for f, a, b in changes]
     return "**Changed:** " + "; ".join(parts) + "."
-
-
-def _comparison_md(store: Store, facts: Scenario) -> str:
-    """Side by side, with the engine of ``advisor compare``, when the person named several machines or models."""
-    sit = understand(store, facts)
-    if sit.model is None or sit.hardware is None:
-        return ""
-    try:
-        if sit.compare_hardware:
-            from advisor import compare as cmp
-
-            ids = [sit.hardware.id] + [m.hardware.id for m in sit.compare_hardware if m.hardware is not None]
-            req = cmp.CompareRequest(model=sit.model.id, quant=sit.quant.name if sit.quant else None,
-                                     backend=facts.backend, prompt_tokens=sit.workload.prompt_tokens,
-                                     gen_tokens=sit.workload.gen_tokens, concurrency=sit.workload.users,
-                                     shared_prefix_tokens=sit.workload.shared_prefix_tokens, candidates=ids,
-                                     ttft_target_s=sit.workload.ttft_target_s,
-                                     tps_per_user=sit.workload.decode_target_tps)
-            return "**Side by side** (same engine as `advisor compare`):\n\n" + cmp.table_markdown(
-                cmp.compare_request(store, req))
-        if sit.compare_models and sit.quant is not None:
-            rows = ["| model | prefill tok/s | decode tok/s | TTFT | fits |", "|---|---:|---:|---:|---|"]
-            for m in [sit.model, *[x for x in sit.compare_models if x.id != sit.model.id]]:
-                p = predict(store, hardware=sit.hardware, model=m, quant=sit.quant, backend=facts.backend,
-                            prompt_tokens=sit.workload.prompt_tokens, gen_tokens=sit.workload.gen_tokens,
-                            depth=sit.workload.depth, concurrency=sit.workload.users)
-                rows.append(f"| {m.id.split('/')[-1]} | {p.prefill_tps or 0:,.0f} | {p.decode_tps:,.1f} | "
-                            f"{p.ttft_s or 0:.1f} s | {'yes' if p.memory.fits else 'no'} |")
-            return "**Side by side** on the " + sit.hardware.name + ":\n\n" + "\n".join(rows)
-    except AdvisorError as e:
-        log.info("comparison skipped: %s", e)
-    return ""
 
 
 def run_server_probe(

@@ -12,7 +12,9 @@ What is measured and how:
   ones the same without the memory size plus the facts JSON of the previous turn (after one
   untimed warm-up turn: the first turn after a start fits the calibration). No new turn
   starts after the deadline; turns in flight are waited for. A turn counts as an error when it
-  raises, has no verdict, or its facts do not echo that session's memory size. Latency is
+  raises (an HTTP request unanswered for 60 s included: ``TURN_TIMEOUT_S``, set on both clients;
+  gradio_client's own default is httpx's 5 s, shorter than any browser waits), has no verdict, or
+  its facts do not echo that session's memory size. Latency is
   client-side wall-clock per turn (gradio_client adds ~50–70 ms of its own polling per call);
   p50/p95/p99 over completed turns. The CPU seconds the app's process and this load driver used
   during the load are printed too (on 2 cores they compete: gradio_client is not light);
@@ -52,6 +54,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+TURN_TIMEOUT_S = 60.0  # a request with no answer for this long counts as an error (clients' HTTP timeout)
 PROBE_OVERLAP_TOLERANCE_S = 0.15  # client-side timestamps come through gradio_client's 50 ms polling
 
 
@@ -133,7 +136,7 @@ class RawClient:
     def __init__(self, url: str) -> None:
         import httpx
 
-        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=120)
+        self.http = httpx.Client(base_url=url.rstrip("/"), timeout=TURN_TIMEOUT_S)
 
     def predict(self, message: str, facts: str, api_name: str = "/ask") -> tuple[str, str, str]:
         eid = self.http.post(f"/gradio_api/call{api_name}", json={"data": [message, facts]}).json()["event_id"]
@@ -158,7 +161,9 @@ def make_client(url: str, kind: str) -> Any:
         return RawClient(url)
     from gradio_client import Client
 
-    return Client(url, verbose=False, analytics_enabled=False)
+    # gradio_client's HTTP requests (the queue join among them) time out after httpx's default 5 s, far
+    # shorter than a browser waits; on 2 busy cores a join alone can take that long (issue 17 item 10).
+    return Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": TURN_TIMEOUT_S})
 
 
 def cpu_seconds(pid: int | None) -> float | None:

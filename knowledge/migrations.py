@@ -100,6 +100,15 @@ def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
 
 
+@migration
+def m002_probe_origin(con: duckdb.DuckDBPyConnection) -> None:
+    """Probes say where they came from: ``origin`` (``local``: made by this store's user; ``pooled``:
+    merged from a team export) and ``machine_fp`` (:func:`knowledge.storefile.machine_fingerprint` of the
+    computer that ran it), so that only a local probe of this very computer is "this machine"."""
+    con.execute("ALTER TABLE probes ADD COLUMN origin VARCHAR DEFAULT 'local'")
+    con.execute("ALTER TABLE probes ADD COLUMN machine_fp VARCHAR")
+
+
 def _applied(con: duckdb.DuckDBPyConnection) -> list[str]:
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ DEFAULT now())"

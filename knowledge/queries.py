@@ -10,7 +10,16 @@ from typing import Any
 
 from knowledge.store import Store
 
-__all__ = ["calibration_set", "peers", "user_results", "latest_probe"]
+__all__ = ["POPULATION_ORIGINS", "OWN_ORIGINS", "calibration_set", "latest_probe", "machine_results", "peers",
+           "population_calibration_set", "user_results"]
+
+#: Who feeds the population calibration ("what an RTX 4090 with this model should do"): the curated,
+#: sourced seed rows and rows an operator pooled on purpose (``advisor db import``). A person's own
+#: results (pastes, uploads, ``/import``, ``advisor import``, probes) are their measurements: they are
+#: compared against that expectation and never move it (issue 17 item 3).
+POPULATION_ORIGINS = ("seed", "pooled")
+OWN_ORIGINS = ("probe", "import")
+_SCOPES = {"population": POPULATION_ORIGINS, "own": OWN_ORIGINS, "all": None}
 
 _CAL_SQL = """
 SELECT r.result_id, r.origin, r.source_set, r.hardware, r.hw_id, r.base_hw_id, r.n_devices, r.hw_level,
@@ -25,7 +34,9 @@ WHERE r.value_kind = 'measured'
   AND ($quant IS NULL OR lower(r.quant) = lower($quant))
   AND ($depth IS NULL OR r.depth = $depth)
   AND ($batch IS NULL OR r.batch = $batch)
-  AND ($origin IS NULL OR r.origin = $origin)
+  AND ($origin IS NULL OR lower(r.origin) = lower($origin))
+  AND ($origins IS NULL OR list_contains($origins, lower(r.origin)))
+  AND ($hw IS NULL OR r.base_hw_id = $hw OR r.hw_id = $hw)
 ORDER BY r.result_id
 """
 
@@ -39,16 +50,23 @@ def calibration_set(
     depth: int | None = None,
     batch: int | None = None,
     origin: str | None = None,
+    scope: str = "population",
+    hw_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """Measured results joined with their hardware spec, for fitting efficiencies.
+
+    ``scope``: ``"population"`` (default; seed + pooled rows, :data:`POPULATION_ORIGINS`), ``"own"``
+    (the person's probes and imports) or ``"all"``. ``hw_id`` keeps one machine's rows.
 
     Family-level hardware ids (``apple-m1-max``) are resolved to the bins of that family when
     they share a bandwidth (the spec that decode depends on); their compute is the bins' mean and
     ``fp16_tflops_kind`` says ``family-mean``.
     """
+    origins = _origins(scope)
     rows = store.query(
         _CAL_SQL,
-        {"kind": kind, "engine": engine, "quant": quant, "depth": depth, "batch": batch, "origin": origin},
+        {"kind": kind, "engine": engine, "quant": quant, "depth": depth, "batch": batch, "origin": origin,
+         "origins": list(origins) if origins else None, "hw": hw_id},
     )
     family = [r for r in rows if r["hw_level"] == "family" and r["bandwidth_gbs"] is None]
     if family:
@@ -61,6 +79,23 @@ def calibration_set(
                 r.update(kind=bins[0]["kind"], hw_family=bins[0]["family"], bandwidth_gbs=bws.pop(),
                          fp16_tflops=sum(tfs) / len(tfs) if tfs else None, fp16_tflops_kind="family-mean")
     return [r for r in rows if r["kind"] is not None and (kind is None or r["kind"] == kind)]
+
+
+def _origins(scope: str) -> tuple[str, ...] | None:
+    if scope not in _SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; one of {', '.join(_SCOPES)}")
+    return _SCOPES[scope]
+
+
+def population_calibration_set(store: Store, **filters: Any) -> list[dict[str, Any]]:
+    """The rows the population calibration is fitted on: seed + pooled (see :func:`calibration_set`)."""
+    return calibration_set(store, scope="population", **filters)
+
+
+def machine_results(store: Store, hw_id: str, **filters: Any) -> list[dict[str, Any]]:
+    """A machine's own measured rows (its probes and imports, matched by catalog id), for calibrating
+    predictions for that machine only (see :func:`calibration_set`)."""
+    return calibration_set(store, scope="own", hw_id=hw_id, **filters)
 
 
 def peers(
@@ -120,11 +155,23 @@ LEFT JOIN hardware h ON h.hw_id = r.base_hw_id ORDER BY top.similarity DESC, r.r
 def user_results(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     """The user's own results (probes and imports), newest first."""
     return store.query(
-        "SELECT * FROM results WHERE origin <> 'seed' ORDER BY created_at DESC, result_id LIMIT ?", [limit]
+        "SELECT * FROM results WHERE lower(origin) IN ('probe', 'import') ORDER BY created_at DESC, result_id LIMIT ?",
+        [limit]
     )
 
 
-def latest_probe(store: Store) -> dict[str, Any] | None:
-    """The most recent probe stored, or None."""
-    rows = store.query("SELECT * FROM probes ORDER BY created_at DESC LIMIT 1")
+def latest_probe(store: Store, machine_fp: str | None = None) -> dict[str, Any] | None:
+    """The most recent probe of *this computer*, or None.
+
+    Only a probe made here counts: ``origin = 'local'`` (not pooled from a team export) and recorded
+    with this computer's :func:`knowledge.storefile.machine_fingerprint` (``machine_fp``; default: the
+    current one). A teammate's probe, or one dated in the future, is never "this machine".
+    """
+    from knowledge.storefile import machine_fingerprint
+
+    fp = machine_fp or machine_fingerprint()
+    rows = store.query(
+        "SELECT * FROM probes WHERE coalesce(origin, 'local') = 'local' AND machine_fp = ? "
+        "AND (try_cast(created_at AS TIMESTAMPTZ) IS NULL OR try_cast(created_at AS TIMESTAMPTZ) <= now() + INTERVAL 1 DAY) "
+        "ORDER BY created_at DESC LIMIT 1", [fp])
     return rows[0] if rows else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
@@ -33,12 +34,13 @@ import duckdb
 import platformdirs
 
 from advisor.errors import KnowledgeStoreError, StoreLockedError, StoreVersionError
-from knowledge import migrations, seed
+from knowledge import migrations, pooled, seed, storefile
+from knowledge.store_admin import TABLES, USER_TABLES, StoreAdmin
 
 __all__ = ["Store", "default_store_path", "TABLES", "USER_TABLES"]
 
-TABLES = ("hardware", "models", "model_aliases", "quant_formats", "lab_machines", "results", "probes", "imports", "meta")
-USER_TABLES = ("results", "probes", "imports")
+log = logging.getLogger("advisor.store")
+
 APP_NAME = "prefill-decode-advisor"
 
 
@@ -54,16 +56,17 @@ def _is_remote(path: str) -> bool:
     return path.startswith(("s3://", "gs://", "gcs://", "r2://", "az://", "abfss://", "http://", "https://"))
 
 
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
 def _is_lock_error(e: Exception) -> bool:
     msg = str(e).lower()
     return "lock" in msg and ("conflicting" in msg or "could not set" in msg)
 
 
-class Store:
+CHANGE_KEY, POPULATION_KEY = "change_token", "population_token"
+MAX_OWN_TEXT_CHARS = 200_000_000  # raw tool output kept with imports, all together (it is also held in memory)
+EXTERNAL_CHECK_S = 0.5  # how often reads look for another process's writes (one os.stat each time)
+
+
+class Store(StoreAdmin):
     """Knowledge store backed by a DuckDB file, an in-memory database or a read-only Parquet folder.
 
     Args:
@@ -81,6 +84,13 @@ class Store:
         self.path = str(path) if path is not None else default_store_path()
         self.lock_timeout_s = lock_timeout_s
         self._write_lock = threading.RLock()
+        self._cache_lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._catalog_cache: dict[str, tuple[int, int, Any]] = {}
+        self._gen = [0, 0]  # [population generation, any-write generation]
+        self._tokens: tuple[Any, Any] = (None, None)  # (change, population) tokens of the file as last seen
+        self._file_sig: tuple[Any, ...] | None = None
+        self._next_check = 0.0
         self._mem = duckdb.connect(":memory:")
         migrations.migrate(self._mem, where="the in-memory store")
         self.read_only = False
@@ -97,15 +107,11 @@ class Store:
                 raise
             except KnowledgeStoreError:
                 raise
-            except duckdb.Error as e:
+            except (duckdb.Error, OSError) as e:
                 raise KnowledgeStoreError(self._damaged(e)) from None
-        self._catalog_cache: dict[str, Any] = {}
 
     def _damaged(self, e: Exception) -> str:
-        return (f"The knowledge store {self.path} is damaged ({type(e).__name__}: "
-                f"{str(e).splitlines()[0][:160]}). The catalog can always be rebuilt: run "
-                f"`advisor db recover --store {self.path}` to move the damaged file aside (it is kept, never "
-                "deleted, so your own results can still be rescued) and start a fresh store.")
+        return storefile.open_failure(self.path, e)
 
     # ------------------------------------------------------------------ file access
     def _connect_file(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -125,12 +131,7 @@ class Store:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.25)
                     continue
-                raise KnowledgeStoreError(
-                    f"The knowledge store {self.path} cannot be opened ({type(e).__name__}: "
-                    f"{str(e).splitlines()[0][:160]}). The catalog can always be rebuilt: run "
-                    f"`advisor db recover --store {self.path}` to move the damaged file aside (it is kept, "
-                    "never deleted, so your own results can still be rescued) and start a fresh store."
-                ) from None
+                raise KnowledgeStoreError(self._damaged(e)) from None
 
     def _ensure_file(self) -> None:
         """Create, migrate and seed the file when needed (first use, upgrade, new seed data)."""
@@ -162,6 +163,9 @@ class Store:
                 fp = con.execute("SELECT value FROM meta WHERE key = 'seed_fingerprint'").fetchone()
                 if not fp or fp[0] != seed.seed_fingerprint():
                     seed.load_seed(con)
+                    token = uuid.uuid4().hex  # new catalog/seed: other processes refit their population
+                    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?), (?, ?)",
+                                [CHANGE_KEY, token, POPULATION_KEY, token])
                     con.execute("CHECKPOINT")
             finally:
                 con.close()
@@ -170,11 +174,14 @@ class Store:
         """Reload the in-memory copy from the file (picks up other processes' writes)."""
         if self.path == ":memory:" or self.read_only:
             return
+        sig = self._stat_file()
         con = self._connect_file(read_only=True)
         try:
             data = {t: con.execute(f"SELECT * FROM {t}").fetch_df() for t in TABLES}  # fixed names
         finally:
             con.close()
+        meta = dict(zip(data["meta"]["key"], data["meta"]["value"], strict=True)) if len(data["meta"]) else {}
+        tokens = (meta.get(CHANGE_KEY), meta.get(POPULATION_KEY))
         with self._write_lock:
             cur = self._mem.cursor()
             try:
@@ -191,7 +198,53 @@ class Store:
                 raise
             finally:
                 cur.close()
-        self._catalog_cache = {}
+            population_changed = tokens[1] != self._tokens[1] or self._tokens == (None, None)
+            self._tokens, self._file_sig = tokens, sig
+            self._invalidate(population=population_changed)
+
+    def _stat_file(self) -> tuple[Any, ...]:
+        return storefile.file_signature(self.path)
+
+    def check_external_writes(self, *, force: bool = False) -> bool:
+        """Reload when another process (``advisor probe``/``import`` from a shell) wrote to the file.
+
+        Cheap: one ``os.stat`` at most every :data:`EXTERNAL_CHECK_S` seconds; only when the file
+        changed is its change token read (a short read-only open) and, when it is not ours, the copy
+        reloaded. Never raises: a failed check is logged and retried later.
+
+        Returns:
+            bool: True when the in-memory copy was reloaded.
+        """
+        if self.path == ":memory:" or self.read_only:
+            return False
+        now = time.monotonic()
+        if not force and now < self._next_check:
+            return False
+        self._next_check = now + EXTERNAL_CHECK_S
+        try:
+            sig = self._stat_file()
+            if sig == self._file_sig:
+                return False
+            con = duckdb.connect(self.path, read_only=True)
+            try:
+                rows = dict(con.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
+                                        [CHANGE_KEY, POPULATION_KEY]).fetchall())
+            finally:
+                con.close()
+            if (rows.get(CHANGE_KEY), rows.get(POPULATION_KEY)) == self._tokens:
+                self._file_sig = sig
+                return False
+            self.refresh()
+            return True
+        except Exception as e:  # noqa: BLE001 - a busy or briefly locked file: try again on a later read
+            log.info("store change check skipped: %s", str(e).splitlines()[0][:120] if str(e) else type(e).__name__)
+            return False
+
+    def _invalidate(self, *, population: bool) -> None:
+        with self._cache_lock:
+            if population:
+                self._gen[0] += 1
+            self._gen[1] += 1
 
     def _load_parquet(self, base: str) -> None:
         base = base.rstrip("/")
@@ -214,6 +267,7 @@ class Store:
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A fresh cursor on the in-memory copy, closed afterwards (one per thread or call)."""
+        self.check_external_writes()
         cur = self._mem.cursor()
         try:
             yield cur
@@ -227,48 +281,117 @@ class Store:
             cols = [d[0] for d in res.description or []]
             return [dict(zip(cols, r, strict=True)) for r in res.fetchall()]
 
-    def cached(self, key: str, build: Callable[[], Any]) -> Any:
-        """Memoise a derived structure (catalog indexes, calibration) until the next write."""
-        if key not in self._catalog_cache:
-            self._catalog_cache[key] = build()
-        return self._catalog_cache[key]
+    def cached(self, key: str, build: Callable[[], Any], *, scope: str = "population") -> Any:
+        """Memoise a derived structure (catalog indexes, calibration).
+
+        Args:
+            scope: ``"population"`` (default; ``"catalog"`` is the same): built only from the catalog,
+                seed and pooled rows, so it is kept when a person saves their own results (probes,
+                imports) and rebuilt after a pooled import, a seed reload or another process's such
+                write. ``"all"``: rebuilt after any write — for anything that reads a person's own rows.
+
+        Single-flight: concurrent callers of one key wait for one ``build()`` instead of all building.
+        A value built while a write happened is returned to its caller but not kept (generation check),
+        so no stale value outlives the write.
+        """
+        if scope not in ("all", "population", "catalog"):
+            raise ValueError(f"unknown cache scope {scope!r}")
+        self.check_external_writes()
+
+        def current() -> tuple[int, int]:
+            return (self._gen[0], self._gen[1] if scope == "all" else -1)
+
+        with self._cache_lock:
+            hit = self._catalog_cache.get(key)
+            if hit is not None and hit[:2] == current():
+                return hit[2]
+            klock = self._key_locks.setdefault(key, threading.Lock())
+        with klock:
+            with self._cache_lock:
+                gen = current()
+                hit = self._catalog_cache.get(key)
+                if hit is not None and hit[:2] == gen:
+                    return hit[2]
+            value = build()
+            with self._cache_lock:
+                if current() == gen:
+                    self._catalog_cache[key] = (*gen, value)
+            return value
 
     # ------------------------------------------------------------------ writing
-    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], Any], *, population: bool = True) -> Any:
         """Run ``fn(con)`` in one transaction on the file, then on the in-memory copy.
 
+        Args:
+            population: the write changes what the population calibration is fitted on (pooled data,
+                catalog). False for a person's own results: caches of scope ``population`` are kept.
+
         Returns what ``fn`` returned on the file. The write is durable when this returns.
+
+        Raises:
+            KnowledgeStoreError: the file could not be written (the disk's own reason, e.g. no space left).
         """
         if self.read_only:
             raise KnowledgeStoreError(
                 f"The shared store {self.path} is read-only. Save your results in a local store "
                 "(drop --store) and pool them with `advisor db export` / `advisor db import`."
             )
+        self.check_external_writes(force=True)  # never mirror onto a copy that misses another process's rows
         with self._write_lock:
             out = None
-            if self.path != ":memory:":
-                con = self._connect_file(read_only=False)
-                try:
-                    out = self._tx(con, fn)
-                finally:
-                    con.close()
-            cur = self._mem.cursor()
+            change = uuid.uuid4().hex
+            state: dict[str, tuple[Any, Any]] = {}
+
+            def fn_and_mark(con: duckdb.DuckDBPyConnection) -> Any:
+                res = fn(con)
+                if "tokens" not in state:  # first run: on the file (or the only copy): read its tokens
+                    prev = dict(con.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
+                                            [CHANGE_KEY, POPULATION_KEY]).fetchall())
+                    state["prev"] = (prev.get(CHANGE_KEY), prev.get(POPULATION_KEY))
+                    state["tokens"] = (change, change if population else state["prev"][1])
+                tokens = state["tokens"]
+                con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [CHANGE_KEY, tokens[0]])
+                if tokens[1] is not None:
+                    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [POPULATION_KEY, tokens[1]])
+                return res
+
             try:
-                mem_out = self._tx(cur, fn)
-            finally:
-                cur.close()
-            self._catalog_cache = {}
+                if self.path != ":memory:":
+                    con = self._connect_file(read_only=False)
+                    try:
+                        out = self._tx(con, fn_and_mark)
+                    finally:
+                        con.close()
+                cur = self._mem.cursor()
+                try:
+                    mem_out = self._tx(cur, fn_and_mark)
+                finally:
+                    cur.close()
+            except (duckdb.Error, OSError) as e:
+                env = storefile.environment_problem(e)
+                why = env or f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+                raise KnowledgeStoreError(f"Nothing was saved to {self.path}: {why}.") from None
+            if self.path != ":memory:":
+                if state["prev"] != self._tokens:  # another process wrote just before us: reload it all
+                    self.refresh()
+                self._tokens, self._file_sig = state["tokens"], self._stat_file()
+            self._invalidate(population=population)
             return out if self.path != ":memory:" else mem_out
 
     @staticmethod
     def _tx(con: duckdb.DuckDBPyConnection, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        """``fn(con)`` in one transaction. When it fails, the original error is raised even if the
+        rollback fails too (a full disk makes DuckDB refuse the rollback: "cannot rollback")."""
         con.execute("BEGIN TRANSACTION")
         try:
             out = fn(con)
             con.execute("COMMIT")
             return out
-        except Exception:
-            con.execute("ROLLBACK")
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except Exception as rb:  # noqa: BLE001 - keep the first, real reason
+                log.warning("rollback failed after a failed write: %s", rb)
             raise
 
     def save_probe(self, probe: Any) -> str:
@@ -295,15 +418,17 @@ class Store:
 
         def fn(con: duckdb.DuckDBPyConnection) -> str:
             con.execute(
-                "INSERT INTO probes VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                "INSERT INTO probes (probe_id, created_at, backend, device, hw_id, bandwidth_gbs, "
+                "bandwidth_median_gbs, matmul_tflops, duration_s, engine_version, machine_json, payload_json, "
+                "origin, machine_fp) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'local',?) ON CONFLICT DO NOTHING",
                 [pid, created, probe.backend, probe.device, probe.hw_id, probe.bandwidth_gbs,
                  probe.bandwidth_median_gbs, probe.matmul_tflops, probe.duration_s, probe.engine_version,
-                 json.dumps(machine, default=str), payload],
+                 json.dumps(machine, default=str), payload, storefile.machine_fingerprint()],
             )
             self._insert_results(con, runs, origin="probe", parent_id=pid)
             return pid
 
-        return self.write(fn)
+        return self.write(fn, population=False)
 
     def save_import(
         self, *, fmt: str, raw_text: str, measurements: list[dict[str, Any]], hardware: str | None = None,
@@ -313,7 +438,17 @@ class Store:
 
         Returns:
             str: the import id (a content hash of the raw text and the machine).
+
+        Raises:
+            KnowledgeStoreError: the stored tool output already holds :data:`MAX_OWN_TEXT_CHARS`
+                characters (every process keeps the store in memory: a flood of pastes must not fill it).
         """
+        with self.cursor() as cur:
+            held = cur.execute("SELECT coalesce(sum(length(raw_text)), 0) FROM imports").fetchone()[0]  # type: ignore[index]
+        if held + len(raw_text) > MAX_OWN_TEXT_CHARS:
+            raise KnowledgeStoreError(
+                f"The store already holds {held / 1e6:,.0f} million characters of pasted tool output, its limit; "
+                "this one was not saved. Export what you need (`advisor db export`) and start a fresh store.")
         iid = hashlib.sha1(f"{fmt}\n{hw_id}\n{hardware}\n{raw_text}".encode()).hexdigest()[:20]
         rows = []
         for m in measurements:
@@ -334,7 +469,7 @@ class Store:
             self._insert_results(con, rows, origin="import", parent_id=iid)
             return iid
 
-        return self.write(fn)
+        return self.write(fn, population=False)
 
     def _insert_results(
         self, con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]], *, origin: str, parent_id: str | None
@@ -343,110 +478,11 @@ class Store:
             return
         hw_ids = {r[0] for r in con.execute("SELECT hw_id FROM hardware").fetchall()}
         aliases = dict(con.execute("SELECT alias, model_id FROM model_aliases").fetchall())
-        out = [seed.result_row({**r, "origin_key": parent_id}, origin=origin, hw_ids=hw_ids,
-                               model_aliases=aliases, parent_id=parent_id) for r in rows]
-        cols = seed.RESULT_COLUMNS
-        con.executemany(
-            f"INSERT INTO results ({','.join(cols)}) VALUES ({','.join('?' * len(cols))}) ON CONFLICT DO NOTHING",
-            out,
-        )
-
-    # ------------------------------------------------------------------ admin
-    def stats(self) -> dict[str, Any]:
-        """Rows per table and, for results, per origin and per source set."""
-        with self.cursor() as cur:
-            tables = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}  # type: ignore[index]
-            by_origin = dict(cur.execute("SELECT origin, count(*) FROM results GROUP BY 1 ORDER BY 1").fetchall())
-            by_source = dict(
-                cur.execute(
-                    "SELECT coalesce(source_set, '?'), count(*) FROM results GROUP BY 1 ORDER BY 2 DESC"
-                ).fetchall()
-            )
-            kinds = dict(cur.execute("SELECT value_kind, count(*) FROM results GROUP BY 1").fetchall())
-        return {
-            "store": self.path, "read_only": self.read_only, "tables": tables,
-            "results_by_origin": by_origin, "results_by_source": by_source, "results_by_value_kind": kinds,
-        }
-
-    def export(self, directory: str | os.PathLike[str]) -> list[str]:
-        """Write every table as ``<directory>/<table>.parquet``; returns the files written."""
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        files = []
-        with self.cursor() as cur:
-            for t in TABLES:
-                target = str(d / f"{t}.parquet")
-                tmp = target + ".tmp"
-                cur.execute(f"COPY {t} TO {_sql_str(tmp)} (FORMAT parquet)")
-                os.replace(tmp, target)
-                files.append(target)
-        return files
-
-    def import_pooled(self, source: str | os.PathLike[str]) -> dict[str, int]:
-        """Merge user tables (results, probes, imports) from an exported folder or one Parquet file.
-
-        Rows are de-duplicated by content id, so importing the same export twice adds nothing.
-
-        Returns:
-            dict[str, int]: new rows per table.
-        """
-        src = Path(source)
-        files: dict[str, Path] = {}
-        if src.is_dir():
-            for t in USER_TABLES:
-                if (src / f"{t}.parquet").exists():
-                    files[t] = src / f"{t}.parquet"
-        elif src.is_file() and src.suffix == ".parquet":
-            files[src.stem if src.stem in USER_TABLES else "results"] = src
-        if not files:
-            raise KnowledgeStoreError(
-                f"Nothing to import from {source}: expected a folder made by `advisor db export` "
-                "(results.parquet, probes.parquet, imports.parquet) or one of those files."
-            )
-
-        def fn(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-            added = {}
-            for t, f in files.items():
-                before = con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
-                where = "WHERE origin <> 'seed'" if t == "results" else ""
-                try:
-                    con.execute(
-                        f"INSERT INTO {t} BY NAME SELECT * FROM read_parquet(?) {where} ON CONFLICT DO NOTHING",
-                        [str(f)],
-                    )
-                except duckdb.Error as e:
-                    raise KnowledgeStoreError(f"Cannot merge {f}: {str(e).splitlines()[0][:160]}") from None
-                added[t] = con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] - before  # type: ignore[index]
-            return added
-
-        return self.write(fn)
-
-    @staticmethod
-    def recover(path: str, *, force: bool = False) -> str:
-        """Move a damaged store file aside (never deleting it); returns the new name.
-
-        Raises:
-            KnowledgeStoreError: the path is not a store file, or the store opens fine (unless ``force``).
-        """
-        if not os.path.isfile(path):
-            raise KnowledgeStoreError(f"{path} is not a store file (nothing to recover).")
-        if not force:
-            try:
-                Store(path, lock_timeout_s=2.0).close()
-            except StoreLockedError:
-                raise KnowledgeStoreError(f"{path} is in use by another process; stop it first.") from None
-            except KnowledgeStoreError:
-                pass  # damaged, as expected: move it aside
-            else:
-                raise KnowledgeStoreError(
-                    f"{path} opens fine, so there is nothing to recover; your results are in it. "
-                    "Use --force to start a fresh store anyway (the file is kept beside it).")
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        target = f"{path}.broken-{stamp}-{uuid.uuid4().hex[:6]}"
-        os.replace(path, target)
-        if os.path.exists(path + ".wal"):
-            os.replace(path + ".wal", target + ".wal")
-        return target
+        cols = tuple(seed.RESULT_COLUMNS)
+        out = [row for r in rows if (row := pooled.sound_result_row(seed.result_row(
+            {**r, "origin_key": parent_id}, origin=origin, hw_ids=hw_ids, model_aliases=aliases,
+            parent_id=parent_id), cols)) is not None]
+        seed.insert_rows(con, "results", out, cols)  # one bulk insert (a DataFrame scan), not a row at a time
 
     def close(self) -> None:
         self._mem.close()

@@ -49,7 +49,7 @@ def test_migrations_table_and_schema(tmp_path):
     names = [r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()]
     cols = {r[0] for r in con.execute("DESCRIBE results").fetchall()}
     con.close()
-    assert names == ["m001_initial"]
+    assert names == ["m001_initial", "m002_probe_origin"]
     assert {"source_url", "source_set", "value_kind", "origin", "n_devices", "depth", "batch"} <= cols
 
 
@@ -68,7 +68,14 @@ def test_corrupt_file_names_file_and_recovery(tmp_path):
     p.write_bytes(b"this is not a duckdb file" * 1000)
     with pytest.raises(KnowledgeStoreError) as e:
         Store(str(p))
-    assert str(p) in str(e.value) and "recover" in str(e.value)
+    assert str(p) in str(e.value) and "not a DuckDB" in str(e.value)
+    with pytest.raises(KnowledgeStoreError, match="not a DuckDB store"):  # issue 17: only stores are moved
+        Store.recover(str(p))
+    assert p.exists()
+    p.write_bytes(b"\0" * 8 + b"DUCK" + b"\xff" * 20000)  # a DuckDB header over a damaged body
+    with pytest.raises(KnowledgeStoreError) as e:
+        Store(str(p))
+    assert "recover" in str(e.value)
     moved = Store.recover(str(p))
     assert Path(moved).exists() and not p.exists()
     assert Store(str(p)).stats()["tables"]["results"] == 1504

@@ -174,7 +174,7 @@ def roofline_figure(p: Prediction, verdict: Verdict | None = None) -> go.Figure:
                      title_text="Arithmetic intensity (FLOP per byte of weights read)")
     fig.update_yaxes(type="log", dtick=1, tickformat=",~g", minor=dict(ticks="inside", showgrid=True),
                      title_text="Performance (GFLOP/s)")
-    title = f"Roofline: {p.hardware.get('name', p.hardware.get('id', 'this machine'))}"
+    title = f"Roofline: {esc(p.hardware.get('name', p.hardware.get('id', 'this machine')))}"
     return _base_layout(fig, title, height=460)
 
 
@@ -268,7 +268,11 @@ def peers_figure(rows: Sequence[dict[str, Any]], prediction: Prediction | None =
         entries.append(("▶ You (measured)", _num(measured.get("decode_tps")), _num(measured.get("prefill_tps")),
                         COLORS["measured"]))
     if prediction is not None:
-        entries.append(("▶ Predicted for you", prediction.decode_tps, prediction.prefill_tps, COLORS["roof"]))
+        # Peers are single-stream runs (batch 1): compare them with one user's speed, never a batch's sum.
+        per_user = prediction.decode_tps_per_seq or prediction.decode_tps
+        label = ("▶ Predicted for you" if prediction.concurrency <= 1
+                 else f"▶ Predicted for you (each of {prediction.concurrency} users)")
+        entries.append((label, per_user, prediction.prefill_tps, COLORS["roof"]))
     seen: set[str] = set()
     for r in rows:
         label = _peer_label(r)
@@ -305,7 +309,8 @@ def peers_figure(rows: Sequence[dict[str, Any]], prediction: Prediction | None =
     fig.update_xaxes(title_text="prefill tok/s", row=1, col=2)
     fig.update_annotations(font_size=13)
     fig.update_yaxes(automargin=True, tickfont=dict(size=12))
-    return _base_layout(fig, "Measured on similar machines (grey) vs you", height=max(320, 120 + 34 * len(entries)))
+    return _base_layout(fig, "One user at a time: measured on similar machines (grey) vs you",
+                        height=max(320, 120 + 34 * len(entries)))
 
 
 def _peer_label(r: dict[str, Any]) -> str:
@@ -316,7 +321,14 @@ def _peer_label(r: dict[str, Any]) -> str:
 
 
 def _short(s: str, n: int) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
+    """``s`` cut to ``n`` characters, with ``<``/``>`` escaped: Plotly renders a subset of HTML in labels
+    (``<a href>``, ``<b>``), and hardware or model names are other visitors' text (issue 17 item 8)."""
+    return esc(s if len(s) <= n else s[: n - 1] + "…")
+
+
+def esc(s: str) -> str:
+    """``<`` and ``>`` as entities, so Plotly shows them as text (idempotent: safe to apply twice)."""
+    return str(s).replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _rate(x: float | None) -> str:

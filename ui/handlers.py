@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -71,8 +72,16 @@ FACT_LABELS: dict[str, str] = {
     "depth": "context already in cache (tokens)", "n_gpu_layers": "GPU layers (-ngl)",
     "gpu_cores": "GPU cores", "bandwidth_gbs": "bandwidth (GB/s)", "tflops": "compute (TFLOP/s)",
     "shared_prefix_tokens": "shared prefix (tokens)", "requests_per_minute": "requests per minute",
+    "compare_hardware": "also weighing (machines)", "compare_models": "also weighing (models)",
+    "gpu_count": "GPUs", "system_ram_gb": "system RAM (GB)", "context_window": "context window (tokens)",
+    "measured_ttft_s": "measured first word (s)", "gpu_fraction": "share on the GPU",
 }
-_HIDDEN_FACTS = {"raw_output", "question"}
+_HIDDEN_FACTS = {"raw_output", "question", "hardware_measured"}
+# The bottleneck in plain words (verdict card).
+BOTTLENECK_WORDS = {"decode": "decode (how fast the answer streams)", "prefill": "prefill (reading your prompt)",
+                    "memory_fit": "memory (the model does not fit)", "misconfiguration": "the setup, not the hardware",
+                    "balanced": "both phases about equally"}
+_LIST_FACTS = {"compare_hardware", "compare_models"}
 
 #: ``probe_fn(store, progress) -> ProbeResult | str``; ``progress(fraction, description)``.
 ProbeFn = Callable[[Store, Callable[[float, str], None]], "ProbeResult | str"]
@@ -130,6 +139,22 @@ def normalize_history(history: Iterable[Any] | None) -> list[dict[str, str]]:
         if text:
             out.append({"role": role, "content": text})
     return out
+
+
+# ------------------------------------------------------------------------------------ visitors
+def request_is_local(request: Any) -> bool:
+    """True when a web request comes from this computer (client address on loopback).
+
+    ``request`` is a ``gr.Request`` (or anything with ``.client.host``); None — a direct Python call,
+    as in the tests and the CLI — counts as local. Forwarded-for headers are not trusted.
+    """
+    if request is None:
+        return True
+    from ui.server import is_loopback
+
+    client = getattr(request, "client", None)
+    host = getattr(client, "host", None) if client is not None else None
+    return bool(host) and is_loopback(str(host))
 
 
 # ------------------------------------------------------------------------------------ errors
@@ -193,6 +218,8 @@ def _facts_dict(s: Scenario) -> dict[str, Any]:
 def _fmt_value(v: Any) -> str:
     if v is None:
         return ""
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt_value(x) for x in v)
     if isinstance(v, float):
         return f"{v:g}"
     return str(v)
@@ -202,8 +229,8 @@ def facts_rows(facts: dict[str, Any] | None) -> list[list[str]]:
     """Rows ``[label, value]`` for the facts table: the main fields always, others when set."""
     facts = facts or {}
     keys = list(FACT_FIELDS) + [k for k, v in facts.items()
-                                if k not in FACT_FIELDS and k not in _HIDDEN_FACTS and v is not None]
-    return [[FACT_LABELS.get(k, k), _fmt_value(facts.get(k)).replace("_", " ") if k == "use" else
+                                if k not in FACT_FIELDS and k not in _HIDDEN_FACTS and v not in (None, [], False)]
+    return [[FACT_LABELS.get(k, k.replace("_", " ")), _fmt_value(facts.get(k)).replace("_", " ") if k == "use" else
              _fmt_value(facts.get(k))] for k in keys]
 
 
@@ -233,6 +260,8 @@ def _scenario_from_rows(rows: Any, facts: dict[str, Any] | None) -> Scenario:
             val = val.strip()
             if key == "use":
                 val = val.lower().replace(" ", "_")
+            elif key in _LIST_FACTS:
+                val = [x.strip() for x in val.split(",") if x.strip()] or None
             elif key not in ("hardware", "backend", "model", "quant"):
                 val = val.replace(",", "").replace("_", "")
         data[key] = val
@@ -253,22 +282,26 @@ def peer_rows(store: Store, p: Prediction, *, limit: int = 10) -> list[dict[str,
 
 
 def verdict_card(v: Verdict) -> str:
-    """Compact verdict for the card: plain answer, headline, numbers, top fixes."""
+    """The verdict card beside the chat: bottleneck, the numbers, memory and every fix, nothing clipped.
+
+    The chat answer keeps the plain-words verdict; the card holds what the chat folds away, so the
+    two never repeat each other (see :mod:`ui.turns`).
+    """
     out: list[str] = []
     p = v.prediction
-    status = {"normal": "normal", "below_expected": "below expected", "above_expected": "above expected",
-              "not_measured": "predicted (nothing measured yet)"}.get(v.status, v.status)
-    out.append(f"**Bottleneck: {v.bottleneck.replace('_', ' ')}** · {status}")
-    first = report.plain_verdict(v)
-    if first:
-        out.append(first)
-    if v.headline:
-        out.append(f"### {v.headline}")
+    status = {"normal": "normal for this hardware", "below_expected": "slower than it should be",
+              "above_expected": "faster than usual", "not_measured": "predicted (nothing measured yet)"}.get(
+        v.status, v.status.replace("_", " "))
+    name = BOTTLENECK_WORDS.get(v.bottleneck, v.bottleneck.replace("_", " "))
+    out.append(f"**Bottleneck: {name}** · {status}")
+    if v.headline and not v.headline.lower().startswith("bottleneck"):
+        out.append(f"### {report.tidy(v.headline)}")
     if p is not None:
         out.append(report.prediction_markdown(p))
     if v.fixes:
-        out.append("**Best fixes:**\n" + "\n".join(
-            f"{i}. **{f.title}** — {f.predicted_effect}" for i, f in enumerate(v.fixes[:3], 1)))
+        out.append("**Fixes, cheapest that works first:**\n" + "\n".join(
+            f"{i}. **{report.tidy(f.title)}** — {report.tidy(f.predicted_effect)}. _{report.tidy(f.why)}_"
+            for i, f in enumerate(v.fixes, 1)))
     return "\n\n".join(out)
 
 
@@ -276,7 +309,7 @@ def verdict_view(store: Store, v: Verdict | None) -> tuple[str, go.Figure, go.Fi
     """Card markdown and the three figures (roofline, time line, peers) for a verdict."""
     if v is None:
         return ("", charts.empty_figure(), charts.empty_figure(), charts.empty_figure())
-    card = verdict_card(v)
+    card = safe_markdown(verdict_card(v))
     p = v.prediction
     if p is None:
         msg = "No prediction for this verdict (hardware or model unknown)."
@@ -327,9 +360,9 @@ def chat_turn(store: Store, message: str | None, history: Any, facts: dict[str, 
         res = service.ask(store, text, sc)
     except Exception as e:  # noqa: BLE001 - ask never raises by contract; a bug must not show a traceback
         reply = friendly_error(e) if isinstance(e, AdvisorError) else _unexpected("ask", e)
-        hist += [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
+        hist += [{"role": "user", "content": safe_markdown(text)}, {"role": "assistant", "content": safe_markdown(reply)}]
         return ChatView(history=hist, facts=facts)
-    hist += [{"role": "user", "content": text}, {"role": "assistant", "content": res.reply}]
+    hist += [{"role": "user", "content": safe_markdown(text)}, {"role": "assistant", "content": safe_markdown(res.reply)}]
     q = res.question
     return ChatView(history=hist, facts=_facts_dict(res.facts), verdict=res.verdict,
                     choices=list(q.choices) if q else [], question=q.text if q else "")
@@ -402,14 +435,14 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
         if len(out.measurements) > 12:
             lines.append(f"\n…and {len(out.measurements) - 12} more.")
     if out.saved_id:
-        lines += ["", f"<sub>Saved to your results as {out.saved_id}.</sub>"]
+        lines += ["", "<sub>Saved with your results: later answers compare against it.</sub>"]
     new_facts = None
     if out.facts is not None:
         new_facts = out.facts.model_dump(mode="json", exclude_none=True, exclude={"raw_output"})
     if out.verdict is None and out.measurements and out.facts is not None and not out.facts.model:
         lines += ["", "**Which model was this?** Tell me in the chat (e.g. “llama 3.1 8b q4_k_m”) and I will say "
                   "whether these numbers are normal."]
-    return "\n".join(lines), out.verdict, new_facts
+    return safe_markdown("\n".join(lines)), out.verdict, new_facts
 
 
 def _fmt_rate(x: float | None) -> str:
@@ -417,7 +450,27 @@ def _fmt_rate(x: float | None) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "/").replace("\n", " ")[:60]
+    return safe_markdown(text.replace("|", "/").replace("\n", " ")[:60])
+
+
+_ALLOWED_TAG = re.compile(r"</?(?:sub|sup|details|summary|b|i|em|strong|br|code)\s*/?>", re.I)
+
+
+def safe_markdown(md: str) -> str:
+    """Markdown with every raw HTML tag escaped except the few the advisor writes itself (``<sub>``,
+    ``<details>``, ``<summary>``, ``<br>`` …, without attributes), and no Markdown images: a model or
+    hardware name is another person's text and must show as text (``<img src=…>``, ``<a href=…>``,
+    ``![x](http://…)`` would make the browser fetch or link; issue 17 item 8). Idempotent."""
+    out = []
+    pos = 0
+    for m in re.finditer(r"<", md):
+        i = m.start()
+        out.append(md[pos:i])
+        tag = _ALLOWED_TAG.match(md, i)
+        out.append(tag.group(0) if tag else "&lt;")
+        pos = tag.end() if tag else i + 1
+    out.append(md[pos:])
+    return re.sub(r"!\[", r"!\\[", "".join(out))
 
 
 def _test_label(m: Any) -> str:
@@ -468,7 +521,7 @@ def api_ask(store: Store, message: str, facts_json: str = "") -> tuple[str, str,
         reply = friendly_error(e) if isinstance(e, (AdvisorError, ValidationError)) else _unexpected("api ask", e)
         return reply, "null", (facts or Scenario()).model_dump_json()
     verdict = res.verdict.model_dump_json() if res.verdict is not None else "null"
-    return res.reply, verdict, res.facts.model_dump_json()
+    return safe_markdown(res.reply), verdict, res.facts.model_dump_json()
 
 
 def _scenario_call(store: Store, scenario_json: str, fn: Callable[[Store, Scenario], Any], where: str) -> str:

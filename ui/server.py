@@ -29,9 +29,13 @@ def is_loopback(host: str) -> bool:
 
 def launch_options(*, host: str = "127.0.0.1", port: int | None = 7860, share: bool = False) -> dict[str, Any]:
     """Keyword arguments for ``Blocks.launch()`` with the production settings (theme included)."""
+    from starlette.middleware import Middleware
+
     from ui.app import theme_kwargs
+    from ui.bodycap import BodyCap
 
     return {
+        "app_kwargs": {"middleware": [Middleware(BodyCap)]},  # request bodies capped (ui/bodycap.py)
         "server_name": host,
         "server_port": port,
         "share": share,
@@ -77,7 +81,7 @@ def launch(
     if share:
         print("WARNING: --share opens a public gradio.live link to this app.", file=sys.stderr)
     store = Store(store_path)
-    demo = build_app(store, allow_probe=bool(allow_probe))
+    demo = build_app(store, allow_probe=bool(allow_probe), everyone_remote=share)
     opts = launch_options(host=host, port=port, share=share)
     opts.setdefault("quiet", True)  # Gradio's own banner suggests share=True; say what applies here instead
     opts.update(launch_kwargs)

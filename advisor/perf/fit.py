@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 import statistics
@@ -23,26 +22,23 @@ from advisor.calibration import CalibrationModel, CalRow, attention_flops, featu
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction
 from knowledge import catalog
-from knowledge.queries import calibration_set
+from knowledge.queries import OWN_ORIGINS, POPULATION_ORIGINS, calibration_set
 from knowledge.store import Store
 
 __all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "modelled_batch_tps", "own_machine_factors",
            "bounded_rows", "population_rows", "row_hardware", "row_model"]
 
-POPULATION_ORIGINS = ("seed", "pooled")
 # Decode measured with deliberately few threads (the source says so) is not what the machine does.
 _THREAD_LIMITED = re.compile(r"with only \d+ threads|not a max-thread|threads column reads 1\b", re.I)
-OWN_ORIGINS = ("probe", "import")
 CELL_ROWS = 8  # rows per source × machine × engine × model × format cell the fit keeps
 MAX_FIT_ROWS = 2000  # batch-1 rows the fit keeps at most (the curated seed has about 1,100 usable)
 MAX_BATCHED_ROWS = 400  # batched rows (the seed has 173)
 
 
 def _calibration_rows(store: Store, population: bool) -> list[dict[str, Any]]:
-    """Measured rows joined with their hardware, through ``knowledge.queries.calibration_set``."""
-    if "population" in inspect.signature(calibration_set).parameters:
-        return calibration_set(store, population=population)  # type: ignore[call-arg]
-    return calibration_set(store)
+    """Measured rows joined with their hardware, through ``knowledge.queries.calibration_set``:
+    the population (seed + pooled) or every row (the person's own included)."""
+    return calibration_set(store, scope="population" if population else "own")
 
 
 def population_rows(store: Store) -> list[dict[str, Any]]:

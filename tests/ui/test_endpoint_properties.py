@@ -28,6 +28,8 @@ _STORE = Store(":memory:")
 
 def _clean(out: str) -> None:
     assert "Traceback" not in out and "File \"/" not in out
+    # The generic message means an unexpected exception (a bug), not bad input: bad input gets a specific one.
+    assert handlers.GENERIC_ERROR not in out
 
 
 def _user_rows() -> dict:
@@ -62,3 +64,34 @@ def test_import_never_raises_and_rejected_input_stores_nothing(text, hardware):
     d = json.loads(out)
     if "error" in d or not d.get("measurements"):
         assert _user_rows() == before
+
+
+# Sound input must get a real answer, not an error: a "never raises" test that accepts any error would
+# pass with predict broken.
+SOUND = st.fixed_dictionaries({
+    "hardware": st.sampled_from(["RTX 4090", "M2 Max 38-core", "RTX 3090", "MacBook Air M2 16 GB", "H100 PCIe",
+                                 "Ryzen AI Max+ 395", "RX 7900 XTX"]),
+    "model": st.sampled_from(["llama 3.1 8b", "qwen 2.5 7b", "mistral 7b", "llama 3.2 3b", "gemma 2 9b"]),
+    "quant": st.sampled_from(["Q4_K_M", "Q8_0", "Q5_K_M", "4-bit", "F16"]),
+    "prompt_tokens": st.integers(1, 32_000), "gen_tokens": st.integers(1, 4_000),
+})
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sc=SOUND)
+def test_sound_scenarios_get_real_answers(sc):
+    p = json.loads(handlers.api_predict(_STORE, json.dumps(sc)))
+    assert "error" not in p, p
+    assert p["decode_tps"] > 0 and p["prefill_tps"] > 0 and p["ttft_s"] > 0
+    v = json.loads(handlers.api_diagnose(_STORE, json.dumps({**sc, "measured_decode_tps": p["decode_tps"] / 3})))
+    assert "error" not in v, v
+    assert v["bottleneck"] and v["status"] == "below_expected"
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sc=SOUND)
+def test_sound_sentences_get_a_verdict(sc):
+    reply, verdict_json, _ = handlers.api_ask(
+        _STORE, f"{sc['model']} {sc['quant']} on my {sc['hardware']}, prompts of {sc['prompt_tokens']} tokens", "")
+    _clean(reply)
+    assert reply.strip() and handlers.GENERIC_ERROR not in reply

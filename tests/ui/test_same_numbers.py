@@ -39,7 +39,9 @@ def test_api_and_cli_agree(app_url, tmp_path):
     cli = _cli_turns(tmp_path)["verdict"]
     assert api is not None and cli is not None
     for key in ("prefill_tps", "decode_tps", "ttft_s", "decode_s"):
-        assert api["prediction"][key] == pytest.approx(cli["prediction"][key], rel=1e-9)
+        # Same numbers to a millionth: the calibration sums rows in the order DuckDB returns them, which may
+        # differ between two processes in the last float bits (seen: 1.2e-9 relative on a loaded machine).
+        assert api["prediction"][key] == pytest.approx(cli["prediction"][key], rel=1e-6)
     assert api["prediction"]["memory"] == cli["prediction"]["memory"]
     assert api["bottleneck"] == cli["bottleneck"] == "decode"
     assert api["prediction"]["prompt_tokens"] == cli["prediction"]["prompt_tokens"] == 667

@@ -76,9 +76,11 @@ def test_full_session(page, llama_bench_md):
             send(page, "yes")
     expect(verdict).to_contain_text("Bottleneck:", timeout=15_000)
     expect(page.locator("#facts")).to_contain_text("M2")
-    # The roofline chart rendered, and the downloads are offered.
+    # The roofline chart rendered; the downloads are made when asked.
     expect(page.locator("#roofline .js-plotly-plot")).to_be_visible()
-    expect(page.locator("#export-md")).to_be_enabled()
+    expect(page.locator("#export-md")).to_be_hidden()
+    page.locator("#export-btn").click()
+    expect(page.locator("#export-md")).to_be_visible()
     with page.expect_download() as dl:
         page.locator("#export-json").click()
     assert dl.value.suggested_filename.endswith(".json")
@@ -114,8 +116,9 @@ def test_full_session(page, llama_bench_md):
     page.get_by_text("Paste tool output").click()
     page.locator("#paste textarea").fill(llama_bench_md)
     page.locator("#paste-btn").click()
-    expect(page.locator("#paste-out")).to_contain_text("2 measurement")
-    expect(page.locator("#paste-out")).to_contain_text("190.5")
+    expect(page.locator("#paste-out")).to_contain_text("chat")
+    expect(page.locator("#chat .bot").last).to_contain_text("2 measurement")
+    expect(page.locator("#chat .bot").last).to_contain_text("190.5")
     page.get_by_role("tab", name="Roofline").click()
     expect(page.locator("#roofline .js-plotly-plot")).to_be_visible()
     shot(page, "02-after-probe-and-paste.png")

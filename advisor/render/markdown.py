@@ -1,0 +1,335 @@
+"""Verdicts and predictions as Markdown: plain answer first, then numbers, then why, then fixes.
+
+This is the long form (``advisor diagnose``, the exported verdict). The chat's short answer is
+:mod:`advisor.render.reply`; the terminal renders either with :mod:`advisor.render.terminal`.
+
+Household thresholds (one home: here; stated in the answers that use them):
+
+* reading speed: adults read about 238 words a minute silently (Brysbaert 2019, meta-analysis of
+  190 studies) ≈ 4 words/s ≈ 5.3 tok/s at 0.75 words per token; 5–8 tok/s reads like a person
+  reading along, faster than :data:`COMFORTABLE_TPS` streams faster than you read;
+* first token: under 1 s feels instant, over 10 s feels broken (the 0.1 s / 1 s / 10 s
+  response-time limits of Nielsen 1993); in between is a noticeable pause.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from advisor.models import Prediction, ProbeResult, Scenario, Verdict
+
+__all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
+           "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
+           "plain_verdict", "prediction_markdown", "probe_markdown", "tidy", "use_label", "verdict_markdown"]
+
+WORDS_PER_TOKEN = 0.75
+READING_WPM = 238
+READING_TPS = READING_WPM / 60 / WORDS_PER_TOKEN  # ≈ 5.3 tok/s
+COMFORTABLE_TPS = 8.0  # upper end of "reads like reading along" (5–8 tok/s)
+TTFT_INSTANT_S, TTFT_PAUSE_S, TTFT_BROKEN_S = 1.0, 5.0, 10.0
+USE_LABELS = {"chat": "chat", "coding_agent": "a coding agent", "coding": "coding", "rag": "questions over documents",
+              "summarising": "summarising", "batch": "batch jobs"}
+
+
+def fmt_rate(x: float | None) -> str:
+    """A rate for people: ``1,234``, ``45.2``, ``3.1``; ``?`` when unknown."""
+    if x is None:
+        return "?"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def fmt_s(x: float | None) -> str:
+    """A duration for people: ``0.42 s``, ``12.3 s``, ``2.5 min``; ``?`` when unknown."""
+    if x is None:
+        return "?"
+    if x < 1:
+        return f"{x:.2f} s"
+    if x < 120:
+        return f"{x:.1f} s"
+    return f"{x / 60:.1f} min"
+
+
+def fmt_bpw(bpw: float) -> str:
+    """Bits per weight to one decimal (``4.8944`` → ``4.9``)."""
+    return f"{bpw:.0f}" if abs(bpw - round(bpw)) < 0.05 else f"{bpw:.1f}"
+
+
+_LONG_DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d{3,})(?=\s*(?:bits|GB|tok|s\b|TFLOP|%))")
+
+
+def tidy(text: str) -> str:
+    """A sentence from the engine made fit for people: long decimals rounded (``4.8944 bits`` → ``4.9 bits``),
+    ``TTFT`` said as "first word"."""
+    text = _LONG_DECIMAL.sub(lambda m: f"{float(m.group(1)):.1f}", text)
+    return _TTFT.sub("first word", text)
+
+
+_TTFT = re.compile(r"\bTTFT\b(?! \()")  # jargon in the engine's sentences; "TTFT (time to first token)" stays
+
+
+def use_label(use: str | None) -> str:
+    """``coding_agent`` → ``a coding agent`` (never an internal id in a reply)."""
+    return USE_LABELS.get(use or "", (use or "").replace("_", " "))
+
+
+_fmt_rate, _fmt_s = fmt_rate, fmt_s
+
+# Importer format ids as people know the tools ("from llama-bench-md output" → "from llama-bench output").
+TOOL_NAMES = {"llama-bench-md": "llama-bench", "llama-bench-csv": "llama-bench", "llama-bench-json": "llama-bench",
+              "llama-bench-jsonl": "llama-bench", "llama-cpp-timings": "llama.cpp", "ollama-verbose": "ollama",
+              "ollama-api": "ollama", "lmstudio": "LM Studio", "vllm-bench": "vLLM",
+              "llama-server-timings": "llama-server", "llama-print-timings": "llama.cpp",
+              "batched-bench": "llama-batched-bench"}
+_TOOL_OUTPUT = re.compile(r"from ([\w.+-]+) output")
+
+
+def name_tools(text: str) -> str:
+    """Importer format ids in a sentence replaced by the tool's name."""
+    return _TOOL_OUTPUT.sub(lambda m: f"from {TOOL_NAMES.get(m.group(1), m.group(1))} output", text)
+
+
+def feel_speed(tps: float | None) -> str:
+    """What a streaming speed feels like, against reading speed (5–8 tok/s)."""
+    if tps is None:
+        return "speed unknown"
+    words = tps * WORDS_PER_TOKEN
+    if tps >= 2 * COMFORTABLE_TPS:
+        return f"≈ {words:.0f} words a second, much faster than you read"
+    if tps >= COMFORTABLE_TPS:
+        return f"≈ {words:.0f} words a second, faster than you read"
+    if tps >= READING_TPS:
+        return f"≈ {words:.0f} words a second, about reading speed"
+    if tps >= 0.5 * READING_TPS:
+        return f"≈ {words:.1f} words a second, slower than you read"
+    return f"≈ {words:.1f} words a second, painfully slow"
+
+
+def feel_wait(ttft: float | None) -> str:
+    """What the wait for the first word feels like (instant < 1 s, broken > 10 s)."""
+    if ttft is None:
+        return "unknown (no compute figure for this hardware)"
+    if ttft < TTFT_INSTANT_S:
+        return "feels instant"
+    if ttft <= TTFT_BROKEN_S:
+        return "a noticeable pause"
+    return "long enough to feel broken"
+
+
+def plain_answer(p: Prediction) -> str:
+    """One sentence a person who knows nothing about prefill understands (thresholds: module docstring)."""
+    tps = p.decode_tps_per_seq or p.decode_tps or 0
+    if not p.memory.fits:
+        return (f"**No, not comfortably: it needs about {p.memory.required_gb:.0f} GB but only "
+                f"{p.memory.usable_gb:.0f} GB is usable here.** It would spill out of fast memory and crawl.")
+    verdict = ("Yes, comfortably" if tps >= COMFORTABLE_TPS else "Yes" if tps >= READING_TPS else
+               "Yes, but slowly" if tps >= 0.5 * READING_TPS else "Technically yes, but it will feel broken")
+    ttft = p.ttft_s
+    if ttft is None:
+        first = "the first word's delay is unknown (no compute figure for this hardware)"
+    elif ttft < TTFT_INSTANT_S:
+        first = f"the first word comes almost instantly ({_fmt_s(ttft)})"
+    elif ttft <= TTFT_PAUSE_S:
+        first = f"the first word after about {_fmt_s(ttft)}"
+    elif ttft <= TTFT_BROKEN_S:
+        first = f"but you wait about {_fmt_s(ttft)} for the first word"
+        verdict = verdict.replace("comfortably", "with a noticeable wait")
+    else:
+        first = f"but the first word takes about {_fmt_s(ttft)}, which feels broken"
+        verdict = "Only with patience"
+    return f"**{verdict}: {feel_speed(tps).removeprefix('≈ ')}; {first}.**"
+
+
+def json_safe(x: Any) -> Any:
+    """``x`` with every non-finite float replaced by None (strict JSON has no Infinity or NaN)."""
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
+    """The first sentence of an answer: about the user's own numbers when there are any.
+
+    ``with_fix=False`` leaves out the "First fix" tail (the chat answer has its own "Best fix" line).
+    """
+    p = v.prediction
+    mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
+    exp = (p.decode_tps_per_seq or p.decode_tps) if p else None
+    if v.bottleneck == "misconfiguration":
+        lo = (v.expected_range.get("decode_tps") or (None,))[0] if p is None else None
+        got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}" if (mt and exp) else \
+            (f"you get {mt:g} tok/s where any machine of this kind does at least {_fmt_rate(lo)} tok/s" if (mt and lo) else
+             "the numbers point at the setup, not the hardware")
+        fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes and with_fix else ""
+        return f"**Something in the setup is holding it back: {got}.**{fix}"
+    if v.bottleneck == "memory_fit":
+        if p is not None and not p.memory.fits:
+            total, need, usable = p.memory.total_gb, p.memory.required_gb, p.memory.usable_gb
+            whole = f" — more than this machine's whole {total:g} GB" if total and need > total else ""
+            fmt = "{:.1f}" if need < 1.2 * usable else "{:.0f}"  # close calls keep a decimal: 24.7 vs 23.5
+            return (f"**No: it does not fit. It needs about {fmt.format(need)} GB{whole}, and about "
+                    f"{fmt.format(usable)} GB is usable for the model here,** so part of it runs from slow memory"
+                    + (f" — that is why you see {mt:g} tok/s." if mt else "."))
+        return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
+                + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
+    if mt or mp:
+        what = f"decode {mt:g} tok/s" if mt else f"prefill {mp:,.0f} tok/s"
+        if v.status == "no_expectation":
+            return f"**{what[0].upper()}{what[1:]} measured; whether that is normal depends on the exact machine: say which one.**"
+        rng = v.expected_range.get("decode_tps")
+        if v.status == "below_expected" and p is None and mt and rng:
+            return f"**Far slower than any machine of this kind: {what} measured, at least {_fmt_rate(rng[0])} tok/s expected.**"
+        if v.status == "below_expected":
+            return f"**Slower than it should be: {what} measured, about {_fmt_rate(exp if mt else (p.prefill_tps if p else None))} expected.**"
+        if v.status == "above_expected":
+            return (f"**Faster than usual for this hardware ({what}):** worth checking how it was measured "
+                    "(a very short answer or a cached prompt reads fast).")
+        phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
+        return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
+    return plain_answer(p) if p is not None else ""
+
+
+def prediction_markdown(p: Prediction) -> str:
+    """The numbers table of a prediction, with ranges and the memory fit."""
+    rp = p.prefill_tps_range
+    rd = p.decode_tps_range
+    m = p.memory
+    rows = [
+        "| | predicted | 10–90 % range | ceiling |",
+        "|---|---:|---:|---:|",
+        f"| prefill (prompt processing) | {_fmt_rate(p.prefill_tps)} tok/s | "
+        + (f"{_fmt_rate(rp[0])}–{_fmt_rate(rp[1])}" if rp else "–") + f" | {_fmt_rate(p.prefill_ceiling_tps)} tok/s |",
+        (f"| decode, all {p.concurrency} users together | " if p.concurrency > 1 else "| decode (generation) | ")
+        + f"{_fmt_rate(p.decode_tps)} tok/s | "
+        + (f"{_fmt_rate(rd[0])}–{_fmt_rate(rd[1])}" if rd else "–") + f" | {_fmt_rate(p.decode_ceiling_tps)} tok/s |",
+        f"| time to first token ({p.prompt_tokens:,} tokens) | {_fmt_s(p.ttft_s)} | | |",
+        f"| streaming the answer ({p.gen_tokens:,} tokens) | {_fmt_s(p.decode_s)} | | |",
+    ]
+    if p.concurrency > 1:
+        rows.insert(4, f"| decode per user | {_fmt_rate(p.decode_tps_per_seq)} tok/s | | |")
+    if m.total_gb is None:
+        mem = (f"**Memory:** needs about {m.required_gb:.1f} GB (weights {m.weights_gb:.1f} + KV cache "
+               f"{m.kv_cache_gb:.2f} + overhead {m.overhead_gb:.1f}); the machine's memory is not known, so the fit "
+               "is not checked — say how much it has.")
+    else:
+        mem = (f"**Memory:** weights {m.weights_gb:.1f} GB + KV cache {m.kv_cache_gb:.2f} GB + overhead {m.overhead_gb:.1f} GB "
+               f"= {m.required_gb:.1f} GB of {m.usable_gb:.1f} GB usable"
+               + (f" ({m.note})" if m.note else "") + (" → **fits**." if m.fits else " → **does not fit**."))
+    hw = (f"{p.hardware['name']}: {p.bandwidth_gbs:g} GB/s"
+          + (f", {p.tflops:.1f} TFLOPS FP16" + (" (estimate)" if p.tflops_is_estimate else "") if p.tflops else "")
+          + f"; {p.model['id']} at {p.quant} ({fmt_bpw(p.bits_per_weight)} bits per weight, "
+          f"{p.weight_bytes_per_token_gb:.2f} GB read per token); {p.backend}.")
+    return "\n".join(rows) + "\n\n" + mem + "\n\n" + hw
+
+
+def _why(p: Prediction, v: Verdict | None) -> str:
+    ttft = p.ttft_s or 0
+    stream = p.decode_s or 0
+    txt = (f"Predicted for this setup: a request runs in two phases. **Prefill** reads your {p.prompt_tokens:,}-token prompt in one go; it is "
+           f"limited by compute (FLOP/s) and sets the wait before the first word ({_fmt_s(p.ttft_s)}). **Decode** then "
+           f"writes the answer one token at a time, reading all {p.weight_bytes_per_token_gb:.1f} GB of weights for every "
+           f"token; it is limited by memory bandwidth and sets the streaming speed ({_fmt_s(stream)} for "
+           f"{p.gen_tokens} tokens). ")
+    if v is None:
+        txt += ("For this workload the longer part is " + ("prefill." if ttft > stream else "decode."))
+    return txt
+
+
+def verdict_markdown(v: Verdict, *, facts: Scenario | None = None) -> str:
+    """The full answer: plain words, numbers, why, fixes, assumptions, calibration."""
+    out: list[str] = []
+    p = v.prediction
+    first = plain_verdict(v)
+    if first:
+        out.append(first)
+    out.append(f"### {v.headline}")
+    if v.measured.get("prefill_tps") or v.measured.get("decode_tps"):
+        meas = []
+        for k, label in (("prefill_tps", "prefill"), ("decode_tps", "decode")):
+            mv = v.measured.get(k)
+            if mv:
+                dev = v.deviation_pct.get(k)
+                rng = v.expected_range.get(k)
+                meas.append(f"{label} {mv:,.1f} tok/s measured" + (f", expected {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])}" if rng else "")
+                            + (f" ({dev:+.0f} % vs the middle)" if dev is not None else ""))
+        out.append("**Your numbers:** " + "; ".join(meas) + ".")
+    if p is not None:
+        out.append(prediction_markdown(p))
+    out.append("**Why:** " + (_why(p, v) if p else "") + " ".join(v.signals))
+    if v.fixes:
+        out.append("**What to do, best first:**")
+        out.append("\n".join(f"{i}. **{f.title}** — {f.predicted_effect}. _{f.why}_" for i, f in enumerate(v.fixes[:5], 1)))
+    if v.assumptions:
+        out.append("<details><summary>Assumptions (say so to refine)</summary>\n\n"
+                   + "\n".join(f"- {tidy(a)}" for a in dict.fromkeys(v.assumptions)) + "\n</details>")
+    if p is not None and p.calibration:
+        out.append(f"<sub>{calibration_note(p)}</sub>")
+    return "\n\n".join(out)
+
+
+def calibration_note(p: Prediction) -> str:
+    """How the prediction was tuned to real runs, in words ("tuned on 4 measured runs …")."""
+    parts = []
+    for c in p.calibration:
+        what = "generation" if c.phase == "decode" else "prompt reading"
+        runs = "one measured run" if c.n_rows == 1 else f"{c.n_rows} measured runs"
+        parts.append(f"{what} speed is {c.efficiency:.0%} of the hardware's limit, tuned on {runs} of similar setups")
+    return ("How sure: " + "; ".join(parts) + f". Reading speed {READING_WPM} words a minute (Brysbaert 2019)."
+            if parts else "")
+
+
+def facts_summary(facts: Scenario) -> str:
+    """What the advisor has understood so far, in one line."""
+    parts = []
+    d: dict[str, Any] = facts.model_dump(exclude_none=True)
+    labels = [("hardware", "hardware"), ("memory_gb", "memory"), ("model", "model"), ("params_b", "size"),
+              ("quant", "format"), ("backend", "engine"), ("prompt_tokens", "prompt"), ("gen_tokens", "answer"),
+              ("concurrency", "users"), ("use", "use")]
+    for key, label in labels:
+        if key in d:
+            val = d[key]
+            if key == "memory_gb":
+                val = f"{val:g} GB"
+            elif key in ("prompt_tokens", "gen_tokens"):
+                val = f"{val:,} tokens"
+            elif key == "params_b":
+                val = f"{val:g}B"
+            elif key == "use":
+                val = use_label(val)
+            parts.append(f"{label}: {val}")
+    return ("So far: " + "; ".join(parts) + ".") if parts else ""
+
+
+def _flops(tflops: float) -> str:
+    return f"{tflops * 1000:.1f} GFLOP/s" if tflops < 0.1 else f"{tflops:.2f} TFLOP/s"
+
+
+def probe_markdown(probe: ProbeResult, store: Any = None) -> str:
+    """Probe result next to the catalog figure of the matched hardware."""
+    lines = [f"**This machine** ({probe.device}, {probe.backend}, {probe.engine_version}) — measured in {probe.duration_s:.1f} s:",
+             f"- memory read (sets the generation speed): **{probe.bandwidth_gbs:.1f} GB/s** "
+             f"(median {probe.bandwidth_median_gbs or probe.bandwidth_gbs:.1f})",
+             f"- matrix multiply (sets how fast a prompt is read): **{_flops(probe.matmul_tflops)}** "
+             f"({probe.matmul_dtype or 'fp'})"]
+    for k, v in (probe.matvec_gbs or {}).items():
+        if v and v >= 0.05:  # a kernel that did not run reports 0: not a measurement
+            lines.append(f"- reading weights the way generation does ({k} weights): {v:.1f} GB/s")
+    if store is not None and probe.hw_id:
+        try:
+            from knowledge import catalog
+
+            hw = catalog.get_hardware(store, probe.hw_id)
+            lines.append(f"- matched to **{hw.name}**: {probe.bandwidth_gbs / hw.bandwidth_gbs:.0%} of its "
+                         f"{hw.bandwidth_gbs:g} GB/s spec")
+        except Exception:  # noqa: BLE001 - the match is a nicety
+            pass
+    for r in probe.model_runs:
+        lines.append(f"- model run: prompt {r.prompt_tokens} → prefill {r.prefill_tps:,.0f} tok/s; decode "
+                     f"{r.decode_tps:.1f} tok/s over {r.gen_tokens} tokens")
+    lines.append("")
+    lines.append("Answers about “this machine” now use these numbers. The probe measures the computer running the "
+                 "advisor; to measure your own, run `advisor probe` there.")
+    return "\n".join(lines)

@@ -1,0 +1,292 @@
+"""Options side by side in the chat: the machines (or models) a person named, from the Compare engine.
+
+"Should we buy an M3 Ultra, two 4090s or an H100?" is answered in one reply: every option with its
+numbers, from :func:`advisor.compare.compare_request` (the engine behind the Compare tab), so the
+chat table and the Compare tab never disagree. :func:`compare_fill` gives the Compare tab's inputs
+from the same conversation (model, lengths, users, stated memory: a 96 GB M3 Ultra stays 96 GB).
+
+Model options on one machine ("the 8B or the 14B?") use :func:`advisor.service.predict_scenario`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.errors import AdvisorError, AmbiguousError
+from advisor.models import Scenario
+from advisor.render.markdown import WORDS_PER_TOKEN, feel_speed, feel_wait, fmt_rate, fmt_s, tidy
+from knowledge.store import Store
+
+__all__ = ["DEFAULT_TPS_TARGET", "DEFAULT_TTFT_TARGET_S", "Options", "candidate_names", "compare_fill",
+           "has_options", "hardware_options", "model_options", "options_for", "options_markdown", "short_name"]
+
+# The Compare tab's default targets (one home; ui.app uses these too): a first word within 30 s at
+# the 95th percentile under load, and 10 tok/s per user (about twice reading speed).
+DEFAULT_TTFT_TARGET_S = 30.0
+DEFAULT_TPS_TARGET = 10.0
+_MEM = re.compile(r"(\d{1,4}(?:\.\d+)?)\s*GB\b", re.I)
+_VENDOR = re.compile(r"^(?:Apple|NVIDIA|AMD|Intel)\s+|GeForce\s+|Radeon\s+|\s*\(\d+-core GPU\)", re.I)
+
+
+def short_name(name: str, memory_gb: float | None = None) -> str:
+    """A machine's name short enough for a chat table: ``Apple M3 Ultra (80-core GPU)`` → ``M3 Ultra 96 GB``."""
+    out = _VENDOR.sub("", name).strip()
+    if memory_gb and not _MEM.search(out):
+        out += f" {memory_gb:g} GB"
+    return out
+_ID_IN_PARENS = re.compile(r"\(([a-z0-9][a-z0-9.\-]+)\)\s*$")
+
+
+@dataclass
+class Options:
+    """A side-by-side answer: one row per option, the workload it was worked out for, notes.
+
+    Attributes:
+        kind: ``"hardware"`` (machines for one model) or ``"models"`` (models on one machine).
+        rows: per option: ``name``, ``fits`` (bool), ``users_fit`` (int | None), ``first_word_s``
+            (float | None, p95 under load for hardware), ``tps_each`` (float | None, decode tok/s per
+            user), ``meets`` (bool | None, hardware only), ``memory_gb`` (float | None).
+        workload: ``model``, ``quant``, ``prompt_tokens``, ``gen_tokens``, ``users``.
+        notes: sentences for the folded detail (assumed candidates, unknown names).
+        request: :class:`advisor.compare.CompareRequest` fields that reproduce it in the Compare tab.
+        hint: the cheapest change that makes an option work when none does (Markdown), else ``""``.
+        said: what was assumed or left out about the names as written (shown, not folded).
+    """
+
+    kind: str
+    rows: list[dict[str, Any]]
+    workload: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    request: dict[str, Any] | None = None
+    hint: str = ""
+    said: list[str] = field(default_factory=list)
+
+
+def has_options(facts: Scenario | None) -> bool:
+    """True when the facts name at least two machines or two models to weigh against each other."""
+    if facts is None:
+        return False
+    hw = [x for x in ([facts.hardware] + list(facts.compare_hardware or [])) if x]
+    models = [x for x in ([facts.model] + list(facts.compare_models or [])) if x]
+    return len(dict.fromkeys(hw)) >= 2 or len(dict.fromkeys(models)) >= 2
+
+
+def _one_name(store: Store, text: str, memory_gb: float | None) -> tuple[str | None, list[str]]:
+    """A compare candidate string for what was written (catalog id + stated memory), and notes."""
+    from knowledge import catalog
+
+    mem = memory_gb
+    found = _MEM.search(text)
+    if found:
+        mem = float(found.group(1))
+    name = _MEM.sub(" ", text).strip(" ,") or text
+    notes: list[str] = []
+    try:
+        hid = catalog.resolve_hardware(store, name, memory_gb=mem).value.id
+    except AmbiguousError as e:
+        ids = [m.group(1) for m in (_ID_IN_PARENS.search(c) for c in e.candidates) if m]
+        if not ids:
+            return None, [f"“{text}” could be several machines: {'; '.join(e.candidates[:3])}. Name one."]
+        hid = ids[0]
+        notes.append(f"“{text}” could be {' or '.join(c.split(' (')[0] for c in e.candidates[:2])}: "
+                     f"assumed the first; say which to change it.")
+    except AdvisorError:
+        return None, [f"I do not know the machine “{text}”, so it is left out."]
+    return (f"{hid} {mem:g}GB" if mem else hid), notes
+
+
+def candidate_names(store: Store, facts: Scenario) -> tuple[list[str], list[str]]:
+    """The machines to compare as compare-engine candidate strings (``id`` or ``id 96GB``), and notes."""
+    out: list[str] = []
+    notes: list[str] = []
+    written = [(facts.hardware, facts.memory_gb)] if facts.hardware else []
+    written += [(x, None) for x in facts.compare_hardware or [] if x and x != facts.hardware]
+    for text, mem in written:
+        if text is None:
+            continue
+        name, ns = _one_name(store, text, mem)
+        notes += ns
+        if name and name not in out:
+            out.append(name)
+    return out, notes
+
+
+def _workload(store: Store, facts: Scenario) -> dict[str, Any]:
+    from advisor.resolve import resolve_scenario
+
+    res = resolve_scenario(store, facts)
+    model = res.model.id if res.model is not None else (facts.model or (f"{facts.params_b:g}B" if facts.params_b
+                                                                         else None))
+    return {"model": model, "quant": res.quant.name if res.quant is not None else None,
+            "prompt_tokens": res.prompt_tokens, "gen_tokens": res.gen_tokens, "users": res.concurrency,
+            "backend": facts.backend}
+
+
+def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
+    """The Compare tab's inputs from the conversation: CompareRequest fields, or None without a model."""
+    wl = _workload(store, facts)
+    if not wl["model"]:
+        return None
+    names, _ = candidate_names(store, facts)
+    return {"model": wl["model"], "quant": wl["quant"], "prompt_tokens": wl["prompt_tokens"],
+            "gen_tokens": wl["gen_tokens"], "concurrency": wl["users"], "candidates": names,
+            "requests_per_minute": facts.requests_per_minute,
+            "shared_prefix_tokens": min(facts.shared_prefix_tokens or 0, max(wl["prompt_tokens"] - 1, 0)),
+            "ttft_target_s": DEFAULT_TTFT_TARGET_S, "tps_per_user": DEFAULT_TPS_TARGET}
+
+
+def hardware_options(store: Store, facts: Scenario) -> Options | None:
+    """Every named machine for the facts' model and workload, through the Compare engine."""
+    from advisor import compare as cmp
+
+    fill = compare_fill(store, facts)
+    if fill is None or len(fill["candidates"]) < 2:
+        return None
+    _, said = candidate_names(store, facts)
+    notes: list[str] = []
+    req = cmp.CompareRequest(**{k: v for k, v in fill.items() if v is not None},
+                             backend=facts.backend if facts.backend else None)
+    result = cmp.compare_request(store, req)
+    rows = _rows(fill["candidates"], result)
+    hint = ""
+    if rows and not any(r["meets"] for r in rows):
+        # The cheapest change that may work: the KV cache at 8 bits (half the memory per user).
+        alt = _rows(fill["candidates"], cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"})))
+        good = [r for r in alt if r["meets"]]
+        if good:
+            b = min(good, key=lambda r: r["rank"])
+            hint = (f"**Cheapest change that works:** keep the KV cache (each conversation's memory of the prompt) "
+                    f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
+                    f"all {req.concurrency} users at {fmt_rate(b['tps_each'])} tok/s each, first word within "
+                    f"{fmt_s(b['first_word_s'])}.")
+    wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
+          "gen_tokens": result["gen_tokens"], "users": result["concurrency"]}
+    notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
+    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill, hint=hint, said=said)
+
+
+def _rows(candidates: list[str], result: dict[str, Any]) -> list[dict[str, Any]]:
+    by_id = {c["hardware"]["id"]: c for c in result["candidates"]}
+    rows = []
+    for name in candidates:
+        hid = name.split(" ")[0]
+        c = by_id.get(hid)
+        if c is None:
+            continue
+        hw = c["hardware"]
+        mem = (hw.get("memory_gb") or 0) * (hw.get("n_devices") or 1) or None
+        rows.append({"name": short_name(hw["name"], mem), "memory_gb": mem,
+                     "fits": bool(c["max_concurrency"]), "users_fit": c["max_concurrency"],
+                     "first_word_s": c["ttft_s"].get("p95"), "tps_each": c["decode_tps_per_user"],
+                     "meets": c["meets_targets"], "rank": c["rank"]})
+    return rows
+
+
+def model_options(store: Store, facts: Scenario) -> Options | None:
+    """Every named model on the facts' machine (single predictions at the same lengths and users)."""
+    from advisor import service
+
+    names = list(dict.fromkeys(x for x in [facts.model, *(facts.compare_models or [])] if x))
+    if len(names) < 2 or not facts.hardware:
+        return None
+    rows, notes = [], []
+    wl: dict[str, Any] = {}
+    for name in names:
+        try:
+            p = service.predict_scenario(store, facts.model_copy(update={"model": name, "params_b": None,
+                                                                         "compare_models": None}))
+        except AdvisorError as e:
+            notes.append(f"{name}: {str(e).splitlines()[0]}")
+            continue
+        wl = {"model": None, "quant": p.quant, "prompt_tokens": p.prompt_tokens, "gen_tokens": p.gen_tokens,
+              "users": p.concurrency, "hardware": p.hardware.get("name")}
+        rows.append({"name": name, "fits": p.memory.fits, "users_fit": None, "first_word_s": p.ttft_s,
+                     "tps_each": p.decode_tps_per_seq or p.decode_tps, "meets": None,
+                     "memory_gb": p.memory.required_gb})
+    if len(rows) < 2:
+        return None
+    return Options(kind="models", rows=rows, workload=wl, notes=notes)
+
+
+def options_for(store: Store, facts: Scenario) -> Options | None:
+    """Hardware options when several machines are named, else model options, else None."""
+    try:
+        return hardware_options(store, facts) or model_options(store, facts)
+    except (AdvisorError, ValueError):
+        return None
+
+
+def _yes(b: bool | None) -> str:
+    return "—" if b is None else ("yes" if b else "**no**")
+
+
+def _dash(text: str) -> str:
+    return "—" if text == "?" else text
+
+
+def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
+    name = r["name"]
+    if not r["fits"]:
+        return f"**{name}** cannot hold the model" + (" for even one user." if r.get("users_fit") == 0 else ".")
+    if r.get("users_fit") is not None and r["users_fit"] < users:
+        return (f"**{name}** holds only {r['users_fit']} of the {users} users at once (the others wait); "
+                f"{fmt_rate(r['tps_each'])} tok/s each.")
+    wait = "" if r["first_word_s"] is None else f"first word within {fmt_s(r['first_word_s'])} " \
+                                                f"({feel_wait(r['first_word_s'])})"
+    each = " each" if users > 1 else ""
+    speed = "" if r["tps_each"] is None else f"{fmt_rate(r['tps_each'])} tok/s{each} ({feel_speed(r['tps_each'])})"
+    verdict = "" if r["meets"] is None else (" meets the targets:" if r["meets"] else " misses the targets:")
+    return f"**{name}**{verdict} " + ", ".join(x for x in (speed, wait) if x) + "."
+
+
+def options_markdown(opt: Options) -> str:
+    """The side-by-side reply: who wins in one sentence, a compact table, one line per option, notes folded."""
+    wl, rows = opt.workload, opt.rows
+    users = int(wl.get("users") or 1)
+    who = f"{users} people at once" if users > 1 else "one person"
+    lengths = (f"{wl['prompt_tokens']:,}-token prompts (≈ {wl['prompt_tokens'] * WORDS_PER_TOKEN:,.0f} words), "
+               f"{wl['gen_tokens']:,}-token answers")
+    if opt.kind == "hardware":
+        good = [r for r in rows if r["meets"]]
+        if good:
+            best = min(good, key=lambda r: r["rank"])
+            lead = (f"**For {who}, the {best['name']} is the one that does the job**"
+                    + (f" ({len(good)} of {len(rows)} meet the targets)." if len(good) > 1 else
+                       f"; the other {len(rows) - 1} do not."))
+        else:
+            held = [r for r in rows if r["fits"]]
+            lead = (f"**None of the {len(rows)} meets the targets for {who}**"
+                    + (f"; the closest is the {max(held, key=lambda r: r['tps_each'] or 0)['name']}." if held
+                       else ": none holds the model."))
+        title = f"{str(wl['model']).split('/')[-1]} at {wl['quant']}, {who}, {lengths}."
+        head = "| option | fits | users | first word | tok/s each | targets |\n|---|---|--:|--:|--:|---|"
+        body = [f"| {r['name']} | {_yes(r['fits'])} | {r['users_fit']} | {_dash(fmt_s(r['first_word_s']))} | "
+                f"{_dash(fmt_rate(r['tps_each']))} | {'met' if r['meets'] else 'missed'} |" for r in rows]
+        targets = (f"<sub>Targets: first word within {DEFAULT_TTFT_TARGET_S:g} s for 95 % of requests, "
+                   f"{DEFAULT_TPS_TARGET:g} tok/s per user (about twice reading speed), everyone streaming at "
+                   "once; the Compare tab (or `advisor compare`) changes them.</sub>")
+    else:
+        fitting = [r for r in rows if r["fits"]]
+        if fitting:
+            best = max(fitting, key=lambda r: r["memory_gb"] or 0)
+            lead = (f"**On the {wl.get('hardware')}, the largest that fits is {best['name']}**: "
+                    f"{fmt_rate(best['tps_each'])} tok/s ({feel_speed(best['tps_each'])}).")
+        else:
+            lead = f"**None of them fits the {wl.get('hardware')}.**"
+        title = f"{wl.get('hardware')}, {wl['quant']}, {who}, {lengths}."
+        head = "| model | fits | needs | first word | tok/s |\n|---|---|--:|--:|--:|"
+        body = [f"| {r['name']} | {_yes(r['fits'])} | {r['memory_gb']:.0f} GB | {_dash(fmt_s(r['first_word_s']))} | "
+                f"{_dash(fmt_rate(r['tps_each']))} |" for r in rows]
+        targets = ""
+    lines = "\n".join(f"- {_row_sentence(r, users, opt.kind)}" for r in rows)
+    out = [lead, f"<sub>{title}</sub>", head + "\n" + "\n".join(body), lines, opt.hint]
+    if opt.said:
+        out.append("<br>".join(f"<sub>{x}</sub>" for x in opt.said))
+    if targets:
+        out.append(targets)
+    if opt.notes:
+        out.append("<details><summary>Notes</summary>\n\n" + "\n".join(f"- {n}" for n in opt.notes)
+                   + "\n\n</details>")
+    return "\n\n".join(x for x in out if x)

@@ -1,0 +1,275 @@
+"""The chat's answers: short, plain words first, the detail folded away.
+
+A first answer is the verdict in one sentence, the two or three numbers that matter with what they
+feel like (reading speed, a first word that feels instant or broken), the cheapest fix that works,
+the lengths it was worked out for, then ``<details>`` blocks (numbers, why, other fixes,
+assumptions). A follow-up says what changed since the previous answer and stays much shorter.
+
+Pure functions of :class:`~advisor.models.Verdict` / :class:`~advisor.models.Scenario`; no store.
+Thresholds live in :mod:`advisor.render.markdown` (one home).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from advisor.models import Fix, Prediction, Scenario, Verdict
+from advisor.render.markdown import (
+    COMFORTABLE_TPS,
+    TTFT_BROKEN_S,
+    WORDS_PER_TOKEN,
+    calibration_note,
+    feel_speed,
+    feel_wait,
+    fmt_bpw,
+    fmt_rate,
+    fmt_s,
+    plain_verdict,
+    prediction_markdown,
+    tidy,
+)
+
+__all__ = ["CHANGE_LABELS", "answer_markdown", "changes", "details", "feel_speed", "feel_wait",
+           "followup_markdown", "said_changes", "visible_words"]
+
+# Facts whose change a follow-up names, with how to say the value.
+CHANGE_LABELS: dict[str, str] = {
+    "hardware": "hardware", "memory_gb": "memory", "gpu_cores": "GPU cores", "gpu_count": "GPUs",
+    "model": "model", "params_b": "model size", "quant": "weight format", "backend": "engine",
+    "prompt_tokens": "prompt", "gen_tokens": "answer", "depth": "conversation so far",
+    "concurrency": "users", "measured_decode_tps": "your generation speed",
+    "measured_prefill_tps": "your prompt speed", "context_window": "context window",
+    "shared_prefix_tokens": "shared prefix", "n_gpu_layers": "GPU layers",
+}
+
+
+def _val(field: str, v: Any) -> str:
+    if v is None:
+        return "not set"
+    if field == "memory_gb":
+        return f"{v:g} GB"
+    if field in ("prompt_tokens", "gen_tokens", "depth", "context_window", "shared_prefix_tokens"):
+        return f"{int(v):,} tokens"
+    if field == "params_b":
+        return f"{v:g}B"
+    if field in ("measured_decode_tps", "measured_prefill_tps"):
+        return f"{v:g} tok/s"
+    if field == "concurrency":
+        return f"{int(v)}"
+    return str(v)
+
+
+def changes(before: Scenario | None, after: Scenario) -> list[tuple[str, str, str, str]]:
+    """What the person changed between two turns: ``(field, label, old, new)`` in reading order."""
+    if before is None:
+        return []
+    out = []
+    for f, label in CHANGE_LABELS.items():
+        old, new = getattr(before, f, None), getattr(after, f, None)
+        if f == "params_b" and after.model and after.model != before.model:
+            continue  # a named model replaces the size: said once, under "model"
+        if f == "model" and old is None and before.params_b:
+            old = f"{before.params_b:g}B"
+        if new is not None and old != new:
+            out.append((f, label, _val(f, old), _val(f, new)))
+    return out
+
+
+def said_changes(ch: Sequence[tuple[str, str, str, str]], *, limit: int = 3) -> str:
+    """``memory 16 GB → 32 GB; 20 users at once`` for :func:`changes` output (a new value alone when unset)."""
+    parts = []
+    for f, label, old, new in ch[:limit]:
+        if f == "concurrency":
+            parts.append(f"{new} users at once" if old == "not set" else f"users {old} → {new}")
+        else:
+            parts.append(f"{label} {new}" if old == "not set" else f"{label} {old} → {new}")
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------------------------ pieces
+def _per_user(p: Prediction) -> float:
+    return p.decode_tps_per_seq or p.decode_tps
+
+
+def _numbers(v: Verdict) -> list[str]:
+    """The two or three numbers that matter, each with what it feels like."""
+    p, out = v.prediction, []
+    mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
+    if mt:
+        rng = v.expected_range.get("decode_tps")
+        exp = f"; about {fmt_rate(rng[0])}–{fmt_rate(rng[1])} is normal here" if rng else ""
+        out.append(f"**Your generation speed:** {mt:g} tok/s ({feel_speed(mt)}){exp}")
+    if mp:
+        rng = v.expected_range.get("prefill_tps")
+        exp = f"; about {fmt_rate(rng[0])}–{fmt_rate(rng[1])} is normal here" if rng else ""
+        out.append(f"**Your prompt reading:** {mp:,.0f} tok/s{exp}")
+    if p is None:
+        return out
+    m = p.memory
+    if m.total_gb is not None and not m.fits:
+        if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
+            out.append(f"**Memory:** needs {m.required_gb:.1f} GB, only {m.usable_gb:.1f} GB usable: does not fit")
+        if not mt:
+            out.append(f"**Even if it ran:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
+                       f"{fmt_s(p.ttft_s)}, and it crawls once it swaps")
+        return out
+    if not mt:
+        users = f" for each of {p.concurrency} users streaming at once" if p.concurrency > 1 else ""
+        out.append(f"**Speed:** about {fmt_rate(_per_user(p))} tok/s{users} ({feel_speed(_per_user(p))})")
+    if not mp:
+        out.append(f"**First word:** after about {fmt_s(p.ttft_s)} for a {p.prompt_tokens:,}-token prompt "
+                   f"({feel_wait(p.ttft_s)})")
+    if m.total_gb is None:
+        out.append(f"**Memory:** needs about {m.required_gb:.0f} GB; say how much the machine has to check the fit")
+    elif len(out) < 3 or m.required_gb > 0.8 * m.usable_gb:
+        out.append(f"**Memory:** needs {m.required_gb:.1f} of {m.usable_gb:.1f} GB usable: fits"
+                   + (" with little room to spare" if m.required_gb > 0.8 * m.usable_gb else ""))
+    return out
+
+
+def _comfortable(v: Verdict) -> bool:
+    """Nothing to fix for a person: it fits, streams faster than reading, the first word is not broken,
+    and nothing measured is below what the hardware should do."""
+    p = v.prediction
+    if p is None or not p.memory.fits or v.status == "below_expected" or v.bottleneck in ("misconfiguration",
+                                                                                          "memory_fit"):
+        return False
+    return _per_user(p) >= COMFORTABLE_TPS and (p.ttft_s is None or p.ttft_s <= TTFT_BROKEN_S)
+
+
+def _fix_line(f: Fix, label: str = "Best fix") -> str:
+    return f"**{label}:** {tidy(f.title)} — {tidy(f.predicted_effect)}."
+
+
+def _assumed_line(p: Prediction | None, facts: Scenario | None) -> str:
+    """The lengths (and format) the answer was worked out for, so a person can correct them."""
+    if p is None:
+        return ""
+    facts = facts or Scenario()
+    prompt = f"{p.prompt_tokens:,}-token prompts (≈ {p.prompt_tokens * WORDS_PER_TOKEN:,.0f} words)"
+    answer = f"{p.gen_tokens:,}-token answers"
+    bits = [prompt, answer]
+    if p.concurrency > 1:
+        bits.append(f"{p.concurrency} users at once")
+    if p.depth:
+        bits.append(f"{p.depth:,} tokens already in the conversation")
+    fmt = f"{p.quant} weights ({fmt_bpw(p.bits_per_weight)} bits per weight)"
+    stated = [f for f in ("prompt_tokens", "gen_tokens", "quant") if getattr(facts, f) is not None]
+    tail = "" if len(stated) == 3 else " Tell me if yours differ."
+    return f"<sub>Worked out for {', '.join(bits)}, {fmt}.{tail}</sub>"
+
+
+def _why(p: Prediction) -> str:
+    return (f"A request runs in two phases. **Prefill** reads your {p.prompt_tokens:,}-token prompt in one go: it "
+            f"is limited by compute and sets the wait before the first word ({fmt_s(p.ttft_s)}). **Decode** then "
+            f"writes the answer one token (≈ ¾ of a word) at a time, reading all "
+            f"{p.weight_bytes_per_token_gb:.1f} GB of weights for every token: it is limited by memory bandwidth "
+            f"({p.bandwidth_gbs:g} GB/s here) and sets the streaming speed.")
+
+
+def details(v: Verdict, *, skip_fixes: int = 1, numbers: bool = True, why: bool = True) -> str:
+    """The folded detail of an answer: numbers, why, other fixes, assumptions (``<details>`` blocks).
+
+    A follow-up (``why=False``) folds only the numbers and the other fixes: the why and the
+    assumptions were in the first answer.
+    """
+    p, blocks = v.prediction, []
+    if p is not None and numbers:
+        blocks.append(("The numbers", prediction_markdown(p)))
+    reason = " ".join([_why(p)] if p is not None else []) + (" " + " ".join(tidy(s) for s in v.signals)
+                                                               if v.signals else "")
+    if why and reason.strip():
+        blocks.append(("Why", reason.strip()))
+    more = v.fixes[skip_fixes:5]
+    if more:
+        blocks.append(("Other fixes", "\n".join(
+            f"{i}. **{tidy(f.title)}** — {tidy(f.predicted_effect)}. _{tidy(f.why)}_"
+            for i, f in enumerate(more, skip_fixes + 1))))
+    assumed = [tidy(a) for a in dict.fromkeys(v.assumptions)]
+    cal = calibration_note(p) if p is not None else ""
+    if why and (assumed or cal):
+        blocks.append(("Assumptions", "\n".join(f"- {a}" for a in assumed) + (f"\n\n{cal}" if cal else "")))
+    return "\n\n".join(f"<details><summary>{t}</summary>\n\n{body}\n\n</details>" for t, body in blocks)
+
+
+def _notes(notes: Iterable[str], v: Verdict | None = None) -> str:
+    known = set(v.assumptions) if v is not None else set()
+    ns = [tidy(n) for n in dict.fromkeys(notes) if n and n not in known]
+    return "\n".join(f"- {n}" for n in ns)
+
+
+# ------------------------------------------------------------------------------------ answers
+def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequence[str] = ()) -> str:
+    """The first answer for a setup: verdict, 2–3 numbers, the best fix, what was assumed, folded detail.
+
+    At most about 250 words outside the ``<details>`` blocks (:func:`visible_words`).
+    """
+    out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
+    out.append("\n".join(f"- {n}" for n in _numbers(v)))
+    if v.fixes and _comfortable(v):
+        f = v.fixes[0]
+        out.append(f"**Nothing you need to change.** Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}.")
+    elif v.fixes:
+        out.append(_fix_line(v.fixes[0]))
+    elif v.status == "normal":
+        out.append("**Nothing to fix:** this is what the hardware does.")
+    out += [x for x in (_notes(notes, v), _assumed_line(v.prediction, facts), details(v)) if x]
+    return "\n\n".join(x for x in out if x)
+
+
+def _delta(a: float | None, b: float | None, fmt: Any, unit: str) -> str:
+    if a is None or b is None:
+        return f"{fmt(b)}{unit}"
+    if fmt(a) == fmt(b):
+        return f"still {fmt(b)}{unit}"
+    return f"{fmt(a)} → {fmt(b)}{unit}"
+
+
+def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, before_facts: Scenario | None,
+                      notes: Sequence[str] = ()) -> str:
+    """A follow-up answer: what changed (stated facts and the numbers), in a few lines.
+
+    Without a previous verdict it is the first answer (:func:`answer_markdown`).
+    """
+    if before is None or before.prediction is None or v.prediction is None:
+        return answer_markdown(v, facts=facts, notes=notes)
+    p, q = before.prediction, v.prediction
+    ch = changes(before_facts, facts)
+    if ch:
+        head = f"**Changed:** {said_changes(ch)}."
+    else:
+        head = "**Same setup as before.**"
+    fit_was, fit_now = p.memory.fits, q.memory.fits
+    fit = ("still fits" if fit_was and fit_now else "now fits" if fit_now else
+           "now does not fit" if fit_was else "still does not fit")
+    if q.memory.total_gb is None:
+        fit = "memory not known"
+    speed = _delta(_per_user(p), _per_user(q), fmt_rate, " tok/s")
+    wait = _delta(p.ttft_s, q.ttft_s, fmt_s, "")
+    line = f"{'With that' if ch else 'Still'}: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} ({feel_wait(q.ttft_s)})."
+    out = [head, line]
+    measured_changed = any(v.measured.get(k) != before.measured.get(k) for k in ("decode_tps", "prefill_tps"))
+    if (v.bottleneck == "memory_fit" and fit_was != fit_now) or (measured_changed and any(v.measured.values())):
+        pv = plain_verdict(v, with_fix=False)  # the numbers line above already says the rest
+        if pv:
+            out.append(pv)
+    if v.fixes and (not before.fixes or before.fixes[0].id != v.fixes[0].id or not fit_now):
+        out.append(_fix_line(v.fixes[0], "Best fix now"))
+    n = _notes(notes, v)
+    if n:
+        out.append(n)
+    out.append(details(v, skip_fixes=1 if v.fixes else 0, why=False))
+    return "\n\n".join(x for x in out if x)
+
+
+_TAG = re.compile(r"<[^>]+>")
+_DETAILS = re.compile(r"<details>.*?</details>", re.S)
+
+
+def visible_words(md: str) -> int:
+    """Words a person sees before opening any ``<details>`` block (tables' pipes and Markdown marks excluded)."""
+    text = _TAG.sub(" ", _DETAILS.sub(" ", md))
+    text = re.sub(r"[|*_#>`-]+", " ", text)
+    return len(text.split())

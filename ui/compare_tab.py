@@ -1,0 +1,228 @@
+"""The "Compare hardware" tab: inputs, ranked table, chart, and filling it from the chat.
+
+The chat's side-by-side table (:mod:`advisor.render.options`) and this tab run the same engine
+(:func:`advisor.compare.compare_request`); :func:`fill_updates` puts the conversation's model,
+lengths, users and stated memory into the form (a 96 GB M3 Ultra stays 96 GB).
+
+Prices are ``NAME=USD`` pairs where NAME is a catalog id or a name a person would write
+("H100=30000"); a name that matches none of the chosen candidates is a clear message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from advisor import compare as cmp
+from advisor.errors import AdvisorError, AmbiguousError, InputError, load_json
+from advisor.models import Scenario
+from advisor.render.options import DEFAULT_TPS_TARGET, DEFAULT_TTFT_TARGET_S, compare_fill
+from knowledge import catalog
+from knowledge.seed import split_hw_id
+from knowledge.store import Store
+from ui import charts
+
+__all__ = ["COMPARE_DEFAULTS", "CompareForm", "api_compare", "build_compare_tab", "compare_choices",
+           "fill_updates", "match_prices", "run_compare"]
+
+log = logging.getLogger(__name__)
+
+COMPARE_INTRO = ("**Compare hardware** for a team: ranked by whether each machine meets your targets under "
+                 "load (first word for 95 % of requests, with queueing; tok/s per user with everyone streaming), "
+                 "then by headroom. Prices are used only if you give them.")
+COMPARE_DEFAULTS = ["apple-m3-ultra-80gpu", "nvidia-rtx-4090x2", "nvidia-h100-pcie", "nvidia-dgx-spark-gb10"]
+DEFAULT_MODEL = "meta-llama/Llama-3.3-70B-Instruct"
+# Multi-GPU boxes people build from consumer cards (layer split), offered next to the catalog entries.
+MULTI_GPU = {"nvidia-rtx-3090": (2, 4), "nvidia-rtx-4090": (2, 4), "nvidia-rtx-5090": (2,), "amd-rx-7900-xtx": (2,)}
+
+
+def compare_choices(store: Store) -> tuple[list[tuple[str, str]], list[str]]:
+    """(hardware (label, id) choices incl. multi-GPU builds, model ids) for the compare inputs."""
+    hws = [h for h in catalog.all_hardware(store).values() if h.kind != "cpu" and h.memory_gb_options]
+    hw = [(f"{h.name} ({max(h.memory_gb_options):g} GB)", h.id) for h in hws]
+    for base, counts in MULTI_GPU.items():
+        h = catalog.all_hardware(store).get(base)
+        hw += [(f"{n}× {h.name} ({n * max(h.memory_gb_options):g} GB)", f"{base}x{n}") for n in counts if h]
+    models = sorted(catalog.all_models(store))
+    return sorted(hw, key=lambda c: c[0].lower()), models
+
+
+def _opt(x: Any) -> Any:
+    return None if x in (None, "") else x
+
+
+def _base_id(candidate: str) -> str:
+    return candidate.split(" ")[0].strip().lower()
+
+
+def match_prices(store: Store, prices: dict[str, float], candidates: list[str]) -> dict[str, float]:
+    """Price names → the chosen candidates' ids ("H100" → ``nvidia-h100-pcie`` when that is a candidate).
+
+    Raises:
+        InputError: a name matches none of the candidates (the message lists what would).
+    """
+    if not prices:
+        return {}
+    ids = {_base_id(c): c for c in candidates}
+    out: dict[str, float] = {}
+    for name, usd in prices.items():
+        key = name.strip().lower()
+        if key in ids or not ids:
+            out[key] = usd
+            continue
+        hit = None
+        try:
+            hit = catalog.resolve_hardware(store, name).value.id
+        except AmbiguousError as e:
+            hit = next((i for i in ids if any(f"({i})" in c for c in e.candidates)), None)
+        except AdvisorError:
+            hit = None
+        if hit not in ids:
+            names = ", ".join(_name(store, c) for c in candidates[:4])
+            raise InputError(f"I could not match the price name {name!r} to a candidate ({names}). "
+                             f"Write it like a candidate's name or id, e.g. {_name(store, candidates[0])}=30000.")
+        out[hit] = usd  # type: ignore[index]
+    return out
+
+
+def run_compare(store: Store, model: str, quant: str, prompt: float, gen: float, users: float, rpm: float | None,
+                ttft: float | None, tps: float | None, candidates: list[str], prices: str, prefix: float | None,
+                kv_quant: str) -> tuple[str, list[list[Any]], Any]:
+    """The compare form → (summary markdown, table rows, chart). Errors become a message, never a traceback."""
+    from ui import handlers
+
+    try:
+        cands = list(candidates or [])
+        req = cmp.CompareRequest(
+            model=model, quant=_opt(quant), prompt_tokens=int(prompt or 1), gen_tokens=int(gen or 1),
+            concurrency=int(users or 1), requests_per_minute=_opt(rpm) or None, ttft_target_s=_opt(ttft) or None,
+            tps_per_user=_opt(tps) or None, candidates=cands or None,
+            prices=match_prices(store, cmp.parse_prices(prices), cands),
+            shared_prefix_tokens=int(prefix or 0), kv_quant=kv_quant or "f16")
+        result = cmp.compare_request(store, req)
+    except (ValueError, AdvisorError) as e:
+        return f"⚠️ {handlers.friendly_error(e)}", [], charts.empty_figure("Fix the inputs to see the chart.")
+    except Exception as e:  # noqa: BLE001 - never a traceback in the page
+        log.exception("unexpected error in compare: %s", type(e).__name__)
+        return f"⚠️ {handlers.GENERIC_ERROR}", [], charts.empty_figure("Something went wrong.")
+    return cmp.notes_markdown(result), cmp.table_rows(result), charts.compare_figure(result)
+
+
+def api_compare(store: Store, request_json: str) -> str:
+    """``/compare``: CompareRequest JSON → comparison JSON, or ``{"error": ...}``."""
+    from ui import handlers
+
+    try:
+        data = load_json(request_json or "", what="comparison request")
+        if not isinstance(data, dict):
+            raise AdvisorError('Send a JSON object, e.g. {"model": "llama 3.3 70b", "concurrency": 20}.')
+        return json.dumps(cmp.compare_request(store, cmp.CompareRequest.model_validate(data)), ensure_ascii=False)
+    except (ValueError, AdvisorError) as e:  # JSONDecodeError and ValidationError are ValueErrors
+        return handlers.error_json(e)
+    except Exception as e:  # noqa: BLE001
+        log.exception("unexpected error in api compare: %s", type(e).__name__)
+        return json.dumps({"error": handlers.GENERIC_ERROR})
+
+
+@dataclass
+class CompareForm:
+    """The tab's components, in :func:`fill_updates` order (model … candidates)."""
+
+    model: Any
+    quant: Any
+    prompt: Any
+    gen: Any
+    users: Any
+    rpm: Any
+    ttft: Any
+    tps: Any
+    candidates: Any
+    prefix: Any
+    run_fn: Any = None
+    run_inputs: Any = None
+    run_outputs: Any = None
+
+    def fill_targets(self) -> list[Any]:
+        return [self.model, self.quant, self.prompt, self.gen, self.users, self.rpm, self.ttft, self.tps,
+                self.candidates, self.prefix]
+
+
+def _name(store: Store, candidate: str) -> str:
+    """A candidate's hardware name ("2× GeForce RTX 4090"), or the candidate as written."""
+    root, n = split_hw_id(_base_id(candidate))
+    h = catalog.all_hardware(store).get(root)
+    return (f"{n}× {h.name}" if n > 1 else h.name) if h else candidate
+
+
+def _label(store: Store, candidate: str) -> str:
+    mem = candidate.partition(" ")[2]
+    name = _name(store, candidate)
+    return f"{name} ({mem.replace('GB', ' GB')}, from the chat)" if mem else f"{name} (from the chat)"
+
+
+def fill_updates(store: Store, facts: dict[str, Any] | None) -> list[Any]:
+    """``gr.update``s for :meth:`CompareForm.fill_targets` from the chat facts (skips when nothing to fill)."""
+    try:
+        sc = Scenario.model_validate(facts or {})
+        fill = compare_fill(store, sc)
+    except (ValueError, AdvisorError):
+        fill = None
+    if not fill:
+        return [gr.skip()] * 10
+    hw_choices, models = compare_choices(store)
+    known = {v for _, v in hw_choices}
+    extra = [(_label(store, c), c) for c in fill["candidates"] if c not in known]
+    model_choices = models if fill["model"] in models else [fill["model"], *models]
+    return [gr.update(value=fill["model"], choices=model_choices), gr.update(value=fill["quant"] or "Q4_K_M"),
+            gr.update(value=fill["prompt_tokens"]), gr.update(value=fill["gen_tokens"]),
+            gr.update(value=fill["concurrency"]), gr.update(value=fill["requests_per_minute"] or 0),
+            gr.update(value=fill["ttft_target_s"]), gr.update(value=fill["tps_per_user"]),
+            gr.update(choices=extra + hw_choices, value=fill["candidates"]),
+            gr.update(value=fill["shared_prefix_tokens"])]
+
+
+def build_compare_tab(store: Store) -> CompareForm:
+    """The tab's layout and its Compare button (call inside a ``gr.Tab``)."""
+    hw_choices, models = compare_choices(store)
+    ids = {v for _, v in hw_choices}
+    with gr.Column(elem_id="compare-tabs"):
+        gr.Markdown(COMPARE_INTRO)
+        with gr.Row():
+            model = gr.Dropdown(models, value=DEFAULT_MODEL if DEFAULT_MODEL in models else None, label="Model",
+                                allow_custom_value=True, elem_id="cmp-model", scale=3)
+            quant = gr.Dropdown(["Q4_K_M", "Q4_0", "Q5_K_M", "Q6_K", "Q8_0", "F16"], value="Q4_K_M", label="Weights",
+                                allow_custom_value=True, elem_id="cmp-quant", scale=1)
+            kv = gr.Radio(["f16", "q8_0", "q4_0"], value="f16", label="KV cache", elem_id="cmp-kv", scale=1)
+        with gr.Row():
+            prompt = gr.Number(8000, label="Prompt tokens", precision=0, minimum=1, elem_id="cmp-prompt")
+            gen = gr.Number(500, label="Answer tokens", precision=0, minimum=1, elem_id="cmp-gen")
+            prefix = gr.Number(0, label="Shared prefix tokens (cached)", precision=0, minimum=0, elem_id="cmp-prefix")
+            users = gr.Number(20, label="Users", precision=0, minimum=1, elem_id="cmp-users")
+            rpm = gr.Number(0.2, label="Requests / min per user", minimum=0, elem_id="cmp-rpm")
+            ttft = gr.Number(DEFAULT_TTFT_TARGET_S, label="Target first word, p95 (s)", minimum=0, elem_id="cmp-ttft")
+            tps = gr.Number(DEFAULT_TPS_TARGET, label="Target tok/s per user", minimum=0, elem_id="cmp-tps")
+        with gr.Row():
+            cands = gr.Dropdown(hw_choices, value=[i for i in COMPARE_DEFAULTS if i in ids], multiselect=True,
+                                label="Candidates (empty: every machine that holds the model)", elem_id="cmp-candidates",
+                                scale=4, allow_custom_value=True)
+            prices = gr.Textbox(label="Prices, optional (name=USD, …)", placeholder="H100=30000, M3 Ultra=5600",
+                                elem_id="cmp-prices", scale=2)
+        run = gr.Button("Compare", variant="primary", elem_id="compare-btn")
+        table = gr.Dataframe(headers=cmp.TABLE_HEADERS, value=[], interactive=False, wrap=True,
+                             elem_id="compare-table", show_label=False)
+        plot = gr.Plot(charts.empty_figure("Press Compare to rank the candidates."), elem_id="compare-chart",
+                       show_label=False)
+        summary = gr.Markdown(elem_id="compare-summary")
+    inputs = [model, quant, prompt, gen, users, rpm, ttft, tps, cands, prices, prefix, kv]
+
+    def run_fn(*a: Any) -> tuple[str, list[list[Any]], Any]:
+        return run_compare(store, *a)
+
+    run.click(run_fn, inputs, [summary, table, plot], api_visibility="private")
+    return CompareForm(model=model, quant=quant, prompt=prompt, gen=gen, users=users, rpm=rpm, ttft=ttft, tps=tps,
+                       candidates=cands, prefix=prefix, run_fn=run_fn, run_inputs=inputs,
+                       run_outputs=[summary, table, plot])
