@@ -481,6 +481,41 @@ EVAL: list[tuple[str, dict[str, Any], str, set[str]]] = [
         model="llama3.1:8b", params_b=8.0, quant="Q4_K_M", measured_decode_tps=3.5,
         question="CPU only, llama3.1 8b at 3.5 tok/s. My friend with the same CPU gets 7. We both run Ollama."),
      "decode", {"more_bandwidth", "quantization", "smaller_model", "fix_configuration"}),
+    # Already-used remedies and normal numbers on unusual machines.
+    ("sglang-mtp-already", dict(
+        hardware="8x H200 141GB", gpu_count=8, tensor_parallel=8, backend="SGLang with MTP speculative decoding (EAGLE, 3 draft tokens)",
+        model="DeepSeek-V3 671B", params_b=671, quant="FP8", concurrency=1, measured_decode_tps=75,
+        question="DeepSeek V3 FP8 with MTP on 8x H200 gives 75 tok/s for one user. Anything else to try?"),
+     "decode", {"quantization", "more_bandwidth", "fix_configuration", "batching"}),
+    ("strix-halo-normal", dict(
+        hardware="AMD Ryzen AI Max+ 395 128GB (Strix Halo)", memory_gb=128, backend="llama.cpp Vulkan",
+        model="Qwen3 30B A3B", params_b=30.5, quant="Q4_K_M", prompt_tokens=200, gen_tokens=500,
+        measured_decode_tps=62,
+        question="Qwen3 30B A3B does 62 t/s on my Strix Halo box. Good number?"),
+     "decode", {"quantization", "speculative_decoding", "more_bandwidth", "smaller_model"}),
+    ("ollama-mac-agent-growing", dict(
+        hardware="MacBook Pro M4 Pro 48GB", memory_gb=48, backend="Ollama /api/chat from an agent",
+        model="qwen2.5-coder:32b", params_b=32.8, quant="Q4_K_M", prompt_tokens=18000, gen_tokens=400,
+        measured_ttft_s=120,
+        question="My coding agent gets slower every turn: by turn 20 it waits two minutes before replying. The "
+                 "history keeps growing. Which part is slow?"),
+     "prefill", {"prefix_caching", "shorter_prompt"}),
+    ("3090-exl2-normal", dict(
+        hardware="RTX 3090 24GB", memory_gb=24, backend="ExLlamaV2 via TabbyAPI", model="Qwen2.5 32B Instruct",
+        params_b=32.8, quant="EXL2 4.25bpw", prompt_tokens=300, gen_tokens=500, measured_decode_tps=33,
+        question="33 t/s with Qwen 32B exl2 4.25bpw on a 3090. Expected?"),
+     "decode", {"speculative_decoding", "quantization", "smaller_model"}),
+    ("m3-ultra-moe-decode", dict(
+        hardware="Mac Studio M3 Ultra 256GB", memory_gb=256, backend="mlx-lm", model="Qwen3 235B A22B",
+        params_b=235, quant="4-bit MLX", prompt_tokens=200, gen_tokens=600, measured_decode_tps=28,
+        question="Qwen3 235B MoE 4-bit on an M3 Ultra: 28 tok/s generation. What limits it?"),
+     "decode", {"quantization", "speculative_decoding", "more_bandwidth", "smaller_model"}),
+    ("4090-kobold-regression", dict(
+        hardware="RTX 4090 24GB", memory_gb=24, backend="KoboldCpp 1.80", model="Mistral Small 22B",
+        params_b=22.2, quant="Q4_K_M", measured_decode_tps=14,
+        question="KoboldCpp gives 14 t/s for Mistral Small Q4_K_M while LM Studio gets 50 t/s with the same "
+                 "GGUF on this 4090."),
+     "misconfiguration", {"fix_configuration"}),
 ]
 
 _RESULTS: dict[str, tuple[bool, bool]] = {}
