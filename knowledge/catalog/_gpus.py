@@ -34,7 +34,7 @@ _FORMS = {"sxm": "sxm", "sxm2": "sxm", "sxm3": "sxm", "sxm4": "sxm", "sxm5": "sx
 _WORD_N = {"two": 2, "dual": 2, "twin": 2, "pair": 2, "three": 3, "triple": 3, "four": 4, "quad": 4, "five": 5,
            "six": 6, "eight": 8, "ten": 10, "twelve": 12, "sixteen": 16}
 _GPU_WORD = (r"(?:nvidia\s+|amd\s+|intel\s+|geforce\s+|radeon\s+)*(?:rtx|gtx|rx|arc|tesla|quadro|instinct|titan|"
-             r"[abhlvtp]\d{2,4}[a-z]?\b|mi\d{3}|b\d{3}\b|\d{4}(?:\s*(?:ti|xtx|xt|super))?s?\b|gpus?\b|cards?\b)")
+             r"[abhlvtp]\d{2,4}[a-z]?\b|mi\d{2,3}[a-z]?s?\b|b\d{3}\b|\d{4}(?:\s*(?:ti|xtx|xt|super))?s?\b|gpus?\b|cards?\b)")
 
 
 _CLEAN = tuple((re.compile(p), r) for p, r in (
@@ -45,11 +45,12 @@ _CLEAN = tuple((re.compile(p), r) for p, r in (
     (r"\b(?:gen\s*\d|x(?:16|8)\s*lanes?|nvlink|sli)\b", " "),
     (r"\b(?:lp)?ddr\d\w*[\s-]*\d{4}\b|\b\d{4}\s*mt\s*/?\s*s\b|\b20[12]\d\b", " "),  # RAM speeds, years
     (r"[-_,;:()\[\]/|+]+", " "),
+    (r"\b(\d{1,2})\s*[x×*]\s*(?=[a-z]{2,5}\d)", r"\1x "),  # "4xRTX4090", "2×RTX3090": the count before the series split
     (r"\b(rtx|gtx|gt|rx|arc|quadro)(?=\d)", r"\1 "),
     (r"\bmi\s+(?=\d{2,3}\w?\b)", "mi"),
     (r"(?<=\d)(ti|super|xtx|xt|gre)\b", r" \1"),
     (r"\b(\d{4})d\b", r"\1 d"),
-    (r"\b(\d{1,2})x(?=[a-z]|\d{3,4}\b)", r"\1x "),  # "8xH100", "2x3090"
+    (r"\b(\d{1,2})\s*[x×](?=[a-z]|\d{3,4}\b)", r"\1x "),  # "8xH100", "2x3090", "2×3090"
     (r"(?<=\d)x(\d{1,2})\b", r" x\1"),  # "H100x8"
 ))
 _SLASH_GB = re.compile(r"(\d{1,3})\s*/\s*(?=\d{1,3}\s*gb\b)")
@@ -136,6 +137,7 @@ def device_count(text: str) -> int:
         r"\b(\d{1,2})\s*[x×]\s+(?!faster|slower|more|less|the\b|speed)(?=[a-z])",
         rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×*]\s*(\d{{1,2}})\b(?!\s*(?:gb|bit))",
         rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×](\d{{1,2}})\b(?!\s*(?:gb|bit))",
+        rf"{_GPU_WORD}[\w\s]{{0,24}}?\s(\d{{1,2}})\s?x\s*$",  # "RTX 4090 (2x)"
         rf"\b(\d{{1,2}})\s+{_GPU_WORD}",
         rf"\b({'|'.join(_WORD_N)})\s+(?:of\s+)?{_GPU_WORD}",
         r"\b(\d{1,2})\s*(?:gpus|cards)\b",
@@ -197,6 +199,9 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
         cands = [e for e in cands if memory_gb in e.hw.memory_gb_options] or cands
     if form is not None:
         cands = [e for e in cands if e.form == form] or cands  # "V100-PCIE-32GB": the PCIe card itself
+        exact = re.search(r"sxm\d", text.lower())
+        if exact:  # "V100 SXM2" is not the SXM3 board
+            cands = [e for e in cands if exact.group(0) in e.hw.name.lower() + e.hw.id] or cands
     fewest = min(len((e.tokens & _EXTRA) - toks) for e in cands)  # "Radeon VII" is not the Radeon Pro VII
     cands = [e for e in cands if len((e.tokens & _EXTRA) - toks) == fewest]
     best = max(len((e.tokens - _VENDOR) & toks) for e in cands)

@@ -30,6 +30,10 @@ _CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\b(?:\s*(gpu|cpu))?")
 _GPU_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\s*gpu\b|\bgpu\s*(?:with\s*)?(\d{1,2})\s*-?\s*cores?\b")
 
 # Which chip a Mac of a given year ships with (Apple product history), for "MacBook Air 2022".
+_CPU_WORD = re.compile(r"\b(?:ryzen|core\s?i[3579]|i[3579][\s-]\d{4}|xeon|epyc|threadripper|celeron|pentium|"
+                       r"snapdragon|graviton|altra)\b")
+_GPU_SERIES = re.compile(r"\b(?:rtx|gtx|rx|radeon|geforce|quadro|tesla|instinct|arc|nvidia|gpus?|gfx\d+\w*)\b")
+
 _MAC_YEARS: dict[str, dict[int, str]] = {
     "macbook air": {2020: "m1", 2022: "m2", 2023: "m2", 2024: "m3", 2025: "m4", 2026: "m5"},
     "mac mini": {2020: "m1", 2023: "m2", 2024: "m4"},
@@ -67,6 +71,8 @@ def _apple(store: Store, t: str, memory_gb: float | None, gpu_cores: int | None)
                 y = re.search(r"\b(20[12]\d)\b", t)
                 if not y:
                     chips = sorted({c for v in years.values() for c in v.split("|")})
+                    tier = re.search(r"\b(pro|max|ultra)\b", t.replace(product, ""))
+                    chips = [c for c in chips if tier and c.endswith(tier.group(1))] or chips  # "Mac Studio Ultra"
                     raise AmbiguousError(
                         f"Which chip does your {product.title()} have? ({', '.join(c.upper() for c in chips)}; "
                         "'About This Mac' shows it.)",
@@ -187,6 +193,34 @@ def _ddr(store: Store, t: str, memory_gb: float | None) -> Match | None:
     return None
 
 
+# ROCm/LLVM target names (as rocminfo, llama.cpp and vLLM print them) → the products built on that chip.
+# Source: LLVM AMDGPU backend processor table, https://llvm.org/docs/AMDGPUUsage.html#processors
+_GFX: dict[str, tuple[str, ...]] = {
+    "gfx906": ("Instinct MI50", "Instinct MI60", "Radeon VII"), "gfx908": ("Instinct MI100",),
+    "gfx90a": ("Instinct MI210", "Instinct MI250", "Instinct MI250X"),
+    "gfx942": ("Instinct MI300X", "Instinct MI300A", "Instinct MI325X"), "gfx950": ("Instinct MI350X", "Instinct MI355X"),
+    "gfx1030": ("RX 6800", "RX 6800 XT", "RX 6900 XT", "RX 6950 XT", "Radeon PRO W6800"),
+    "gfx1031": ("RX 6700 XT", "RX 6750 XT"), "gfx1032": ("RX 6600", "RX 6600 XT", "RX 6650 XT"),
+    "gfx1100": ("RX 7900 XTX", "RX 7900 XT", "RX 7900 GRE", "Radeon PRO W7900", "Radeon PRO W7800"),
+    "gfx1101": ("RX 7800 XT", "RX 7700 XT"), "gfx1102": ("RX 7600", "RX 7600 XT"),
+    "gfx1103": ("Radeon 780M",), "gfx1150": ("Radeon 890M", "Radeon 880M"), "gfx1151": ("Ryzen AI Max+ 395",),
+    "gfx1200": ("RX 9060 XT",), "gfx1201": ("RX 9070 XT", "RX 9070"),
+}
+
+
+def _gfx(store: Store, t: str, memory_gb: float | None) -> Match | None:
+    """A bare ROCm target ("gfx1100"): the one product on that chip, else a question listing them."""
+    m = re.search(r"\bgfx(\d{2,4}[a-z]?)\b", t)
+    if not m or f"gfx{m.group(1)}" not in _GFX:
+        return None
+    names = _GFX[f"gfx{m.group(1)}"]
+    if len(names) == 1:
+        got = resolve_hardware(store, names[0], memory_gb=memory_gb)
+        return Match(got.value, 0.85, [*got.assumptions, f"gfx{m.group(1)} is the ROCm target of the {names[0]}."])
+    raise AmbiguousError(f"gfx{m.group(1)} is the ROCm target of several products: {', '.join(names)}. Which one is it?",
+                         list(names))
+
+
 def _text_memory(t: str) -> float | None:
     mems = [float(x) for x in re.findall(r"\b(\d{1,4})\s?gb\b", t) if 2 <= float(x) <= 1536]
     return max(mems) if mems else None
@@ -224,7 +258,8 @@ def resolve_hardware(
     m = _apple(store, t, mem, gpu_cores)
     if m:
         return m
-    if re.search(r"\b(?:igpu|integrated)\b", t):
+    if re.search(r"\b(?:igpu|integrated)\b", t) or (_CPU_WORD.search(t) and not _GPU_SERIES.search(t)):
+        # "Ryzen 5 7600" is a CPU: its model number is also an RX 7600, and "5 7600" is no GPU count
         m = _cpu(store, t, memory_gb)
         if m:
             return m
@@ -234,9 +269,14 @@ def resolve_hardware(
     m = _cpu(store, t, memory_gb) or g or _ddr(store, t, memory_gb)  # "780M" today is AMD's iGPU, not a 2013 GTX
     if m:
         return m
+    gfx = _gfx(store, t, memory_gb)
+    if gfx:
+        return gfx
     choices: dict[str, Any] = store.cached(
         "catalog:fuzzy", lambda: {h.id: f"{h.name} {h.id.replace('-', ' ')}".lower() for h in hws.values()})
     got = process.extract(t, choices, scorer=fuzz.token_set_ratio, limit=5)
+    nums = set(re.findall(r"\d+", t))
+    got = [g for g in got if nums <= set(re.findall(r"\d+", g[0]))]  # "Raspberry Pi 4" is never the Pi 5
     if got and got[0][1] >= 92 and (len(got) == 1 or got[0][1] - got[1][1] >= 5):
         return Match(with_memory(hws[got[0][2]], memory_gb), got[0][1] / 100)
     close = closest_hardware(store, raw)
