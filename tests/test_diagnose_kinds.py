@@ -34,7 +34,7 @@ UNKNOWN_FAR_BELOW = [
                  "Apple Silicon", id="macbook-pro-7b"),
     pytest.param(dict(hardware="laptop with AMD integrated graphics", memory_gb=32, backend="llama.cpp vulkan",
                       model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=0.3), "APU", id="amd-igpu-laptop"),
-    pytest.param(dict(hardware="mini PC, Radeon 680M iGPU", memory_gb=16, backend="ollama", model="phi3 mini",
+    pytest.param(dict(hardware="mini PC with AMD Radeon integrated graphics", memory_gb=16, backend="ollama", model="phi3 mini",
                       params_b=3.8, measured_decode_tps=0.2), "APU", id="680m-minipc"),
     pytest.param(dict(hardware="H100", backend="vllm", model="llama 3.1 8b", quant="fp16", measured_decode_tps=3),
                  "H100", id="h100-pcie-or-sxm"),

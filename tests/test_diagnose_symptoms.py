@@ -58,6 +58,10 @@ def test_machine_facts(text, facts):
     ("after upgrading to 0.5.7 it is slow", "regression", True), ("used to get 40 t/s", "regression", True),
     ("llama-server --model-draft qwen-0.5b.gguf", "speculative", "draft"), ("MTP n=3", "speculative", "mtp"),
     ("our family uses it for homework", "household", True), ("team of 12 developers", "household", False),
+    ("The GPU sits idle at 2% while it generates", "gpu_not_used", True), ("nvidia-smi shows 0% usage", "gpu_not_used", True),
+    ("the GPU shows no load in intel_gpu_top", "gpu_not_used", True), ("the GPU is at 98%", "gpu_not_used", False),
+    ("45 tok/s plugged in but only 19 on battery", "power_limited", True), ("Windows power saver plan", "power_limited", True),
+    ("power limit set to 100W", "power_limited", True), ("the battery of my phone", "power_limited", False),
 ])
 def test_symptom_fields(text, field, value):
     assert getattr(read_symptoms(text), field) == value
@@ -86,3 +90,13 @@ def test_ollama_ps_split(text, share):
                                      ("f16 cache, -fa on", None)])
 def test_kv_cache_type(text, kv):
     assert read_symptoms(text).kv_cache_quant == kv
+
+
+def test_intel_mac_named_with_a_year_is_not_the_apple_silicon_model_of_that_year(store):
+    # "MacBook Air 2020" alone is the M1 model; with "Intel Core i5" it is the Intel one (a CPU machine).
+    sit = understand(store, Scenario(hardware="MacBook Air 2020 Intel Core i5, 8GB", model="llama 3.2 3b",
+                                     quant="q4_k_m"))
+    assert sit.hardware is None and sit.machine is not None and sit.machine.kind == "cpu"
+    assert sit.symptoms.intel_mac
+    m1 = understand(store, Scenario(hardware="MacBook Air M1 2020", model="llama 3.2 3b", quant="q4_k_m"))
+    assert m1.hardware is not None and m1.hardware.kind == "apple_soc"

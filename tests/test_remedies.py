@@ -159,3 +159,34 @@ def test_upgrades_are_sensible_steps(store):
     mac = ctx(store, hardware="MacBook Pro M3 Max 64GB", model="llama 3.1 8b", quant="q4_k_m", prompt_tokens=4000)
     g = remedies.build(mac, "more_compute")
     assert g is not None and "Jetson" not in g.title
+
+
+def test_kv_quantization_is_sized_at_the_allocated_context(store):
+    # num_ctx 32768 reserves the cache up front: a short prompt does not make the cache small.
+    c = ctx(store, hardware="RTX 3060 12GB", model="qwen2.5 14b", quant="q4_k_m", context_window=32768,
+            measured_decode_tps=6)
+    f = remedies.build(c, "kv_cache_quantization")
+    assert f is not None and "32,768 tokens" in f.predicted_effect
+    assert remedies.build(ctx(store, hardware="RTX 3060 12GB", model="qwen2.5 14b", quant="q4_k_m",
+                              measured_decode_tps=6), "kv_cache_quantization") is None
+
+
+def test_batching_is_not_offered_to_one_stated_user(store):
+    one = ctx(store, hardware="NVIDIA H100 80GB SXM", model="llama 3.1 8b", quant="bf16", backend="vllm", concurrency=1,
+              measured_decode_tps=48)
+    assert remedies.build(one, "batching") is None
+    server = ctx(store, hardware="NVIDIA H100 80GB SXM", model="llama 3.1 8b", quant="bf16", backend="vllm",
+                 measured_decode_tps=48)
+    assert remedies.build(server, "batching") is not None
+
+
+def test_a_bigger_machine_holds_the_allocated_context(store):
+    # qwen2.5 14b with num_ctx 32768 does not fit 12 GB; a "faster" 10 GB card would not hold it either.
+    c = ctx(store, hardware="RTX 3060 12GB", model="qwen2.5 14b", quant="q4_k_m", context_window=32768,
+            measured_decode_tps=6)
+    f = remedies.build(c, "more_bandwidth")
+    assert f is None or "10GB" not in f.title
+    hws = {h.name: h for h in catalog.all_hardware(store).values()}
+    if f is not None:
+        name = f.title.split("e.g. ", 1)[1].rsplit(" (", 1)[0]
+        assert name in hws and max(hws[name].memory_gb_options or [99]) >= 16, f.title

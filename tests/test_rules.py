@@ -74,7 +74,49 @@ CASES = [
      dict(hardware="RTX 3060 12GB", model="qwen2.5 14b", quant="q4_k_m", backend="-ngl 99", measured_decode_tps=4),
      "memory_fit"),
     (rules.far_below, dict(GPU8B, measured_decode_tps=5), dict(GPU8B, measured_decode_tps=100), "misconfiguration"),
+    (rules.slow_prefill_backend, dict(hardware="Radeon RX 7900 XTX", model="llama 3.1 8b", quant="q4_k_m",
+                                      backend="llama.cpp vulkan", measured_prefill_tps=400, measured_decode_tps=85),
+     dict(hardware="Radeon RX 7900 XTX", model="llama 3.1 8b", quant="q4_k_m", backend="llama.cpp rocm",
+          measured_prefill_tps=400, measured_decode_tps=85), "misconfiguration"),
+    (rules.power_limited, dict(hardware="RTX 4060 Laptop", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=18,
+                               question="only this slow on battery"),
+     dict(hardware="RTX 4060 Laptop", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=18,
+          question="only this slow"), "misconfiguration"),
+    (rules.plain_framework, dict(hardware="RTX 4090", model="mistral 7b", quant="fp16", backend="transformers generate()",
+                                 measured_decode_tps=22),
+     dict(hardware="RTX 4090", model="mistral 7b", quant="fp16", backend="transformers generate()",
+          measured_decode_tps=48), "misconfiguration"),
 ]
+
+
+def test_ngl_below_a_fitting_model_is_setup_even_when_the_tool_reports_the_split(store):
+    # "offloaded 10/33 layers" gives the GPU share; the model fits, so the person's -ngl is the cause.
+    c = ctx(store, hardware="RTX 3060 12GB", model="mistral 7b", quant="q4_k_m", n_gpu_layers=10,
+            raw_output="llm_load_tensors: offloaded 10/33 layers to GPU", measured_decode_tps=12)
+    assert rules.reported_split(c) is None
+    f = rules.first_finding(c)
+    assert (f.rule, f.bottleneck) == ("partial_offload", "misconfiguration")
+    assert "23 of 33 layers run from system RAM" in f.signal
+
+
+def test_in_memory_speed_overrides_a_cautious_kv_estimate(store):
+    # 32B Q4_K_M + a 25k prompt's f16 cache "needs" ~28 GB of a 4090's 24, but 36 tok/s is the in-VRAM speed
+    # (spilled it would be ~8): the cache evidently fits (quantized, or a smaller allocation).
+    fits = ctx(store, hardware="RTX 4090", model="qwen2.5 32b", quant="q4_k_m", prompt_tokens=25000,
+               measured_decode_tps=36)
+    assert rules.does_not_fit(fits) is None
+    spilled = ctx(store, hardware="RTX 4090", model="qwen2.5 32b", quant="q4_k_m", prompt_tokens=25000,
+                  measured_decode_tps=9)
+    assert rules.does_not_fit(spilled) is not None
+
+
+def test_vulkan_on_an_igpu_is_not_a_bad_backend(store):
+    c = ctx(store, hardware="AMD Ryzen 7 7840HS with Radeon 780M", model="llama 3.1 8b", quant="q4_k_m",
+            backend="LM Studio Vulkan", measured_decode_tps=12)
+    assert rules.slow_gpu_backend(c) is None
+    mac = ctx(store, hardware="MacBook Pro 2019 Intel Core i9", model="llama 3.2 3b", quant="q4_k_m",
+              backend="llama.cpp vulkan (MoltenVK)", measured_decode_tps=0.5)
+    assert rules.slow_gpu_backend(mac) is not None
 
 
 @pytest.mark.parametrize("rule,fires,quiet,bottleneck", CASES, ids=[c[0].__name__ for c in CASES])

@@ -44,6 +44,9 @@ def headline(c: Ctx, bottleneck: str, status: str) -> str:
     """One line: the bottleneck and whether the numbers are normal (plain words for a household question)."""
     home = c.sit.symptoms.household or c.sit.audience == "household"
     phase = (_PHASE_HOME if home else _PHASE)[bottleneck]
+    if status == "no_expectation" and c.pred is not None:
+        # The machine is known; its prediction does not cover this layout or rate (tensor parallel, an aggregate).
+        return f"{phase} — not judged against this machine's prediction (see below)."
     return f"{phase} — {_STATUS[status]}."
 
 
@@ -84,6 +87,6 @@ def explanation(c: Ctx, f: Finding, status: str, extra: list[str]) -> str:
     exp = expectation_sentence(c, f)
     if exp:
         parts.append(exp)
-    if status == "no_expectation":
+    if status == "no_expectation" and c.pred is None:
         parts.append("Without knowing the exact machine the advisor cannot say whether this is normal.")
     return " ".join(p for p in parts if p)

@@ -255,9 +255,13 @@ def _kv_quant(c: Ctx) -> Fix | None:
     p, w = c.pred, c.sit.workload
     assert p is not None
     kv = p.memory.kv_cache_gb
-    if kv < 0.05 or (kv < 0.1 * p.memory.required_gb and w.depth + w.prompt_tokens < 4000):
-        return None  # a small share of the memory at a short context: halving it changes nothing
     ctx_t = w.depth + w.prompt_tokens + w.gen_tokens
+    cw = w.context_window or c.sit.facts.context_window
+    if cw and cw > ctx_t and ctx_t > 0:
+        # The engine reserves the cache for the allocated context (num_ctx / -c / max_model_len) up front.
+        kv, ctx_t = kv * cw / ctx_t, cw
+    if kv < 0.05 or (kv < 0.1 * p.memory.required_gb and w.depth + w.prompt_tokens < 4000 and ctx_t < 4000):
+        return None  # a small share of the memory at a short context: halving it changes nothing
     wb = p.weight_bytes_per_token_gb
     kvb = p.kv_bytes_per_token_gb * (w.depth + w.prompt_tokens)
     # At long context the cache is a share of the bytes read per token; otherwise the gain is memory, not speed.
@@ -311,11 +315,14 @@ def _streams_now(c: Ctx) -> int:
 
 
 def _batching_applies(c: Ctx) -> bool:
-    p = c.pred
+    p, w = c.pred, c.sit.workload
+    aggregate = c.looks_aggregate if p is None else bool(c.tg_raw and c.tg_raw > 1.15 * p.decode_ceiling_tps)
+    if w.users == 1 and "concurrency" in w.stated and not (aggregate or c.sit.measured.decode_is_aggregate
+                                                           or (c.sit.symptoms.batching or 0) > 1):
+        return False  # one user said so: a larger batch raises a server's total, never this one stream
     if p is None:
-        return c.looks_aggregate or c.server_engine
-    aggregate = bool(c.tg_raw and c.tg_raw > 1.15 * p.decode_ceiling_tps)
-    return c.sit.workload.users > 1 or c.server_engine or aggregate or c.sit.measured.decode_is_aggregate
+        return aggregate or c.server_engine
+    return w.users > 1 or c.server_engine or aggregate or c.sit.measured.decode_is_aggregate
 
 
 @register("batching", "batching", 0, _batching_applies)
@@ -384,6 +391,12 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     if p is None or hw is None:
         return None
     need = p.memory.required_gb
+    sit = c.sit
+    cw = sit.workload.context_window or sit.facts.context_window
+    if cw and sit.model is not None and sit.quant is not None:
+        # The allocated context (num_ctx / -c) reserves its cache up front: the new machine must hold it too.
+        need = max(need, roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
+                                             concurrency=sit.workload.users).required_gb)
     # Machines whose memory is not fixed (generic DDR rows list no sizes) take what the model needs.
     hws = [h for h in catalog.all_hardware(c.store).values() if h.n_devices == 1
            and (not h.memory_gb_options or max(h.memory_gb_options) >= need)]

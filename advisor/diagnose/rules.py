@@ -135,9 +135,12 @@ def does_not_fit(c: Ctx) -> Finding | None:
             return None
         mem = p.memory
         full = predict_for(c.store, sit, gpu_share=1.0) if c.tg else None
-        if full is not None and c.tg and c.tg >= 0.7 * (full.decode_tps_per_seq or full.decode_tps) \
-                and mem.required_gb <= 1.1 * (mem.total_gb or 0):
-            return None  # the measured rate is the in-memory speed: it evidently fits (the estimate was cautious)
+        in_mem = (full.decode_tps_per_seq or full.decode_tps) if full is not None else None
+        if in_mem and c.tg and (c.tg >= 0.7 * in_mem and mem.required_gb <= 1.1 * (mem.total_gb or 0)
+                                or c.tg >= 0.9 * in_mem and mem.weights_gb <= 0.95 * mem.usable_gb):
+            # The measured rate is the in-memory speed: it evidently fits (the estimate was cautious, or the
+            # weights fit and the cache is smaller than assumed: a quantized cache or a shorter allocated context).
+            return None
         layers = _layers_phrase(c)
         sig = (f"Needs {mem.required_gb:.1f} GB (weights {mem.weights_gb:.1f} + KV cache {mem.kv_cache_gb:.1f} + "
                f"overhead {mem.overhead_gb:.1f}) but only {mem.usable_gb:.1f} GB is usable ({mem.note}).")
@@ -197,6 +200,9 @@ def reported_split(c: Ctx) -> Finding | None:
         return Finding("misconfiguration", "The tool reports the whole model on the CPU although it fits in GPU memory: "
                        "the engine found no usable GPU (driver, runtime, or an unsupported GPU).",
                        ["offload_all", "setup:gpu_runtime"], status="below_expected", rule="reported_split")
+    if s.gpu_fraction is not None and s.gpu_fraction < 0.98 and s.n_gpu_layers is not None and c.fits is True \
+            and c.offload_layers and s.n_gpu_layers < c.offload_layers - 1:
+        return None  # the person set -ngl below the layer count and the model fits: partial_offload names it
     if s.gpu_fraction is not None and s.gpu_fraction < 0.98:
         return Finding("memory_fit", f"Only {s.gpu_fraction:.0%} of the model is on the GPU (as the tool reports); "
                        "the rest decodes from system RAM at a fraction of the speed.",
@@ -273,7 +279,10 @@ def slow_fp16_gpu(c: Ctx) -> Finding | None:
 def slow_gpu_backend(c: Ctx) -> Finding | None:
     """A GPU backend the machine runs badly: Metal on an Intel Mac's GPU, CLBlast/OpenCL anywhere."""
     b = c.sit.symptoms.gpu_backend
-    bad = b in ("clblast", "opencl") or (b in ("metal", "vulkan") and (c.kind == "cpu" or c.sit.symptoms.intel_mac))
+    # Vulkan is the usual, sound backend of AMD/Intel iGPUs (a Ryzen's Radeon 780M resolves as its CPU): only an
+    # Intel Mac's GPU is named bad for it.
+    bad = b in ("clblast", "opencl") or (b == "metal" and c.kind == "cpu") or (
+        b in ("metal", "vulkan") and c.sit.symptoms.intel_mac)
     if not bad or not _suspect(c):
         return None
     return Finding("misconfiguration", _far(c) + f": the {b} backend runs poorly on this GPU (Intel Macs' GPUs and "
@@ -457,9 +466,11 @@ def far_below(c: Ctx) -> Finding | None:
     return None
 
 
+from advisor.diagnose.rules_engine import plain_framework, power_limited, slow_prefill_backend  # noqa: E402
+
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
     does_not_fit, allocated_context, aggregate_rate, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
-    slow_fp16_gpu, slow_gpu_backend, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
+    slow_fp16_gpu, slow_gpu_backend, slow_prefill_backend, power_limited, plain_framework, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
     near_limit_spill, far_below,
 )

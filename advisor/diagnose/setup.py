@@ -74,6 +74,18 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "gpu_backend": ("Use the CPU backend (-ngl 0) or a native GPU backend (CUDA/ROCm/Vulkan) instead",
                     "On Intel Macs the Metal backend and CLBlast offload are slower than the CPU for decode.",
                     "compare tok/s with -ngl 0 against the GPU run."),
+    "power": ("Run plugged in with the performance power mode (Windows power plan / vendor app / macOS Low Power "
+              "Mode off)", "On battery or in a power-saving mode the GPU's clocks and memory clock are capped, so the "
+              "same model runs at a fraction of its plugged-in speed.",
+              "compare tok/s plugged in; `nvidia-smi -q -d POWER` shows the power limit in force."),
+    "native_backend": ("Use the GPU vendor's backend build (ROCm/HIP on Radeon, CUDA on NVIDIA, SYCL on Arc) for "
+                       "prompt processing", "Portable backends (Vulkan, OpenCL) often lack the tuned matrix-multiply "
+                       "kernels that prefill needs, while decode (bandwidth-bound) is close.",
+                       "llama-bench pp512 with the vendor build against this one."),
+    "engine": ("Serve the model with an inference engine (vLLM, llama.cpp, ExLlamaV2, SGLang) instead of plain "
+               "transformers generate()", "Inference engines capture CUDA graphs and fuse the decode step's kernels; "
+               "eager generate() pays Python and launch overhead for every layer of every token.",
+               "the same model's tok/s in llama.cpp or vLLM on this GPU."),
     "kv_f16": ("Use an f16 KV cache (unset OLLAMA_KV_CACHE_TYPE / drop -ctk q8_0), or update the engine",
                "The CPU fallback moves data between GPU and CPU each token.",
                "the speed with the f16 cache; the log mentions the fallback of the flash-attention op."),

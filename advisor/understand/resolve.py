@@ -142,6 +142,12 @@ def _tidy_hardware(store: Store, text: str) -> Any:
     return ext if ext.hardware and ext.hardware != text else None
 
 
+def _names_intel_mac(text: str) -> bool:
+    from advisor.understand.symptoms import _intel_mac
+
+    return bool(re.search(r"\bintel\b|core\s*i[3579]|\bi[3579]-?\d|xeon", text, re.I)) and _intel_mac(text)
+
+
 def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     """Resolve hardware, model and format names; fill workload defaults with stated assumptions.
 
@@ -184,8 +190,13 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
                                            "name": f"{n}× {hw.name}"})
                 res.assumptions.append(f"{n} sockets: memory bandwidth adds up only when the model is spread "
                                        "over both NUMA nodes (--numa distribute).")
-            res.hardware = hw
-            res.assumptions += m.assumptions
+            if hw.kind == "apple_soc" and _names_intel_mac(s.hardware or ""):
+                # "MacBook Air 2020 Intel Core i5": the name matched an Apple Silicon model of the same year.
+                res.problems["hardware"] = (f"'{(s.hardware or '')[:80]}' is an Intel Mac, not the {hw.name}; it is "
+                                            "judged as a CPU machine of that kind.")
+            else:
+                res.hardware = hw
+                res.assumptions += m.assumptions
         except AmbiguousError as e:
             res.problems["hardware"] = str(e)
             res.candidates["hardware"] = e.candidates

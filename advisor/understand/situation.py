@@ -226,6 +226,7 @@ class Symptoms(_Frozen):
             not the P100), ``"maxwell"``, ``"kepler"``.
         p2p_disabled (bool): GPU peer-to-peer is off (``NCCL_P2P_DISABLE=1``, "P2P disabled").
         faster_elsewhere (bool): the same model runs much faster in another engine or version on this machine.
+        power_limited (bool): the machine runs on battery, in a power-saving mode or under a lowered power limit.
         household (bool): a family/home question (plain words wanted).
         intel_mac (bool): the machine is an Intel Mac (its GPU is no Apple Silicon GPU, whatever a name matched).
     """
@@ -259,6 +260,7 @@ class Symptoms(_Frozen):
     faster_elsewhere: bool = False
     household: bool = False
     intel_mac: bool = False
+    power_limited: bool = False  # on battery / a power-saving mode / a lowered power limit
 
 
 class Situation(_Frozen):

@@ -36,7 +36,10 @@ _NO_GPU = re.compile(
     r"no (?:cuda|gpu|metal|rocm|vulkan)[- ]?(?:capable )?(?:device|gpu)?s? (?:found|detected|available)|"
     r"(?:cuda|gpu|metal|rocm) (?:is )?not (?:found|detected|available|used)|not using (?:the )?gpu|"
     r"gpu (?:usage|utili[sz]ation|load) (?:is |stays |at )?(?:0|zero|idle|low)|runs? on (?:the )?cpu(?! only)|"
-    r"using (?:the )?cpu instead|cpu[- ]only (?:build|wheel|version)|offloaded 0/\d+ layers",
+    r"using (?:the )?cpu instead|cpu[- ]only (?:build|wheel|version)|offloaded 0/\d+ layers|"
+    r"gpu (?:sits|stays|is|remains|shows) (?:completely |totally )?(?:idle|at [0-5] ?%|[0-5] ?%)|"
+    r"(?:nvidia-smi|nvtop|jtop|radeontop|intel_gpu_top|task manager) shows? (?:the gpu (?:at )?)?(?:0|zero) ?%|"
+    r"gpu shows no (?:load|activity|usage)|no (?:gpu )?load in (?:nvtop|radeontop|intel_gpu_top|jtop)",
     re.I,
 )
 _THERMAL = re.compile(r"throttl|fanless|gets? (?:slower|hot)|after (?:a few|some|\d+) minutes|thermal|overheat", re.I)
@@ -71,6 +74,8 @@ _ENGINE_WORDS = r"(?:lm ?studio|ollama|llama\.?cpp|llama-server|vllm|sglang|kobo
 _FASTER_ELSEWHERE = re.compile(
     _ENGINE_WORDS + r"\s+(?:gets|got|does|did|reaches|reached|runs at|ran at|gives|gave|hits|manages)\s+(?:over |about |~|around |more than )?\d|"
     r"(?:faster|quicker) (?:in|with|on|under) " + _ENGINE_WORDS + r"|same model (?:and quant )?(?:is|runs) (?:much )?faster", re.I)
+_POWER = re.compile(r"\bon battery\b|\bunplugged\b|battery (?:mode|saver|power)|power[- ]sav(?:ing|er)|\beco mode\b|"
+                    r"power (?:limit|cap)(?:ped)? (?:set |lowered )?(?:to|at) \d+\s*w|quiet mode|silent mode|low power mode", re.I)
 _HOUSEHOLD = re.compile(r"\bfamily\b|\bkids?\b|\bchildren\b|household|homework|my (?:wife|husband|partner|son|daughter|parents|mum|mom|dad)|"
                         r"grand(?:ma|pa|parents)|at home\b|for the house", re.I)
 _TP = re.compile(r"(?:tensor[- ]parallel(?:ism|[_-]size)?|--tp|-tp|\btp)\s*[=:]?\s*(\d)\b|\b(\d)[- ]way tensor parallel|"
@@ -202,6 +207,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
         intel_mac=_intel_mac(t),
+        power_limited=bool(_POWER.search(t)),
     )
 
 

@@ -1,0 +1,51 @@
+"""Setup rules about the engine and the machine's state (split from :mod:`advisor.diagnose.rules`).
+
+Same contract as the rules there: each reads ``Ctx`` (never text) and returns a Finding or None; they are
+tried in the order of ``rules.RULES``.
+"""
+
+from __future__ import annotations
+
+from advisor.diagnose.context import Ctx
+from advisor.diagnose.rules import Finding, _far, _suspect
+
+__all__ = ["slow_prefill_backend", "power_limited", "plain_framework", "PLAIN_FRAMEWORKS"]
+
+PLAIN_FRAMEWORKS = ("transformers",)  # eager PyTorch generate(): no CUDA graphs, no fused decode kernels
+PLAIN_BELOW = 0.6  # decode under this share of the prediction on a plain framework: the framework's overhead
+
+PP_FAR_BELOW = 0.35  # measured prefill under this share of the prediction: a setup cause, not the GPU's compute
+
+
+def slow_prefill_backend(c: Ctx) -> Finding | None:
+    """Prefill far below a discrete GPU's prediction on a portable backend (Vulkan, OpenCL) while decode is not:
+    the backend's matrix kernels, not the GPU's compute, set the prompt speed (the vendor backend runs them)."""
+    b, p = c.sit.symptoms.gpu_backend, c.pred
+    if p is None or not c.discrete or not c.pp or not p.prefill_tps or b not in ("vulkan", "opencl", "clblast"):
+        return None
+    if c.pp >= PP_FAR_BELOW * p.prefill_tps or (c.ratio_tg is not None and c.ratio_tg < 0.5):
+        return None
+    return Finding("misconfiguration", f"Prefill {c.pp:,.0f} tok/s is {c.pp / p.prefill_tps:.0%} of the ≈ "
+                   f"{p.prefill_tps:,.0f} tok/s this GPU reaches with its native backend, while decode is in range: the "
+                   f"{b} build's prompt-processing kernels, not the GPU's compute, are the limit.",
+                   ["setup:native_backend", "prefix_caching"], status="below_expected", rule="slow_prefill_backend")
+
+
+def power_limited(c: Ctx) -> Finding | None:
+    """On battery, in a power-saving mode or under a lowered power limit: the clocks are capped."""
+    if not (c.sit.symptoms.power_limited and _suspect(c)):
+        return None
+    return Finding("misconfiguration", (_far(c) if c.tg else "Decode") + ": the machine runs on battery or in a "
+                   "power-saving mode, which caps the GPU's core and memory clocks; plugged in, in the performance "
+                   "mode, the same model runs at its normal speed.", ["setup:power"], status="below_expected",
+                   rule="power_limited")
+
+
+def plain_framework(c: Ctx) -> Finding | None:
+    """Plain transformers generate() on a GPU: Python and per-kernel launch overhead, not bandwidth, sets decode."""
+    if c.sit.engine not in PLAIN_FRAMEWORKS or not c.has_gpu or c.ratio_tg is None or c.ratio_tg >= PLAIN_BELOW:
+        return None
+    return Finding("misconfiguration", _far(c) + ": plain transformers generate() runs each decode step as many "
+                   "small eager PyTorch kernels (no CUDA graphs, no fused attention or quantized kernels), so the "
+                   "framework's overhead, not the memory bandwidth, sets the speed.", ["setup:engine"],
+                   status="below_expected", rule="plain_framework")
