@@ -355,6 +355,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     lines: list[str] = []
     if upd.not_understood:
         lines += [f"- {x}" for x in upd.not_understood]
+    if len(facts.compare_hardware or []) >= 2 and not (facts.model or facts.params_b or facts.compare_models):
+        # Several machines and no model yet: answer the comparison on a common model, and say so.
+        from advisor.intake._dialog import DEFAULT_COMPARE_MODEL
+
+        facts = facts.model_copy(update={"model": DEFAULT_COMPARE_MODEL})
+        notes.append(f"Model not stated: the options are compared on {DEFAULT_COMPARE_MODEL} at Q4_K_M, a common "
+                     "choice for a team; name your model to compare on it instead.")
     q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     missing = intake.missing(facts, store)
     verdict = None
@@ -385,6 +392,9 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         understood = report.facts_summary(facts)
         reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, understood, f"**{ask_txt}**")
                               if x)
+    model_note = next((n for n in notes if n.startswith("Model not stated: the options")), None)
+    if model_note and model_note not in reply:
+        reply = f"{reply}\n\n{model_note}"
     log.info("turn ms=%.0f verdict=%s missing=%s", (time.perf_counter() - t0) * 1000, verdict is not None, missing)
     return AskResult(
         reply=reply, verdict=verdict, facts=facts, missing=missing,

@@ -334,3 +334,14 @@ def test_json_hardware_text_is_read_like_chat(store: Store) -> None:
                                        model="llama 3.1 70b"))
     assert wordy.hardware is not None and wordy.hardware.id == "nvidia-rtx-3090x2"
     assert wordy.machine is not None and wordy.machine.interconnect == "pcie3" and wordy.machine.pcie_lanes == 8
+
+
+def test_three_machines_and_no_model_are_compared_on_the_default_model_in_one_reply(tmp_path):
+    from advisor.service import ask
+    from knowledge.store import Store
+
+    r = ask(Store(":memory:"), "We are 20 engineers using a coding agent with about 8k-token prompts. Should we buy "
+                               "an M3 Ultra with 96GB, two RTX 4090s or one H100?")
+    assert r.facts.model == "Llama 3.3 70B" and "Model not stated" in r.reply
+    for name in ("M3 Ultra 96 GB", "4090", "H100"):
+        assert name in r.reply

@@ -29,6 +29,8 @@ DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
     "chat": 500, "coding_agent": 4_000, "rag": 4_000, "summarising": 2_000, "batch": 1_000, None: 500,
 }
 DEFAULT_GEN_TOKENS = 300
+# Options compared before the model is named are compared on this one (the Compare tab's default too).
+DEFAULT_COMPARE_MODEL = "Llama 3.3 70B"
 DEFAULT_CONCURRENCY = 1
 DEFAULT_DEPTH = 0
 
