@@ -185,6 +185,8 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if v.status == "below_expected":
             return f"**Slower than it should be: {what} measured, about {_fmt_rate(exp if mt else (p.prefill_tps if p else None))} expected.**"
         if v.status == "above_expected":
+            if mt and mp and rng and rng[0] <= mt <= rng[1]:  # decode is in range: prefill is the fast one
+                what = f"prefill {mp:,.0f} tok/s; decode {mt:g} tok/s is normal"
             return (f"**Faster than usual for this hardware ({what}):** worth checking how it was measured "
                     "(a very short answer or a cached prompt reads fast).")
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
