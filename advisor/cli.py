@@ -38,8 +38,15 @@ SERVER_FOUND = "auto"
 
 
 def _store(path: str | None) -> Any:
+    from advisor.errors import InputError
     from knowledge.store import Store
 
+    if path is not None and "://" not in path:
+        if not path.strip():
+            raise InputError("--store (or ADVISOR_STORE) is empty; give a store file, Parquet folder or URL, or unset it")
+        p = Path(path)
+        if p.exists() and not (p.is_file() or p.is_dir()):
+            raise InputError(f"{path} is not a store file (a device or special file); nothing was opened")
     return Store(path)
 
 
