@@ -38,8 +38,15 @@ SERVER_FOUND = "auto"
 
 
 def _store(path: str | None) -> Any:
+    from advisor.errors import InputError
     from knowledge.store import Store
 
+    if path is not None and "://" not in path:
+        if not path.strip():
+            raise InputError("--store (or ADVISOR_STORE) is empty; give a store file, Parquet folder or URL, or unset it")
+        p = Path(path)
+        if p.exists() and not (p.is_file() or p.is_dir()):
+            raise InputError(f"{path} is not a store file (a device or special file); nothing was opened")
     return Store(path)
 
 
@@ -220,8 +227,30 @@ def predict(
             if p.assumptions else ""))
 
 
+#: Largest --input file read (a scenario or a table of rows is a few kB; a bigger one is a wrong file).
+MAX_INPUT_BYTES = 50_000_000
+
+
+def _read_input_file(path: Path) -> str:
+    """The UTF-8 text of an ``--input`` file. Raises ValueError with one line for a missing, special
+    (``/dev/urandom``: it would be read forever), huge or binary file."""
+    if not path.exists():
+        raise ValueError(f"cannot read {path}: no such file")
+    if not path.is_file():
+        raise ValueError(f"cannot read {path}: not a regular file")
+    size = path.stat().st_size
+    if size > MAX_INPUT_BYTES:
+        raise ValueError(f"{path} is {size / 1e6:.1f} MB; an --input file over {MAX_INPUT_BYTES // 1_000_000} MB "
+                         "is not read")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text (a binary file?); --input expects CSV, JSON lines or a "
+                         "JSON object") from None
+
+
 def _read_rows(path: Path) -> list[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8")
+    text = _read_input_file(path)
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
         rows: list[dict[str, Any]] = []
         for i, line in enumerate(text.splitlines(), 1):
@@ -305,7 +334,7 @@ def diagnose(
 
     def build() -> Any:
         if input is not None:
-            data = load_json(input.read_text(encoding="utf-8"), what=str(input))
+            data = load_json(_read_input_file(input), what=str(input))
             if not isinstance(data, dict):
                 raise ValueError("the input file must hold a JSON object")
             sc_data = data.get("scenario", data)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from advisor import roofline
 from advisor.calibration import CalibrationModel
@@ -96,6 +96,8 @@ class CompareRequest(BaseModel):
 
     ``prices`` maps a hardware id or name to a purchase price in USD; nothing is priced otherwise.
     """
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt field must not be ignored silently
 
     model: str
     quant: str | None = None

@@ -411,7 +411,7 @@ def gpu_layers_problem(value: Any) -> str | None:
 def build_measurement(fields: Mapping[str, Any]) -> tuple[Measurement | None, str]:
     """Make a :class:`Measurement` only from sound values.
 
-    A rate must be present, finite and not negative (``placement_only=True`` in ``fields`` allows a
+    A rate must be present, finite and positive (``placement_only=True`` in ``fields`` allows a
     record without rates, as ``ollama ps`` gives). ``n_gpu_layers`` must fit a 32-bit integer and not
     be negative (-1, "all layers", is dropped). Optional extras that are not finite are dropped.
 
@@ -426,8 +426,8 @@ def build_measurement(fields: Mapping[str, Any]) -> tuple[Measurement | None, st
         data.pop("n_gpu_layers")
     for k in _RATE_FIELDS:
         v = data.get(k)
-        if v is not None and not is_rate(v):
-            return None, f"{k.replace('_tps', '')} rate {v!r} is not a finite, non-negative number"
+        if v is not None and not (is_rate(v) and v > 0):  # 0 tok/s is a failed run, not a speed
+            return None, f"{k.replace('_tps', '')} rate {v!r} is not a finite, positive number"
     if not fields.get("placement_only") and not any(k in data for k in _RATE_FIELDS):
         return None, "no rate"
     for k in _INT_FIELDS:

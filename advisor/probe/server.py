@@ -48,6 +48,9 @@ from advisor.probe.server_http import ServerProbeError, check_url, get_json, pos
 __all__ = ["BatchingPass", "DISAGREE", "ServerProbeResult", "ServerRun", "ServerProbeError", "discover_servers",
            "find_servers", "measure_server"]
 
+#: Text chunks per asked token after which a stream is cut off (servers send one token or more per chunk;
+#: one that ignores ``max_tokens`` would otherwise stream forever).
+MAX_CHUNKS_PER_TOKEN = 4
 #: Relative gap between the stream's and the server's rate above which the report says they disagree.
 DISAGREE = 0.25
 #: Tokens per word assumed until the server reports a prompt's token count (random 3–8 letter words
@@ -232,10 +235,18 @@ def _stream(info: ServerInfo, model: str, prompt: str, gen_tokens: int, timeout:
     path, body = build_request(info, model, prompt, gen_tokens, chat=opts.get("chat", False),
                                minimal=opts.get("minimal", False), temperature=temperature)
     out = _Stream()
+    deadline = time.perf_counter() + timeout
+    max_chunks = gen_tokens * MAX_CHUNKS_PER_TOKEN + 16
+    lines = 0
     for t, line in post_stream(info.url, path, body, timeout=timeout):
         if not line:
             out.t0 = t
             continue
+        lines += 1
+        if t > deadline or lines > max_chunks * 4:
+            # a server that streams forever (or trickles, or sends lines that are not events) must not hang the probe
+            raise ServerProbeError(f"{info.label} at {info.url} did not finish an answer of {gen_tokens} tokens within "
+                                   f"{timeout:g} s ({lines} lines streamed)")
         ev = parse_line(info.api, line)
         if ev is None:
             continue
@@ -247,6 +258,8 @@ def _stream(info: ServerInfo, model: str, prompt: str, gen_tokens: int, timeout:
         out.model = out.model or ev.model
         if ev.done and info.api != "openai":
             break
+        if len(out.times) >= max_chunks:
+            break  # it ignores max_tokens: enough chunks to measure decode; its usage report will not come
     if not out.times:
         raise ServerProbeError(f"{info.label} at {info.url} streamed no text for model {model!r}")
     return out
