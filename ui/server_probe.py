@@ -43,7 +43,9 @@ def served_models(find: Callable[[], list[Any]] | None = None) -> tuple[list[str
         return [], f"No LLM server found: {e}"
     names = list(dict.fromkeys(m for i in infos for m in i.models))
     lines = [f"- {i.label} at `{i.url}`: {', '.join(i.models[:12]) or 'no model listed'}" for i in infos]
-    return names, "\n".join(lines)
+    from ui.handlers import safe_markdown  # model names come from the server: text, never HTML
+
+    return names, safe_markdown("\n".join(lines))
 
 
 def server_probe_markdown(store: Store, model: str | None, progress: Callable[[float, str], None],
@@ -58,7 +60,7 @@ def server_probe_markdown(store: Store, model: str | None, progress: Callable[[f
         return f"The server probe could not measure: {handlers.friendly_error(e)}"
     except Exception as e:  # noqa: BLE001 - the browser gets a generic message, the log the details
         return handlers._unexpected("server probe", e)
-    return "\n\n---\n\n".join(result_markdown(r, r.verdict) for r in results)
+    return handlers.safe_markdown("\n\n---\n\n".join(result_markdown(r, r.verdict) for r in results))
 
 
 def add_server_probe(store: Store, *, allow_probe: bool, run: ServerProbeFn | None = None) -> None:
