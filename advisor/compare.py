@@ -34,7 +34,6 @@ from __future__ import annotations
 import heapq
 import math
 import random
-import re
 import statistics
 from collections import deque
 from dataclasses import dataclass, field
@@ -50,7 +49,7 @@ from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import calibration_model, predict_step
 from advisor.perf.step import StepModel
 from advisor.report import json_safe
-from advisor.understand.text import parse_prices  # price lists are read by understanding
+from advisor.understand.text import parse_prices, split_stated_memory  # names are read by understanding
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -478,9 +477,6 @@ class _Ctx:
     prices: dict[str, float]
 
 
-_STATED_MEMORY = re.compile(r"\s(\d{1,4}(?:\.\d+)?)\s*GB\b", re.I)
-
-
 def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Hardware, list[str]]]:
     if not names:
         return [(h.model_copy(update={"memory_gb": max(h.memory_gb_options)}), [])
@@ -488,9 +484,8 @@ def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Har
     out = []
     for name in names:
         # "apple-m3-ultra-80gpu 96GB": the memory a person stated stays (never the largest option).
-        mem = _STATED_MEMORY.search(name)
-        m = catalog.resolve_hardware(store, _STATED_MEMORY.sub(" ", name).strip() if mem else name,
-                                     memory_gb=float(mem.group(1)) if mem else None)
+        bare, mem_gb = split_stated_memory(name)
+        m = catalog.resolve_hardware(store, bare, memory_gb=mem_gb)
         hw, notes = m.value, list(m.assumptions)
         if hw.memory_gb is None and hw.memory_gb_options:
             hw = hw.model_copy(update={"memory_gb": max(hw.memory_gb_options)})

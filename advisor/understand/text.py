@@ -14,7 +14,7 @@ import re
 
 from advisor.errors import InputError
 
-__all__ = ["looks_pasted", "parse_prices"]
+__all__ = ["looks_pasted", "parse_prices", "split_stated_memory"]
 
 _PRICE = re.compile(r"\s*([^=,;\n]+?)\s*=\s*\$?\s*(\d[\d_,]*(?:\.\d+)?)\s*(?:[,;\n]|$)")
 _PASTE_MARKERS = ("| model", "llama_print_timings", "prompt eval rate", "eval rate:", "tokens-per-sec", "pp512",
@@ -43,3 +43,20 @@ def looks_pasted(text: str) -> bool:
     """True when a chat message carries a tool's output (llama-bench table, ollama --verbose, server JSON)."""
     low = text.lower()
     return text.count("\n") >= 1 and any(m.lower() in low for m in _PASTE_MARKERS)
+
+
+_STATED_MEMORY = re.compile(r"\s(\d{1,4}(?:\.\d+)?)\s*GB\b", re.I)
+
+
+def split_stated_memory(name: str) -> tuple[str, float | None]:
+    """A machine name without the memory size written after it, and that size in GB.
+
+    >>> split_stated_memory("apple-m3-ultra-80gpu 96GB")
+    ('apple-m3-ultra-80gpu', 96.0)
+    >>> split_stated_memory("RTX 4090")
+    ('RTX 4090', None)
+    """
+    m = _STATED_MEMORY.search(name)
+    if not m:
+        return name, None
+    return _STATED_MEMORY.sub(" ", name).strip(), float(m.group(1))
