@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from advisor import roofline
@@ -24,6 +23,7 @@ from advisor.perf.fit import achieved_read_share, build_cal_rows, calibration_mo
 from advisor.perf.moe import with_moe
 from advisor.perf.step import StepModel, interconnect_gbs, moe_split_bytes, tp_comm_s
 from advisor.understand.engine import default_accel, engine_accel  # the one engine classifier
+from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
 __all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_accel", "predict", "predict_situation",
@@ -158,7 +158,7 @@ def predict_step(
     n = hardware.n_devices
     lay = _layout(hardware, engine, layout)
     tp = lay == "tensor_parallel"
-    base_id = re.sub(r"x\d+$", "", hardware.id) if n > 1 else hardware.id
+    base_id = split_hw_id(hardware.id)[0] if n > 1 else hardware.id  # the one home of the "...xN" id rule
     scen = {"kind": hardware.kind, "multi": n > 1 and not tp, "accel": accel, "engine": engine,
             "family": hardware.family, "hw_id": base_id, "quant": quant.name, "bandwidth_gbs": bw, "tflops": tflops,
             "decode_bytes": dbytes, "prefill_flops": flops, "n_devices": 1 if tp else n,
