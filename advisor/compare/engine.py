@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from advisor.compare.cost import resolve_prices
-from advisor.compare.evaluate import Candidate, Ctx, evaluate
+from advisor.compare.evaluate import STATUSES, Candidate, Ctx, evaluate
 from advisor.compare.output import summary_lines
 from advisor.compare.request import (
     KV_BYTES_PER_ELEMENT,
@@ -44,13 +44,13 @@ def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Har
 
 
 
-def _rank_key(users: int) -> Any:
-    """Sort key: meets the targets, then holds every stated user in memory (a machine that cannot is
-    never ranked above one that can), then headroom, tok/s per user, TTFT p95."""
-    def key(c: Candidate) -> tuple:
-        return (not c.meets_targets, c.max_concurrency < users, c.max_concurrency == 0, -(c.headroom or 0.0),
-                -(c.decode_tps_per_user or 0.0), c.ttft_s.get("p95") or math.inf)
-    return key
+def _rank_key(c: Candidate) -> tuple:
+    """Sort key: what the machine can do for the stated users (:data:`~advisor.compare.evaluate.STATUSES`
+    order: meets the targets, holds every user, holds some (the rest wait for a slot), overloaded, does not
+    fit), then headroom, tok/s per user, TTFT p95. A machine that cannot hold the users (overloaded, or the
+    model does not fit) is never ranked above one that can, whatever its speed."""
+    return (STATUSES.index(c.status), -(c.headroom or 0.0), -(c.decode_tps_per_user or 0.0),
+            c.ttft_s.get("p95") or math.inf)
 
 
 def _unmatched_prices(ctx: Ctx, out: list[Candidate]) -> list[str]:
@@ -60,22 +60,34 @@ def _unmatched_prices(ctx: Ctx, out: list[Candidate]) -> list[str]:
 
 
 def _assumptions(req: CompareRequest) -> list[str]:
-    out = ["Engine: llama.cpp unless a backend is given, except datacenter GPUs serving 4 or more users, which "
-           "are assumed to run vLLM (continuous batching); multi-GPU entries use a layer split with llama.cpp and "
-           "tensor parallel with vLLM/SGLang/TensorRT-LLM (two all-reduces per layer over the interconnect).",
-           "Decode step = max(weights + every sequence's KV cache read at the calibrated bandwidth, "
-           "2 × active parameters FLOPs per sequence at the calibrated compute). Adding users stops being free "
-           "at the smaller of the ridge-point batch (FLOPS / BW × bpw / 16, spec sheet: compute-bound beyond) "
-           "and the KV knee (weights ÷ KV bytes per sequence: the users' KV reads outweigh the weights beyond).",
-           f"TTFT under load: Poisson arrivals, users × requests per minute; a deterministic discrete-event "
-           f"simulation ({SIM_ARRIVALS} arrivals, seed {SIM_SEED}); primary figures use chunked prefill "
-           f"({req.chunk_tokens}-token chunks), 'no chunking' lets a prompt run whole while streams stall. The "
-           "unchunked mean is checked against Pollaczek–Khinchine and its p95 against the exact M/D/1 "
-           "distribution (Erlang/Crommelin).",
-           f"Memory: weights + KV per sequence ({req.kv_quant}) × sequences + 0.5 GB + 3 % of the weights.",
-           "Meets targets: every user fits in memory, TTFT p95 ≤ target, per-user tok/s ≥ target (with all "
-           "users streaming at once); headroom = the tightest margin, min(max users / users, TTFT target / "
-           "p95, tok/s per user / target). Ranked: meets the targets, then headroom, then tok/s per user."]
+    """How the numbers are worked out, plain words first and the field terms in brackets."""
+    rate = (f"Requests arrive at random, {req.requests_per_minute:g} per minute from each user (Poisson arrivals); "
+            "the busier the machine, the longer the wait for a first word grows, and once requests come faster "
+            "than it can answer the queue grows without bound (overloaded). " if req.requests_per_minute else
+            "No request rate given: every request finds the machine idle, so each waits only for its own prompt "
+            "to be read and the median equals the 95th percentile; give requests per minute to see queueing. ")
+    out = ["Engine: llama.cpp unless you name one; for 4 or more users on a datacenter GPU, vLLM (it batches "
+           "users continuously). Several GPUs: llama.cpp splits the layers between them; vLLM, SGLang and "
+           "TensorRT-LLM split every layer (tensor parallel: two exchanges of activations per layer over the link "
+           "between the GPUs).",
+           "Each step of an answer reads the whole model once plus every user's conversation memory (KV cache), "
+           "and computes for every user; the step takes the longer of the two (roofline, with the bandwidth and "
+           "compute shares calibrated on measurements). Adding users is nearly free until the chip's compute "
+           "becomes the limit (ridge point: FLOP/s ÷ bandwidth × bits per weight ÷ 16) or until the users' "
+           "conversation memory outweighs the model (KV knee: weights ÷ KV bytes per user).",
+           rate + f"Worked out by simulating {SIM_ARRIVALS} requests (the same random draws every time, seed "
+           f"{SIM_SEED}). Long prompts are read {req.chunk_tokens} tokens at a time so other answers keep streaming "
+           "(chunked prefill); 'unchunked' reads each prompt whole while the other answers pause. The unchunked "
+           "case is a queue with a fixed service time, checked against its textbook formulas (M/D/1: "
+           "Pollaczek–Khinchine mean, Erlang/Crommelin 95th percentile).",
+           f"Memory: the model's weights, plus each user's conversation memory (KV cache in {req.kv_quant}) for the "
+           "prompt and the answer, plus 0.5 GB and 3 % of the weights for the engine.",
+           "Meets the targets: every user fits in memory, 95 % of first words come within the target, and each "
+           "user's answer streams at least at the target speed with everyone streaming at once. Ranked: meets "
+           "the targets, then holds every user, then holds some (the others wait for a slot), then overloaded, "
+           "then does not fit, so a machine that cannot hold the users is never above one that can; within each, "
+           "by the tightest margin (headroom: users that fit ÷ users, TTFT target ÷ p95, tok/s ÷ target), then by "
+           "tok/s per user."]
     if req.prices:
         out.append(f"Cost: only the prices given; amortised over {req.amortisation_years:g} years at "
                    f"{req.utilisation:.0%} utilisation; hardware only (no electricity, no staff).")
@@ -107,7 +119,7 @@ def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardwar
             out.append(c)
         else:
             excluded.append(hw.id)
-    out.sort(key=_rank_key(req.concurrency))
+    out.sort(key=_rank_key)
     for i, c in enumerate(out, 1):
         c.rank = i
     result = {"model": model.id, "quant": quant.name, "bits_per_weight": quant.bits_per_weight,

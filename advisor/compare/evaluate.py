@@ -30,11 +30,42 @@ from advisor.perf import predict_step
 from advisor.perf.step import StepModel
 from knowledge.store import Store
 
-__all__ = ["Candidate", "Ctx", "evaluate"]
+__all__ = ["STATUSES", "Candidate", "Ctx", "candidate_status", "evaluate"]
+
+
+# What a candidate can do for the stated users, best first (the first key of the ranking):
+#   meets       every target met (all users fit in memory, TTFT p95 and tok/s per user within target);
+#   holds       every user fits in memory and the queue stays finite, but a target is missed;
+#   partial     fewer sequences fit than there are users: the others wait for a slot, the queue stays finite;
+#   overloaded  requests arrive faster than the machine serves them: the queue grows without bound;
+#   no_fit      the weights and one sequence's KV cache do not fit (or nothing to compute prefill with).
+STATUSES = ("meets", "holds", "partial", "overloaded", "no_fit")
+
+
+def candidate_status(maxc: int, users: int, overloaded: bool, meets: bool, evaluated: bool = True) -> str:
+    """One of :data:`STATUSES` for a candidate (see there); ``maxc`` = sequences that fit in memory.
+
+    >>> candidate_status(12, 20, overloaded=False, meets=False)
+    'partial'
+    >>> candidate_status(121, 20, overloaded=True, meets=False)
+    'overloaded'
+    """
+    if maxc == 0 or not evaluated:
+        return "no_fit"
+    if overloaded:
+        return "overloaded"
+    if meets:
+        return "meets"
+    return "holds" if maxc >= users else "partial"
 
 
 class Candidate(BaseModel):
-    """One hardware option evaluated for the workload (JSON field units in the names)."""
+    """One hardware option evaluated for the workload (JSON field units in the names).
+
+    ``status`` is one of :data:`STATUSES`; ``holds_users`` is True for ``meets``/``holds``/``partial``
+    (the machine serves every stated user with a finite wait), False when it is overloaded or the
+    model does not fit: such a machine is never ranked above one that holds the users.
+    """
 
     rank: int = 0
     hardware: dict[str, Any]
@@ -49,6 +80,8 @@ class Candidate(BaseModel):
     saturation_concurrency: int | None
     meets_targets: bool
     headroom: float | None
+    status: str = "no_fit"
+    holds_users: bool = False
     memory: dict[str, Any]
     batch: dict[str, Any]
     load: dict[str, Any] | None = None
@@ -184,7 +217,8 @@ def _unevaluated(base: dict[str, Any], batch: dict[str, Any], notes: list[str], 
     none = {"median": None, "p95": None, "mean": None}
     return Candidate(**{**base, "saturation_concurrency": None}, effective_concurrency=0, ttft_s=none,
                      ttft_no_chunking_s=dict(none), decode_tps_per_user=None, aggregate_decode_tps=None,
-                     meets_targets=False, headroom=None, batch={**batch, "curve": []},
+                     meets_targets=False, headroom=None, status="no_fit", holds_users=False,
+                     batch={**batch, "curve": []},
                      notes=notes + [f"Not evaluated under load: {why}."])
 
 
@@ -220,6 +254,8 @@ def evaluate(store: Store, ctx: Ctx, hw: Hardware, extra_notes: list[str]) -> Ca
     if hw.id in ctx.prices:
         cost = cost_per_million(ctx.prices[hw.id], agg, years=req.amortisation_years, utilisation=req.utilisation,
                                 users=req.concurrency)
+    status = candidate_status(maxc, req.concurrency, bool(load and load.get("overloaded")), meets)
     return Candidate(**base, effective_concurrency=n_eff, ttft_s=ttft, ttft_no_chunking_s=ttft_u,
                      decode_tps_per_user=per_user, aggregate_decode_tps=agg, meets_targets=meets, headroom=head,
+                     status=status, holds_users=status in ("meets", "holds", "partial"),
                      batch=batch, load=load, cost=cost, notes=notes + load_notes)
