@@ -44,7 +44,14 @@ from advisor.compare.capacity import (
 from advisor.compare.cost import cost_per_million
 from advisor.compare.engine import compare, compare_request, compare_situation
 from advisor.compare.evaluate import Candidate
-from advisor.compare.output import TABLE_HEADERS, notes_markdown, summary_lines, table_markdown, table_rows
+from advisor.compare.output import (
+    TABLE_HEADERS,
+    TABLE_LEGEND,
+    notes_markdown,
+    summary_lines,
+    table_markdown,
+    table_rows,
+)
 from advisor.compare.queueing import (
     LoadResult,
     md1_wait_cdf,
@@ -58,6 +65,7 @@ from advisor.understand.text import parse_prices  # names are read by understand
 __all__ = [
     "KV_BYTES_PER_ELEMENT",
     "TABLE_HEADERS",
+    "TABLE_LEGEND",
     "Candidate",
     "CompareRequest",
     "LoadResult",

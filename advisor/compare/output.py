@@ -22,7 +22,8 @@ TABLE_LEGEND = (
     "overloaded (requests arrive faster than it can answer: the wait grows without bound) · does not fit. "
     "**users fit**: conversations that fit in memory at once. "
     "**first word**: time to the first token for the middle (p50) and the slowest 5 % (p95) of requests at your "
-    "request rate; *idle* when no rate is given (every request finds the machine free, so p50 = p95). "
+    "request rate; *idle* when no rate is given (every request finds the machine free, so p50 = p95); *no queue* when "
+    "at your rate 95 % of requests still find it free. "
     "**unchunked**: p95 if each prompt is read whole while other answers pause. "
     "**tok/s each / total**: answer speed per user with everyone streaming, and summed. "
     "**free up to**: users before each one added slows the others. **$ / M tok**: from the prices you give.")
@@ -30,6 +31,11 @@ TABLE_LEGEND = (
 
 def _num(x: float | None, fmt: str = "{:.1f}") -> str:
     return "—" if x is None else fmt.format(x)
+
+
+def _sec(x: float | None) -> str:
+    """Seconds for a table cell: two decimals below 1 s (0.04), one above (29.8)."""
+    return _num(x, "{:.2f}" if x is not None and x < 1 else "{:.1f}")
 
 
 def status_words(c: dict[str, Any], users: int) -> str:
@@ -41,15 +47,18 @@ def status_words(c: dict[str, Any], users: int) -> str:
 
 
 def ttft_cell(c: dict[str, Any], rate_given: bool) -> str:
-    """The first-word cell: ``"9.6 / 29.8"`` under load, ``"4.6 (idle)"`` without a rate, ``"overloaded"``."""
+    """The first-word cell: ``"9.6 / 29.8"`` under load, ``"4.6 (idle)"`` without a rate, ``"4.6 (no queue)"``
+    when the simulated p95 equals the median (requests rarely overlap at that rate), ``"overloaded"``."""
     if c.get("status") == "overloaded":
         return "overloaded"
     t = c["ttft_s"]
     if t.get("p95") is None:
         return "—"
     if not rate_given:
-        return f"{_num(t['p95'])} (idle)"
-    return f"{_num(t['median'])} / {_num(t['p95'])}"
+        return f"{_sec(t['p95'])} (idle)"
+    if t["median"] is not None and t["p95"] - t["median"] <= 0.005 * t["p95"]:
+        return f"{_sec(t['p95'])} (no queue)"  # at this rate 95 % of requests find the machine free
+    return f"{_sec(t['median'])} / {_sec(t['p95'])}"
 
 
 def table_rows(result: dict[str, Any]) -> list[list[Any]]:
@@ -60,7 +69,7 @@ def table_rows(result: dict[str, Any]) -> list[list[Any]]:
         tu = c["ttft_no_chunking_s"]
         cost = c.get("cost") or {}
         rows.append([c["rank"], c["hardware"]["name"], status_words(c, users), c["max_concurrency"], ttft_cell(c, rate),
-                     _num(tu["p95"]) if rate else "—", _num(c["decode_tps_per_user"]),
+                     _sec(tu["p95"]) if rate else "—", _num(c["decode_tps_per_user"]),
                      _num(c["aggregate_decode_tps"], "{:,.0f}"), c["saturation_concurrency"] or "—",
                      _num(cost.get("usd_per_million_tokens"), "{:,.2f}")])
     return rows
@@ -105,7 +114,8 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
                        f"without bound; {tps} once answering.")
             continue
         p95 = c["ttft_s"]["p95"]
-        ttft = f"TTFT p95 {p95:.1f} s" if rate else f"first word {p95:.1f} s on an idle machine (no request rate given)"
+        ttft = (f"TTFT p95 {_sec(p95)} s" if rate else
+                f"first word {_sec(p95)} s on an idle machine (no request rate given)")
         n = c["effective_concurrency"]
         if st == "partial":
             out.append(f"{name} holds only {c['max_concurrency']} of the {users} users at once (the others wait for "
