@@ -28,7 +28,7 @@ from knowledge.store import Store
 from ui import charts
 
 __all__ = ["COMPARE_DEFAULTS", "CompareForm", "api_compare", "build_compare_tab", "compare_choices",
-           "default_model_id", "fill_note", "fill_updates", "match_prices", "run_compare"]
+           "default_model_id", "fill_note", "fill_updates", "form_request", "match_prices", "run_compare"]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,23 @@ def match_prices(store: Store, prices: dict[str, float], candidates: list[str]) 
     return out
 
 
+def form_request(store: Store, model: str, quant: str, prompt: float, gen: float, users: float, rpm: float | None,
+                 ttft: float | None, tps: float | None, candidates: list[str], prices: str, prefix: float | None,
+                 kv_quant: str, engine: str | None = None) -> cmp.CompareRequest:
+    """The compare form's values (in :attr:`CompareForm.run_inputs` order) as a CompareRequest.
+
+    Raises:
+        ValueError: a field out of range (pydantic); InputError: a price name matches no candidate.
+    """
+    cands = list(candidates or [])
+    return cmp.CompareRequest(
+        model=model, quant=_opt(quant), backend=_opt(engine), prompt_tokens=int(prompt or 1), gen_tokens=int(gen or 1),
+        concurrency=int(users or 1), requests_per_minute=_opt(rpm) or None, ttft_target_s=_opt(ttft) or None,
+        tps_per_user=_opt(tps) or None, candidates=cands or None,
+        prices=match_prices(store, cmp.parse_prices(prices), cands),
+        shared_prefix_tokens=int(prefix or 0), kv_quant=kv_quant or "f16")
+
+
 def run_compare(store: Store, model: str, quant: str, prompt: float, gen: float, users: float, rpm: float | None,
                 ttft: float | None, tps: float | None, candidates: list[str], prices: str, prefix: float | None,
                 kv_quant: str, engine: str | None = None) -> tuple[str, list[list[Any]], Any]:
@@ -109,13 +126,8 @@ def run_compare(store: Store, model: str, quant: str, prompt: float, gen: float,
     from ui import handlers
 
     try:
-        cands = list(candidates or [])
-        req = cmp.CompareRequest(
-            model=model, quant=_opt(quant), backend=_opt(engine), prompt_tokens=int(prompt or 1), gen_tokens=int(gen or 1),
-            concurrency=int(users or 1), requests_per_minute=_opt(rpm) or None, ttft_target_s=_opt(ttft) or None,
-            tps_per_user=_opt(tps) or None, candidates=cands or None,
-            prices=match_prices(store, cmp.parse_prices(prices), cands),
-            shared_prefix_tokens=int(prefix or 0), kv_quant=kv_quant or "f16")
+        req = form_request(store, model, quant, prompt, gen, users, rpm, ttft, tps, candidates, prices, prefix,
+                           kv_quant, engine)
         result = cmp.compare_request(store, req)
     except (ValueError, AdvisorError) as e:
         return f"⚠️ {handlers.friendly_error(e)}", [], charts.empty_figure("Fix the inputs to see the chart.")
