@@ -126,3 +126,23 @@ def test_chat_compare_tab_and_cli_give_the_same_tok_s(store, trial, tmp_path):
         # another process: the calibration sums rows in DuckDB's order (last float bits may differ)
         assert cli[hid]["decode_tps_per_user"] == pytest.approx(row["tps_each"], rel=1e-6)
         assert cli[hid]["aggregate_decode_tps"] == pytest.approx(row["tps_total"], rel=1e-6)
+
+
+def test_chat_table_never_puts_an_overloaded_machine_first(store):
+    """The chat's side-by-side table follows the engine's ranking: the H100 that serves the team first,
+    the Macs that cannot keep up (20 users x 0.2/min of 8k prompts) after it, said in words."""
+    from advisor.models import Scenario
+    from advisor.render.options import options_markdown
+
+    facts = Scenario(hardware="M3 Ultra", memory_gb=512, compare_hardware=["DGX Spark", "H100 PCIe"],
+                     model="llama 3.3 70b", prompt_tokens=8000, gen_tokens=500, concurrency=20,
+                     requests_per_minute=0.2)
+    opt = options_for(store, facts)
+    assert [(r["id"], r["status"]) for r in opt.rows] == [
+        ("nvidia-h100-pcie", "partial"), ("apple-m3-ultra-80gpu", "overloaded"), ("nvidia-dgx-spark-gb10", "overloaded")]
+    text = options_markdown(opt)
+    assert "the closest is the H100 PCIe 80GB" in text
+    assert "| M3 Ultra 512 GB | overloaded | 121 | overloaded |" in text
+    assert "**M3 Ultra 512 GB** cannot keep up with 20 users" in text and "at 0.2 requests per minute" in text
+    fill = compare_fill(store, facts)
+    assert fill["requests_per_minute"] == 0.2 and "0.2 requests per minute per user" in fill["stated"]
