@@ -215,6 +215,10 @@ def fill_updates(store: Store, facts: dict[str, Any] | None) -> list[Any]:
         fill = compare_fill(store, sc)
     except (ValueError, AdvisorError):
         fill = None
+    except Exception as e:  # noqa: BLE001 - a failed fill must say so, not leave the tab's defaults looking filled
+        log.exception("could not fill compare from the chat: %s", type(e).__name__)
+        return [gr.skip()] * (_FILL_N - 1) + [gr.update(value="⚠️ I could not fill the form from the chat: the "
+                                                             "values below are the tab's own, not your team's.")]
     if not fill or not fill["candidates"]:
         return [gr.skip()] * (_FILL_N - 1) + [gr.update(value="The chat has not named machines and a model to "
                                                              "compare yet: the form keeps its values.")]

@@ -146,3 +146,16 @@ def test_chat_table_never_puts_an_overloaded_machine_first(store):
     assert "**M3 Ultra 512 GB** cannot keep up with 20 users" in text and "at 0.2 requests per minute" in text
     fill = compare_fill(store, facts)
     assert fill["requests_per_minute"] == 0.2 and "0.2 requests per minute per user" in fill["stated"]
+
+
+def test_a_failed_fill_says_the_values_are_not_the_teams(store, monkeypatch):
+    """The trial's symptom (512 GB M3 Ultra, 8k prompts, DGX Spark added) is what the tab shows when the fill
+    fails: the tab's own defaults. A failure now says so instead of looking filled."""
+    import ui.compare_tab as tab
+
+    def broken(*a, **k):
+        raise AttributeError("boom")
+
+    monkeypatch.setattr(tab, "compare_fill", broken)
+    ups = fill_updates(store, {"hardware": "M3 Ultra", "compare_hardware": ["H100", "M3 Ultra"]})
+    assert len(ups) == len(FIELDS) and "not your team's" in ups[-1]["value"]
