@@ -36,6 +36,10 @@ COMPARE_INTRO = ("**Compare hardware** for a team: ranked by whether each machin
                  "load (first word for 95 % of requests, with queueing; tok/s per user with everyone streaming), "
                  "then by headroom. Prices are used only if you give them.")
 COMPARE_DEFAULTS = ["apple-m3-ultra-80gpu", "nvidia-rtx-4090x2", "nvidia-h100-pcie", "nvidia-dgx-spark-gb10"]
+# The form's field labels (one home: the layout and the fill's "· from the chat" / "· default" use them).
+LABELS = {"model": "Model", "quant": "Weights", "prompt_tokens": "Prompt tokens", "gen_tokens": "Answer tokens",
+          "concurrency": "Users", "requests_per_minute": "Requests / min per user",
+          "ttft_target_s": "Target first word, p95 (s)", "tps_per_user": "Target tok/s per user"}
 # Engines the form offers (empty: the engine's own default, llama.cpp, or vLLM for 4+ users on a datacenter GPU).
 ENGINES = ["", "llama.cpp", "vllm", "sglang", "tensorrt-llm", "mlx", "ollama", "lm-studio", "exllamav2"]
 # Multi-GPU boxes people build from consumer cards (layer split), offered next to the catalog entries.
@@ -226,11 +230,18 @@ def fill_updates(store: Store, facts: dict[str, Any] | None) -> list[Any]:
     known = {v for _, v in hw_choices}
     extra = [(_label(store, c), c) for c in fill["candidates"] if c not in known]
     model_choices = models if fill["model"] in models else [fill["model"], *models]
-    return [gr.update(value=fill["model"], choices=model_choices), gr.update(value=fill["quant"] or "Q4_K_M"),
-            gr.update(value=fill["prompt_tokens"]), gr.update(value=fill["gen_tokens"]),
-            gr.update(value=fill["concurrency"]), gr.update(value=fill["requests_per_minute"] or 0),
-            gr.update(value=fill["ttft_target_s"]), gr.update(value=fill["tps_per_user"]),
-            gr.update(choices=extra + hw_choices, value=fill["candidates"]),
+    def lab(key: str) -> str:  # each field says where its value came from
+        return f"{LABELS[key]} · {'default' if key in fill['assumed'] else 'from the chat'}"
+
+    return [gr.update(value=fill["model"], choices=model_choices, label=lab("model")),
+            gr.update(value=fill["quant"] or "Q4_K_M", label=lab("quant")),
+            gr.update(value=fill["prompt_tokens"], label=lab("prompt_tokens")),
+            gr.update(value=fill["gen_tokens"], label=lab("gen_tokens")),
+            gr.update(value=fill["concurrency"], label=lab("concurrency")),
+            gr.update(value=fill["requests_per_minute"] or 0, label=lab("requests_per_minute")),
+            gr.update(value=fill["ttft_target_s"], label=lab("ttft_target_s")),
+            gr.update(value=fill["tps_per_user"], label=lab("tps_per_user")),
+            gr.update(choices=extra + hw_choices, value=fill["candidates"], label="Candidates · as named in the chat"),
             gr.update(value=fill["shared_prefix_tokens"]), gr.update(value=fill.get("backend") or ""),
             gr.update(value=fill_note(fill))]
 
@@ -244,21 +255,21 @@ def build_compare_tab(store: Store) -> CompareForm:
         note = gr.Markdown(elem_id="cmp-from-chat")
         with gr.Row():
             default = default_model_id(store)
-            model = gr.Dropdown(models, value=default if default in models else None, label="Model",
+            model = gr.Dropdown(models, value=default if default in models else None, label=LABELS["model"],
                                 allow_custom_value=True, elem_id="cmp-model", scale=3)
-            quant = gr.Dropdown(["Q4_K_M", "Q4_0", "Q5_K_M", "Q6_K", "Q8_0", "F16"], value="Q4_K_M", label="Weights",
+            quant = gr.Dropdown(["Q4_K_M", "Q4_0", "Q5_K_M", "Q6_K", "Q8_0", "F16"], value="Q4_K_M", label=LABELS["quant"],
                                 allow_custom_value=True, elem_id="cmp-quant", scale=1)
             engine = gr.Dropdown(ENGINES, value="", label="Engine (empty: default)", allow_custom_value=True,
                                  elem_id="cmp-engine", scale=1)
             kv = gr.Radio(["f16", "q8_0", "q4_0"], value="f16", label="KV cache", elem_id="cmp-kv", scale=1)
         with gr.Row():
-            prompt = gr.Number(8000, label="Prompt tokens", precision=0, minimum=1, elem_id="cmp-prompt")
-            gen = gr.Number(500, label="Answer tokens", precision=0, minimum=1, elem_id="cmp-gen")
+            prompt = gr.Number(8000, label=LABELS["prompt_tokens"], precision=0, minimum=1, elem_id="cmp-prompt")
+            gen = gr.Number(500, label=LABELS["gen_tokens"], precision=0, minimum=1, elem_id="cmp-gen")
             prefix = gr.Number(0, label="Shared prefix tokens (cached)", precision=0, minimum=0, elem_id="cmp-prefix")
-            users = gr.Number(20, label="Users", precision=0, minimum=1, elem_id="cmp-users")
-            rpm = gr.Number(0.2, label="Requests / min per user", minimum=0, elem_id="cmp-rpm")
-            ttft = gr.Number(DEFAULT_TTFT_TARGET_S, label="Target first word, p95 (s)", minimum=0, elem_id="cmp-ttft")
-            tps = gr.Number(DEFAULT_TPS_TARGET, label="Target tok/s per user", minimum=0, elem_id="cmp-tps")
+            users = gr.Number(20, label=LABELS["concurrency"], precision=0, minimum=1, elem_id="cmp-users")
+            rpm = gr.Number(0.2, label=LABELS["requests_per_minute"], minimum=0, elem_id="cmp-rpm")
+            ttft = gr.Number(DEFAULT_TTFT_TARGET_S, label=LABELS["ttft_target_s"], minimum=0, elem_id="cmp-ttft")
+            tps = gr.Number(DEFAULT_TPS_TARGET, label=LABELS["tps_per_user"], minimum=0, elem_id="cmp-tps")
         with gr.Row():
             cands = gr.Dropdown(hw_choices, value=[i for i in COMPARE_DEFAULTS if i in ids], multiselect=True,
                                 label="Candidates (empty: every machine that holds the model)", elem_id="cmp-candidates",

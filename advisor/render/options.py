@@ -125,7 +125,8 @@ def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
     ``prompt_tokens``, ``gen_tokens``, ``concurrency``, ``candidates`` as ``id`` or ``id 96GB``,
     ``requests_per_minute``, ``shared_prefix_tokens``, ``ttft_target_s``, ``tps_per_user``) plus
     ``stated`` and ``defaults``: short phrases for what came from the chat and what was assumed
-    ("model Llama 3.3 70B: the default for comparing machines, no model was named").
+    ("model Llama 3.3 70B: the default for comparing machines, no model was named"), and ``assumed``:
+    the request fields that hold a default.
     """
     from advisor.understand import understand
 
@@ -137,32 +138,37 @@ def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
         return None
     names, _ = candidate_names(store, facts)
     label = model.split("/")[-1]
-    stated, defaults = [f"{len(names)} machines as named"], []
+    stated, defaults, assumed = [f"{len(names)} machines as named"], [], []
+
+    def put(key: str, text: str, said: bool) -> None:
+        (stated if said else defaults).append(text)
+        if not said:
+            assumed.append(key)
+
     if facts.default_model and facts.model == facts.default_model:
-        defaults.append(f"model {facts.default_model}: the default for comparing machines (no model was named in the "
-                        "chat)")
+        put("model", f"model {facts.default_model}: the default for comparing machines (no model was named in the "
+                     "chat)", False)
     else:
-        stated.append(f"model {label}")
-    for key, text in (("prompt_tokens", f"prompts of {wl.prompt_tokens:,} tokens"),
-                      ("gen_tokens", f"answers of {wl.gen_tokens:,} tokens"),
-                      ("concurrency", f"{wl.users} user{'s' if wl.users != 1 else ''}")):
-        (stated if key in wl.stated else defaults).append(text)
+        put("model", f"model {label}", True)
+    put("prompt_tokens", f"prompts of {wl.prompt_tokens:,} tokens", "prompt_tokens" in wl.stated)
+    put("gen_tokens", f"answers of {wl.gen_tokens:,} tokens", "gen_tokens" in wl.stated)
+    put("concurrency", f"{wl.users} user{'s' if wl.users != 1 else ''}", "concurrency" in wl.stated)
     quant = sit.quant.name if sit.quant is not None else None
     if quant:
-        (stated if facts.quant else defaults).append(f"weights {quant}")
+        put("quant", f"weights {quant}", bool(facts.quant))
     ttft = wl.ttft_target_s or DEFAULT_TTFT_TARGET_S
     tps = wl.decode_target_tps or DEFAULT_TPS_TARGET
-    (stated if wl.ttft_target_s else defaults).append(f"first word within {ttft:g} s for 95 % of requests")
-    (stated if wl.decode_target_tps else defaults).append(f"{tps:g} tok/s per user")
+    put("ttft_target_s", f"first word within {ttft:g} s for 95 % of requests", bool(wl.ttft_target_s))
+    put("tps_per_user", f"{tps:g} tok/s per user", bool(wl.decode_target_tps))
     if wl.requests_per_minute:
-        stated.append(f"{wl.requests_per_minute:g} requests per minute per user")
+        put("requests_per_minute", f"{wl.requests_per_minute:g} requests per minute per user", True)
     else:
-        defaults.append("no request rate (each request on an idle machine)")
+        put("requests_per_minute", "no request rate (each request on an idle machine)", False)
     return {"model": model, "quant": quant, "backend": facts.backend or None, "prompt_tokens": wl.prompt_tokens,
             "gen_tokens": wl.gen_tokens, "concurrency": wl.users, "candidates": names,
             "requests_per_minute": wl.requests_per_minute,
             "shared_prefix_tokens": min(wl.shared_prefix_tokens, max(wl.prompt_tokens - 1, 0)),
-            "ttft_target_s": ttft, "tps_per_user": tps, "stated": stated, "defaults": defaults}
+            "ttft_target_s": ttft, "tps_per_user": tps, "stated": stated, "defaults": defaults, "assumed": assumed}
 
 
 def fill_request(fill: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,8 @@ def test_team_question_opens_compare_filled_from_the_chat(app_url):
             assert page.locator("#cmp-prompt input").input_value() == "500"
             assert page.locator("#cmp-gen input").input_value() == "300"
             assert "Llama-3.3-70B" in page.locator("#cmp-model input").input_value()
+            expect(page.locator("#cmp-model")).to_contain_text("Model · default")
+            expect(page.locator("#cmp-users")).to_contain_text("Users · from the chat")
             chips = page.locator("#cmp-candidates").inner_text()
             assert "96 GB, from the chat" in chips and "RTX 4090" in chips and "H100" in chips
             assert "DGX Spark" not in chips and "512 GB" not in chips

@@ -50,6 +50,9 @@ def test_fill_is_the_conversation_and_only_it(store, trial):
     assert note.startswith("**Filled from the chat:** 3 machines as named, 6 users.")
     assert f"model {DEFAULT_COMPARE_MODEL}: the default for comparing machines" in note  # said, not silent
     assert "prompts of 500 tokens" in note.split("Defaults")[1]
+    labels = {k: u.get("label") for k, u in zip(FIELDS, fill_updates(store, r1.facts.model_dump()), strict=True)}
+    assert (labels["model"], labels["users"], labels["prompt"]) == ("Model · default", "Users · from the chat",
+                                                                     "Prompt tokens · default")
 
 
 def test_short_questions_give_a_short_prompt_in_compare(store, trial):
@@ -58,6 +61,8 @@ def test_short_questions_give_a_short_prompt_in_compare(store, trial):
     assert v["prompt"] == 50 and v["users"] == 6  # "a short question ≈ 50 tokens" (DESIGN.md), as the chat understood
     said, defaults = v["note"].split("**Defaults")
     assert "prompts of 50 tokens" in said and "answers of 300 tokens" in defaults
+    prompt_label = fill_updates(store, r2.facts.model_dump(mode="json"))[FIELDS.index("prompt")]["label"]
+    assert prompt_label == "Prompt tokens · from the chat"
     assert v["candidates"][0] == "apple-m3-ultra-80gpu 96GB"
 
 
