@@ -306,15 +306,19 @@ def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
     good = [r for r in rows if r["meets"]]
     if good:
         best = min(good, key=lambda r: r["rank"])
-        return (f"**For {who}, the {best['name']} is the one that does the job**"
-                + (f" ({len(good)} of {len(rows)} meet the targets)." if len(good) > 1 else
-                   f"; the other {len(rows) - 1} do not."))
+        n, others = len(rows), len(rows) - 1
+        if len(good) > 1:
+            tail = " (both meet the targets)." if len(good) == n == 2 else f" ({len(good)} of {n} meet the targets)."
+        else:
+            tail = "; the other does not." if others == 1 else f"; the other {others} do not."
+        return f"**For {who}, the {best['name']} is the one that does the job**" + tail
     held = [r for r in rows if r.get("holds")]
+    none = "Neither" if len(rows) == 2 else f"None of the {len(rows)}"
     if held:
-        return (f"**None of the {len(rows)} meets the targets for {who}**; the closest is the "
+        return (f"**{none} meets the targets for {who}**; the closest is the "
                 f"{min(held, key=lambda r: r['rank'])['name']}.")
     fits = [r for r in rows if r["fits"]]
-    return (f"**None of the {len(rows)} can serve {who}**"
+    return (f"**{none} can serve {who}**"
             + (": the ones that hold the model cannot keep up with the requests." if fits else
                ": none holds the model."))
 

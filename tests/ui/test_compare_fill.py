@@ -164,3 +164,18 @@ def test_a_failed_fill_says_the_values_are_not_the_teams(store, monkeypatch):
     monkeypatch.setattr(tab, "compare_fill", broken)
     ups = fill_updates(store, {"hardware": "M3 Ultra", "compare_hardware": ["H100", "M3 Ultra"]})
     assert len(ups) == len(FIELDS) and "not your team's" in ups[-1]["value"]
+
+
+@pytest.mark.parametrize("text, users, lead", [
+    ("We are 5 people. Should we get two RTX 3090s or one RTX 5090 for Qwen 2.5 32B?", 5,
+     "**For 5 people at once, the RTX 5090 32 GB is the one that does the job** (both meet the targets)."),
+    ("Compare an M3 Ultra with 96GB and an H100 for 10 users at 2 requests a minute each", 10,
+     "**For 10 people at once, the H100 PCIe 80GB is the one that does the job**; the other does not."),
+    ("For 8 people, is a DGX Spark or an M4 Max 128GB better? mostly short questions, long answers", 8,
+     "**Neither meets the targets for 8 people at once**; the closest is the DGX Spark"),
+])
+def test_team_questions_answer_in_one_plain_sentence(store, text, users, lead):
+    r = service.ask(store, text)
+    assert r.reply.startswith(lead), r.reply[:200]
+    fill = compare_fill(store, r.facts)
+    assert len(fill["candidates"]) == 2 and fill["concurrency"] == users
