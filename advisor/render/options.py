@@ -138,7 +138,9 @@ def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
         return None
     names, _ = candidate_names(store, facts)
     label = model.split("/")[-1]
-    stated, defaults, assumed = [f"{len(names)} machines as named"], [], []
+    stated: list[str] = [f"{len(names)} machines as named"]
+    defaults: list[str] = []
+    assumed: list[str] = []
 
     def put(key: str, text: str, said: bool) -> None:
         (stated if said else defaults).append(text)
