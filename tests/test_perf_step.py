@@ -297,3 +297,14 @@ def test_cpu_compute_without_a_flops_spec_scales_with_cores(store):
     assert tf4 == pytest.approx(4 * per_core) and tf16 == pytest.approx(16 * per_core)
     assert why.startswith("FITTED") and "4 cores" in why
     assert 0.005 < per_core < 0.2  # TFLOP/s per core achieved in llama.cpp prefill (5–200 GFLOP/s)
+
+
+def test_batches_of_a_2023_build_do_not_calibrate_todays_batched_factor(store):
+    # llama.cpp PR #3545's V100 table (Oct 2023 build, before the batched-attention kernels): B=2 is slower
+    # than B=1. Predictions assume a current build, so those rows stay out of the batched fit.
+    from advisor.perf.fit import _batched_items, calibration_model, population_rows, row_old_build
+
+    rows = [r for r in population_rows(store) if r["source_set"] == "llama.cpp-pr-batched-bench"]
+    assert rows and all(row_old_build(r) for r in rows)
+    assert _batched_items(store, rows, calibration_model(store)) == []
+    assert not row_old_build({"backend": "llama.cpp-cuda (b6700)", "notes": "2025 build"})

@@ -75,6 +75,16 @@ def row_engine(r: dict[str, Any]) -> str:
     return "ik_llama.cpp" if "ik_llama" in str(r.get("backend") or "").lower() else str(r["engine"])
 
 
+_YEAR_2023 = re.compile(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b")
+
+
+def row_old_build(r: dict[str, Any]) -> bool:
+    """A row measured on a 2023 llama.cpp build (its curated notes or backend say so): multi-GPU splits and
+    batched decoding were much slower then; predictions assume a current build."""
+    notes, backend = str(r.get("notes") or ""), str(r.get("backend") or "")
+    return bool(_YEAR_2023.search(backend) or (_YEAR_2023.search(notes) and re.search(r"snapshot|build", notes)))
+
+
 def row_accel(store: Store, r: dict[str, Any]) -> str:
     """The accelerator API of a result row as the prediction path reads it
     (:func:`advisor.understand.engine.engine_accel`): a backend label that names none
@@ -142,8 +152,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
             source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
             prefill_attn_flops=attention_flops(m, prompt, depth), cpu_cores=_cores(store, r),
-            old_build=bool(re.search(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b", r["notes"] or "")
-                           and re.search(r"snapshot|build", r["notes"] or "")), extra={"model": r["model"], "depth": depth},
+            old_build=row_old_build(r), extra={"model": r["model"], "depth": depth},
         ))
     return out
 
@@ -198,8 +207,8 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
     out = []
     for r in rows:
         b = r["batch"] or 1
-        if b <= 1 or not r["decode_tps"] or not r["bandwidth_gbs"]:
-            continue
+        if b <= 1 or not r["decode_tps"] or not r["bandwidth_gbs"] or row_old_build(r):
+            continue  # a 2023 build's batches (before the batched-attention kernels) are not today's
         m = row_model(store, r)
         try:
             hw = row_hardware(store, r)
