@@ -66,8 +66,9 @@ def build(c: Ctx, key: str) -> Fix | None:
         return None
     out = r.make(c)
     setup = key.startswith("setup:") or key == "offload_all"
-    if out is None or (out.speedup is not None and out.speedup < MIN_GAIN and not setup):
-        return None
+    makes_it_fit = bool(out is not None and out.fits_with_margin and c.pred is not None and not c.pred.memory.fits)
+    if out is None or (out.speedup is not None and out.speedup < MIN_GAIN and not setup and not makes_it_fit):
+        return None  # nil effect; a fix that makes a model fit counts even when its speed is not higher
     return out
 
 

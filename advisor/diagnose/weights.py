@@ -82,7 +82,7 @@ def _quantization(c: Ctx) -> Fix | None:
 
 @register("fit_in_memory", "fit_in_memory", 1)
 def _fit_in_memory(c: Ctx) -> Fix | None:
-    """The best format of THIS model that fits with room to spare (else one that barely fits, said so).
+    """The best format of THIS model that fits with room to spare (else the roomiest that fits, said thin).
 
     When no format of the model fits at all this returns None: :func:`_smaller_model` names real models.
     """
@@ -115,7 +115,7 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
                                  concurrency=sit.workload.users)
         if fm.fits and roomy(fm.required_gb, fm.usable_gb):
             return _format_fix(c, q, fm.required_gb, fm.usable_gb)
-        if fm.fits and thin is None:
+        if fm.fits:  # none roomy so far: the one with the most room (the smallest that fits) is said, as thin
             thin = (q, fm.required_gb, fm.usable_gb)
     return _format_fix(c, *thin) if thin is not None else None
 
@@ -160,7 +160,7 @@ def _smaller_model(c: Ctx) -> Fix | None:
     best = cands[0]
     new = what_if(c, model=best.model, quant=q)
     base = today_tg(c)
-    title = (f"Use a smaller model that fits: {_names([x.label for x in cands])} at {q.name} (~{best.required_gb:.1f} GB)"
+    title = (f"Use a smaller model that fits: {_names([x.label for x in cands])} at {q.name}, ~{best.required_gb:.1f} GB"
              if spills else f"Use a smaller model: {_names([x.label for x in cands])} at {q.name}")
     why = (f"These models fit this machine's memory at {q.name} with at least "
            f"{margin_needed(best.usable_gb):.1f} GB to spare for the conversation and other apps."

@@ -90,9 +90,9 @@ def quote_line(line: str, limit: int = QUOTED_CHARS) -> str:
 
 def skipped_lines(lines: list[str], *, limit: int = QUOTED_LINES) -> str:
     """"2 lines were not understood and were ignored: “…”; “…”." — the lines quoted (:func:`quote_line`)."""
-    real = [x for x in lines if x.strip() and not re.fullmatch(r"\d+ more lines not understood are not listed", x)]
-    more = sum(int(re.match(r"\d+", x).group(0)) for x in lines  # type: ignore[union-attr]
-               if re.fullmatch(r"\d+ more lines not understood are not listed", x))
+    counts = [re.fullmatch(r"(\d+) more lines not understood are not listed", x) for x in lines]
+    real = [x for x, c in zip(lines, counts, strict=True) if x.strip() and c is None]
+    more = sum(int(c.group(1)) for c in counts if c is not None)
     n = len(real) + more
     if not n:
         return ""

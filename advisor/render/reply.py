@@ -30,7 +30,7 @@ from advisor.render.markdown import (
     prediction_markdown,
     tidy,
 )
-from advisor.render.plain import gloss, quant_words
+from advisor.render.plain import gloss
 
 # Fix ids that are purchases, and the changes named beside one "without buying" (advisor.diagnose.remedies).
 PURCHASES = ("more_bandwidth", "more_compute")
@@ -177,7 +177,7 @@ def _assumed_line(p: Prediction | None, facts: Scenario | None) -> str:
         bits.append(f"{p.concurrency} users at once")
     if p.depth:
         bits.append(f"{p.depth:,} tokens already in the conversation")
-    fmt = f"weights in {quant_words(p.quant, p.bits_per_weight)}"
+    fmt = f"weights in {p.quant}"  # glossed where it first shows (advisor.render.plain)
     stated = [f for f in ("prompt_tokens", "gen_tokens", "quant") if getattr(facts, f) is not None]
     tail = "" if len(stated) == 3 else " Tell me if yours differ."
     return f"<sub>Worked out for {', '.join(bits)}, {fmt}.{tail}</sub>"
