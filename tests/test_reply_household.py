@@ -210,6 +210,7 @@ def test_format_gloss_words():
     assert out.count("(writing the answer)") == 1 and "`-ctk q8_0`" in out
     assert "KV cache (the model's memory of the conversation so far)" in out
     assert gloss("prompt processing (prefill) 40 tok/s", set()).startswith("prompt processing (prefill) 40 tok/s (")
+    assert gloss("≈ 2.0× decode (4.87 → 9.65 tok/s)", {"tok/s"}) == "≈ 2.0× decode (writing the answer: 4.87 → 9.65 tok/s)"
 
 
 # --- 3: tools for the person's platform -------------------------------------------------------------------
@@ -243,6 +244,17 @@ def test_offload_fix_in_the_chat_names_the_platform_tool(store, hw, tool, never)
     assert tool in text and never not in text
 
 
+@pytest.mark.parametrize("hw,plat", [("Intel Arc A770", "intel"), ("laptop with Radeon 780M", "amd"),
+                                     ("Jetson AGX Orin 64GB", "nvidia"), ("ddr5-5600 dual channel", "cpu"),
+                                     ("some old PC", "unknown"), ("Intel Core i7-12700H laptop", "cpu"),
+                                     ("iMac 2019 Intel i9", "mac"), ("Mac Studio M2 Ultra 192GB", "mac")])
+def test_platform_of_the_machine(store, hw, plat):
+    c = _ctx(store, hardware=hw, model="llama 3.1 8b", quant="q4_k_m")
+    assert platform_of(c) == plat
+    if plat in ("mac", "amd", "cpu", "intel"):
+        assert "nvidia-smi" not in " ".join(TOOLS[k][plat] for k in TOOLS)
+
+
 def test_unknown_platform_lists_the_alternatives():
     assert "nvidia-smi" in TOOLS["gpu_memory"]["unknown"] and "Activity Monitor" in TOOLS["gpu_memory"]["unknown"]
     assert all(set(v) == {"mac", "nvidia", "amd", "intel", "cpu", "unknown"} for v in TOOLS.values())
@@ -263,8 +275,11 @@ BENCH = """| model                          |       size |     params | backend 
 """
 
 
-def test_a_skipped_line_is_quoted_in_the_chat(store):
-    r = _ask(store, "RTX 4090 with llama 3.1 8b", BENCH + "my cat walked on the keyboard <b>hello</b> *x*\n")
+def test_a_skipped_line_is_quoted_in_the_chat():
+    from knowledge.store import Store
+
+    own = Store(":memory:")  # a paste is stored: not in the session's shared store
+    r = _ask(own, "RTX 4090 with llama 3.1 8b", BENCH + "my cat walked on the keyboard <b>hello</b> *x*\n")
     head = r.reply.split("\n\n")[0]
     assert "1 line was not understood and ignored: “my cat walked on the keyboard ‹b›hello‹/b› \\*x\\*”." in head
     assert "line(s)" not in r.reply and "llama-bench-md" not in head
