@@ -1,9 +1,12 @@
 """The chat's answers: short, plain words first, the detail folded away.
 
 A first answer is the verdict in one sentence, the two or three numbers that matter with what they
-feel like (reading speed, a first word that feels instant or broken), the cheapest fix that works,
+feel like (reading speed, a first word that feels instant or broken), the cheapest fix that works
+(and, when that is a purchase, what works without buying: a smaller model or format with its speed),
 the lengths it was worked out for, then ``<details>`` blocks (numbers, why, other fixes,
 assumptions). A follow-up says what changed since the previous answer and stays much shorter.
+Every field term and format name in what is seen is explained where it first shows
+(:func:`advisor.render.plain.gloss`); a fit with too thin a margin is said so (:mod:`advisor.diagnose.fit`).
 
 Pure functions of :class:`~advisor.models.Verdict` / :class:`~advisor.models.Scenario`; no store.
 Thresholds live in :mod:`advisor.render.markdown` (one home).
