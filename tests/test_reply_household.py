@@ -89,6 +89,16 @@ def test_larger_than_the_machine_with_a_measured_rate(store, hw, model, rate, en
     assert not any(f.id in ("gpu_offload", "fix_configuration") and "back to" in f.predicted_effect for f in v.fixes)
 
 
+@pytest.mark.parametrize("hw,first", [("MacBook Air 8GB", "Llama 3.2 3B"), ("a Mac with 16GB", "Llama 3.1 8B"),
+                                      ("a GPU with 12GB", "Qwen3 14B")])
+def test_unpinned_machine_with_its_memory_still_gets_named_models(store, hw, first):
+    v = _verdict(store, hardware=hw, model="llama 3.1 70b", quant="q4_k_m")
+    assert v.prediction is None and v.fixes[0].id == "smaller_model" and v.fixes[0].fits_with_margin
+    assert v.fixes[0].title.startswith(f"Use a smaller model that fits: {first} or ")
+    assert "GB usable" in v.fixes[0].predicted_effect
+    assert "gpu_offload" not in [f.id for f in v.fixes]  # no "every layer on the GPU, back to full speed"
+
+
 def test_sixteen_gb_mac_gemma_27b_names_gemma_12b_first(store):
     r = _ask(store, "I have a MacBook Air M2 with 16 GB. Will Gemma 3 27B run?")
     vis = _visible(r.reply)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from advisor.diagnose.context import Ctx
+from advisor import roofline
+from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.diagnose.tools import TOOLS, hint, platform_of
 from advisor.models import Fix
@@ -43,8 +44,21 @@ def _has_gpu(c: Ctx) -> bool:
     return c.has_gpu
 
 
+def _too_big(c: Ctx) -> bool:
+    """The model does not fit the GPU's memory at all: no placement setting brings back full speed."""
+    if c.fits is False:
+        return True
+    sit = c.sit
+    total = stated_total_gb(c.store, sit) if c.pred is None else None
+    if not total or sit.model is None or sit.quant is None:
+        return False
+    return roofline.weight_bytes_total(sit.model, sit.quant.bits_per_weight) / 1e9 > total
+
+
 @register("offload_all", "gpu_offload", 0, _has_gpu)
 def _offload_all(c: Ctx) -> Fix | None:
+    if _too_big(c):
+        return None  # "every layer on the GPU … back to full speed" is not possible when the model does not fit
     ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
     now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
     if c.kind == "apple_soc":

@@ -146,6 +146,12 @@ def _smaller_model(c: Ctx) -> Fix | None:
     m, p, hw = c.sit.model, c.pred, c.sit.hardware
     assert m is not None
     spills = p is not None and not p.memory.fits
+    total = stated_total_gb(c.store, c.sit) if p is None else None
+    if hw is None and total and c.bounds is not None:
+        # The machine is not pinned down but its memory is: size against the slowest plausible one of it.
+        hw = c.bounds.slow.model_copy(update={"memory_gb": total})
+        spills = spills or (c.sit.quant is not None and roofline.weight_bytes_total(
+            m, c.sit.quant.bits_per_weight) / 1e9 > total)
     q = c.sit.quant
     q4 = four_bit(c)
     if q is None or (spills and q4 is not None and q.bits_per_weight > q4.bits_per_weight):
@@ -165,11 +171,13 @@ def _smaller_model(c: Ctx) -> Fix | None:
     why = (f"These models fit this machine's memory at {q.name} with at least "
            f"{margin_needed(best.usable_gb):.1f} GB to spare for the conversation and other apps."
            if spills else "Fewer parameters: fewer bytes read per token and fewer FLOPs per prompt token.")
-    room = _room(best.required_gb, best.usable_gb) if p is not None and p.memory.total_gb is not None else {}
-    if new is None:
-        return fix("smaller_model", title, f"{best.label} needs {best.required_gb:.1f} GB", why, **room)  # type: ignore[arg-type]
-    per = new.decode_tps_per_seq or new.decode_tps
+    known = (p is not None and p.memory.total_gb is not None) or bool(total)
+    room = _room(best.required_gb, best.usable_gb) if known else {}
     also = f"; {cands[1].label} needs {cands[1].required_gb:.1f} GB" if len(cands) > 1 else ""
+    if new is None:
+        return fix("smaller_model", title, f"{best.label} needs {best.required_gb:.1f} GB"
+                   + (f" of about {best.usable_gb:.1f} GB usable" if room else "") + also, why, **room)  # type: ignore[arg-type]
+    per = new.decode_tps_per_seq or new.decode_tps
     eff = (f"{best.label} needs {best.required_gb:.1f} GB" + (f" of {best.usable_gb:.1f} GB usable" if room else "")
            + f" and decodes at ≈ {per:.1f} tok/s, first word ≈ {new.ttft_s or 0:.1f} s{also}")
     return fix("smaller_model", title, eff, why, speedup=per / base if base else None, new_decode_tps=new.decode_tps,
