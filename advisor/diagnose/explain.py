@@ -75,8 +75,8 @@ def expectation_sentence(c: Ctx, f: Finding) -> str:
 def household_fix(fix: Fix) -> Fix:
     """The same fix with a plain title first, then the technical title's specifics, each said once.
 
-    ``Make it fit: IQ3_M (or a shorter context)`` → ``Download a more compressed version that fits this
-    computer's memory: IQ3_M (or a shorter context)``; a shrink-context fit (its own words) is left as is.
+    ``Make it fit: IQ3_M, or a shorter context`` → ``Download a more compressed version that fits this
+    computer's memory: IQ3_M, or a shorter context``; a shrink-context fit (its own words) is left as is.
     """
     plain, lead = _PLAIN.get(fix.id, ("", ()))
     title = fix.title

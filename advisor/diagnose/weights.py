@@ -128,7 +128,7 @@ def _format_fix(c: Ctx, q: QuantFormat, need: float, usable: float) -> Fix | Non
         return None
     base = today_tg(c)
     tight = thin_words(need, usable)
-    return fix("fit_in_memory", f"Make it fit: {q.name} (or a shorter context)",
+    return fix("fit_in_memory", f"Make it fit: {q.name}, or a shorter context",
                f"needs {p.memory.required_gb:.1f} GB, {p.memory.usable_gb:.1f} GB usable; at {q.name} it needs "
                f"{need:.1f} GB and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s"
                + (f" — but {tight}" if tight else ""),
