@@ -158,6 +158,16 @@ def test_24gb_mac_raises_the_limit_before_a_thin_format(store):
             assert "too thin" in f.predicted_effect
 
 
+def test_a_thin_gpu_limit_raise_is_not_the_top_fix(store):
+    v = _verdict(store, hardware="MacBook Air M2 16GB", model="phi-4", quant="q5_k_m")
+    raise_ = next(f for f in v.fixes if "GPU memory limit" in f.title)
+    assert raise_.fits_with_margin is False and raise_.margin_gb == pytest.approx(1.06, abs=0.05)
+    assert "but only 1.1 GB to spare — too thin" in raise_.predicted_effect
+    assert v.fixes[0].id == "fit_in_memory" and "Q4_K_S" in v.fixes[0].title and v.fixes[0].fits_with_margin
+    ids = [f.id for f in v.fixes]
+    assert ids.index("fit_in_memory") < ids.index("smaller_model") < ids.index("more_bandwidth")  # format, model, buy
+
+
 @pytest.mark.parametrize("hw,model", [("Mac mini M4 24GB", "qwen3 30b a3b"), ("RTX 4060 8GB", "gemma 3 12b"),
                                       ("Mac mini M4 24GB", "qwen3 32b"), ("RTX 4060 8GB", "qwen3 14b")])
 def test_a_thin_format_is_not_the_top_fix_and_says_too_thin(store, hw, model):
@@ -221,6 +231,8 @@ def test_format_gloss_words():
     assert "KV cache (the model's memory of the conversation so far)" in out
     assert gloss("prompt processing (prefill) 40 tok/s", set()).startswith("prompt processing (prefill) 40 tok/s (")
     assert gloss("≈ 2.0× decode (4.87 → 9.65 tok/s)", {"tok/s"}) == "≈ 2.0× decode (writing the answer: 4.87 → 9.65 tok/s)"
+    table = "| | decode tok/s | KV cache |\n|---|---:|---:|\n| Q4_K_M | 5 | 1 GB |"
+    assert gloss(table, set()) == table  # columns stay intact
 
 
 # --- 3: tools for the person's platform -------------------------------------------------------------------

@@ -4,7 +4,8 @@
 (prefill, decode, TTFT, ITL, tok/s, bits per weight, KV cache, roofline, ridge point, MdAPE …) and
 weight-format names (``Q4_K_M`` → ``Q4_K_M (a 4-bit format)``; with its bits per weight when known:
 ``Q4_K_M (about 4.9 bits per weight — a 4-bit format)``). A term already explained in brackets
-("prompt processing (prefill)", "TTFT (time to first token)"), or inside a ``code`` span, is left as is.
+("prompt processing (prefill)", "TTFT (time to first token)"), inside a ``code`` span or a table row, is
+left as is.
 
 One home for these words; the folded detail (``<details>``) keeps the plain field terms.
 """
@@ -40,6 +41,7 @@ _QUANT = r"(?:I?Q\d_(?:K_)?[A-Z0-9]+|TQ\d_\d|MXFP4|NVFP4|BF16|F16|F32|FP8)"
 _TERMS = [(re.compile(rf"(?<![\w/(`-])({p})(?![\w`-])", re.I if p[0].islower() else 0), g) for p, g in GLOSSES]
 _QUANT_RE = re.compile(rf"(?<![\w(`-])({_QUANT})(?![\w`-])")
 _CODE = re.compile(r"`[^`]*`")
+_TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
 
 
 def bit_class(name: str, bits_per_weight: float | None = None) -> str:
@@ -94,6 +96,7 @@ def gloss(text: str, seen: set[str], bits: Mapping[str, float] | None = None) ->
         bits: bits per weight of the formats named (``{"Q4_K_M": 4.8944}``), for the format glosses.
     """
     codes = [(m.start(), m.end()) for m in _CODE.finditer(text)]
+    codes += [(m.start(), m.end()) for m in _TABLE_ROW.finditer(text)]  # a gloss would break a table's columns
 
     def in_code(i: int) -> bool:
         return any(a <= i < b for a, b in codes)
