@@ -48,8 +48,17 @@ def _family_tokens(t: str) -> list[str]:
 
 
 def _version(t: str) -> str | None:
-    m = re.search(r"(?:llama|qwen|gemma|phi|mistral)[\s-]?(\d(?:\.\d)?)(?!\d*\s*b\b)", t)
+    """The family version written ("llama 3.1" → "3.1", "gemma 3n" → "3n"), or None."""
+    m = re.search(r"(?:llama|qwen|gemma|phi|mistral)[\s-]?(\d(?:\.\d)?n?)(?!\d*\s*b\b)", t)
     return m.group(1) if m else None
+
+
+def _version_pattern(ver: str) -> str:
+    """A catalog name carrying family version ``ver`` ("3" is not "3.1" nor Gemma "3n")."""
+    return rf"(?:llama|qwen|gemma|phi|mistral)[\s-]?{re.escape(ver)}(?![\d.])" + ("" if ver.endswith("n") else "(?!n)")
+
+
+_RELEASE = re.compile(r"(?<![\w.])v(\d+(?:\.\d+)?)\b")
 
 
 def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> Match:
@@ -91,7 +100,7 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
             name = (mid.split("/")[-1] + " " + " ".join(m.aliases)).lower()
             if not all(f in name for f in fams if f not in ("r1",)):
                 continue
-            if ver and not re.search(rf"(?:llama|qwen|gemma|phi|mistral)[\s-]?{re.escape(ver)}(?![\d.])", name):
+            if ver and not re.search(_version_pattern(ver), name):
                 continue
             if size is not None:
                 nominal = re.findall(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b", mid.lower())
@@ -102,11 +111,15 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
             extra = sum(1 for w in ("coder", "distill", "deepseek", "r1", "math", "vl", "dolphin")
                         if w in name and w not in t)
             score = fuzz.token_set_ratio(t, name) - 15 * extra
-            scored.append((score, mid))
+            exact = size is not None and any(abs(float(x) - size) < 0.05
+                                             for x in re.findall(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b", name))
+            scored.append((score, mid, exact))
+        if any(e for _, _, e in scored):  # "deepseek r1 8b" is the 8B distill, not the 7.6B one within tolerance
+            scored = [x for x in scored if x[2]]
         scored.sort(reverse=True)
         if scored and size is not None:
             best = scored[0]
-            alts = [mid for s, mid in scored[1:4]]
+            alts = [mid for _, mid, _ in scored[1:4]]
             conf = 0.95 if len(scored) == 1 else 0.8
             assumptions = []
             if len(scored) > 1 and ver is None:
@@ -115,6 +128,10 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
                     f"{', '.join(a.split('/')[-1] for a in alts)}); speed depends on size and format, so this "
                     "barely matters for the numbers."
                 )
+            rel = _RELEASE.search(raw.lower())
+            if rel and not re.search(rf"\bv{re.escape(rel.group(1))}\b", (best[1] + " " + " ".join(models[best[1]].aliases)).lower()):
+                assumptions.append(f"Version v{rel.group(1)} is not in the catalog: assumed {best[1].split('/')[-1]} (same size and "
+                                   "family; the numbers depend on size and format, not on the release).")
             return Match(models[best[1]], conf, assumptions, alts)
     if params_b is None:
         params_b = size

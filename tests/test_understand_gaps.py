@@ -1,0 +1,64 @@
+"""First messages for the gaps of the stop-11 closing note (``understand_gaps_table.py``), run through
+``intake.update`` (what ``advisor ask --json`` uses) and ``understand``, checking every stated fact.
+
+``python tests/test_understand_gaps.py`` prints the figures: facts right and messages with every fact right.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor import intake
+from advisor.understand import understand
+from knowledge.store import Store
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_understand_eval import got_facts, wrong  # noqa: E402
+from understand_gaps_table import GAPS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def store() -> Store:
+    return Store(":memory:")
+
+
+def run(store: Store, text: str) -> dict[str, Any]:
+    """The facts of one first message, plus the machine as resolved: ``n_devices``, ``vram_total_gb``, ``mixed``."""
+    facts = intake.update(None, text, store).facts
+    got = got_facts(store, facts)
+    sit = understand(store, facts, question=text)
+    hw = sit.hardware
+    got["n_devices"] = hw.n_devices if hw is not None else None
+    got["vram_total_gb"] = round((hw.memory_gb or 0) * hw.n_devices, 1) if hw is not None else None
+    m = sit.machine
+    got["mixed"] = [h.id for h in m.mixed for _ in range(1)] if m is not None and m.mixed else None
+    if m is not None and m.mixed:
+        got["mixed"] = [i for h in m.mixed for i in [h.id.rsplit("x", 1)[0] if h.n_devices > 1 else h.id]
+                        * h.n_devices]
+    return got
+
+
+def test_the_set_is_big_enough() -> None:
+    assert len(GAPS) >= 100
+
+
+@pytest.mark.parametrize(("text", "want"), GAPS, ids=[p[0][:50] for p in GAPS])
+def test_gap_message(store: Store, text: str, want: dict[str, Any]) -> None:
+    assert not wrong(want, run(store, text))
+
+
+if __name__ == "__main__":  # pragma: no cover - the figures, by hand
+    st = Store(":memory:")
+    n_f = ok_f = ok_m = 0
+    for text, want in GAPS:
+        bad = wrong(want, run(st, text))
+        n_f += len(want)
+        ok_f += len(want) - len(bad)
+        ok_m += not bad
+        if bad:
+            print(f"MISS {text!r}: " + ", ".join(f"{k}: want {want[k]!r} got {v!r}" for k, v in bad.items()))
+    print(f"facts right {ok_f}/{n_f} = {100 * ok_f / max(1, n_f):.1f} %; messages fully right {ok_m}/{len(GAPS)}")
