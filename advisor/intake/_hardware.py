@@ -315,6 +315,14 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
     try:
         m = _resolve_counted(store, men.phrase.split(" + ")[0], memory, cores)
     except AmbiguousError as e:
+        measured = any(v is not None for v in (ext.measured_decode_tps, ext.measured_prefill_tps, ext.measured_ttft_s))
+        if isinstance(e, catalog.VariantsError) and e.default is not None and not measured:
+            # "an A100", "one H100": answered now for the smallest, slowest version, said so (a measured rate is
+            # judged against every version instead, so it stays a question).
+            ext.hardware, ext.resolved["hardware"] = men.phrase, e.default.value.id
+            for a in e.default.assumptions:
+                ext.note(a)
+            return e.default.value
         fitting = _fit_memory(store, e.candidates, memory)
         one = _only_fit(store, fitting, e.candidates, memory)
         if one is not None:  # the stated memory leaves one entry: "Jetson Orin 64GB"
@@ -452,7 +460,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.system_ram_gb = ram[0].value
         ext.note(f"{ram[0].text} is system RAM beside the GPU, not its VRAM.")
         mems = [m for m in mems if m is not ram[0]]
-    ext.memory_gb = _choose_memory(ext, mems, hw)
+    mixed_box = bool(men) and " + " in men[0].phrase
+    ext.memory_gb = None if mixed_box else _choose_memory(ext, mems, hw)  # a mixed box: each card has its own
     if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None, "variant") for m in mems
                                                                           if m.value == ext.memory_gb):
         ext.memory_gb = None
@@ -498,7 +507,9 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
                                 msg.orig[max(0, distinct[0].start - 40):distinct[0].start], re.I):
         joined = True  # "deciding between a 4090 and a 5090": two candidates, not one mixed box
     if not joined and len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
-        phrase = " + ".join(d.phrase for d in distinct)
+        # A size written right after a card is that card's ("3090 and 3060 12GB"): kept in its part of the phrase.
+        sizes = [re.match(r"\s*(?:with\s+)?(\d{1,3})\s*(?:gb|gigs?|g)\b", msg.orig[d.end:d.end + 16], re.I) for d in distinct]
+        phrase = " + ".join(d.phrase + (f" {z.group(1)}GB" if z else "") for d, z in zip(distinct, sizes, strict=True))
         first = distinct[0]
         return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
     if joined or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth|between|pick|choose|decide|deciding)\b",

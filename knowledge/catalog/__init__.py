@@ -14,6 +14,7 @@ Hardware comes from the curated seed rows and the GPU spec database (see
 
 from __future__ import annotations
 
+from knowledge.catalog._gpus import VariantsError
 from knowledge.catalog._hardware import closest_hardware, resolve_hardware
 from knowledge.catalog._load import (
     Match,
@@ -26,11 +27,14 @@ from knowledge.catalog._load import (
     hardware_source,
     is_spec_db,
 )
+from knowledge.catalog._mixed import MIXED_SEP, mixed_hardware
 from knowledge.catalog._models import generic_model, resolve_model
 from knowledge.catalog._quants import resolve_quant
 
 __all__ = [
+    "MIXED_SEP",
     "Match",
+    "VariantsError",
     "all_hardware",
     "all_known_hardware",
     "all_models",
@@ -41,6 +45,7 @@ __all__ = [
     "get_hardware",
     "hardware_source",
     "is_spec_db",
+    "mixed_hardware",
     "resolve_hardware",
     "resolve_model",
     "resolve_quant",
