@@ -102,7 +102,7 @@ GAPS = [
     ("NVIDIA Grace CPU only, llama 3.1 70b", {"hw": "nvidia-grace"}),
     ("a GH200 with 96GB, llama 3.1 70b fp8", {"hw": "nvidia-gh200"}),
     ("GB200 superchip serving llama 3.1 405b", {"hw": "nvidia-gb200", "n_devices": 2}),
-    ("Jetson AGX Thor with qwen3 8b", {"hw": "nvidia-jetson-agx-thor"}),
+    ("Jetson AGX Thor with qwen3 8b", {"hw": "nvidia-agx-thor-t5000"}),
     ("Jetson AGX Orin 64GB running llama 3.2 3b", {"hw": "nvidia-jetson-agx-orin-64gb"}),
     ("Intel Xeon Max 9480 with its 64GB HBM, llama 3.1 8b on the CPU", {"hw": "intel-xeon-max-9480"}),
     ("DGX Spark with gpt-oss-120b", {"hw": "nvidia-dgx-spark-gb10"}),

@@ -63,7 +63,8 @@ _GPU = re.compile(
 )
 _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
-    r"|\bjetson(?:\s*agx)?\s*orin\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
+    r"|\bjetson(?:\s*agx)?\s*(?:orin|thor)\b|\bagx\s*thor\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
+    r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\btitan\s*(?:rtx|xp|x|v)\b"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",

@@ -37,6 +37,10 @@ _GPU_WORD = (r"(?:nvidia\s+|amd\s+|intel\s+|geforce\s+|radeon\s+)*(?:rtx|gtx|rx|
              r"[abhlvtp]\d{2,4}[a-z]?\b|mi\d{2,3}[a-z]?s?\b|b\d{3}\b|\d{4}(?:\s*(?:ti|xtx|xt|super))?s?\b|gpus?\b|cards?\b)")
 
 
+# Catalog rows that describe one GPU of a package holding several (NVIDIA GB200: one Grace CPU + two Blackwell GPUs,
+# per the row's sources): a name without a count is the whole package.
+_GPUS_PER_PACKAGE = {"nvidia-gb200": 2}
+
 _CLEAN = tuple((re.compile(p), r) for p, r in (
     (r"\(tm\)|\(r\)", " "),
     (r"max[\s-]?q", " maxq "),
@@ -221,6 +225,11 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
         raise
     if mems and memory_gb == max(mems) and memory_gb in _ram_sizes(text):
         memory_gb = None  # "an RTX 3090 and 64GB RAM": the 64 GB is not the card's
+    per_pkg = _GPUS_PER_PACKAGE.get(pick.hw.id)
+    if per_pkg and n == 1:
+        n = per_pkg
+        assumptions.append(f"A {pick.hw.name.split(' (')[0]} superchip carries {per_pkg} GPUs: counted as {per_pkg} "
+                           "(give a GPU count if you mean fewer).")
     hw = with_memory(pick.hw, memory_gb, n)
     conf = 0.95 if not assumptions else 0.85
     return Match(hw, conf, assumptions, [e.hw.id for e in cands if e is not pick])
