@@ -65,7 +65,7 @@ GAPS = [
     ("Mistral 7B v0.2 on my M1 Air 8GB", {"model_id": "mistralai/Mistral-7B-Instruct-v0.2", "memory_gb": 8.0}),
     # ---- mixed GPUs in one box
     ("I have a 4090 + a 3090 in one box, llama 3.3 70b q4_k_m", {
-        "hw": "nvidia-rtx-4090", "mixed": ["nvidia-rtx-4090", "nvidia-rtx-3090"], "n_devices": 2,
+        "hw": "nvidia-rtx-4090+nvidia-rtx-3090", "mixed": ["nvidia-rtx-4090", "nvidia-rtx-3090"], "n_devices": 2,
         "vram_total_gb": 48.0, "model_id": "meta-llama/Llama-3.3-70B-Instruct"}),
     ("my rig: 3090 and 3060 12GB, qwen2.5 32b", {
         "mixed": ["nvidia-rtx-3090", "nvidia-rtx-3060"], "n_devices": 2, "vram_total_gb": 36.0,
