@@ -179,3 +179,130 @@ GAPS = [
     ("codestral 22b gives me 9 tok/s on M2 Pro 32GB, prompt eval 60 tok/s", {
         "measured_decode_tps": 9.0, "measured_prefill_tps": 60.0, "model_id": "mistralai/Codestral-22B-v0.1"}),
 ]
+
+# Written after the fixes above, run once before any further change (held out): the same kinds, new words.
+HELD_OUT = [
+    ("got a used 3090 and a 2080 Ti in the same case, can they run qwen 2.5 32b together?", {
+        "mixed": ["nvidia-rtx-3090", "nvidia-rtx-2080-ti"], "n_devices": 2, "vram_total_gb": 35.0,
+        "model_id": "Qwen/Qwen2.5-32B"}),
+    ("4090 & 4070 Ti Super in one PC, mistral small 3.2", {
+        "mixed": ["nvidia-rtx-4090", "nvidia-rtx-4070-ti-super"], "n_devices": 2, "vram_total_gb": 40.0,
+        "model_id": "mistralai/Mistral-Small-3.1-24B-Instruct-2503"}),
+    ("I run a 3060 12GB together with a 3060 Ti 8GB", {"mixed": ["nvidia-rtx-3060", "nvidia-rtx-3060-ti"],
+                                                       "vram_total_gb": 20.0}),
+    ("an A6000 and an A4000 in a workstation, llama 3.1 70b q4", {
+        "mixed": ["nvidia-rtx-a6000", "nvidia-rtx-a4000"], "vram_total_gb": 64.0}),
+    ("a single A100 40GB, qwen2.5 coder 14b for the whole team of 8", {
+        "hw": "nvidia-a100-40gb", "concurrency": 8, "model_id": "Qwen/Qwen2.5-Coder-14B-Instruct"}),
+    ("just one H200 for llama 3.1 405b at fp8?", {"hw": "nvidia-h200", "model_id": "meta-llama/Llama-3.1-405B"}),
+    ("a B200 with gpt-oss 120b for 64 users", {"hw": "nvidia-b200", "concurrency": 64}),
+    ("an MI300X with vllm and llama 3.3 70b", {"hw": "amd-mi300x", "backend": "vllm"}),
+    ("a pair of A100 80GB SXM4 with NVLink", {"hw": "nvidia-a100-80gb-sxm", "gpu_count": 2,
+                                              "interconnect": "nvlink"}),
+    ("3x RTX 3090, mistral large? no, codestral", {"hw": "nvidia-rtx-3090", "gpu_count": 3}),
+    ("quad 3090 rig, llama 3.1 70b at q8_0", {"hw": "nvidia-rtx-3090", "gpu_count": 4, "quant_name": "Q8_0"}),
+    ("an RTX 4090, llama 3.1 8b, and each token takes 25ms", {"measured_decode_tps": 40.0}),
+    ("my M1 Max does one token every 1.5 seconds on llama 3.3 70b", {"measured_decode_tps": 0.667}),
+    ("the ITL is around 120 ms with 16 users on vllm, qwen2.5 72b on 2x H100", {"measured_decode_tps": 8.333,
+                                                                                  "concurrency": 16}),
+    ("TTFT 9 s and TPOT 45 ms for a 12k prompt, llama 3.1 70b on an A100 80GB", {
+        "measured_ttft_s": 9.0, "measured_decode_tps": 22.222, "prompt_tokens": 12000}),
+    ("waits about half a minute before it starts writing, then a word every second, on my Pi 5", {
+        "measured_ttft_s": 30.0, "measured_decode_tps": 1.333}),
+    ("generation is 0.8 tok/s with deepseek r1 70b on my 3060", {"measured_decode_tps": 0.8,
+                                                                  "model_id": "deepseek-ai/DeepSeek-R1-Distill-Llama-70B"}),
+    ("ollama ps says 45%/55% CPU/GPU for qwen2.5 32b on a 4070", {"model_id": "Qwen/Qwen2.5-32B"}),
+    ("llama3.1:405b-instruct-q2_K on 4x 4090", {"model_id": "meta-llama/Llama-3.1-405B", "quant_name": "Q2_K",
+                                                "gpu_count": 4}),
+    ("bartowski/Mistral-Nemo-Instruct-2407-GGUF Q6_K on a 4060 Ti 16GB", {
+        "model_id": "mistralai/Mistral-Nemo-Instruct-2407", "quant_name": "Q6_K", "memory_gb": 16.0}),
+    ("Qwen/Qwen2.5-72B-Instruct-AWQ with vLLM on 2x L40S", {"model_id": "Qwen/Qwen2.5-72B-Instruct",
+                                                             "gpu_count": 2, "backend": "vllm"}),
+    ("mlx-community/Qwen2.5-Coder-32B-Instruct-4bit on a Mac Studio M2 Max 64GB", {
+        "model_id": "Qwen/Qwen2.5-Coder-32B-Instruct", "backend": "mlx", "memory_gb": 64.0}),
+    ("devstral small on my 5090 for agentic coding", {"model_id": "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+                                                      "hw": "nvidia-rtx-5090"}),
+    ("gemma 3n e4b on an iphone-class laptop: macbook air m1 8gb", {"model_id": "google/gemma-3n-E4B-it",
+                                                                    "memory_gb": 8.0}),
+    ("llama 4 scout q4 on a mac studio m3 ultra 256gb", {"model_id": "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+                                                         "memory_gb": 256.0}),
+    ("qwen3-235b-a22b-instruct-2507 at q3 on 2x rtx pro 6000", {"model_id": "Qwen/Qwen3-235B-A22B", "gpu_count": 2}),
+    ("Phi-4 on a GTX 1660 Super 6GB", {"model_id": "microsoft/phi-4", "memory_gb": 6.0}),
+    ("mum's laptop: MacBook Air M2 8GB, wants llama 3.2 3b for emails", {"memory_gb": 8.0,
+                                                                        "model_id": "meta-llama/Llama-3.2-3B"}),
+    ("we are a family of five sharing a mac mini m4 pro 48gb running qwen3 14b", {
+        "concurrency": 5, "memory_gb": 48.0, "model_id": "Qwen/Qwen3-14B"}),
+    ("40 call center agents, RAG answers of 150 words, llama 3.1 8b on an L40S", {
+        "concurrency": 40, "gen_tokens": 200, "hw": "nvidia-l40s"}),
+    ("startup of 12 devs, aider with qwen2.5-coder 32b, H100 NVL or 2x A6000?", {"concurrency": 12}),
+    ("NVIDIA Grace CPU superchip, llama 3.1 8b cpu inference with llama.cpp", {"hw": "nvidia-grace",
+                                                                                "backend": "llama.cpp"}),
+    ("Jetson Thor running gemma 3n e2b for a robot", {"hw": "nvidia-agx-thor-t5000",
+                                                      "model_id": "google/gemma-3n-E2B-it"}),
+    ("GB200 with llama 4 maverick", {"hw": "nvidia-gb200", "n_devices": 2,
+                                     "model_id": "meta-llama/Llama-4-Maverick-17B-128E-Instruct"}),
+    ("an Intel Xeon Max 9480 box for llama 3.1 8b", {"hw": "intel-xeon-max-9480"}),
+    ("codestral on an RTX 3090 gives 1 token every 100ms", {"measured_decode_tps": 10.0,
+                                                            "model_id": "mistralai/Codestral-22B-v0.1"}),
+    ("mistral nemo on my 3060 gives 25 t/s", {"measured_decode_tps": 25.0,
+                                              "model_id": "mistralai/Mistral-Nemo-Instruct-2407"}),
+    ("our 2 x 4090 box: llama 3.3 70b q4 gives 18 tok/s", {"gpu_count": 2, "measured_decode_tps": 18.0}),
+    ("qwen2.5 7b instruct, one user, an RTX 3050 8GB", {"model_id": "Qwen/Qwen2.5-7B", "memory_gb": 8.0}),
+    ("deepseek-r1-distill-qwen-1.5b on an intel i5 laptop with 16gb ddr4", {
+        "model_id": "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"}),
+]
+
+# A third set, written last and run once before further changes: households, teams and pasted numbers in other
+# words (not the gap kinds above).
+BROAD = [
+    ("Hi! My husband bought a Mac mini with the M4 chip and 16 gigs. Could we run a chatbot for recipes on it?",
+     {"hw": "apple-m4-10gpu", "memory_gb": 16.0}),
+    ("I'm a teacher; our school has an old desktop with a GTX 1070 8GB. Thirty kids would use it at once.",
+     {"memory_gb": 8.0, "concurrency": 30}),
+    ("my partner and I both use the same MacBook Pro M3 Max 64GB for llama 3.3 70b at q4", {
+        "memory_gb": 64.0, "model_id": "meta-llama/Llama-3.3-70B-Instruct", "quant_name": "Q4_K_M"}),
+    ("we'd like to translate letters, about a page each, on a Windows laptop with an RTX 4070 (8GB)", {
+        "memory_gb": 8.0, "prompt_tokens": 667}),
+    ("Grandpa's iMac M3 24GB; he asks one-line questions and likes long answers", {
+        "memory_gb": 24.0, "gen_tokens": 1000}),
+    ("Our 45-person consultancy wants a private chat assistant. Budget: one server. 2k prompts, 400-token answers.",
+     {"concurrency": 45, "prompt_tokens": 2000, "gen_tokens": 400}),
+    ("3 data scientists sharing a DGX Spark with qwen3 30b a3b", {"concurrency": 3,
+                                                                   "hw": "nvidia-dgx-spark-gb10",
+                                                                   "model_id": "Qwen/Qwen3-30B-A3B"}),
+    ("We process 5,000 support tickets a day in batch, each ~800 tokens, summaries of 100 tokens", {
+        "prompt_tokens": 800, "gen_tokens": 100}),
+    ("team of 10 lawyers, contracts of 40 pages, llama 3.1 70b on 2x A100 80GB SXM", {
+        "concurrency": 10, "prompt_tokens": 26667, "gpu_count": 2, "hw": "nvidia-a100-80gb-sxm"}),
+    ("200 requests per minute at peak, 1k in / 200 out, gpt-oss-20b on H100s", {
+        "requests_per_minute": 200.0, "prompt_tokens": 1000, "gen_tokens": 200, "model_id": "openai/gpt-oss-20b"}),
+    ("| model | size | params | backend | ngl | test | t/s |\n| llama 8B Q4_K_M | 4.58 GiB | 8.03 B | CUDA | 99 | "
+     "pp512 | 5123.4 |\n| llama 8B Q4_K_M | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 131.2 |\non my 4090, fine?",
+     {"hw": "nvidia-rtx-4090"}),
+    ("eval rate: 7.85 tokens/s on my 16GB M2 with gemma 3 12b", {"measured_decode_tps": 7.85, "memory_gb": 16.0,
+                                                                 "model_id": "google/gemma-3-12b-it"}),
+    ("prompt eval 1.2k tok/s, gen 55 tok/s, qwen3 14b q4_k_m, 4080 super", {
+        "measured_prefill_tps": 1200.0, "measured_decode_tps": 55.0, "hw": "nvidia-rtx-4080-super"}),
+    ("I measured 4.5 tokens per second with llama 3.3 70b q4 on a 7900 XTX + 64GB DDR5", {
+        "measured_decode_tps": 4.5, "hw": "amd-rx-7900-xtx", "system_ram_gb": 64.0}),
+    ("first token takes 8 seconds for a 4000-token prompt on my m2 pro", {"measured_ttft_s": 8.0,
+                                                                          "prompt_tokens": 4000}),
+    ("It writes about 3 words per second with mistral 7b on my old i7 with ddr4-2666", {"measured_decode_tps": 4.0}),
+    ("vLLM reports 2300 tokens/s total across 64 concurrent requests with llama 3.1 8b on an H100 SXM", {
+        "measured_decode_tps": 2300.0, "concurrency": 64, "hw": "nvidia-h100-sxm"}),
+    ("our coding agent sends 30k-token prompts to qwen3 coder 30b on a 5090; how long until the first token?", {
+        "prompt_tokens": 30000, "use": "coding_agent", "hw": "nvidia-rtx-5090",
+        "model_id": "Qwen/Qwen3-Coder-30B-A3B-Instruct"}),
+    ("16k context, q8 kv cache, llama.cpp -ngl 99 -c 16384, qwen2.5 14b on a 3090", {
+        "context_window": 16384, "n_gpu_layers": 99, "model_id": "Qwen/Qwen2.5-14B"}),
+    ("Radeon RX 7800 XT 16GB, Vulkan, llama 3.1 8b q6_k", {"hw": "amd-rx-7800-xt", "quant_name": "Q6_K"}),
+    ("MacBook Pro 14 M4 Pro 24GB, LM Studio, gemma 3 12b qat", {"memory_gb": 24.0, "backend": "LM Studio",
+                                                                "model_id": "google/gemma-3-12b-it"}),
+    ("two RTX 5090s with vLLM tensor parallel, qwen2.5 72b awq", {"gpu_count": 2, "backend": "vllm",
+                                                                   "model_id": "Qwen/Qwen2.5-72B-Instruct"}),
+    ("Framework laptop, Ryzen 7 7840U with 32GB LPDDR5, phi-4 mini", {"model_id": "microsoft/Phi-4-mini-instruct"}),
+    ("Apple M3 Ultra Mac Studio with 512GB for deepseek r1 671b at q4", {"memory_gb": 512.0,
+                                                                         "model_id": "deepseek-ai/DeepSeek-R1"}),
+    ("we are comparing a mac studio m4 max 128gb and a dgx spark for gpt-oss-120b", {
+        "compare_hardware": ["Mac Studio M4 Max", "dgx spark"], "model_id": "openai/gpt-oss-120b"}),
+]

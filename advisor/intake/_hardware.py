@@ -216,8 +216,8 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
         else:
             name = m.group("dc").upper()
         var = [_VARIANTS.get(v.lower(), v.upper()) for v in re.findall(r"[a-z]+\d?", m.group("var") or "", re.I)]
-        form = re.match(r"\s*(?:\d{1,3}\s*gb\s*)?\(?(sxm\d?|pcie)\b", msg.orig[m.end():m.end() + 16], re.I)
-        if form and not any(v.lower().startswith(("sxm", "pcie")) for v in var):
+        form = re.match(r"\s*(?:\d{1,3}\s*gb\s*)?\(?(sxm\d?|pcie|hbm3(?!e))\b", msg.orig[m.end():m.end() + 16], re.I)
+        if form and not any(v.lower().startswith(("sxm", "pcie", "hbm")) for v in var):  # "80GB HBM3": nvidia-smi's SXM
             var.append(_VARIANTS.get(form.group(1).lower(), form.group(1).upper()))  # "two A100s 80GB SXM"
         n = _gpu_count(m)
         if n < 1:

@@ -69,10 +69,11 @@ _USERS = re.compile(
     rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
     rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
     rf"regular|paying|expected|potential|possible|heavy|light|support|sales|call[\s-]cent(?:er|re)|customer[\s-]service|"
-    rf"help[\s-]?desk)\s+)*(?P<who>{_WHO})\b"
+    rf"help[\s-]?desk|data|junior|senior|software|ml|ai|backend|frontend|research|full[\s-]?stack)\s+)*(?P<who>{_WHO})\b"
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
     rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
-    r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
+    r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org|consultancy|"
+    r"business|department|school|clinic|nonprofit|newsroom)\b"
     rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b"
     r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
@@ -308,9 +309,10 @@ _SECS = r"(?P<u>ms|msec|milliseconds?|s|secs?|seconds?)\b"
 # Speeds written as the time a token takes: "1 token every 2 seconds", "a word every 0.5 s", "ITL 35 ms",
 # "inter-token latency is 80ms", "each token takes about 100 milliseconds", "300 tokens in 20 seconds".
 _INTERVALS = (
-    re.compile(rf"(?<![\w.])(?:(?P<k>{NUM}|an?|one)\s+)?(?P<w>tokens?|words?)\s+(?P<c>every|each|per|in)\s+"
+    re.compile(rf"(?<![\w.])(?:(?P<k>{NUM}|an?|one)\s+)?(?P<w>tokens?|toks?|words?)\s+(?P<c>every|each|per|in)\s+"
                rf"(?:about\s+|around\s+|roughly\s+|~)?(?P<n>{NUM}|an?|one)?\s*{_SECS}", re.I),
-    re.compile(rf"\b(?:itl|inter[-\s]?token(?:\s+latency)?|time\s+between\s+tokens|tpot|time\s+per\s+(?:output\s+)?token)"
+    re.compile(rf"\b(?:itl|inter[-\s]?token(?:\s+latency)?|time\s+between\s+tokens|tpot|time\s+per\s+(?:output\s+)?token|"
+               rf"latency\s+per\s+token|per[-\s]token\s+latency|token\s+latency)"
                rf"\s*(?:\(\w+\))?\s*(?:is|was|of|=|:|~|≈|at|about|around|averages?|avg|mean|median|p50|\s)*\s*"
                rf"(?P<n>{NUM})\s*{_SECS}", re.I),
     re.compile(rf"\b(?:each|every|one|a)\s+token\s+(?:takes|took|needs|is)\s+(?:about\s+|around\s+|roughly\s+|~)?"

@@ -247,8 +247,7 @@ def _mixed_box(store: Store, parts: list[str]) -> Match | None:
             return None
     hws = [g.value for g in got]
     if any(h.kind not in _GPU_KIND for h in hws):
-        names = [h.name for h in hws]
-        raise AmbiguousError(f"{' and '.join(names)} are not GPUs of one machine; compare them, or name one.", names)
+        return None  # "Snapdragon X Plus", "M4 Max + RTX 5090": not cards of one box (the name is read as a whole)
     notes = [a for g in got for a in g.assumptions]
     conf = min(g.confidence for g in got)
     if len({split_hw_id(h.id)[0] for h in hws}) == 1 and len({h.memory_gb for h in hws}) == 1:
