@@ -323,8 +323,8 @@ _INTERVALS = (
 _MLX_LINE = re.compile(rf"\b(?P<lab>prompt|generation)\s*:\s*{NUM}\s+tokens?,\s*(?P<n>{NUM})\s*tokens?-per-sec\b", re.I)
 
 
-def _count(raw: str | None) -> float | None:
-    """ "a"/"an"/"one"/None → 1; a number → itself."""
+def _how_many(raw: str | None) -> float | None:
+    """ "a"/"an"/"one"/None → 1; a number → itself (the count or seconds of an interval)."""
     if raw is None or raw.lower() in ("a", "an", "one"):
         return 1.0
     return parse_num(raw)
@@ -340,11 +340,11 @@ def _interval_rates(msg: Msg, ext: Extraction) -> None:
         for m in msg.finditer(pat):
             if m.groupdict().get("c") in ("per", "in") and not m.group("n"):
                 continue  # "tokens per second" is a rate unit (read below), "tokens in seconds" no figure
-            secs = _count(m.group("n"))
+            secs = _how_many(m.group("n"))
             if secs is None or secs <= 0:
                 continue
             secs = secs / 1000 if m.group("u").lower().startswith("m") else secs
-            k = _count(m.groupdict().get("k")) if "k" in m.groupdict() else 1.0
+            k = _how_many(m.groupdict().get("k")) if "k" in m.groupdict() else 1.0
             words = (m.groupdict().get("w") or "").lower().startswith("word")
             if k is None:
                 continue
