@@ -80,7 +80,12 @@ GAPS = [
         "model_id": "google/gemma-3-27b-it"}),
     ("5090 plus my old 3090, what speed for llama 3.3 70b?", {
         "mixed": ["nvidia-rtx-5090", "nvidia-rtx-3090"], "n_devices": 2, "vram_total_gb": 56.0}),
+    ("3090 (24GB) and 3060 (12GB) in one rig", {"mixed": ["nvidia-rtx-3090", "nvidia-rtx-3060"],
+                                                "vram_total_gb": 36.0}),
+    ("running on an rtx 3090 + rtx 3090", {"hw": "nvidia-rtx-3090", "n_devices": 2, "mixed": ["nvidia-rtx-3090"] * 2}),
+    ("I've got 2 GPUs: a 3090 and a 4090", {"mixed": ["nvidia-rtx-3090", "nvidia-rtx-4090"], "vram_total_gb": 48.0}),
     # ---- articles and counts before a card
+    ("an H100 80GB HBM3 with llama 3.1 70b", {"hw": "nvidia-h100-sxm"}),
     ("I have an A100 and run llama 3.1 8b q4", {"hw": "nvidia-a100-40gb", "model_id": "meta-llama/Llama-3.1-8B"}),
     ("an A100 80GB with vllm serving qwen3 32b", {"hw": "nvidia-a100-80gb-pcie", "memory_gb": 80.0,
                                                     "backend": "vllm"}),
@@ -118,6 +123,10 @@ GAPS = [
     ("takes 40 seconds before the first word, then 3 tok/s, llama 70b on a 4090",
      {"measured_ttft_s": 40.0, "measured_decode_tps": 3.0}),
     ("a token every 0.25 s on my macbook air m2 with mistral 7b", {"measured_decode_tps": 4.0}),
+    ("1 tok every 3s on llama 3.3 70b, 3060", {"measured_decode_tps": 0.333, "prompt_tokens": None}),
+    ("latency per token 60ms on a 4090 with qwen3 32b", {"measured_decode_tps": 16.667}),
+    ("we need a token every 50 ms per user", {"target_decode_tps": 20.0, "measured_decode_tps": None}),
+    ("it does 300 tokens in 20 seconds on my m1 pro", {"measured_decode_tps": 15.0}),
     ("each token takes about 100 milliseconds, qwen3 14b, rtx 4070", {"measured_decode_tps": 10.0}),
     ("one word per second on my pi 5 with tinyllama", {"measured_decode_tps": 1.333}),
     ("first token after 12 seconds, then about 200ms per token, M2 Max 32GB, qwen3 30b a3b",

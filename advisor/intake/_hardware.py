@@ -492,12 +492,19 @@ def _aside(msg: Msg, men: _Mention) -> bool:
     return bool(ASIDE.search(msg.before(men.start, 24)) and not re.search(r"\bvs|\bor\b", msg.before(men.start, 24)))
 
 
+_SIZES = re.compile(r"\(?\s*\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?\s*\)?", re.I)  # "(24GB)" between cards
+
+
 def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> list[_Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[_Mention] = []
     for x in men:
         if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",):
             distinct.append(x)
+    cards = sorted((x for x in men if x.product != "cpu" and _GPU.search(x.phrase)), key=lambda d: d.start)
+    if len(distinct) == 1 and len(cards) > 1 and all(
+            MIXED_JOIN.match(_SIZES.sub(" ", msg.orig[a.end:b.start])) for a, b in zip(cards, cards[1:], strict=False)):
+        distinct = cards  # the same card twice in one box ("an RTX 3090 + RTX 3090"): counted, not merged
     if len(distinct) < 2:
         return men
     distinct.sort(key=lambda d: d.start)  # a Mac named without its chip is found last but may be written first
@@ -505,14 +512,15 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
     if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
         return men
     gpus = [d for d in distinct if _GPU.search(d.phrase)]
-    bare_gaps = [re.sub(r"\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?", " ", g, flags=re.I) for g in gaps]
+    bare_gaps = [_SIZES.sub(" ", g) for g in gaps]
     joined = any(COMPARE_JOIN.search(g) for g in gaps)
     if not joined and re.search(r"\b(?:between|deciding|decide|choose|choosing|compare|comparing)\b",
                                 msg.orig[max(0, distinct[0].start - 40):distinct[0].start], re.I):
         joined = True  # "deciding between a 4090 and a 5090": two candidates, not one mixed box
     if not joined and len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
         # A size written right after a card is that card's ("3090 and 3060 12GB"): kept in its part of the phrase.
-        sizes = [re.match(r"\s*(?:with\s+)?(\d{1,3})\s*(?:gb|gigs?|g)\b", msg.orig[d.end:d.end + 16], re.I) for d in distinct]
+        sizes = [re.match(r"\s*(?:with\s+)?\(?(\d{1,3})\s*(?:gb|gigs?|g)\b", msg.orig[d.end:d.end + 16], re.I)
+                 for d in distinct]
         phrase = " + ".join(d.phrase + (f" {z.group(1)}GB" if z else "") for d, z in zip(distinct, sizes, strict=True))
         first = distinct[0]
         return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
