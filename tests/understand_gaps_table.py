@@ -187,6 +187,14 @@ GAPS = [
     ("gpt-oss-20b: 150 tokens per second on a 5090", {"measured_decode_tps": 150.0, "hw": "nvidia-rtx-5090"}),
     ("codestral 22b gives me 9 tok/s on M2 Pro 32GB, prompt eval 60 tok/s", {
         "measured_decode_tps": 9.0, "measured_prefill_tps": 60.0, "model_id": "mistralai/Codestral-22B-v0.1"}),
+    # ---- found while writing the sets below: a CPU beside the GPU is its host; two sockets written "2x"/"dual"
+    ("pc specs: i7-12700k, 32gb ddr4, rtx 3080 10gb, llama 3.1 8b", {
+        "hw": "nvidia-rtx-3080", "memory_gb": 10.0, "system_ram_gb": 32.0, "compare_hardware": None}),
+    ("dual xeon e5-2690 v4 with 256gb, llama 3.3 70b cpu only", {
+        "hw": "intel-xeon-e5-v4-broadwell", "n_devices": 2, "memory_gb": 256.0}),
+    ("server: 2x epyc 9654, 768gb ddr5, deepseek v3 q4", {"hw": "amd-epyc-9004-genoa", "n_devices": 2,
+                                                          "memory_gb": 768.0, "system_ram_gb": None}),
+    ("Xeon Gold 6338 with 512GB, llama 3.1 8b", {"hw": "intel-xeon-ice-lake-sp", "memory_gb": 512.0}),
 ]
 
 # Written after the fixes above, run once before any further change (held out): the same kinds, new words.

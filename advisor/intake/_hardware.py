@@ -63,7 +63,7 @@ _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
     r"|\bjetson(?:\s*agx)?\s*(?:orin|thor)\b|\bagx\s*thor\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
     r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
-    r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\btitan\s*(?:rtx|xp|x|v)\b"
+    r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
     re.I,
@@ -71,7 +71,8 @@ _SPECIALS = re.compile(
 _CPU_NAMES = re.compile(
     r"\b(?:intel\s+)?(?:core\s+)?(?:i[3579]|ultra\s+[579])(?:[\s-]\d{3,5}[a-z]{0,2})?\b|\bryzen\s+[3579](?:\s+(?:pro\s+)?\d{4}\w*)?\b"
     r"|\bthreadripper\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
-_SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b", re.I)
+_SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
+                      re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets
 _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "single": 1, "one": 1}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
@@ -351,7 +352,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
                 and not first.cores:
             first.phrase += f" {cores}-core"
         hw = _resolve(ext, store, first, tentative(mems), cores or first.cores)
-        others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase))
+        # A CPU named beside a GPU is that PC's host ("i7-12700k, 32gb, rtx 3080"), not a second machine.
+        others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase and x.product != "cpu"))
         if others and not ext.compare_hardware:
             ext.note(f"You also mentioned {', '.join(others)}; I'm using {first.phrase} for now "
                      "(compare ranks several machines side by side).")
@@ -364,7 +366,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
             hw = None
     ext.gpu_cores = cores
     gpu_like = (hw is not None and hw.kind in ("discrete_gpu", "datacenter_gpu")) or bool(
-        men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
+        hw is None and men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
     ram = [m for m in mems if m.qual == "ram"] if gpu_like else []
     if ram:
         ext.system_ram_gb = ram[0].value
