@@ -3,7 +3,10 @@
 Names are found by small patterns (Apple chips and Mac products, GPU model numbers, a few named
 machines, catalog ids) and then checked against the catalog with
 :func:`knowledge.catalog.resolve_hardware`; the phrase kept is the user's, tidied
-("a 3090" → "RTX 3090", "two RTX 4090s" → "2x RTX 4090").
+("a 3090" → "RTX 3090", "two RTX 4090s" → "2x RTX 4090"). Cards of one box are joined with " + ", each keeping
+the size written after it ("3090 and 3060 12GB" → "RTX 3090 + RTX 3060 12GB"); a card named without its version
+("an H100") is taken as its smallest, slowest version, said so, unless a measured rate is to be judged. Memory
+sizes are read by :mod:`advisor.intake._memory`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Turn a :class:`Scenario` (names as written) into catalog objects plus stated assumptions.
 
 Part of :mod:`advisor.understand`: the machine's count (``gpu_count``) and mixed boxes ("RTX 3090 + RTX 3060")
-are resolved here, one device name at a time, so nothing downstream reads a hardware string.
+are resolved here, one device name at a time, so nothing downstream reads a hardware string. A mixed box becomes
+one combined device (:func:`knowledge.catalog.mixed_hardware`: layer split, or tensor parallel for vLLM/SGLang/
+TensorRT-LLM); a card named without its version is predicted for its smallest, slowest version unless a measured
+rate is to be judged (:func:`resolve_default`).
 """
 
 from __future__ import annotations

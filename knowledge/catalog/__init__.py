@@ -5,7 +5,11 @@ numbers, sizes like ``8b`` and ``30b-a3b``, format names) with fuzzy matching (r
 fallback. A name that matches nothing well raises :class:`~advisor.errors.NotFoundError` with the
 closest candidates; one that matches several entries that differ in ways that matter raises
 :class:`~advisor.errors.AmbiguousError`. A detail that only refines the answer (an Apple chip's
-GPU-core bin, a laptop CPU's memory system) is picked and stated as an assumption.
+GPU-core bin, a laptop CPU's memory system) is picked and stated as an assumption. Versions of one card that
+differ in memory or form factor ("A100", "H100") raise :class:`VariantsError` (an AmbiguousError) carrying
+``default``: the smallest, slowest version with the assumption stated, for callers that answer rather than ask.
+Several cards of one machine ("RTX 4090 + RTX 3090") resolve to one combined device (:func:`mixed_hardware`,
+id ``a+b``).
 
 Hardware comes from the curated seed rows and the GPU spec database (see
 :mod:`knowledge.hardware_seed`); :func:`all_hardware` lists the curated ones,

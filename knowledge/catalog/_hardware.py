@@ -1,6 +1,7 @@
 """Hardware names → catalog entries: Apple chips and Macs, GPUs, CPUs/APUs/boards, RAM specs.
 
-Order: an exact id; an Apple chip or Mac product; a GPU (:mod:`knowledge.catalog._gpus`, which
+Order: an exact id; several cards joined by "+", "&" or "plus" (a mixed box, :mod:`knowledge.catalog._mixed`);
+an Apple chip or Mac product; a GPU (:mod:`knowledge.catalog._gpus`, which
 also reads the GPU count); a CPU, APU or board by its model number (``memory_systems.csv``); a
 RAM spec ("DDR5-6000 dual channel"); fuzzy matching (rapidfuzz) as the last resort. Bins of one
 chip resolve to the common bin with the assumption stated; distinct products raise
