@@ -127,6 +127,11 @@ GAPS = [
     ("latency per token 60ms on a 4090 with qwen3 32b", {"measured_decode_tps": 16.667}),
     ("we need a token every 50 ms per user", {"target_decode_tps": 20.0, "measured_decode_tps": None}),
     ("it does 300 tokens in 20 seconds on my m1 pro", {"measured_decode_tps": 15.0}),
+    ("prompt processing took 12 seconds for 8000 tokens, m2 max, qwen3 14b", {"measured_prefill_tps": 666.667,
+                                                                              "prompt_tokens": 8000}),
+    ("prompt eval count: 812 token(s), prompt eval duration: 2.1s, eval count: 250 token(s), eval duration: 25s "
+     "on my 4070 with llama 3.1 8b", {"measured_prefill_tps": 386.667, "measured_decode_tps": 10.0,
+                                      "prompt_tokens": 812, "gen_tokens": 250}),
     ("each token takes about 100 milliseconds, qwen3 14b, rtx 4070", {"measured_decode_tps": 10.0}),
     ("one word per second on my pi 5 with tinyllama", {"measured_decode_tps": 1.333}),
     ("first token after 12 seconds, then about 200ms per token, M2 Max 32GB, qwen3 30b a3b",

@@ -323,6 +323,18 @@ _INTERVALS = (
 _MLX_LINE = re.compile(rf"\b(?P<lab>prompt|generation)\s*:\s*{NUM}\s+tokens?,\s*(?P<n>{NUM})\s*tokens?-per-sec\b", re.I)
 
 
+# A phase's time with its token count: "prompt processing took 12 seconds for 8000 tokens" (prefill), Ollama's
+# verbose fields written in one line, "eval count 300 tokens, eval duration 20s" (decode; "prompt eval ..." prefill).
+_TIMED = (
+    re.compile(rf"\b(?P<lab>prompt\s+processing|prompt\s+eval(?:uation)?|prefill|processing\s+the\s+prompt|"
+               rf"reading\s+the\s+prompt|generation|generating|decod(?:e|ing))\s+(?:took|takes|is|was|lasted)\s+"
+               rf"(?:about\s+|around\s+|~)?(?P<n>{NUM})\s*{_SECS}\s+(?:for|on)\s+(?:a\s+|the\s+)?(?P<k>{NUM})[\s-]*"
+               rf"(?:tokens?|toks?)\b", re.I),
+    re.compile(rf"(?P<lab>\bprompt\s+eval|(?<!prompt )\beval)[\s_]+count\s*[:=]?\s*(?P<k>{NUM})\s*(?:tokens?|token\(s\))?"
+               rf"[,;\s]+(?P=lab)[\s_]+duration\s*[:=]?\s*(?P<n>{NUM})\s*{_SECS}", re.I),
+)
+
+
 def _how_many(raw: str | None) -> float | None:
     """ "a"/"an"/"one"/None → 1; a number → itself (the count or seconds of an interval)."""
     if raw is None or raw.lower() in ("a", "an", "one"):
@@ -336,6 +348,20 @@ def _interval_rates(msg: Msg, ext: Extraction) -> None:
         msg.claim(m.start(), m.end())
         _set_rate(ext, "prefill" if m.group("lab").lower() == "prompt" else "decode", parse_num(m.group("n")) or 0.0,
                   m.group(0).strip())
+    for pat in _TIMED:
+        for m in msg.finditer(pat):
+            secs, k = parse_num(m.group("n")), parse_num(m.group("k"))
+            if not secs or not k:
+                continue
+            secs = secs / 1000 if m.group("u").lower().startswith("m") else secs
+            lab = m.group("lab").lower()
+            kind = "prefill" if lab.startswith(("prompt", "prefill", "processing", "reading")) else "decode"
+            msg.claim(m.start(), m.end())
+            ext.note(f"{m.group(0).strip()} = {fmt(round(k / secs, 3))} tokens/s ({kind}).")
+            _set_rate(ext, kind, k / secs, m.group(0).strip())
+            length = "prompt_tokens" if kind == "prefill" else "gen_tokens"
+            if getattr(ext, length) is None and 1 <= k <= MAX_TOKENS:
+                setattr(ext, length, int(k))  # the measured run's own length
     for pat in _INTERVALS:
         for m in msg.finditer(pat):
             if m.groupdict().get("c") in ("per", "in") and not m.group("n"):
