@@ -61,6 +61,15 @@ def _version_pattern(ver: str) -> str:
 _RELEASE = re.compile(r"(?<![\w.])v(\d+(?:\.\d+)?)\b")
 
 
+def _release_note(raw: str, m: ModelSpec) -> list[str]:
+    """The assumption when the text names a release ("v0.1") the chosen model is not ("Mistral-7B-...-v0.2")."""
+    rel = _RELEASE.search(raw.lower())
+    if rel and not re.search(rf"\bv{re.escape(rel.group(1))}\b", (m.id + " " + " ".join(m.aliases)).lower()):
+        return [f"Version v{rel.group(1)} is not in the catalog: assumed {m.id.split('/')[-1]} (same size and family; "
+                "the numbers depend on size and format, not on the release)."]
+    return []
+
+
 def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> Match:
     """Resolve a model name ("llama 3.1 8b", "qwen3 30b a3b", "mlx-community/Qwen3.5-9B-4bit").
 
@@ -77,10 +86,10 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
     key = _model_key(raw) if raw else ""
     for cand in (raw.lower(), key, _strip_suffixes(key), _strip_suffixes(key).replace("-", " ")):
         if cand and cand in alias_map:
-            return Match(models[alias_map[cand]], 1.0)
+            return Match(models[alias_map[cand]], 1.0, _release_note(raw, models[alias_map[cand]]))
         if cand and cand.lower() in {m.lower() for m in models}:
             mid = next(m for m in models if m.lower() == cand.lower())
-            return Match(models[mid], 1.0)
+            return Match(models[mid], 1.0, _release_note(raw, models[mid]))
     t = _strip_suffixes(key).replace("-", " ")
     size = None
     sm = _MOE_X.search(t)
@@ -128,11 +137,7 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
                     f"{', '.join(a.split('/')[-1] for a in alts)}); speed depends on size and format, so this "
                     "barely matters for the numbers."
                 )
-            rel = _RELEASE.search(raw.lower())
-            if rel and not re.search(rf"\bv{re.escape(rel.group(1))}\b", (best[1] + " " + " ".join(models[best[1]].aliases)).lower()):
-                assumptions.append(f"Version v{rel.group(1)} is not in the catalog: assumed {best[1].split('/')[-1]} (same size and "
-                                   "family; the numbers depend on size and format, not on the release).")
-            return Match(models[best[1]], conf, assumptions, alts)
+            return Match(models[best[1]], conf, assumptions + _release_note(raw, models[best[1]]), alts)
     if params_b is None:
         params_b = size
     if params_b is not None:
