@@ -200,6 +200,12 @@ GAPS = [
     ("server: 2x epyc 9654, 768gb ddr5, deepseek v3 q4", {"hw": "amd-epyc-9004-genoa", "n_devices": 2,
                                                           "memory_gb": 768.0, "system_ram_gb": None}),
     ("Xeon Gold 6338 with 512GB, llama 3.1 8b", {"hw": "intel-xeon-ice-lake-sp", "memory_gb": 512.0}),
+    # ---- a GeForce card named as a laptop's is its mobile chip
+    ("my Legion laptop with a 4070, llama 3.1 8b", {"hw": "nvidia-rtx-4070-laptop"}),
+    ("ROG laptop with an RTX 4090 laptop GPU 16GB", {"hw": "nvidia-rtx-4090-laptop", "memory_gb": 16.0}),
+    ("gaming laptop, rtx 3060, 16gb ram", {"hw": "nvidia-rtx-3060-laptop", "system_ram_gb": 16.0}),
+    ("I have a laptop and a desktop pc with an RTX 4090", {"hw": "nvidia-rtx-4090"}),
+    ("two MI50s with llama 3.1 8b", {"hw": "amd-mi50", "gpu_count": 2}),
 ]
 
 # Written after the fixes above, run once before any further change (held out): the same kinds, new words.

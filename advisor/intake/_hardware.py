@@ -56,7 +56,7 @@ _GPU = re.compile(
     r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,4})"
     r"|(?P<dc>gh200|gb200|h100|h200|h800|h20|b200|b300|a100|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
-    r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|v100|p40|p100)"
+    r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|mi60|mi50|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
     r"(?P<var>(?:[\s-]*(?:ti|super|xtx|xt|ada|pcie|sxm\d?|nvl)(?=s?\b))*)(?P<plural>s)?\b"
     r"(?:\s*(?:x|×)\s*(?P<count2>\d{1,2})\b)?",
@@ -179,6 +179,17 @@ def _gpu_count(m: re.Match[str]) -> int:
     return 2 if "pair" in raw else _COUNT_WORDS.get(raw.split()[-1], 1)
 
 
+_LAPTOP_AFTER = re.compile(r"^\s*(?:laptop|notebook|mobile|max-?q)\b", re.I)
+_LAPTOP_BEFORE = re.compile(r"\b(?:laptop|notebook)\b(?![^.;!?]*\b(?:desktop|tower|pc|server|workstation|rig)\b)"
+                            r"[^.;!?]{0,24}$", re.I)
+
+
+def _laptop_card(msg: Msg, m: re.Match[str]) -> bool:
+    """A GeForce card named as a laptop's ("4070 laptop GPU", "my laptop with a 4070"): its mobile version."""
+    return bool(_LAPTOP_AFTER.match(msg.orig[m.end():m.end() + 12])
+                or _LAPTOP_BEFORE.search(msg.orig[max(0, m.start() - 40):m.start()]))
+
+
 def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
     numbers = _gpu_numbers(store)
     out = []
@@ -203,6 +214,8 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
         n = _gpu_count(m)
         if n < 1:
             continue
+        if (m.group("series") or m.group("bare")) and _laptop_card(msg, m):
+            var.append("Laptop")  # "my Legion laptop with a 4070", "RTX 4090 laptop GPU": the mobile chip
         phrase = (f"{n}x " if n > 1 else "") + " ".join([name, *var])
         out.append(_Mention(m.start(), m.end(), phrase))
     return out
