@@ -113,10 +113,21 @@ def test_situation_answers_for_the_default_unless_measured(store: Store) -> None
     ("Jetson Thor", "nvidia-agx-thor-t5000", 1),
     ("Intel Xeon Max 9480", "intel-xeon-max-9480", 1),
     ("DGX Spark", "nvidia-dgx-spark-gb10", 1),
+    ("p5.48xlarge", "nvidia-h100-sxmx8", 8),
+    ("g6e.xlarge", "nvidia-l40s", 1),
+    ("a2-ultragpu-8g", "nvidia-a100-80gb-sxmx8", 8),
 ])
 def test_new_machines(store: Store, text: str, want: str, n: int) -> None:
     hw = catalog.resolve_hardware(store, text).value
     assert (hw.id, hw.n_devices) == (want, n)
+
+
+def test_every_cloud_instance_names_a_catalog_gpu(store: Store) -> None:
+    from knowledge.seed import read_csv
+
+    hws = catalog.all_known_hardware(store)
+    rows = read_csv("cloud_instances.csv")
+    assert len(rows) >= 50 and all(r["hw_id"] in hws and int(r["gpus"]) >= 1 and r["source_url"] for r in rows)
 
 
 def test_new_machine_figures(store: Store) -> None:

@@ -206,6 +206,12 @@ GAPS = [
     ("gaming laptop, rtx 3060, 16gb ram", {"hw": "nvidia-rtx-3060-laptop", "system_ram_gb": 16.0}),
     ("I have a laptop and a desktop pc with an RTX 4090", {"hw": "nvidia-rtx-4090"}),
     ("two MI50s with llama 3.1 8b", {"hw": "amd-mi50", "gpu_count": 2}),
+    # ---- cloud instance types name their GPUs
+    ("AWS p4d.24xlarge with llama 3.3 70b for 30 users", {"hw": "nvidia-a100-40gb", "n_devices": 8, "concurrency": 30}),
+    ("g5.12xlarge for mistral small 24b", {"hw": "nvidia-a10g", "n_devices": 4}),
+    ("we rent an a2-highgpu-1g on GCP for qwen2.5 14b", {"hw": "nvidia-a100-40gb", "n_devices": 1}),
+    ("Standard_ND96isr_H100_v5 for llama 3.1 405b", {"hw": "nvidia-h100-sxm", "n_devices": 8,
+                                                     "model_id": "meta-llama/Llama-3.1-405B"}),
 ]
 
 # Written after the fixes above, run once before any further change (held out): the same kinds, new words.

@@ -222,7 +222,7 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
 
 
 def _other_mentions(msg: Msg, store: Store) -> list[_Mention]:
-    out = []
+    out = [_Mention(m.start(), m.end(), m.group(0)) for m in msg.finditer(catalog.instance_pattern())]  # "p4d.24xlarge"
     for m in msg.finditer(_SPECIALS):
         phrase = re.sub(r"\s+", " ", m.group(0)).strip()
         if _SOCKETS.search(msg.orig[max(0, m.start() - 30):m.start()]) and not _ddr_id(store, phrase):

@@ -382,11 +382,11 @@ def _interval_rates(msg: Msg, ext: Extraction) -> None:
                     ext.target_decode_tps = round(v, 3)
                     ext.note(f"{m.group(0).strip()} ({fmt(round(v, 3))} tok/s) is a target, not a measured speed.")
                 continue
-            kind = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) if k > 1 else None
+            phase = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) if k > 1 else None
             msg.claim(m.start(), m.end())
             ext.note(f"{m.group(0).strip()} = {fmt(round(v, 3))} tokens/s"
                      + (" (about 0.75 words per token)." if words else "."))
-            _set_rate(ext, kind or "decode", v, m.group(0).strip())
+            _set_rate(ext, phase or "decode", v, m.group(0).strip())
 
 
 def extract_rates(msg: Msg, ext: Extraction) -> None:

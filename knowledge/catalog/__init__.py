@@ -18,6 +18,7 @@ Hardware comes from the curated seed rows and the GPU spec database (see
 
 from __future__ import annotations
 
+from knowledge.catalog._cloud import cloud_instance, instance_pattern
 from knowledge.catalog._gpus import VariantsError
 from knowledge.catalog._hardware import closest_hardware, resolve_hardware
 from knowledge.catalog._load import (
@@ -44,10 +45,12 @@ __all__ = [
     "all_models",
     "all_quants",
     "catalog_stats",
+    "cloud_instance",
     "closest_hardware",
     "generic_model",
     "get_hardware",
     "hardware_source",
+    "instance_pattern",
     "is_spec_db",
     "mixed_hardware",
     "resolve_hardware",

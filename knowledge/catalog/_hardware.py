@@ -18,6 +18,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from advisor.errors import AmbiguousError, NotFoundError
+from knowledge.catalog._cloud import cloud_instance
 from knowledge.catalog._gpus import VariantsError, resolve_gpu
 from knowledge.catalog._load import Match, all_hardware, all_known_hardware, with_memory
 from knowledge.catalog._mixed import mixed_hardware
@@ -287,6 +288,8 @@ def resolve_hardware(
     base, n = split_hw_id(t)
     if base in hws:
         return Match(with_memory(hws[base], memory_gb, n), 1.0)
+    if (cloud := cloud_instance(store, raw)) is not None:  # "p4d.24xlarge": 8x A100 40GB
+        return cloud
     if len(parts := [p for p in _MIXED_SPLIT.split(raw) if p.strip()]) > 1 and (box := _mixed_box(store, parts)):
         return box
     mem = memory_gb if memory_gb is not None else _text_memory(t)
