@@ -166,6 +166,14 @@ def test_an_unlisted_version_is_assumed_aloud(store: Store) -> None:
     assert catalog.resolve_model(store, "gemma 3 4b").value.id == "google/gemma-3-4b-it"  # not Gemma 3n
 
 
+def test_a_dense_size_is_never_a_moe_of_another_size(store: Store) -> None:
+    # "qwen3 72b" names no catalog model; the 80B-A3B MoE within 12 % would decode ~20x faster: sized generically.
+    assert catalog.resolve_model(store, "qwen3 72b").value.generic
+    assert catalog.resolve_model(store, "llama 4 scout 109b").value.id == "meta-llama/Llama-4-Scout-17B-16E-Instruct"
+    assert catalog.resolve_model(store, "mistral small 2501").value.id == "mistralai/Mistral-Small-24B-Instruct-2501"
+    assert catalog.resolve_model(store, "gpt-oss 21b").value.id == "openai/gpt-oss-20b"
+
+
 def test_unknown_still_not_found(store: Store) -> None:
     with pytest.raises(NotFoundError):
         catalog.resolve_hardware(store, "Apple A17 Pro")

@@ -42,7 +42,7 @@ def _strip_suffixes(t: str) -> str:
 
 def _family_tokens(t: str) -> list[str]:
     fams = re.findall(
-        r"(llama|qwen|gemma|mistral|mixtral|phi|gpt-?oss|deepseek|tinyllama|coder|distill|small|mini|r1)", t
+        r"(llama|qwen|gemma|mistral|mixtral|phi|gpt[- ]?oss|deepseek|tinyllama|coder|distill|small|mini|r1)", t
     )
     return fams
 
@@ -122,6 +122,8 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
             score = fuzz.token_set_ratio(t, name) - 15 * extra
             exact = size is not None and any(abs(float(x) - size) < 0.05
                                              for x in re.findall(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b", name))
+            if m.is_moe and size is not None and active_b is None and not exact and abs(m.params_b - size) / size > 0.05:
+                continue  # "qwen3 72b" (dense, no such model) is not the 80B-A3B MoE: a different speed altogether
             scored.append((score, mid, exact))
         if any(e for _, _, e in scored):  # "deepseek r1 8b" is the 8B distill, not the 7.6B one within tolerance
             scored = [x for x in scored if x[2]]
