@@ -206,6 +206,9 @@ GAPS = [
     ("gaming laptop, rtx 3060, 16gb ram", {"hw": "nvidia-rtx-3060-laptop", "system_ram_gb": 16.0}),
     ("I have a laptop and a desktop pc with an RTX 4090", {"hw": "nvidia-rtx-4090"}),
     ("two MI50s with llama 3.1 8b", {"hw": "amd-mi50", "gpu_count": 2}),
+    ("which is better for 10 devs: a 4090 + 3090 box or an M4 Max 128GB?", {
+        "compare_hardware": ["RTX 4090 + RTX 3090", "M4 Max"], "hw": "nvidia-rtx-4090+nvidia-rtx-3090", "concurrency": 10}),
+    ("4090 vs 3090 + 3060 for qwen3 32b", {"compare_hardware": ["RTX 4090", "RTX 3090 + RTX 3060"]}),
     # ---- cloud instance types name their GPUs
     ("AWS p4d.24xlarge with llama 3.3 70b for 30 users", {"hw": "nvidia-a100-40gb", "n_devices": 8, "concurrency": 30}),
     ("g5.12xlarge for mistral small 24b", {"hw": "nvidia-a10g", "n_devices": 4}),

@@ -419,6 +419,22 @@ def _aside(msg: Msg, men: _Mention) -> bool:
 _SIZES = re.compile(r"\(?\s*\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?\s*\)?", re.I)  # "(24GB)" between cards
 
 
+_PLUS = re.compile(r"^\s*(?:\+|&|plus)\s*(?:an?\s+|one\s+|the\s+)?$", re.I)
+
+
+def _boxes(msg: Msg, cands: list[_Mention]) -> list[_Mention]:
+    """Candidates to compare, with cards written "A + B" / "A & B" / "A plus B" merged into one mixed box."""
+    out: list[_Mention] = []
+    for d in cands:
+        prev = out[-1] if out else None
+        if prev is not None and _GPU.search(prev.phrase) and _GPU.search(d.phrase) \
+                and _PLUS.match(_SIZES.sub(" ", msg.orig[prev.end:d.start])):
+            out[-1] = _Mention(prev.start, d.end, f"{prev.phrase} + {d.phrase}", prev.cores, prev.product)
+        else:
+            out.append(d)
+    return out
+
+
 def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> list[_Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[_Mention] = []
@@ -450,6 +466,7 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
         return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
     if joined or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth|between|pick|choose|decide|deciding)\b",
                            msg.orig, re.I):
+        distinct = _boxes(msg, distinct)  # "a 4090 + 3090 box or an M4 Max": two candidates, the first a mixed box
         ext.compare_hardware = [d.phrase for d in distinct]
         ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
         return distinct
