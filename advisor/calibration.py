@@ -105,6 +105,7 @@ class CalRow:
     prefill_attn_flops: float = 0.0
     prompt_tokens: int = 512
     moe: bool = False
+    cpu_cores: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -252,39 +253,45 @@ ROBUST_SCALE = 0.5  # log units (a factor of 1.65) at which a disagreeing source
 SOURCE_QUALITY = {"llmfit-community": 0.5, "localmaxxing-leaderboard": 0.5, "accelmark": 0.5, "community": 0.5}
 
 
-def robust_center(vals: list[tuple[float, str]], scale: float = ROBUST_SCALE) -> float:
-    """Robust centre of log-efficiencies tagged with their source: a weighted median over rows.
+def robust_center(vals: list[tuple[float, str]] | list[tuple[float, str, str]], scale: float = ROBUST_SCALE) -> float:
+    """Robust centre of log-efficiencies tagged with their source (and machine): a weighted median over rows.
 
-    Each source's median is compared with the consensus of sources (the median of the source
-    medians, one vote each, then the reweighted centre); every row of a source that disagrees by
-    ``d`` (log units) counts ``q / (1 + (d / scale)^2)`` (Cauchy weights, two reweighting steps; ``q``
-    the source's quality weight, :data:`SOURCE_QUALITY`), so
-    a large source of slow or odd runs that disagrees with many others cannot drag a group, while
-    sources that agree count as the plain median of their rows. One source: its plain median.
+    Each machine counts once: a row's weight is divided by the rows its machine has in the group, so a
+    40-model sweep on one card counts as much as one run on another (the held-out question is "a
+    machine the fit has not seen", and machines differ more than the models run on one). The starting
+    consensus is the median of the machines' medians; each source's median is compared with it and
+    every row of a source that disagrees by ``d`` (log units) counts ``q / (1 + (d / scale)^2)``
+    (Cauchy weights, two reweighting steps; ``q`` the source's quality weight, :data:`SOURCE_QUALITY`),
+    so a source of slow or odd runs that disagrees with the others cannot drag a group. Items without a
+    machine tag count as one machine per source; one source: the machine-weighted median of its rows.
     """
+    items = [(v[0], v[1], v[2] if len(v) > 2 else "source:" + v[1]) for v in vals]  # type: ignore[misc]
+    per_hw: dict[str, list[float]] = defaultdict(list)
     by_src: dict[str, list[float]] = defaultdict(list)
-    for x, s in vals:
+    for x, s, h in items:
+        per_hw[h].append(x)
         by_src[s].append(x)
+    n_hw = {h: len(v) for h, v in per_hw.items()}
     if len(by_src) == 1:
-        return statistics.median(x for x, _ in vals)
-    center = statistics.median(statistics.median(v) for v in by_src.values())  # one vote per source
+        return _weighted_median([(x, 1.0 / n_hw[h]) for x, _, h in items])
+    center = statistics.median(statistics.median(v) for v in per_hw.values())  # one vote per machine
     for _ in range(2):
         w = {s: SOURCE_QUALITY.get(s, 1.0) / (1.0 + ((statistics.median(v) - center) / scale) ** 2)
              for s, v in by_src.items()}
-        center = _weighted_median([(x, w[s]) for x, s in vals])
+        center = _weighted_median([(x, w[s] / n_hw[h]) for x, s, h in items])
     return center
 
 
 def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bool = True) -> dict[tuple[str, ...], _Group]:
-    acc: dict[tuple[str, ...], list[tuple[float, str]]] = defaultdict(list)
+    acc: dict[tuple[str, ...], list[tuple[float, str, str]]] = defaultdict(list)
     for r, e in zip(rows, effs, strict=True):
         for key in group_keys(phase, r):
-            acc[key].append((math.log(e), r.source_set))
+            acc[key].append((math.log(e), r.source_set, r.hw_id))
     # Decode: user collections often read decode low (total output / wall time), so sources are
     # reweighted; prefill rates depend on prompt length and build more than on the source, and the
     # reweighting costs accuracy there (bench/accuracy.py): plain medians.
-    center = robust_center if phase == "decode" and robust else (lambda v: statistics.median(x for x, _ in v))
-    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s in v}) for k, v in acc.items()}
+    center = robust_center if phase == "decode" and robust else (lambda v: statistics.median(x for x, *_ in v))
+    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v}) for k, v in acc.items()}
 
 
 def bounded(rows: list[CalRow], *, per_cell: int = 6, total: int = 6000) -> list[CalRow]:
@@ -334,6 +341,19 @@ def _best_t0(sub: list[CalRow], key: str) -> float | None:
     return min(scores)[1] if scores else None
 
 
+GPU_MIN_DECODE_EFF = 0.12  # below this a GPU row is not the GPU's speed (see min_decode_eff)
+
+
+def min_decode_eff(r: CalRow) -> float:
+    """Lowest decode efficiency a row may show and still say what its machine does.
+
+    A GPU decoding at under an eighth of its memory roofline is not running the model from its own
+    memory (weights spilled to system RAM, a CPU fallback, a context far larger than recorded): a
+    rule from the roofline, not a fit. CPUs and unknown set-ups keep the wide 1 % floor.
+    """
+    return GPU_MIN_DECODE_EFF if accel_class(r.accel) == "gpu" and r.kind != "cpu" else 0.01
+
+
 def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, ...], _Group], list[CalRow]]:
     best: dict[str, float] = {}
     measured = [r for r in rows if r.decode_tps]
@@ -350,7 +370,7 @@ def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, .
     kept, effs = [], []
     for r in rows:
         e = _decode_eff(r, best.get(t0_key(r), best[accel_class(r.accel)]))
-        if e and 0.01 < e < 3:
+        if e and min_decode_eff(r) < e < 3:
             kept.append(r)
             effs.append(e)
     return best, _fit_groups("decode", kept, effs), kept
@@ -392,6 +412,9 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
             if r.family and not r.tflops:
                 # Chips without a FLOPS spec (Apple M5: GPU matrix units) learn from their own family's rows.
                 ratio["family:" + r.family + ":" + accel_class(r.accel)].append(x)
+        if r.prefill_tps and not r.multi and r.accel == "cpu" and r.cpu_cores and not r.tflops:
+            # CPU matmul throughput scales with cores (SIMD units), not with memory bandwidth.
+            ratio["cpu-per-core"].append(r.prefill_tps * r.prefill_flops / 1e12 / r.cpu_cores)
     cpb = {k: statistics.median(v) for k, v in ratio.items()}
     model = CalibrationModel(t0, {"decode": dec_groups, "prefill": pre_groups}, {"decode": {}, "prefill": {}},
                              cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta)
@@ -436,14 +459,14 @@ def fit_batched(items: list[tuple[dict[str, Any], int, float, str]]) -> dict[tup
     ``items``: (scenario fields as in :func:`batched_keys`, batch, measured ÷ modelled aggregate
     decode, source set). Rows with a ratio outside 0.1–10 are left out (not the same workload).
     """
-    acc: dict[tuple[str, ...], list[tuple[float, str]]] = defaultdict(list)
+    acc: dict[tuple[str, ...], list[tuple[float, str, str]]] = defaultdict(list)
     for g, b, ratio, src in items:
         if b <= 1 or not (0.1 < ratio < 10):
             continue
         s = math.log(ratio) / math.log(b)
         for key in batched_keys(g):
-            acc[key].append((s, src))
-    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s in v}) for k, v in acc.items()}
+            acc[key].append((s, src, str(g.get("hw_id"))))
+    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s, _ in v}) for k, v in acc.items()}
 
 
 def attention_flops(model: ModelSpec, prompt_tokens: int, depth: int) -> float:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from advisor.calibration import CalibrationModel, CalRow, _Group, bounded, fit_batched, robust_center
+from advisor.calibration import CalibrationModel, CalRow, _Group, bounded, fit, fit_batched, robust_center
 from advisor.models import ModelSpec
 from advisor.perf import (
     StepModel,
@@ -174,6 +174,32 @@ def test_robust_center_down_weights_a_source_that_disagrees_with_many():
     assert robust_center([(0.3, "a"), (0.5, "a"), (0.4, "a")]) == pytest.approx(0.4)  # one source: its median
 
 
+def test_robust_center_counts_each_machine_once():
+    # One source, one card swept over 40 models at log-eff −1.0; five other cards, one run each, near 0.
+    # Per row the sweep wins (median −1.0); per machine the five cards do: weights 40 × 1/40 vs 5 × 1.
+    vals = [(-1.0, "s", "sweep")] * 40 + [(x, "s", f"m{i}") for i, x in enumerate((-0.1, 0.0, 0.05, 0.1, 0.2))]
+    assert robust_center(vals) == pytest.approx(0.0)
+    # Within one machine all its rows count alike: a 1-row source does not outvote a 17-row one.
+    one = [(math.log(0.95), "big", "r9700")] * 17 + [(math.log(0.21), "odd", "r9700")]
+    assert math.exp(robust_center(one)) == pytest.approx(0.95)
+
+
+def test_gpu_rows_far_below_the_roofline_do_not_calibrate():
+    from advisor.calibration import GPU_MIN_DECODE_EFF, min_decode_eff
+
+    assert GPU_MIN_DECODE_EFF == pytest.approx(0.12)
+    assert min_decode_eff(_row(1)) == pytest.approx(0.12)  # a CUDA card at < 12 % of its roofline: spilled
+    cpu = _row(2)
+    cpu.accel, cpu.kind = "cpu", "cpu"
+    assert min_decode_eff(cpu) == pytest.approx(0.01)
+    # A fit over a good card plus a row at 5 % of the roofline keeps the good card's efficiency.
+    good = [_row(i, hw="a") for i in range(6)]
+    slow = _row(99, hw="b")
+    slow.decode_tps = 10.0  # 5 GB per token at 1000 GB/s: roofline 200 tok/s; 10 tok/s is 5 % of it
+    cal = fit(good + [slow])
+    assert cal.n_rows["decode"] == 6
+
+
 def _row(i: int, hw: str = "h", src: str = "s") -> CalRow:
     return CalRow(result_id=f"r{i:05d}", hw_id=hw, kind="discrete_gpu", family="", accel="cuda", engine="llama.cpp",
                   quant="Q4_K_M", multi=False, bandwidth_gbs=1000.0, tflops=100.0, decode_bytes=5e9,
@@ -242,3 +268,43 @@ def test_fit_rows_are_bounded_whatever_the_store_holds():
     # 20,000 distinct cells are capped at the total
     many = [row(i, f"s{i}", 512) for i in range(20_000)]
     assert len(bounded_rows(many, per_cell=8, total=MAX_FIT_ROWS)) == MAX_FIT_ROWS
+
+
+def test_rows_whose_backend_names_no_api_calibrate_on_the_hardware_default(store):
+    # "llama.cpp (llama-server, via llmfit bench)" names no GPU API: on a GeForce it is CUDA, on a Mac Metal,
+    # on a Radeon ROCm (as advisor.understand.engine.engine_accel reads it when predicting).
+    from advisor.perf import build_cal_rows
+
+    accels = {(r.hw_id, r.engine): r.accel for r in build_cal_rows(store) if r.source_set == "llmfit-community"}
+    assert accels[("nvidia-gtx-1050-ti", "llama.cpp")] == "cuda"
+    assert accels[("apple-m4-pro", "llama.cpp")] == "metal"
+    assert accels[("amd-rx-7900-xt", "llama.cpp")] == "rocm"
+    assert "other" not in set(accels.values())
+
+
+def test_cpu_compute_without_a_flops_spec_scales_with_cores(store):
+    # A CPU has no FLOPS spec: its prefill compute is fitted per core (SIMD units), not per GB/s of memory.
+    from advisor.perf import calibration_model
+    from advisor.perf.prediction import resolve_compute
+    from knowledge import catalog
+
+    cal = calibration_model(store)
+    per_core = cal.compute_per_bw["cpu-per-core"]
+    four = catalog.get_hardware(store, "amd-ryzen-5-3400g")  # 4 cores
+    sixteen = catalog.get_hardware(store, "amd-ryzen-9-7950x")  # 16 cores
+    tf4, why = resolve_compute(four, "cpu", cal)
+    tf16, _ = resolve_compute(sixteen, "cpu", cal)
+    assert tf4 == pytest.approx(4 * per_core) and tf16 == pytest.approx(16 * per_core)
+    assert why.startswith("FITTED") and "4 cores" in why
+    assert 0.005 < per_core < 0.2  # TFLOP/s per core achieved in llama.cpp prefill (5–200 GFLOP/s)
+
+
+def test_batches_of_a_2023_build_do_not_calibrate_todays_batched_factor(store):
+    # llama.cpp PR #3545's V100 table (Oct 2023 build, before the batched-attention kernels): B=2 is slower
+    # than B=1. Predictions assume a current build, so those rows stay out of the batched fit.
+    from advisor.perf.fit import _batched_items, calibration_model, population_rows, row_old_build
+
+    rows = [r for r in population_rows(store) if r["source_set"] == "llama.cpp-pr-batched-bench"]
+    assert rows and all(row_old_build(r) for r in rows)
+    assert _batched_items(store, rows, calibration_model(store)) == []
+    assert not row_old_build({"backend": "llama.cpp-cuda (b6700)", "notes": "2025 build"})

@@ -25,11 +25,12 @@ from knowledge import catalog
 from knowledge.queries import OWN_ORIGINS, POPULATION_ORIGINS, calibration_set
 from knowledge.store import Store
 
-__all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "modelled_batch_tps", "own_machine_factors",
+__all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "cpu_core_count", "modelled_batch_tps", "own_machine_factors",
            "bounded_rows", "population_rows", "row_hardware", "row_model"]
 
 # Decode measured with deliberately few threads (the source says so) is not what the machine does.
 _THREAD_LIMITED = re.compile(r"with only \d+ threads|not a max-thread|threads column reads 1\b", re.I)
+_PERF_ACCELS = ("metal", "cuda", "rocm", "vulkan", "sycl", "cpu")  # the APIs the fit has groups for
 CELL_ROWS = 8  # rows per source × machine × engine × model × format cell the fit keeps
 MAX_FIT_ROWS = 2000  # batch-1 rows the fit keeps at most (the curated seed has about 1,100 usable)
 MAX_BATCHED_ROWS = 400  # batched rows (the seed has 173)
@@ -74,6 +75,46 @@ def row_engine(r: dict[str, Any]) -> str:
     return "ik_llama.cpp" if "ik_llama" in str(r.get("backend") or "").lower() else str(r["engine"])
 
 
+_YEAR_2023 = re.compile(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b")
+
+
+def row_old_build(r: dict[str, Any]) -> bool:
+    """A row measured on a 2023 llama.cpp build (its curated notes or backend say so): multi-GPU splits and
+    batched decoding were much slower then; predictions assume a current build."""
+    notes, backend = str(r.get("notes") or ""), str(r.get("backend") or "")
+    return bool(_YEAR_2023.search(backend) or (_YEAR_2023.search(notes) and re.search(r"snapshot|build", notes)))
+
+
+def row_accel(store: Store, r: dict[str, Any]) -> str:
+    """The accelerator API of a result row as the prediction path reads it
+    (:func:`advisor.understand.engine.engine_accel`): a backend label that names none
+    ("llama.cpp (llama-server, via llmfit bench)") runs on the hardware's default (CUDA on an NVIDIA card,
+    Metal on a Mac, ROCm on a Radeon), so calibration and prediction put the row in the same group."""
+    from advisor.understand.engine import engine_accel
+
+    if r["accel"] in _PERF_ACCELS:
+        return str(r["accel"])
+    try:
+        return engine_accel(r["backend"], row_hardware(store, r))[1]
+    except AdvisorError:
+        return str(r["accel"])
+
+
+def _cores(store: Store, r: dict[str, Any]) -> int:
+    """CPU cores of a row's machine (0 when the catalog does not give them)."""
+    try:
+        return cpu_core_count(row_hardware(store, r))
+    except AdvisorError:
+        return 0
+
+
+def cpu_core_count(hw: Hardware) -> int:
+    """Cores of a catalog CPU (``cpu_cores`` as the spec sheet gives it; a list of bins "8;10" → the first),
+    0 when unknown."""
+    m = re.match(r"\s*(\d+)", str(hw.cpu_cores or ""))
+    return int(m.group(1)) if m else 0
+
+
 def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> list[CalRow]:
     """Batch-1 calibration rows with features; rows whose model or format cannot be sized are skipped.
 
@@ -100,18 +141,18 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
         if not after_prompt:
             dbytes = roofline.weight_bytes_read_per_token(m, q.bits_per_weight) + roofline.kv_bytes(m, depth + gen / 2)
         # A CPU backend on a machine with a GPU (Mac, APU) does not run at the GPU's FLOPS spec.
-        tf = r["fp16_tflops"] if not (r["accel"] == "cpu" and r["kind"] != "cpu") else None
+        accel = row_accel(store, r)
+        tf = r["fp16_tflops"] if not (accel == "cpu" and r["kind"] != "cpu") else None
         out.append(CalRow(
             result_id=r["result_id"], hw_id=r["base_hw_id"], kind=r["kind"], family=r["hw_family"] or "",
-            accel=r["accel"], engine=row_engine(r), quant=q.name, multi=(r["n_devices"] or 1) > 1,
+            accel=accel, engine=row_engine(r), quant=q.name, multi=(r["n_devices"] or 1) > 1,
             bandwidth_gbs=r["bandwidth_gbs"], tflops=tf, decode_bytes=dbytes, prefill_flops=flops,
             decode_tps=None if _THREAD_LIMITED.search(r["notes"] or "") else r["decode_tps"],
             # A prefill rate without its prompt length is not comparable (the rate depends on it).
             prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
             source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
-            prefill_attn_flops=attention_flops(m, prompt, depth),
-            old_build=bool(re.search(r"\b(?:Dec|Nov|Oct|Sep|Aug|Jul|Jun|May|Apr|Mar|Feb|Jan)?\s*2023\b", r["notes"] or "")
-                           and re.search(r"snapshot|build", r["notes"] or "")), extra={"model": r["model"], "depth": depth},
+            prefill_attn_flops=attention_flops(m, prompt, depth), cpu_cores=_cores(store, r),
+            old_build=row_old_build(r), extra={"model": r["model"], "depth": depth},
         ))
     return out
 
@@ -166,8 +207,8 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
     out = []
     for r in rows:
         b = r["batch"] or 1
-        if b <= 1 or not r["decode_tps"] or not r["bandwidth_gbs"]:
-            continue
+        if b <= 1 or not r["decode_tps"] or not r["bandwidth_gbs"] or row_old_build(r):
+            continue  # a 2023 build's batches (before the batched-attention kernels) are not today's
         m = row_model(store, r)
         try:
             hw = row_hardware(store, r)
@@ -178,7 +219,7 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
                         gen_tokens=r["gen_tokens"] or 128, depth=r["depth"] or 0, concurrency=b, cal=cal)
         except (AdvisorError, ValueError, KeyError):
             continue
-        g = {"engine": row_engine(r), "accel": r["accel"], "kind": r["kind"], "hw_id": r["base_hw_id"]}
+        g = {"engine": row_engine(r), "accel": row_accel(store, r), "kind": r["kind"], "hw_id": r["base_hw_id"]}
         out.append((g, b, r["decode_tps"] / modelled_batch_tps(p, r), r["source_set"] or r["origin"]))
     return out
 

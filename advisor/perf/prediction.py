@@ -19,7 +19,13 @@ from advisor.calibration import (
 )
 from advisor.errors import InputError
 from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
-from advisor.perf.fit import achieved_read_share, build_cal_rows, calibration_model, own_machine_factors
+from advisor.perf.fit import (
+    achieved_read_share,
+    build_cal_rows,
+    calibration_model,
+    cpu_core_count,
+    own_machine_factors,
+)
 from advisor.perf.moe import with_moe
 from advisor.perf.step import StepModel, interconnect_gbs, moe_split_bytes, tp_comm_s
 from advisor.understand.engine import default_accel, engine_accel  # the one engine classifier
@@ -47,6 +53,12 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel) -> tuple[fl
     """
     if hw.fp16_tflops and not (accel == "cpu" and hw.kind != "cpu"):  # a CPU backend does not get the GPU's FLOPS
         return hw.fp16_tflops, "spec estimate" if hw.fp16_tflops_is_estimate else "spec"
+    per_core = cal.compute_per_bw.get("cpu-per-core") if accel == "cpu" else None
+    cores = cpu_core_count(hw)
+    if per_core and cores:
+        return per_core * cores, (
+            f"FITTED: no FLOPS spec; {cores} cores × median achieved prefill compute per core of measured CPUs "
+            f"({per_core * 1000:.0f} GFLOP/s per core; achieved, not peak)")
     fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
     if fam:
         return fam * hw.bandwidth_gbs, (
