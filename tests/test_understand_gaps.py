@@ -7,6 +7,7 @@ right (``--held-out``: only the set written after the fixes).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from advisor.understand import understand
 from knowledge.store import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_understand_eval import got_facts, wrong  # noqa: E402
+from test_understand_eval import wrong  # noqa: E402
 from understand_gaps_table import BROAD, GAPS, HELD_OUT  # noqa: E402
 
 ALL = GAPS + HELD_OUT + BROAD
@@ -32,13 +33,16 @@ def store() -> Store:
 def run(store: Store, text: str) -> dict[str, Any]:
     """The facts of one first message, plus the machine as resolved: ``n_devices``, ``vram_total_gb``, ``mixed``."""
     facts = intake.update(None, text, store).facts
-    got = got_facts(store, facts)
-    sit = understand(store, facts, question=text)
+    sit = understand(store, facts)
+    got = facts.model_dump()
+    got["hw"] = re.sub(r"x\d+$", "", sit.hardware.id) if sit.hardware is not None else None  # as got_facts does
+    got["model_id"] = sit.model.id if sit.model is not None else None
+    got["quant_name"] = sit.quant.name if sit.quant is not None else None
     hw = sit.hardware
     got["n_devices"] = hw.n_devices if hw is not None else None
     got["vram_total_gb"] = round((hw.memory_gb or 0) * hw.n_devices, 1) if hw is not None else None
     m = sit.machine
-    got["mixed"] = [h.id for h in m.mixed for _ in range(1)] if m is not None and m.mixed else None
+    got["mixed"] = None
     if m is not None and m.mixed:
         got["mixed"] = [i for h in m.mixed for i in [h.id.rsplit("x", 1)[0] if h.n_devices > 1 else h.id]
                         * h.n_devices]
