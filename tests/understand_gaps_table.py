@@ -209,6 +209,12 @@ GAPS = [
     ("which is better for 10 devs: a 4090 + 3090 box or an M4 Max 128GB?", {
         "compare_hardware": ["RTX 4090 + RTX 3090", "M4 Max"], "hw": "nvidia-rtx-4090+nvidia-rtx-3090", "concurrency": 10}),
     ("4090 vs 3090 + 3060 for qwen3 32b", {"compare_hardware": ["RTX 4090", "RTX 3090 + RTX 3060"]}),
+    # ---- a CPU's model number is no GPU count; a CPU model the catalog sizes is the machine
+    ("my kid's PC: Ryzen 5 5600, RTX 3060 12GB, 16GB RAM, homework help with llama 3.1 8b", {
+        "hw": "nvidia-rtx-3060", "memory_gb": 12.0, "system_ram_gb": 16.0}),
+    ("Ryzen 7 7840HS laptop with 32GB, llama 3.1 8b", {"hw": "amd-ryzen-7-7840hs", "memory_gb": 32.0}),
+    ("Core Ultra 7 155H, 32GB, phi 4 mini", {"hw": "intel-core-ultra-7-155h", "memory_gb": 32.0}),
+    ("Intel Core i5, 8GB RAM, llama 3.2 3b", {"hw": None}),
     # ---- cloud instance types name their GPUs
     ("AWS p4d.24xlarge with llama 3.3 70b for 30 users", {"hw": "nvidia-a100-40gb", "n_devices": 8, "concurrency": 30}),
     ("g5.12xlarge for mistral small 24b", {"hw": "nvidia-a10g", "n_devices": 4}),

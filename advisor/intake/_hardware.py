@@ -190,10 +190,16 @@ def _laptop_card(msg: Msg, m: re.Match[str]) -> bool:
                 or _LAPTOP_BEFORE.search(msg.orig[max(0, m.start() - 40):m.start()]))
 
 
+_CPU_BEFORE = re.compile(r"\b(?:ryzen|athlon|core|xeon|epyc|threadripper|celeron|pentium)(?:\s+(?:ai\s+)?(?:pro\s+)?"
+                         r"(?:i?[3579]|hx?))?\s*$", re.I)
+
+
 def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
     numbers = _gpu_numbers(store)
     out = []
     for m in msg.finditer(_GPU):
+        if _CPU_BEFORE.search(msg.orig[max(0, m.start() - 16):m.start()]):
+            continue  # "Ryzen 5 5600", "Core i5 12400": a CPU's model number, not "5x RX 5600"
         if m.group("bare"):
             num = m.group("bare")
             ok_ctx = (m.group("count") or _BARE_OK_BEFORE.search(msg.orig[max(0, m.start() - 12):m.start()])
@@ -305,6 +311,16 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
     if men.phrase in _PRODUCT_CHIPS:
         ext.ambiguous["hardware"] = _product_choices(store, men.phrase)
         return None
+    if men.product == "cpu" and re.search(r"\d{3,}", men.phrase):
+        try:  # a CPU model whose memory system the catalog knows ("Ryzen 7 7840HS", "Core Ultra 7 155H"); not "an i7"
+            got = catalog.resolve_hardware(store, men.phrase, memory_gb=memory)
+            if got.value.kind in ("cpu", "apu") and got.confidence >= 0.85:
+                ext.hardware, ext.resolved["hardware"] = men.phrase, got.value.id
+                for a in got.assumptions:
+                    ext.note(a)
+                return got.value
+        except (AmbiguousError, NotFoundError):
+            pass
     if men.product == "cpu":
         ext.suggestions["hardware"] = ["DDR5-5600 dual channel", "DDR4-3200 dual channel"]
         ext.reject(f"I can't size '{men.phrase}' from its name. For a computer without a supported GPU, tell me its "
