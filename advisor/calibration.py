@@ -157,6 +157,7 @@ class _Group:
     n: int
     log_eff: float
     sources: set[str]
+    max_batch: int = 0  # batched groups: the largest batch measured in the group
 
 
 @dataclass
@@ -170,6 +171,16 @@ class CalibrationModel:
     n_rows: dict[str, int]
     beta: dict[str, float] = field(default_factory=dict)
     batched: dict[tuple[str, ...], _Group] = field(default_factory=dict)
+
+    def batched_max_batch(self, scenario: dict[str, Any]) -> int:
+        """Largest batch measured in the finest batched group of ``scenario`` (0: none): the calibrated
+        factor is held at its value there instead of being extrapolated to batches nobody measured."""
+        top = 0
+        for key in batched_keys(scenario):
+            g = self.batched.get(key)
+            if g is not None and g.max_batch:
+                top = g.max_batch
+        return top
 
     def batched_slope(self, scenario: dict[str, Any]) -> tuple[float, str]:
         """Slope ``s`` of the batched factor ``b ** s`` (measured ÷ step-model aggregate decode) and its source.
@@ -460,13 +471,16 @@ def fit_batched(items: list[tuple[dict[str, Any], int, float, str]]) -> dict[tup
     decode, source set). Rows with a ratio outside 0.1–10 are left out (not the same workload).
     """
     acc: dict[tuple[str, ...], list[tuple[float, str, str]]] = defaultdict(list)
+    top: dict[tuple[str, ...], int] = defaultdict(int)
     for g, b, ratio, src in items:
         if b <= 1 or not (0.1 < ratio < 10):
             continue
         s = math.log(ratio) / math.log(b)
         for key in batched_keys(g):
             acc[key].append((s, src, str(g.get("hw_id"))))
-    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s, _ in v}) for k, v in acc.items()}
+            top[key] = max(top[key], b)
+    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s, _ in v}, max_batch=top[k])
+            for k, v in acc.items()}
 
 
 def attention_flops(model: ModelSpec, prompt_tokens: int, depth: int) -> float:

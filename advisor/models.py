@@ -452,7 +452,12 @@ class Prediction(BaseModel):
 
 
 class Fix(BaseModel):
-    """One remedy with its predicted effect."""
+    """One remedy with its predicted effect.
+
+    ``margin_gb``: GB of usable memory left after a fix that changes what has to fit (None: not a memory
+    change, or the memory is unknown); ``fits_with_margin``: that room is enough by the headroom rule of
+    :mod:`advisor.diagnose.fit` (False: it does not fit, or only with too thin a margin).
+    """
 
     id: str
     title: str
@@ -461,6 +466,8 @@ class Fix(BaseModel):
     speedup: float | None = None
     new_ttft_s: float | None = None
     new_decode_tps: float | None = None
+    margin_gb: float | None = None
+    fits_with_margin: bool | None = None
 
 
 class Verdict(BaseModel):

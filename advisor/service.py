@@ -259,10 +259,13 @@ def import_output(
                "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio, vLLM and SGLang bench output, "
                "text-generation-webui, koboldcpp and exllamav2.")
     if parsed.unparsed:
-        msg += f" {len(parsed.unparsed)} line(s) were not understood and were ignored."
+        from advisor.render.markdown import skipped_lines
+
+        msg += " " + skipped_lines(parsed.unparsed)
     skipped = [w for w in parsed.warnings if "not kept" in w or "skipped" in w or "not used" in w]
     if skipped:
         msg += " Skipped: " + "; ".join(skipped[:3]) + (f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else "") + "."
+    msg = report.name_tools(msg)  # "from llama-bench-md output" → "from llama-bench output"
     log.info("import format=%s rows=%d saved=%s ms=%.0f", parsed.format, len(parsed.measurements), bool(saved),
              (time.perf_counter() - t0) * 1000)
     return ImportOutcome(format=parsed.format, measurements=parsed.measurements, unparsed=parsed.unparsed,

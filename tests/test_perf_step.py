@@ -308,3 +308,16 @@ def test_batches_of_a_2023_build_do_not_calibrate_todays_batched_factor(store):
     assert rows and all(row_old_build(r) for r in rows)
     assert _batched_items(store, rows, calibration_model(store)) == []
     assert not row_old_build({"backend": "llama.cpp-cuda (b6700)", "notes": "2025 build"})
+
+
+def test_batched_factor_is_held_beyond_the_largest_measured_batch():
+    from advisor.perf.step import StepModel
+
+    s = StepModel(dense_bytes=16e9, routed_bytes=0, expert_fraction=0, kv_bytes_per_seq=1e6, bw_bytes_per_s=1.7e12,
+                  t0_s=0.003, flops_per_seq=16e9, flops_per_s=9e13, batched_slope=-0.1, batched_max_batch=32)
+    assert s.batched_factor(1) == 1.0
+    assert s.batched_factor(16) == pytest.approx(16 ** -0.1)
+    assert s.batched_factor(256) == pytest.approx(32 ** -0.1)  # held at b = 32, not 256 ** -0.1 = 0.574
+    free = StepModel(dense_bytes=16e9, routed_bytes=0, expert_fraction=0, kv_bytes_per_seq=1e6, bw_bytes_per_s=1.7e12,
+                     t0_s=0.003, flops_per_seq=16e9, flops_per_s=9e13, batched_slope=-0.1)
+    assert free.batched_factor(256) == pytest.approx(256 ** -0.1)

@@ -22,7 +22,7 @@ def test_every_remedy_has_a_known_fix_id_and_tier():
     assert remedies.REGISTRY
     for key, r in remedies.REGISTRY.items():
         assert r.fix_id in FIX_IDS, key
-        assert r.tier in (0, 1, 2)
+        assert r.tier in (0, 1, 2, 3)  # a setting, a format, a model, a purchase
 
 
 def test_what_if_is_the_prediction_code(store):
@@ -132,10 +132,14 @@ def test_fit_in_memory_picks_a_format_that_fits(store):
     assert f is not None and ("Q6_K" in f.title or "Q5" in f.title or "Q4" in f.title)
 
 
-def test_fit_in_memory_falls_back_to_a_smaller_model(store):
+def test_no_format_fits_so_real_smaller_models_are_named(store):
     c = ctx(store, hardware="MacBook Air M2 8GB", model="llama 3.1 70b", quant="q4_k_m")
-    f = remedies.build(c, "fit_in_memory")
-    assert f is not None and "model that fits" in f.title
+    assert remedies.build(c, "fit_in_memory") is None  # no format of a 70B fits 8 GB: no format fix
+    f = remedies.build(c, "smaller_model")
+    assert f is not None and f.title.startswith("Use a smaller model that fits: ") and "at Q4_K_M" in f.title
+    assert "Llama 3.1 8B" in f.title or "Llama 3.2 3B" in f.title  # the person's own line first, a real model
+    assert "~" not in f.title.split(" at ")[0]  # named models, never "~13.7B"
+    assert f.fits_with_margin is True and f.margin_gb is not None and f.margin_gb >= 0.15 * 5.3
 
 
 def test_setup_remedies_state_a_check(store):

@@ -50,6 +50,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     """
     out: list[Fix] = []
     seen: set[str] = set()
+    tiers: dict[int, int] = {}
 
     def add(key: str) -> None:
         r = _remedies.REGISTRY.get(key)
@@ -59,6 +60,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         if fx is not None:
             seen.add(fx.id)
             out.append(fx)
+            tiers[id(fx)] = r.tier
 
     for key in f.remedies:
         add(key)
@@ -77,10 +79,16 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         fx = _remedies.build(c, key)
         if fx is not None:
             cands.append((r.tier, -(fx.speedup or 1.0), len(cands), fx))
+            tiers[id(fx)] = r.tier
     for *_, fx in sorted(cands, key=lambda t: t[:3]):
         if fx.id not in seen:
             seen.add(fx.id)
             out.append(fx)
+    if f.bottleneck == "memory_fit":
+        out = _remedies.works_first(out, tiers)
+    if out and tiers.get(id(out[0])) == _remedies.PURCHASE_TIER:
+        for key in _remedies.NO_PURCHASE:  # a reply says what works without buying (advisor.render.reply)
+            add(key)
     if c.sit.symptoms.household or c.sit.audience == "household":
         out.sort(key=lambda fx: fx.id == "speculative_decoding")
         out = [household_fix(fx) for fx in out]

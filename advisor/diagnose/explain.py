@@ -8,15 +8,17 @@ from advisor.models import Fix
 
 __all__ = ["headline", "explanation", "expectation_sentence", "household_fix"]
 
-# Plain titles for a household question: what to do, in words a family uses; the technical name follows.
-_PLAIN = {
-    "quantization": "Download a more compressed version of the same model",
-    "smaller_model": "Use a smaller model",
-    "fit_in_memory": "Pick a model that fits this computer's memory",
-    "more_bandwidth": "A computer with faster memory",
-    "more_compute": "A computer with a faster graphics chip",
-    "prefix_caching": "Let the app remember the start of the conversation",
-    "shorter_prompt": "Keep questions and pasted text shorter",
+# Plain titles for a household question: what to do, in words a family uses; then the specifics of the
+# technical title with its own lead-in (the words the plain title already says) left out, so nothing is
+# said twice ("Pick a model that fits: make it fit: IQ3_M" was).
+_PLAIN: dict[str, tuple[str, tuple[str, ...]]] = {
+    "quantization": ("Download a more compressed version of the same model", ("use ",)),
+    "smaller_model": ("Use a smaller model", ("use a smaller model that fits: ", "use a smaller model: ")),
+    "fit_in_memory": ("Download a more compressed version that fits this computer's memory", ("make it fit: ",)),
+    "more_bandwidth": ("A computer with faster memory", ("more memory bandwidth, ",)),
+    "more_compute": ("A computer with a faster graphics chip", ("more compute for prefill, ",)),
+    "prefix_caching": ("Let the app remember the start of the conversation", ()),
+    "shorter_prompt": ("Keep questions and pasted text shorter", ()),
 }
 
 _PHASE = {
@@ -71,11 +73,19 @@ def expectation_sentence(c: Ctx, f: Finding) -> str:
 
 
 def household_fix(fix: Fix) -> Fix:
-    """The same fix with a plain title first and the technical one in brackets (household questions)."""
-    plain = _PLAIN.get(fix.id)
-    if plain is None or fix.title.startswith(plain):
+    """The same fix with a plain title first, then the technical title's specifics, each said once.
+
+    ``Make it fit: IQ3_M, or a shorter context`` → ``Download a more compressed version that fits this
+    computer's memory: IQ3_M, or a shorter context``; a shrink-context fit (its own words) is left as is.
+    """
+    plain, lead = _PLAIN.get(fix.id, ("", ()))
+    title = fix.title
+    if not plain or title.lower().startswith(plain.lower()) or (lead and not title.lower().startswith(lead)):
         return fix
-    return fix.model_copy(update={"title": f"{plain}: {fix.title[0].lower()}{fix.title[1:]}"})
+    rest = next((title[len(x):] for x in lead if title.lower().startswith(x)), None)
+    if rest is None:  # the whole technical title follows, as a clause
+        rest = title[0].lower() + title[1:]
+    return fix.model_copy(update={"title": f"{plain}: {rest}"})
 
 
 def explanation(c: Ctx, f: Finding, status: str, extra: list[str]) -> str:

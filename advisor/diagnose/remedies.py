@@ -4,8 +4,10 @@ A remedy's effect comes from the same prediction code as the expectation (:func:
 :func:`advisor.diagnose.context.predict_for`). A remedy whose effect is nil, or that the person
 already uses at the level it proposes, is not offered (``applies`` False or ``build`` None).
 
-Tiers order fixes of equal standing: 0 a setting, 1 a model or format change, 2 a purchase
-(DESIGN.md: "a setting before a purchase").
+Tiers order fixes by cost (DESIGN.md: "a setting before a purchase"): 0 a setting, 1 another format
+(or a draft model) for the same model, 2 another model, 3 a purchase. The weights remedies (format,
+model, context, the Mac GPU limit) live in :mod:`advisor.diagnose.weights`, the setup causes in
+:mod:`advisor.diagnose.setup`.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor import roofline
-from advisor.diagnose.context import Ctx, predict_for, stated_total_gb, streams_for
+from advisor.diagnose.context import Ctx, predict_for, streams_for
+from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Prediction
 from knowledge import catalog
 
-__all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "GENERAL_DECODE", "GENERAL_PREFILL"]
+__all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
+           "NO_PURCHASE", "PURCHASE_TIER"]
 
 SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST = 0.7, 4, 0.1  # Leviathan et al. 2023 (arXiv:2211.17192), typical values
 MACOS_RESERVE_GB = 4.0  # what macOS keeps for itself when the GPU limit is raised (an estimate: Apple states none)
@@ -62,18 +66,14 @@ def build(c: Ctx, key: str) -> Fix | None:
         return None
     out = r.make(c)
     setup = key.startswith("setup:") or key == "offload_all"
-    if out is None or (out.speedup is not None and out.speedup < MIN_GAIN and not setup):
-        return None
+    makes_it_fit = bool(out is not None and out.fits_with_margin and c.pred is not None and not c.pred.memory.fits)
+    if out is None or (out.speedup is not None and out.speedup < MIN_GAIN and not setup and not makes_it_fit):
+        return None  # nil effect; a fix that makes a model fit counts even when its speed is not higher
     return out
 
 
-def fix(id: str, title: str, effect: str, why: str, speedup: float | None = None, **kw: float | None) -> Fix:
+def fix(id: str, title: str, effect: str, why: str, speedup: float | None = None, **kw: Any) -> Fix:
     return Fix(id=id, title=title, predicted_effect=effect, why=why, speedup=speedup, **kw)
-
-
-def _a(word: str) -> str:
-    """The indefinite article for a format name ("an AWQ", "a Q4_K_M", "an MLX", "an F16")."""
-    return "an" if word[:1].upper() in "AEIOFHLMNRSX" and not word.upper().startswith(("Q", "U")) else "a"
 
 
 def today_tg(c: Ctx) -> float | None:
@@ -88,160 +88,6 @@ def today_tg(c: Ctx) -> float | None:
 def current_tg(c: Ctx) -> float | None:
     """Decode today: measured when measured, else the prediction (per stream)."""
     return c.tg or c.expected_tg
-
-
-# --- weights: format, size, fit -------------------------------------------------------------------------
-
-def _targets(c: Ctx) -> list[str]:
-    q = c.sit.quant
-    eco = q.ecosystem if q else ""
-    if eco == "mlx" or c.sit.engine == "mlx":
-        return ["MLX 4-bit g64", "MLX 8-bit g64"]
-    if eco in ("vllm", "gptq", "awq") or c.sit.engine in ("vllm", "sglang", "tensorrt-llm"):
-        return ["AWQ 4-bit g128", "FP8 (E4M3)"]
-    return ["Q4_K_M", "Q8_0"]
-
-
-@register("quantization", "quantization", 1, lambda c: c.sit.quant is not None and c.sit.model is not None)
-def _quantization(c: Ctx) -> Fix | None:
-    cur = c.sit.quant
-    assert cur is not None
-    quants = catalog.all_quants(c.store)
-    for name in _targets(c):
-        q = quants.get(name)
-        if q is None or q.bits_per_weight >= cur.bits_per_weight - 0.5:
-            continue
-        delta = f" (+{q.ppl_delta_7b:.2f} perplexity on a 7–8B model)" if q.ppl_delta_7b else ""
-        why = f"Decode reads every weight once per token: fewer bits per weight, fewer bytes, more tok/s{delta}."
-        new = what_if(c, quant=q)
-        if new is None or c.pred is None:
-            ratio = cur.bits_per_weight / q.bits_per_weight
-            return fix("quantization", f"Use {_a(q.name)} {q.name} build", f"{cur.name} → {q.name}: {ratio:.1f}× fewer "
-                       f"bytes per token, so decode ≈ {ratio:.1f}× faster where the weights fit", why, speedup=ratio)
-        p = c.pred
-        base = today_tg(c)
-        sp = new.decode_tps_per_seq / base if (base and new.decode_tps_per_seq) else None
-        eff = (f"{cur.name} → {q.name}: weights {p.memory.weights_gb:.1f} → {new.memory.weights_gb:.1f} GB; decode ≈ "
-               f"{new.decode_tps_per_seq or new.decode_tps:.1f} tok/s (from {base or 0:.3g})"
-               + ("" if new.memory.fits else "; still does not fit"))
-        return fix("quantization", f"Use {_a(q.name)} {q.name} build", eff, why, speedup=sp, new_decode_tps=new.decode_tps,
-                   new_ttft_s=new.ttft_s)
-    return None
-
-
-@register("fit_in_memory", "fit_in_memory", 1)
-def _fit_in_memory(c: Ctx) -> Fix | None:
-    p, sit = c.pred, c.sit
-    if sit.model is None:
-        return None
-    if p is None:
-        total = stated_total_gb(c.store, sit)
-        if not total or sit.quant is None:
-            return None
-        need = roofline.weight_bytes_total(sit.model, sit.quant.bits_per_weight) / 1e9
-        if need <= total:
-            return None
-        return fix("fit_in_memory", "Make the whole model fit in fast memory (a smaller format or model)",
-                   f"the weights need {need:.1f} GB at {sit.quant.name}; {total:g} GB holds about "
-                   f"{total / need:.0%} of them",
-                   "What does not fit runs from system RAM or swap at a fraction of the speed.")
-    if p.memory.fits:
-        return None
-    hw = sit.hardware
-    assert hw is not None
-    ctx_tokens = sit.workload.depth + sit.workload.prompt_tokens + sit.workload.gen_tokens
-    eco = "mlx" if sit.engine == "mlx" else (sit.quant.ecosystem if sit.quant else "gguf")
-    quants = sorted((q for q in catalog.all_quants(c.store).values()
-                     if q.ecosystem in (eco if eco in ("gguf", "mlx") else "gguf",) and q.bits_per_weight >= 3.5),
-                    key=lambda q: -q.bits_per_weight)
-    base = today_tg(c)
-    for q in quants:
-        if sit.quant and q.bits_per_weight >= sit.quant.bits_per_weight:
-            continue
-        fm = roofline.memory_fit(hw, sit.model, q.bits_per_weight, context_tokens=ctx_tokens, concurrency=sit.workload.users)
-        if fm.fits:
-            new = what_if(c, quant=q)
-            if new is None:
-                continue
-            return fix("fit_in_memory", f"Make it fit: {q.name} (or a shorter context)",
-                       f"needs {p.memory.required_gb:.1f} GB, {p.memory.usable_gb:.1f} GB usable; at {q.name} it needs "
-                       f"{fm.required_gb:.1f} GB and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s",
-                       "Whatever does not fit runs from system RAM or swap, at a fraction of the speed.",
-                       speedup=(new.decode_tps / base) if base else None, new_decode_tps=new.decode_tps)
-    # No format of this model fits: the largest model that does, at 4 bits.
-    q4 = catalog.all_quants(c.store).get("MLX 4-bit g64" if eco == "mlx" else "Q4_K_M")
-    size = sit.model.params_b
-    while q4 is not None and size > 0.5:
-        size /= 2
-        small = catalog.generic_model(c.store, f"a {size:.3g}B model", size)
-        fm = roofline.memory_fit(hw, small, q4.bits_per_weight, context_tokens=ctx_tokens, concurrency=sit.workload.users)
-        if fm.fits:
-            new = what_if(c, model=small, quant=q4)
-            rate = f" and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s" if new else ""
-            return fix("fit_in_memory", f"Use a model that fits: ~{size:.3g}B at {q4.name}",
-                       f"this model needs {p.memory.required_gb:.1f} GB even at 4 bits > {p.memory.usable_gb:.1f} GB usable; "
-                       f"a {size:.3g}B model needs {fm.required_gb:.1f} GB{rate}",
-                       "No format of this model fits this machine's memory; a smaller model does.",
-                       speedup=(new.decode_tps / base) if (new and base) else None,
-                       new_decode_tps=new.decode_tps if new else None)
-    return fix("fit_in_memory", "Use a smaller model or a machine with more memory",
-               f"needs {p.memory.required_gb:.1f} GB, only {p.memory.usable_gb:.1f} GB usable",
-               "The model does not fit at any usable quantization on this machine.")
-
-
-@register("smaller_model", "smaller_model", 1, lambda c: c.sit.model is not None)
-def _smaller_model(c: Ctx) -> Fix | None:
-    m = c.sit.model
-    assert m is not None
-    half = catalog.generic_model(c.store, f"a {m.params_b / 2:.3g}B model", m.params_b / 2,
-                                 (m.active_params_b or 0) / 2 or None)
-    why = "Half the parameters: half the bytes per token and half the FLOPs per prompt token."
-    new = what_if(c, model=half)
-    if new is None or c.pred is None:
-        return fix("smaller_model", f"A model half the size (~{m.params_b / 2:.3g}B)",
-                   "about 2× decode and half the memory for the same format", why, speedup=2.0)
-    base = today_tg(c)
-    per = new.decode_tps_per_seq or new.decode_tps
-    return fix("smaller_model", f"A model half the size (~{m.params_b / 2:.3g}B)",
-               f"decode ≈ {per:.1f} tok/s, TTFT ≈ {new.ttft_s or 0:.1f} s, {new.memory.required_gb:.1f} GB", why,
-               speedup=per / base if base else None, new_decode_tps=new.decode_tps, new_ttft_s=new.ttft_s)
-
-
-@register("shrink_context", "fit_in_memory", 0, lambda c: c.pred is not None and c.sit.model is not None)
-def _shrink_context(c: Ctx) -> Fix | None:
-    p, sit = c.pred, c.sit
-    assert p is not None and sit.model is not None
-    kv_tok = roofline.kv_bytes_per_token(sit.model) / 1e9 * max(1, sit.workload.users)
-    room = p.memory.usable_gb - p.memory.weights_gb - p.memory.overhead_gb
-    exp = c.expected_tg
-    if kv_tok <= 0 or room <= 0:
-        return None
-    max_ctx = int(room / kv_tok)
-    back = (f"decode back to ≈ {exp:.0f} tok/s" + (f" from {c.tg:g}" if c.tg else "")) if exp else "back to full GPU speed"
-    return fix("fit_in_memory", "Shrink the context (num_ctx / -c) until model + KV cache fit in GPU memory",
-               f"up to ≈ {max_ctx:,} tokens of context fit beside the weights; {back}",
-               "The KV cache grows with the context you allocate, not the one you use; Ollama and LM Studio "
-               "silently put what does not fit on the CPU (check `ollama ps` or `nvidia-smi`).",
-               speedup=(exp / c.tg) if (exp and c.tg) else None, new_decode_tps=exp)
-
-
-@register("raise_gpu_limit", "fix_configuration", 0,
-          lambda c: c.kind == "apple_soc" and c.pred is not None and not c.pred.memory.fits)
-def _raise_gpu_limit(c: Ctx) -> Fix | None:
-    p = c.pred
-    assert p is not None
-    total = p.memory.total_gb
-    if not total or p.memory.required_gb > total - MACOS_RESERVE_GB:
-        return None  # larger than what the whole machine can give the GPU: no setting makes it fit
-    limit_mb = int((total - MACOS_RESERVE_GB) * 1024)
-    full = what_if(c, gpu_share=1.0)
-    rate = f"; decode ≈ {full.decode_tps_per_seq or full.decode_tps:.1f} tok/s" if full else ""
-    return fix("fix_configuration", f"Raise the GPU memory limit (sudo sysctl iogpu.wired_limit_mb={limit_mb})",
-               f"the GPU may then use ≈ {total - MACOS_RESERVE_GB:.0f} of {total:g} GB and the {p.memory.required_gb:.1f} GB "
-               f"fit{rate}, with little left for other apps",
-               f"macOS lets the GPU wire about 2/3–3/4 of RAM by default; raising it (leaving ~{MACOS_RESERVE_GB:g} GB, an "
-               "estimate, for macOS) lets a model that fits in RAM stay on the GPU.",
-               speedup=(full.decode_tps / c.tg) if (full and c.tg) else None)
 
 
 # --- decode: cache, drafts, batching, hardware -------------------------------------------------------------
@@ -266,10 +112,15 @@ def _kv_quant(c: Ctx) -> Fix | None:
     kvb = p.kv_bytes_per_token_gb * (w.depth + w.prompt_tokens)
     # At long context the cache is a share of the bytes read per token; otherwise the gain is memory, not speed.
     sp = (wb + kvb) / (wb + kvb / 2) if (wb and w.depth + w.prompt_tokens >= 4000) else None
+    m = p.memory
+    room: dict[str, Any] = {}
+    if not m.fits and m.total_gb is not None:  # a memory fix here: does half the cache make it fit with room?
+        need = m.required_gb - m.kv_cache_gb / 2
+        room = {"margin_gb": round(m.usable_gb - need, 2), "fits_with_margin": roomy(need, m.usable_gb)}
     return fix("kv_cache_quantization", "Quantize the KV cache to q8_0 (needs flash attention)",
                f"KV cache at {ctx_t:,} tokens × {w.users}: {kv:.1f} → {kv / 2:.1f} GB; bytes read per token "
                f"{wb + kvb:.2f} → {wb + kvb / 2:.2f} GB",
-               "Halves the memory the context takes and the bytes decode reads at long context.", speedup=sp)
+               "Halves the memory the context takes and the bytes decode reads at long context.", speedup=sp, **room)
 
 
 @register("kv_cache_off", "kv_cache_quantization", 0, lambda c: c.sit.symptoms.kv_cache_quant is not None)
@@ -416,27 +267,31 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     new = what_if(c, hardware=pick.model_copy(update={"memory_gb": mem}))
     if new is None:
         return None
+    room: dict[str, Any] = {}
+    if not p.memory.fits and new.memory.total_gb is not None:  # a machine bought to hold the model
+        room = {"margin_gb": round(new.memory.usable_gb - new.memory.required_gb, 2),
+                "fits_with_margin": roomy(new.memory.required_gb, new.memory.usable_gb)}
     if pick_by == "bandwidth":
         base = c.expected_tg or 1.0
         per = new.decode_tps_per_seq or new.decode_tps
         return fix("more_bandwidth", f"More memory bandwidth, e.g. {pick.name} ({pick.bandwidth_gbs:g} GB/s)",
                    f"decode ≈ {per:.1f} tok/s (from {base:.1f} expected here)",
                    "Decode is bandwidth-bound: tok/s scales with GB/s for the same bytes per token.",
-                   speedup=per / base, new_decode_tps=new.decode_tps)
+                   speedup=per / base, new_decode_tps=new.decode_tps, **room)
     if not new.prefill_tps or not p.prefill_tps:
         return None
     return fix("more_compute", f"More compute for prefill, e.g. {pick.name} ({pick.fp16_tflops:g} TFLOPS)",
                f"prefill ≈ {new.prefill_tps:,.0f} tok/s, TTFT {p.ttft_s or 0:.1f} → {new.ttft_s or 0:.1f} s",
                "Prefill is compute-bound: TTFT falls with FLOP/s (GPU cores, matrix units).",
-               speedup=new.prefill_tps / p.prefill_tps, new_ttft_s=new.ttft_s)
+               speedup=new.prefill_tps / p.prefill_tps, new_ttft_s=new.ttft_s, **room)
 
 
-@register("more_bandwidth", "more_bandwidth", 2)
+@register("more_bandwidth", "more_bandwidth", 3)
 def _more_bandwidth(c: Ctx) -> Fix | None:
     return _upgrade(c, "bandwidth")
 
 
-@register("more_compute", "more_compute", 2)
+@register("more_compute", "more_compute", 3)
 def _more_compute(c: Ctx) -> Fix | None:
     f = _upgrade(c, "compute")
     if f is None and c.sit.symptoms.gpu_arch:
@@ -484,7 +339,24 @@ def _shorter(c: Ctx) -> Fix | None:
                speedup=2.0, new_ttft_s=before / 2)
 
 
+def works_first(fixes: list[Fix], tiers: dict[int, int]) -> list[Fix]:
+    """Memory fixes ranked by whether they really work, then by cost (``tiers``: ``id(fix)`` → tier).
+
+    A fix works when what has to fit then fits with the headroom of :mod:`advisor.diagnose.fit`
+    (``fits_with_margin``). Working fixes come first, cheapest first (a setting, a format, a model, a
+    purchase); the others keep their order after them (a format with 0.1 GB to spare is not the top fix).
+    """
+    order = {id(fx): i for i, fx in enumerate(fixes)}
+    return sorted(fixes, key=lambda fx: (0, tiers.get(id(fx), 1), order[id(fx)]) if fx.fits_with_margin
+                  else (1, 0, order[id(fx)]))
+
+
+PURCHASE_TIER = 3
+# Without buying: the changes a reply names beside a purchase when that is the top fix.
+NO_PURCHASE = ("smaller_model", "quantization")
+
 GENERAL_DECODE = ("quantization", "speculative_decoding", "smaller_model", "batching", "more_bandwidth")
 GENERAL_PREFILL = ("prefix_caching", "shorter_prompt", "more_compute", "flash_attention", "chunked_prefill")
 
 from advisor.diagnose import setup as _setup  # noqa: E402,F401  (registers the setup remedies)
+from advisor.diagnose import weights as _weights  # noqa: E402,F401  (registers the format/model/fit remedies)

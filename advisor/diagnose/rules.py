@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from advisor import roofline
 from advisor.diagnose.context import SERVER_ENGINES, Ctx, predict_for, stated_total_gb, streams_for
 from advisor.diagnose.status import spec_factor
+from advisor.diagnose.tools import hint
 from advisor.models import Bottleneck, Status
 
 __all__ = ["Finding", "RULES", "first_finding", "SLOW_FP16_ENGINES", "BAD_ATTENTION"]
@@ -210,7 +211,7 @@ def reported_split(c: Ctx) -> Finding | None:
                        rule="reported_split")
     if s.swapping and not s.gpu_not_used:
         return Finding("memory_fit", "Swapping / memory pressure: part of the model is paged out to disk, which "
-                       "stalls every token (check Activity Monitor's memory pressure or `free -h`).",
+                       f"stalls every token (check {hint(c, 'ram')}).",
                        ["fit_in_memory", "quantization", "smaller_model", "kv_cache_quantization"], rule="reported_split")
     return None
 
@@ -432,7 +433,7 @@ def near_limit_spill(c: Ctx) -> Finding | None:
     return Finding("memory_fit", f"Decode is {c.ratio_tg:.0%} of the expected rate while model + KV cache take "
                    f"{p.memory.required_gb:.1f} of {p.memory.usable_gb:.1f} GB{how}: part of the model or cache has most "
                    "likely spilled to system RAM (a larger context raises the KV cache; check `ollama ps` or "
-                   "`nvidia-smi`).", ["shrink_context", "fit_in_memory", "kv_cache_quantization", "quantization"],
+                   f"{hint(c, 'gpu_memory')}).", ["shrink_context", "fit_in_memory", "kv_cache_quantization", "quantization"],
                    rule="near_limit_spill")
 
 

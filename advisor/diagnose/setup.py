@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from advisor.diagnose.context import Ctx
+from advisor import roofline
+from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.remedies import fix, register, what_if
+from advisor.diagnose.tools import TOOLS, hint, platform_of
 from advisor.models import Fix
 
-__all__ = ["SETUP"]
+__all__ = ["SETUP", "checks"]
 
 
 def _restore(c: Ctx) -> tuple[str, float | None, float | None]:
@@ -42,8 +44,21 @@ def _has_gpu(c: Ctx) -> bool:
     return c.has_gpu
 
 
+def _too_big(c: Ctx) -> bool:
+    """The model does not fit the GPU's memory at all: no placement setting brings back full speed."""
+    if c.fits is False:
+        return True
+    sit = c.sit
+    total = stated_total_gb(c.store, sit) if c.pred is None else None
+    if not total or sit.model is None or sit.quant is None:
+        return False
+    return roofline.weight_bytes_total(sit.model, sit.quant.bits_per_weight) / 1e9 > total
+
+
 @register("offload_all", "gpu_offload", 0, _has_gpu)
 def _offload_all(c: Ctx) -> Fix | None:
+    if _too_big(c):
+        return None  # "every layer on the GPU … back to full speed" is not possible when the model does not fit
     ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
     now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
     if c.kind == "apple_soc":
@@ -52,7 +67,7 @@ def _offload_all(c: Ctx) -> Fix | None:
         title = "Put every layer on the GPU (-ngl 99 / num_gpu 999; a GPU-enabled build or runtime)" + now
     return _setup(c, title, "Layers left on the CPU are read from system RAM at a fraction of the GPU's bandwidth.",
                   "the engine's startup log lists the device each layer is on; `ollama ps` shows the CPU/GPU split; "
-                  "`nvidia-smi` shows the memory the model takes.", fix_id="gpu_offload")
+                  f"{hint(c, 'gpu_memory')} shows the memory the model takes.", fix_id="gpu_offload")
 
 
 SETUP: dict[str, tuple[str, str, str]] = {
@@ -61,13 +76,13 @@ SETUP: dict[str, tuple[str, str, str]] = {
                      "the log line 'offloaded N/N+1 layers to GPU'."),
     "gpu_runtime": ("Install the GPU build/runtime (CUDA, ROCm, Metal) and check the engine sees the GPU",
                     "A missing driver or a CPU-only wheel silently falls back to the CPU.",
-                    "the startup log names the GPU; `nvidia-smi` / `rocm-smi` shows the process."),
+                    "the startup log names the GPU; {gpu_busy} shows it working."),
     "container_mac": ("Run outside the container, natively on macOS",
                       "Docker on macOS has no GPU access; the model runs on the CPU cores inside a Linux VM.",
-                      "Activity Monitor's GPU history stays flat while it generates."),
+                      "{container}."),
     "container_gpu": ("Give the container the GPU (--gpus all with the NVIDIA container toolkit; /dev/kfd and /dev/dri "
                       "for ROCm)", "Without it the engine inside falls back to the CPU.",
-                      "`nvidia-smi` inside the container lists the card."),
+                      "{container}."),
     "fp16_kernels": ("Use an engine with an FP32 path on this card (llama.cpp / GGUF) instead of FP16 kernels",
                      "Pascal GPUs other than the P100 have crippled FP16 throughput; llama.cpp computes in FP32 there.",
                      "the card draws far below its power limit under load (`nvidia-smi`), the sign of stalled math."),
@@ -77,7 +92,7 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "power": ("Run plugged in with the performance power mode (Windows power plan / vendor app / macOS Low Power "
               "Mode off)", "On battery or in a power-saving mode the GPU's clocks and memory clock are capped, so the "
               "same model runs at a fraction of its plugged-in speed.",
-              "compare tok/s plugged in; `nvidia-smi -q -d POWER` shows the power limit in force."),
+              "compare tok/s plugged in; {power} shows the mode in force."),
     "native_backend": ("Use the GPU vendor's backend build (ROCm/HIP on Radeon, CUDA on NVIDIA, SYCL on Arc) for "
                        "prompt processing", "Portable backends (Vulkan, OpenCL) often lack the tuned matrix-multiply "
                        "kernels that prefill needs, while decode (bandwidth-bound) is close.",
@@ -101,7 +116,7 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "tp_interconnect": ("Give tensor parallel a faster link: enable PCIe P2P (or NVLink), a Gen4 platform, or use a "
                         "layer split (pipeline) instead",
                         "Each layer's all-reduce crosses the bus; staged through host memory it costs most.",
-                        "`nvidia-smi topo -m` (PHB/SYS = through the CPU), and NCCL_P2P_DISABLE in the environment."),
+                        "{topology} (PHB/SYS = through the CPU), and NCCL_P2P_DISABLE in the environment."),
     "carveout": ("Let the GPU use the shared memory: a small BIOS carve-out plus a larger GTT (amdgpu.gttsize / ttm "
                  "pages_limit), or raise the carve-out", "The carve-out is only the reserved part; the APU can map "
                  "most of the unified memory.", "`rocm-smi --showmeminfo gtt` or the engine's log of usable VRAM."),
@@ -122,18 +137,28 @@ SETUP: dict[str, tuple[str, str, str]] = {
                    "the memory speed the BIOS reports; tok/s with the machine idle."),
     "check_placement": ("Check where the layers run and that nothing else holds the GPU",
                         "Decode is below what this hardware reaches elsewhere.",
-                        "`ollama ps`, `nvidia-smi`, the -ngl the engine used."),
+                        "`ollama ps`, {gpu_memory}, the -ngl the engine used."),
     "thermal": ("Keep it cool and on full power (no Low Power Mode, on a hard surface or a stand; a fan for fanless "
                 "laptops)", "Fanless and thin machines lower their clocks when hot; sustained decode drops.",
                 "tok/s of a cold run vs after five minutes."),
 }
 
 
+_TOPOLOGY = {"amd": "`rocm-smi --showtopo`", "mac": "the engine's log", "intel": "`xpu-smi topology -m`"}
+
+
+def checks(c: Ctx, check: str) -> str:
+    """A check's words with its ``{tool}`` places filled for this platform (:mod:`advisor.diagnose.tools`)."""
+    tools = {k: hint(c, k) for k in TOOLS}
+    tools["topology"] = _TOPOLOGY.get(platform_of(c), "`nvidia-smi topo -m`")
+    return check.format(**tools)
+
+
 def _make(key: str) -> Callable[[Ctx], Fix | None]:
     title, why, check = SETUP[key]
 
     def make(c: Ctx) -> Fix | None:
-        return _setup(c, title, why, check)
+        return _setup(c, title, why, checks(c, check))
     return make
 
 

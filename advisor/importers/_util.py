@@ -78,6 +78,16 @@ class Outcome:
         """Build a measurement from ``fields`` and keep it, or warn; returns True when kept."""
         m, problem = build_measurement(fields)
         if m is None:
+            # One impossible rate (a 100,000-token prompt "in 0.01 s") should not cost the other phase's figure.
+            for bad in ("prefill_tps", "decode_tps"):
+                other = "decode_tps" if bad == "prefill_tps" else "prefill_tps"
+                if fields.get(bad) is None or fields.get(other) is None or bad not in str(problem):
+                    continue
+                m, _ = build_measurement({**fields, bad: None})
+                if m is not None:
+                    self.warnings.append(f"{what}: {problem}; kept the {other.split('_')[0]} rate only")
+                    self.measurements.append((line, m))
+                    return True
             self.warnings.append(f"{what}: {problem}; not kept as a measurement")
             return False
         self.measurements.append((line, m))

@@ -216,7 +216,8 @@ def predict_step(
         dense_bytes=dense, routed_bytes=routed, expert_fraction=ke, kv_bytes_per_seq=max(0.0, dbytes - wbytes),
         bw_bytes_per_s=x_bw, t0_s=t0, flops_per_seq=2.0 * model.active_b * 1e9, flops_per_s=c_fl,
         host_share=1.0 - share, host_bw_bytes_per_s=host_bw * roofline.GB * host_eff,
-        comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope)
+        comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope,
+        batched_max_batch=cal.batched_max_batch(scen))
     own = own_machine_factors(store, base_id, cal) if own_results else {}
     f_dec = own.get("decode", (1.0, 0))[0]
     f_pre = own.get("prefill", (1.0, 0))[0]

@@ -151,6 +151,7 @@ class StepModel:
         comm_s_per_seq: tensor-parallel transfer time per sequence per step, s.
         batched_slope: calibrated slope ``s``: measured ÷ modelled aggregate decode is ``b ** s`` for
             ``b > 1`` (0 = physics only; clamped to 0.35–2), :meth:`batched_factor`.
+        batched_max_batch: largest batch the slope was fitted on (0: no cap); the factor is held there.
     """
 
     dense_bytes: float
@@ -166,10 +167,18 @@ class StepModel:
     comm_s_per_step: float = 0.0
     comm_s_per_seq: float = 0.0
     batched_slope: float = 0.0
+    batched_max_batch: int = 0
 
     def batched_factor(self, b: int) -> float:
-        """Calibrated measured ÷ modelled aggregate decode at batch ``b`` (1 at ``b = 1``)."""
-        return 1.0 if b <= 1 or not self.batched_slope else min(2.0, max(0.35, b ** self.batched_slope))
+        """Calibrated measured ÷ modelled aggregate decode at batch ``b`` (1 at ``b = 1``).
+
+        Beyond the largest batch the calibration measured (``batched_max_batch``) the factor is held at
+        its value there: the physics carries larger batches, the fit does not extrapolate.
+        """
+        if b <= 1 or not self.batched_slope:
+            return 1.0
+        b_fit = min(b, self.batched_max_batch) if self.batched_max_batch > 1 else b
+        return min(2.0, max(0.35, b_fit ** self.batched_slope))
 
     def weight_bytes(self, b: int) -> float:
         """Weight bytes read in a step of ``b`` tokens (MoE: dense + routed × coverage), B."""

@@ -22,7 +22,8 @@ from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
 __all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
            "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
-           "plain_verdict", "prediction_markdown", "probe_markdown", "tidy", "use_label", "verdict_markdown"]
+           "plain_verdict", "prediction_markdown", "probe_markdown", "quote_line", "skipped_lines", "tidy", "use_label",
+           "verdict_markdown"]
 
 WORDS_PER_TOKEN = 0.75
 READING_WPM = 238
@@ -67,6 +68,38 @@ def tidy(text: str) -> str:
 
 
 _TTFT = re.compile(r"\bTTFT\b(?! \()")  # jargon in the engine's sentences; "TTFT (time to first token)" stays
+
+
+_MD_SPECIAL = re.compile(r"([\\*_\[\]|#~])")
+QUOTED_CHARS = 60  # a skipped line is shown up to this many characters
+QUOTED_LINES = 3  # and this many of them
+
+
+def quote_line(line: str, limit: int = QUOTED_CHARS) -> str:
+    """A line of someone else's text, shortened and made inert for Markdown: “llama_model_load: …”.
+
+    Markdown marks are backslash-escaped, ``<``/``>`` become ‹ › and backticks ', so nothing renders as
+    a tag, a link or code; whitespace runs are one space.
+    """
+    t = " ".join(line.split())
+    t = t if len(t) <= limit else t[: limit - 1].rstrip() + "…"
+    t = t.replace("<", "‹").replace(">", "›").replace("`", "'")
+    t = _MD_SPECIAL.sub(r"\\\1", t)
+    return f"“{t}”"
+
+
+def skipped_lines(lines: list[str], *, limit: int = QUOTED_LINES) -> str:
+    """"2 lines were not understood and were ignored: “…”; “…”." — the lines quoted (:func:`quote_line`)."""
+    counts = [re.fullmatch(r"(\d+) more lines not understood are not listed", x) for x in lines]
+    real = [x for x, c in zip(lines, counts, strict=True) if x.strip() and c is None]
+    more = sum(int(c.group(1)) for c in counts if c is not None)
+    n = len(real) + more
+    if not n:
+        return ""
+    shown = "; ".join(quote_line(x) for x in real[:limit])
+    rest = n - min(len(real), limit)
+    what = "1 line was" if n == 1 else f"{n} lines were"
+    return f"{what} not understood and ignored: {shown}" + (f" (and {rest} more)" if rest else "") + "."
 
 
 def use_label(use: str | None) -> str:

@@ -1,9 +1,12 @@
 """The chat's answers: short, plain words first, the detail folded away.
 
 A first answer is the verdict in one sentence, the two or three numbers that matter with what they
-feel like (reading speed, a first word that feels instant or broken), the cheapest fix that works,
+feel like (reading speed, a first word that feels instant or broken), the cheapest fix that works
+(and, when that is a purchase, what works without buying: a smaller model or format with its speed),
 the lengths it was worked out for, then ``<details>`` blocks (numbers, why, other fixes,
 assumptions). A follow-up says what changed since the previous answer and stays much shorter.
+Every field term and format name in what is seen is explained where it first shows
+(:func:`advisor.render.plain.gloss`); a fit with too thin a margin is said so (:mod:`advisor.diagnose.fit`).
 
 Pure functions of :class:`~advisor.models.Verdict` / :class:`~advisor.models.Scenario`; no store.
 Thresholds live in :mod:`advisor.render.markdown` (one home).
@@ -15,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from advisor.diagnose.fit import roomy, thin_words
 from advisor.models import Fix, Prediction, Scenario, Verdict
 from advisor.render.markdown import (
     COMFORTABLE_TPS,
@@ -23,13 +27,17 @@ from advisor.render.markdown import (
     calibration_note,
     feel_speed,
     feel_wait,
-    fmt_bpw,
     fmt_rate,
     fmt_s,
     plain_verdict,
     prediction_markdown,
     tidy,
 )
+from advisor.render.plain import gloss
+
+# Fix ids that are purchases, and the changes named beside one "without buying" (advisor.diagnose.remedies).
+PURCHASES = ("more_bandwidth", "more_compute")
+NO_PURCHASE_IDS = ("smaller_model", "quantization", "fit_in_memory")
 
 __all__ = ["CHANGE_LABELS", "answer_markdown", "changes", "details", "feel_speed", "feel_wait",
            "followup_markdown", "said_changes", "visible_words"]
@@ -123,9 +131,10 @@ def _numbers(v: Verdict) -> list[str]:
                    f"({feel_wait(p.ttft_s)})")
     if m.total_gb is None:
         out.append(f"**Memory:** needs about {m.required_gb:.0f} GB; say how much the machine has to check the fit")
-    elif len(out) < 3 or m.required_gb > 0.8 * m.usable_gb:
+    elif len(out) < 3 or not roomy(m.required_gb, m.usable_gb):
+        tight = thin_words(m.required_gb, m.usable_gb)
         out.append(f"**Memory:** needs {m.required_gb:.1f} of {m.usable_gb:.1f} GB usable: fits"
-                   + (" with little room to spare" if m.required_gb > 0.8 * m.usable_gb else ""))
+                   + (f", but {tight}" if tight else ""))
     return out
 
 
@@ -136,11 +145,27 @@ def _comfortable(v: Verdict) -> bool:
     if p is None or not p.memory.fits or v.status == "below_expected" or v.bottleneck in ("misconfiguration",
                                                                                           "memory_fit"):
         return False
+    if p.memory.total_gb is not None and not roomy(p.memory.required_gb, p.memory.usable_gb):
+        return False  # it fits with too thin a margin: a longer conversation spills it
     return _per_user(p) >= COMFORTABLE_TPS and (p.ttft_s is None or p.ttft_s <= TTFT_BROKEN_S)
 
 
 def _fix_line(f: Fix, label: str = "Best fix") -> str:
     return f"**{label}:** {tidy(f.title)} — {tidy(f.predicted_effect)}."
+
+
+def _no_purchase(v: Verdict) -> Fix | None:
+    """When the top fix is a purchase: the cheapest change that works without one (a smaller model or format)."""
+    if not v.fixes or v.fixes[0].id not in PURCHASES:
+        return None
+    return next((f for f in v.fixes[1:] if f.id in NO_PURCHASE_IDS and f.fits_with_margin is not False
+                 and (f.speedup or 0) > 1), None)
+
+
+def _without_buying(v: Verdict) -> str:
+    """"**Without buying anything:** …" beside a purchase as the top fix ('' when nothing cheaper works)."""
+    alt = _no_purchase(v)
+    return _fix_line(alt, "Without buying anything") if alt is not None else ""
 
 
 def _assumed_line(p: Prediction | None, facts: Scenario | None) -> str:
@@ -155,7 +180,7 @@ def _assumed_line(p: Prediction | None, facts: Scenario | None) -> str:
         bits.append(f"{p.concurrency} users at once")
     if p.depth:
         bits.append(f"{p.depth:,} tokens already in the conversation")
-    fmt = f"{p.quant} weights ({fmt_bpw(p.bits_per_weight)} bits per weight)"
+    fmt = f"weights in {p.quant}"  # glossed where it first shows (advisor.render.plain)
     stated = [f for f in ("prompt_tokens", "gen_tokens", "quant") if getattr(facts, f) is not None]
     tail = "" if len(stated) == 3 else " Tell me if yours differ."
     return f"<sub>Worked out for {', '.join(bits)}, {fmt}.{tail}</sub>"
@@ -209,14 +234,18 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
     out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
     out.append("\n".join(f"- {n}" for n in _numbers(v)))
     if v.fixes and _comfortable(v):
-        f = v.fixes[0]
+        f = _no_purchase(v) or v.fixes[0]  # "faster still" without buying anything when a change does it
         out.append(f"**Nothing you need to change.** Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}.")
     elif v.fixes:
         out.append(_fix_line(v.fixes[0]))
+        out.append(_without_buying(v))
     elif v.status == "normal":
         out.append("**Nothing to fix:** this is what the hardware does.")
-    out += [x for x in (_notes(notes, v), _assumed_line(v.prediction, facts), details(v)) if x]
-    return "\n\n".join(x for x in out if x)
+    out += [x for x in (_notes(notes, v), _assumed_line(v.prediction, facts)) if x]
+    seen: set[str] = set()
+    bits = {v.prediction.quant: v.prediction.bits_per_weight} if v.prediction is not None else {}
+    out = [gloss(x, seen, bits) for x in out if x]  # no jargon without a plain explanation in what is seen
+    return "\n\n".join([*out, details(v)] if v.prediction is not None or v.fixes else out)
 
 
 def _delta(a: float | None, b: float | None, fmt: Any, unit: str) -> str:
@@ -260,6 +289,8 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
     n = _notes(notes, v)
     if n:
         out.append(n)
+    seen: set[str] = {"tok/s"}  # the first answer explained it; the rest is explained where it first shows here
+    out = [gloss(x, seen, {q.quant: q.bits_per_weight}) for x in out if x]
     out.append(details(v, skip_fixes=1 if v.fixes else 0, why=False))
     return "\n\n".join(x for x in out if x)
 

@@ -104,6 +104,9 @@ def test_koboldcpp_line(
     result = parse_output("\n".join(prefix + line for line in [*progress, stats]))
     assert result.format == "koboldcpp"
     (m,) = result.measurements
+    if kind == "oldest" and prompt / p_secs > 1e7:  # beyond anything real: that rate is dropped, decode kept
+        want = (None, want[1])
+        assert any("kept the decode rate only" in w for w in result.warnings)
     assert (m.prefill_tps, m.decode_tps) == want
     assert (m.prompt_tokens, m.gen_tokens) == (prompt, gen)
 
@@ -314,3 +317,13 @@ def test_truncated_server_json_reads_the_whole_fields(cut: int) -> None:
     )[: 300 + cut]
     (m,) = parse_output(text).measurements
     assert (m.prefill_tps, m.decode_tps, m.prompt_tokens, m.gen_tokens) == (2286.35, 87.15, 412, 96)
+
+
+def test_an_impossible_prefill_rate_keeps_the_decode_rate():
+    # 100,001 tokens "in 0.01 s" is 10 M tok/s: that rate is dropped with a warning, the 12 tok/s decode is kept.
+    text = ("Processing Prompt [BLAS] (100001 / 100001 tokens)\nGenerating (12 / 22 tokens)\n"
+            "Time Taken - Processing:0.01s (15ms/T), Generation:1.00s (40ms/T), Total:9.0s (1.0T/s)")
+    result = parse_output(text)
+    (m,) = result.measurements
+    assert m.prefill_tps is None and m.decode_tps == pytest.approx(12.0)
+    assert any("beyond anything real" in w and "kept the decode rate only" in w for w in result.warnings)

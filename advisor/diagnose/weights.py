@@ -1,0 +1,230 @@
+"""Weights remedies: a smaller format, a smaller (real, named) model, a shorter context, the Mac GPU limit.
+
+Each memory fix says how much room it leaves (``Fix.margin_gb``) and whether that is enough by the
+headroom rule of :mod:`advisor.diagnose.fit` (``Fix.fits_with_margin``): a fix that fits with 0.1 GB
+to spare says so and is not ranked as one that works (:func:`advisor.diagnose.rank_fixes`).
+A smaller model is always a real catalog model with its size and speed ("Gemma 3 12B or Qwen3.5 9B
+at Q4_K_M, ~8.5 GB"), never "a ~13.7B model".
+"""
+
+from __future__ import annotations
+
+from advisor import roofline
+from advisor.diagnose.context import Ctx, stated_total_gb
+from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_words
+from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
+from advisor.diagnose.tools import hint
+from advisor.models import Fix, QuantFormat
+from knowledge import catalog
+
+__all__ = ["four_bit", "targets"]
+
+
+def _a(word: str) -> str:
+    """The indefinite article for a format name ("an AWQ", "a Q4_K_M", "an MLX", "an F16")."""
+    return "an" if word[:1].upper() in "AEIOFHLMNRSX" and not word.upper().startswith(("Q", "U")) else "a"
+
+
+def targets(c: Ctx) -> list[str]:
+    """The formats a smaller download of this model comes in, for its engine (best first)."""
+    q = c.sit.quant
+    eco = q.ecosystem if q else ""
+    if eco == "mlx" or c.sit.engine == "mlx":
+        return ["MLX 4-bit g64", "MLX 8-bit g64"]
+    if eco in ("vllm", "gptq", "awq") or c.sit.engine in ("vllm", "sglang", "tensorrt-llm"):
+        return ["AWQ 4-bit g128", "FP8 (E4M3)"]
+    return ["Q4_K_M", "Q8_0"]
+
+
+def four_bit(c: Ctx) -> QuantFormat | None:
+    """The common 4-bit format of this engine (Q4_K_M, MLX 4-bit, AWQ 4-bit)."""
+    return catalog.all_quants(c.store).get(targets(c)[0])
+
+
+def _room(required_gb: float, usable_gb: float) -> dict[str, float | bool]:
+    return {"margin_gb": round(usable_gb - required_gb, 2), "fits_with_margin": roomy(required_gb, usable_gb)}
+
+
+def _ctx_tokens(c: Ctx) -> int:
+    w = c.sit.workload
+    return w.depth + w.prompt_tokens + w.gen_tokens
+
+
+@register("quantization", "quantization", 1, lambda c: c.sit.quant is not None and c.sit.model is not None)
+def _quantization(c: Ctx) -> Fix | None:
+    cur = c.sit.quant
+    assert cur is not None
+    quants = catalog.all_quants(c.store)
+    for name in targets(c):
+        q = quants.get(name)
+        if q is None or q.bits_per_weight >= cur.bits_per_weight - 0.5:
+            continue
+        delta = f" (+{q.ppl_delta_7b:.2f} perplexity on a 7–8B model)" if q.ppl_delta_7b else ""
+        why = f"Decode reads every weight once per token: fewer bits per weight, fewer bytes, more tok/s{delta}."
+        new = what_if(c, quant=q)
+        if new is None or c.pred is None:
+            ratio = cur.bits_per_weight / q.bits_per_weight
+            return fix("quantization", f"Use {_a(q.name)} {q.name} build", f"{cur.name} → {q.name}: {ratio:.1f}× fewer "
+                       f"bytes per token, so decode ≈ {ratio:.1f}× faster where the weights fit", why, speedup=ratio)
+        p = c.pred
+        base = today_tg(c)
+        sp = new.decode_tps_per_seq / base if (base and new.decode_tps_per_seq) else None
+        m = new.memory
+        room = _room(m.required_gb, m.usable_gb) if m.total_gb is not None else {}
+        fit = ("; still does not fit" if not m.fits else
+               f"; fits, but {thin_words(m.required_gb, m.usable_gb)}" if room and not room["fits_with_margin"] else "")
+        eff = (f"{cur.name} → {q.name}: weights {p.memory.weights_gb:.1f} → {m.weights_gb:.1f} GB; decode ≈ "
+               f"{new.decode_tps_per_seq or new.decode_tps:.1f} tok/s (from {base or 0:.3g}){fit}")
+        return fix("quantization", f"Use {_a(q.name)} {q.name} build", eff, why, speedup=sp, new_decode_tps=new.decode_tps,
+                   new_ttft_s=new.ttft_s, **room)  # type: ignore[arg-type]
+    return None
+
+
+@register("fit_in_memory", "fit_in_memory", 1)
+def _fit_in_memory(c: Ctx) -> Fix | None:
+    """The best format of THIS model that fits with room to spare (else the roomiest that fits, said thin).
+
+    When no format of the model fits at all this returns None: :func:`_smaller_model` names real models.
+    """
+    p, sit = c.pred, c.sit
+    if sit.model is None:
+        return None
+    if p is None:
+        total = stated_total_gb(c.store, sit)
+        if not total or sit.quant is None:
+            return None
+        need = roofline.weight_bytes_total(sit.model, sit.quant.bits_per_weight) / 1e9
+        if need <= total:
+            return None
+        return fix("fit_in_memory", "Make the whole model fit in fast memory (a smaller format or model)",
+                   f"the weights need {need:.1f} GB at {sit.quant.name}; {total:g} GB holds about "
+                   f"{total / need:.0%} of them",
+                   "What does not fit runs from system RAM or swap at a fraction of the speed.", fits_with_margin=False)
+    if p.memory.fits:
+        return None
+    hw = sit.hardware
+    assert hw is not None
+    eco = "mlx" if sit.engine == "mlx" else (sit.quant.ecosystem if sit.quant else "gguf")
+    quants = sorted((q for q in catalog.all_quants(c.store).values()
+                     if q.ecosystem in (eco if eco in ("gguf", "mlx") else "gguf",) and q.bits_per_weight >= 3.5
+                     and not (sit.quant and q.bits_per_weight >= sit.quant.bits_per_weight)),
+                    key=lambda q: -q.bits_per_weight)
+    thin = None
+    for q in quants:
+        fm = roofline.memory_fit(hw, sit.model, q.bits_per_weight, context_tokens=_ctx_tokens(c),
+                                 concurrency=sit.workload.users)
+        if fm.fits and roomy(fm.required_gb, fm.usable_gb):
+            return _format_fix(c, q, fm.required_gb, fm.usable_gb)
+        if fm.fits:  # none roomy so far: the one with the most room (the smallest that fits) is said, as thin
+            thin = (q, fm.required_gb, fm.usable_gb)
+    return _format_fix(c, *thin) if thin is not None else None
+
+
+def _format_fix(c: Ctx, q: QuantFormat, need: float, usable: float) -> Fix | None:
+    p = c.pred
+    assert p is not None
+    new = what_if(c, quant=q)
+    if new is None:
+        return None
+    base = today_tg(c)
+    tight = thin_words(need, usable)
+    return fix("fit_in_memory", f"Make it fit: {q.name}, or a shorter context",
+               f"needs {p.memory.required_gb:.1f} GB, {p.memory.usable_gb:.1f} GB usable; at {q.name} it needs "
+               f"{need:.1f} GB and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s"
+               + (f" — but {tight}" if tight else ""),
+               "Whatever does not fit runs from system RAM or swap, at a fraction of the speed.",
+               speedup=(new.decode_tps / base) if base else None, new_decode_tps=new.decode_tps, **_room(need, usable))
+
+
+def _names(labels: list[str]) -> str:
+    return " or ".join(labels)
+
+
+@register("smaller_model", "smaller_model", 2, lambda c: c.sit.model is not None)
+def _smaller_model(c: Ctx) -> Fix | None:
+    """Real catalog models that fit (with room) when this one does not; about half the size when it does."""
+    m, p, hw = c.sit.model, c.pred, c.sit.hardware
+    assert m is not None
+    spills = p is not None and not p.memory.fits
+    total = stated_total_gb(c.store, c.sit) if p is None else None
+    if hw is None and total and c.bounds is not None:
+        # The machine is not pinned down but its memory is: size against the slowest plausible one of it.
+        hw = c.bounds.slow.model_copy(update={"memory_gb": total})
+        spills = spills or (c.sit.quant is not None and roofline.weight_bytes_total(
+            m, c.sit.quant.bits_per_weight) / 1e9 > total)
+    q = c.sit.quant
+    q4 = four_bit(c)
+    if q is None or (spills and q4 is not None and q.bits_per_weight > q4.bits_per_weight):
+        q = q4
+    if q is None or hw is None:
+        return None
+    below = m.params_b if spills else 0.7 * m.params_b
+    cands = fitting_models(c.store, hw, q.bits_per_weight, context_tokens=_ctx_tokens(c), users=c.sit.workload.users,
+                           like=m, below_b=below)
+    if not cands:
+        return None
+    best = cands[0]
+    new = what_if(c, model=best.model, quant=q)
+    base = today_tg(c)
+    title = (f"Use a smaller model that fits: {_names([x.label for x in cands])} at {q.name}, ~{best.required_gb:.1f} GB"
+             if spills else f"Use a smaller model: {_names([x.label for x in cands])} at {q.name}")
+    why = (f"These models fit this machine's memory at {q.name} with at least "
+           f"{margin_needed(best.usable_gb):.1f} GB to spare for the conversation and other apps."
+           if spills else "Fewer parameters: fewer bytes read per token and fewer FLOPs per prompt token.")
+    known = (p is not None and p.memory.total_gb is not None) or bool(total)
+    room = _room(best.required_gb, best.usable_gb) if known else {}
+    also = f"; {cands[1].label} needs {cands[1].required_gb:.1f} GB" if len(cands) > 1 else ""
+    if new is None:
+        return fix("smaller_model", title, f"{best.label} needs {best.required_gb:.1f} GB"
+                   + (f" of about {best.usable_gb:.1f} GB usable" if room else "") + also, why, **room)  # type: ignore[arg-type]
+    per = new.decode_tps_per_seq or new.decode_tps
+    eff = (f"{best.label} needs {best.required_gb:.1f} GB" + (f" of {best.usable_gb:.1f} GB usable" if room else "")
+           + f" and decodes at ≈ {per:.1f} tok/s, first word ≈ {new.ttft_s or 0:.1f} s{also}")
+    return fix("smaller_model", title, eff, why, speedup=per / base if base else None, new_decode_tps=new.decode_tps,
+               new_ttft_s=new.ttft_s, **room)  # type: ignore[arg-type]
+
+
+@register("shrink_context", "fit_in_memory", 0, lambda c: c.pred is not None and c.sit.model is not None)
+def _shrink_context(c: Ctx) -> Fix | None:
+    """A smaller allocated context: works when the context actually used fits with the margin."""
+    p, sit = c.pred, c.sit
+    assert p is not None and sit.model is not None
+    kv_tok = roofline.kv_bytes_per_token(sit.model) / 1e9 * max(1, sit.workload.users)
+    room = p.memory.usable_gb - p.memory.weights_gb - p.memory.overhead_gb
+    exp = c.expected_tg
+    if kv_tok <= 0 or room <= 0:
+        return None
+    max_ctx = int(room / kv_tok)
+    used = _ctx_tokens(c)
+    works = max_ctx >= used and roomy(p.memory.required_gb, p.memory.usable_gb)
+    back = (f"decode back to ≈ {exp:.0f} tok/s" + (f" from {c.tg:g}" if c.tg else "")) if exp else "back to full GPU speed"
+    keep = (f"; at the ≈ {used:,} tokens you use, {p.memory.usable_gb - p.memory.required_gb:.1f} GB stay free"
+            if works else "")
+    return fix("fit_in_memory", "Shrink the context (num_ctx / -c) until model + KV cache fit in GPU memory",
+               f"up to ≈ {max_ctx:,} tokens of context fit beside the weights{keep}; {back}",
+               "The KV cache grows with the context you allocate, not the one you use; Ollama and LM Studio "
+               f"silently put what does not fit on the CPU (check `ollama ps` or {hint(c, 'gpu_memory')}).",
+               speedup=(exp / c.tg) if (exp and c.tg) else None, new_decode_tps=exp,
+               margin_gb=round(p.memory.usable_gb - p.memory.required_gb, 2), fits_with_margin=works)
+
+
+@register("raise_gpu_limit", "fix_configuration", 0,
+          lambda c: c.kind == "apple_soc" and c.pred is not None and not c.pred.memory.fits)
+def _raise_gpu_limit(c: Ctx) -> Fix | None:
+    p = c.pred
+    assert p is not None
+    total = p.memory.total_gb
+    if not total or p.memory.required_gb > total - MACOS_RESERVE_GB:
+        return None  # larger than what the whole machine can give the GPU: no setting makes it fit
+    gpu = total - MACOS_RESERVE_GB
+    limit_mb = int(gpu * 1024)
+    full = what_if(c, gpu_share=1.0)
+    rate = f"; decode ≈ {full.decode_tps_per_seq or full.decode_tps:.1f} tok/s" if full else ""
+    tight = thin_words(p.memory.required_gb, gpu)
+    return fix("fix_configuration", f"Raise the GPU memory limit (`sudo sysctl iogpu.wired_limit_mb={limit_mb}` in Terminal)",
+               f"the GPU may then use ≈ {gpu:.0f} of {total:g} GB and the {p.memory.required_gb:.1f} GB "
+               f"fit{rate}" + (f" — but {tight}" if tight else f", {gpu - p.memory.required_gb:.1f} GB to spare")
+               + "; the setting resets when the Mac restarts",
+               f"macOS lets the GPU wire about 2/3–3/4 of RAM by default; raising it (leaving ~{MACOS_RESERVE_GB:g} GB, an "
+               "estimate, for macOS) lets a model that fits in RAM stay on the GPU.",
+               speedup=(full.decode_tps / c.tg) if (full and c.tg) else None, **_room(p.memory.required_gb, gpu))
