@@ -141,7 +141,7 @@ def test_new_machine_figures(store: Store) -> None:
 
 # ---------------------------------------------------------------------------------------------- models
 @pytest.mark.parametrize(("text", "want", "layers", "kv", "params"), [
-    ("mistral nemo", "mistralai/Mistral-Nemo-Instruct-2407", 40, 8, 12.25),
+    ("mistral nemo", "mistralai/Mistral-Nemo-Instruct-2407", 40, 8, 12.0),
     ("llama 3.1 405b", "meta-llama/Llama-3.1-405B", 126, 8, 405.85),
     ("qwen2.5:72b", "Qwen/Qwen2.5-72B-Instruct", 80, 8, 72.71),
     ("qwen2.5-coder:32b", "Qwen/Qwen2.5-Coder-32B-Instruct", 64, 8, 32.76),
