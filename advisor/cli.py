@@ -293,6 +293,8 @@ def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
             typer.echo(json.dumps({"row": i, "error": f"unknown column{'s' if len(unknown) > 1 else ''} "
                                    f"{', '.join(repr(k) for k in unknown[:5])}; known: {', '.join(sorted(_ROW_KEYS))}"}))
             continue
+        if str(clean.get("prompt_tokens") or "").strip() in ("0", "0.0"):
+            clean["prompt_tokens"] = 1  # a decode-only run (llama-bench tg128: no prompt): decode from an empty cache
         batch = clean.pop("batch", None)
         if batch is not None and clean.get("concurrency") is None:
             clean["concurrency"] = batch
