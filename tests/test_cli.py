@@ -100,7 +100,7 @@ def test_ask_json_contract():
 
 @pytest.mark.parametrize("args", [
     ["predict", "--hardware", "Quantum Toaster 9000", "--model", "llama 3.1 8b"],
-    ["predict", "--hardware", "h100", "--model", "llama 3.1 8b"],
+    ["predict", "--hardware", "Mac Studio", "--model", "llama 3.1 8b"],  # which chip?
     ["predict", "--hardware", "RTX 4090", "--model", "no-such-model-at-all"],
     ["predict", "--hardware", "RTX 4090", "--model", "llama 3.1 8b", "--memory-gb", "-3"],
     ["predict", "--hardware", "RTX 4090", "--model", "llama 3.1 8b", "--memory-gb", "999000000"],

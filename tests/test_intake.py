@@ -258,13 +258,21 @@ def test_zero_users_rejected(store: Store) -> None:
     assert e.concurrency is None and e.not_understood
 
 
-def test_ambiguous_hardware(store: Store) -> None:
-    e = extract("an H100", store)
+def test_versions_of_one_card_are_answered_for_the_slowest(store: Store) -> None:
+    # "an H100": the PCIe card (2,000 GB/s), said so, with the SXM5's 3,350 GB/s named; no question first.
+    for text in ("an H100", "one H100", "a single H100", "H100"):
+        e = extract(text, store)
+        assert e.resolved.get("hardware") == "nvidia-h100-pcie" and not e.ambiguous, text
+        assert any("smallest and slowest" in n and "SXM5 80GB has 80 GB, 3350 GB/s" in n for n in e.notes), text
+    assert extract("an A100", store).resolved["hardware"] == "nvidia-a100-40gb"
+    assert extract("A100 80GB", store).resolved["hardware"] == "nvidia-a100-80gb-pcie"  # the stated size narrows it
+
+
+def test_versions_of_one_card_with_a_measurement_stay_a_question(store: Store) -> None:
+    # A measured rate is judged against every version, so the name stays open (diagnose bounds it).
+    e = extract("an H100 gives me 20 tok/s", store)
     assert e.hardware is None and set(e.ambiguous["hardware"]) == {"H100 PCIe 80GB", "H100 SXM5 80GB"}
-
-
-def test_ambiguous_candidates_narrowed_by_memory(store: Store) -> None:
-    assert extract("A100 80GB", store).ambiguous["hardware"] == ["A100 80GB PCIe", "A100 80GB SXM4"]
+    assert extract("A100 80GB at 9 tok/s", store).ambiguous["hardware"] == ["A100 80GB PCIe", "A100 80GB SXM4"]
 
 
 def test_mac_without_chip_offers_chips(store: Store) -> None:
@@ -393,7 +401,7 @@ def test_bandwidth_or_size_suffice(store: Store) -> None:
 
 
 def test_asks_about_ambiguity_first(store: Store) -> None:
-    r = update(Scenario(model="qwen3 8b"), "an H100", store)
+    r = update(Scenario(model="qwen3 8b"), "an H100 at 30 tok/s", store)
     q = next_question(r.facts, store, ambiguous=r.ambiguous)
     assert q is not None and q.field == "hardware" and "H100 SXM5 80GB" in q.choices
     r2 = update(r.facts, q.choices[1], store)
@@ -401,8 +409,9 @@ def test_asks_about_ambiguity_first(store: Store) -> None:
 
 
 def test_unresolvable_name_on_facts_is_asked_by_name(store: Store) -> None:
-    q = next_question(Scenario(hardware="H100", model="qwen3 8b"), store)
+    q = next_question(Scenario(hardware="H100", model="qwen3 8b", measured_decode_tps=30), store)
     assert q is not None and q.field == "hardware" and "'H100'" in q.text and "H100 SXM5 80GB" in q.choices
+    assert next_question(Scenario(hardware="H100", model="qwen3 8b"), store) is None  # answered for the PCIe card
     q = next_question(Scenario(hardware="RTX 4090", model="wizard of oz"), store)
     assert q is not None and q.field == "model" and q.choices
 

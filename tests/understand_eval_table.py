@@ -173,7 +173,7 @@ FIRST = [
  ("generation at 120ms/token", {"measured_decode_tps": 8.33}),
  ("a 7B model", {"params_b": 7.0}),
  ("My 2019 Intel MacBook Pro i9 with 32GB", {"memory_gb": 32.0}),
- ("i7-13700K, 64GB DDR5-5600, no graphics card", {"system_ram_gb": 64.0}),
+ ("i7-13700K, 64GB DDR5-5600, no graphics card", {"memory_gb": 64.0, "system_ram_gb": None}),  # no GPU: the RAM is the machine's memory
 ]
 
 TWO = [
