@@ -463,3 +463,21 @@ def test_public_api() -> None:
     assert {"extract", "update", "missing", "next_question", "defaults_for", "Extraction", "IntakeResult",
             "Question"} <= set(intake.__all__)
     assert all(hasattr(intake, name) for name in intake.__all__)
+
+
+# A memory size written after a later compare candidate is that candidate's, never the first machine's
+# (nor taken as "system RAM" beside a GPU).
+@pytest.mark.parametrize(("text", "memory", "candidates"), [
+    ("RTX 4090 or an M4 Max 128GB for llama 3.3 70b?", None, ["RTX 4090", "M4 Max 128GB"]),
+    ("Mac mini M4 or MacBook Pro M4 Pro 48GB for qwen3 14b?", None, ["Mac mini M4", "MacBook Pro M4 Pro 48GB"]),
+    ("Should we buy an M2 Ultra 192GB or Mac Studio M3 Ultra 256GB for 4 people using llama 3.3 70b?", 192.0,
+     ["M2 Ultra", "Mac Studio M3 Ultra 256GB"]),
+    ("We're a team of 6 developers. Should we buy an M3 Ultra with 96GB, two RTX 4090s or an H100?", 96.0,
+     ["M3 Ultra", "2x RTX 4090", "H100"]),
+    ("I have 64GB. M4 Max or RTX 5090, which is faster for gemma 3 27b?", 64.0, ["M4 Max", "RTX 5090"]),
+    ("deciding between a 3090 24gb and an rx 7900 xtx 24 gb", 24.0, ["RTX 3090", "RX 7900 XTX 24GB"]),
+])
+def test_memory_after_a_later_candidate_stays_with_it(store: Store, text: str, memory, candidates) -> None:
+    got = facts_of(extract(text, store))
+    assert got.get("memory_gb") == memory and not got.get("system_ram_gb")
+    assert got.get("compare_hardware") == candidates

@@ -207,7 +207,7 @@ GAPS = [
     ("I have a laptop and a desktop pc with an RTX 4090", {"hw": "nvidia-rtx-4090"}),
     ("two MI50s with llama 3.1 8b", {"hw": "amd-mi50", "gpu_count": 2}),
     ("which is better for 10 devs: a 4090 + 3090 box or an M4 Max 128GB?", {
-        "compare_hardware": ["RTX 4090 + RTX 3090", "M4 Max"], "hw": "nvidia-rtx-4090+nvidia-rtx-3090", "concurrency": 10}),
+        "compare_hardware": ["RTX 4090 + RTX 3090", "M4 Max 128GB"], "hw": "nvidia-rtx-4090+nvidia-rtx-3090", "concurrency": 10}),
     ("4090 vs 3090 + 3060 for qwen3 32b", {"compare_hardware": ["RTX 4090", "RTX 3090 + RTX 3060"]}),
     # ---- a CPU's model number is no GPU count; a CPU model the catalog sizes is the machine
     ("my kid's PC: Ryzen 5 5600, RTX 3060 12GB, 16GB RAM, homework help with llama 3.1 8b", {

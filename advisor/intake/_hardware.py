@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind, strip_count
-from advisor.intake._memory import choose_memory, memory_mentions, tentative
+from advisor.intake._memory import choose_memory, memory_mentions, tentative, with_memory_after
 from advisor.intake._schema import Extraction
 from advisor.intake._specs import bandwidth as _bandwidth
 from advisor.intake._specs import gpu_cores as _gpu_cores
@@ -377,6 +377,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     cores = _gpu_cores(msg)
     men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start) and not _aside(msg, x)]
     men = _several(msg, ext, store, men)
+    if ext.compare_hardware and len(men) > 1:
+        mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
     hw = None
     if men:
         first = men[0]
@@ -483,7 +485,9 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
     if joined or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth|between|pick|choose|decide|deciding)\b",
                            msg.orig, re.I):
         distinct = _boxes(msg, distinct)  # "a 4090 + 3090 box or an M4 Max": two candidates, the first a mixed box
-        ext.compare_hardware = [d.phrase for d in distinct]
+        # Each later candidate keeps the memory written after it (the first one's is the verdict's memory).
+        ext.compare_hardware = [with_memory_after(msg, d.phrase, d.end, distinct[i + 1].start if i + 1 < len(distinct)
+                                                  else None) if i else d.phrase for i, d in enumerate(distinct)]
         ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
         return distinct
     return men

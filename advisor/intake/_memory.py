@@ -39,6 +39,7 @@ class Mem:
     value: float
     qual: str | None  # "vram", "unified", "ram", "mem" or None
     text: str
+    start: int = -1  # where it is written in the message
 
 
 def memory_mentions(msg: Msg, ext: Extraction) -> list[Mem]:
@@ -68,7 +69,7 @@ def memory_mentions(msg: Msg, ext: Extraction) -> list[Mem]:
         if not 0 < value <= MAX_MEMORY_GB:
             ext.reject(f"{m.group(0).strip()} is not a memory size any machine has; I ignored it.")
             continue
-        out.append(Mem(round(value, 3), qual, m.group(0).strip()))
+        out.append(Mem(round(value, 3), qual, m.group(0).strip(), m.start()))
     return out
 
 
@@ -109,3 +110,15 @@ def choose_memory(ext: Extraction, mems: list[Mem], hw: Hardware | None) -> floa
     ext.note(f"{mems[0].text} looks like system RAM; what counts for a {hw.name} is its own memory "
              f"({'/'.join(fmt(x) for x in sizes)} GB of VRAM).")
     return None
+
+
+_MEMORY_AFTER = re.compile(r"^[\s,]*(?:with\s+|w/\s*)?\(?(\d{1,4})\s*(?:GB|gigs?)\b(?!\s*(?:of\s+)?(?:system\s+)?ram)", re.I)
+
+
+def with_memory_after(msg: Msg, phrase: str, end: int, stop: int | None) -> str:
+    """A compare candidate's phrase with the memory written right after it ("Mac Studio M3 Ultra 256GB"),
+    read between the candidate's end and the next candidate's start (``stop``)."""
+    m = _MEMORY_AFTER.match(msg.orig[end:stop if stop is not None else end + 30])
+    if not m or f"{m.group(1)}gb" in phrase.replace(" ", "").lower():
+        return phrase
+    return f"{phrase} {m.group(1)}GB"
