@@ -525,11 +525,8 @@ def _run(store: Any, fields: dict[str, Any]) -> Any:
     return diagnose_scenario(store, Scenario(**fields), question=fields.get("question"))
 
 
-# Known defects, each named (kept visible; strict so a fix shows). "NVIDIA H100 80GB" now resolves (to the PCIe
-# card, stated) instead of staying a question, and the memory-fit rule then fires for 40 streams x 60k tokens of KV
-# cache (316 GB) before the prefill-stall question is answered: a diagnose ordering issue for shared servers.
-_KNOWN = {"h100-server-ttft-spikes": pytest.mark.xfail(strict=True, reason="memory_fit outranks the TTFT-stall rule "
-                                                       "once the H100 resolves (40 x 60k-token KV cache)")}
+# Known defects, each named (kept visible; strict so a fix shows).
+_KNOWN: dict[str, pytest.MarkDecorator] = {}
 
 
 @pytest.mark.parametrize("fields,bottleneck,fixes", [pytest.param(f, b, x, id=i, marks=_KNOWN.get(i, ()))
