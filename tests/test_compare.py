@@ -18,7 +18,7 @@ from advisor import compare as cmp
 from advisor import roofline
 from advisor.cli import app
 from advisor.errors import InputError
-from advisor.perf import calibration_model, predict
+from advisor.perf import predict
 from advisor.perf.step import StepModel
 from knowledge import catalog
 from knowledge.store import Store
