@@ -213,11 +213,13 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "") -> Sc
 
 
 def import_output(
-    store: Store, text: str, *, hardware: str | None = None, save: bool = True, scenario: Scenario | None = None
+    store: Store, text: str, *, hardware: str | None = None, save: bool = True, scenario: Scenario | None = None,
+    words_read: bool = False,
 ) -> ImportOutcome:
     """Parse another tool's output, store the sound measurements with the raw text, diagnose.
 
-    Nothing is stored when nothing could be parsed.
+    Nothing is stored when nothing could be parsed. ``words_read``: the caller read the person's own
+    words around the output (:func:`advisor.intake.own_words`), so those lines are not listed as not understood.
     """
     from advisor.importers import parse_output
 
@@ -258,10 +260,16 @@ def import_output(
         msg = ("I could not find any measurement in that text. I read llama-bench, llama.cpp timings, ollama "
                "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio, vLLM and SGLang bench output, "
                "text-generation-webui, koboldcpp and exllamav2.")
-    if parsed.unparsed:
+    unparsed = parsed.unparsed
+    if words_read and unparsed:
+        from advisor.intake import own_words
+
+        theirs = {ln.strip() for ln in own_words(text).splitlines()}
+        unparsed = [u for u in unparsed if u.strip() not in theirs]
+    if unparsed:
         from advisor.render.markdown import skipped_lines
 
-        msg += " " + skipped_lines(parsed.unparsed)
+        msg += " " + skipped_lines(unparsed)
     skipped = [w for w in parsed.warnings if "not kept" in w or "skipped" in w or "not used" in w]
     if skipped:
         msg += " Skipped: " + "; ".join(skipped[:3]) + (f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else "") + "."
@@ -342,6 +350,9 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         # ("takes ages to start", "in Docker", "top_k 0") come from what they wrote, not only from the fields.
         said = "\n".join(x for x in (facts.question, text[:2000]) if x)
         facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
+    elif own := intake.own_words(text)[:2000]:  # words around a paste ("this feels slow, is it normal?")
+        said = "\n".join(x for x in (facts.question, own) if x)
+        facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
     notes = list(upd.notes)
     if theirs is not None:
         notes.append(f"Using the probe result you pasted ({theirs.device}: {theirs.bandwidth_gbs:,.0f} GB/s, "
@@ -369,7 +380,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     missing = intake.missing(facts, store)
     verdict = None
     if getattr(upd, "looks_like_tool_output", False) or looks_pasted(text):
-        out = import_output(store, text, hardware=facts.hardware, save=True, scenario=facts)
+        out = import_output(store, text, hardware=facts.hardware, save=True, scenario=facts, words_read=True)
         lines.insert(0, out.message)
         verdict = out.verdict
         if out.facts is not None:  # the paste's measurements become facts (they round-trip with the rest)

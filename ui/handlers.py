@@ -419,9 +419,10 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
         sc = Scenario.model_validate(facts) if facts else None
     except ValidationError:
         sc = None
-    hw = (hardware or "").strip() or (sc.hardware if sc else None)
+    sc = _read_own_words(store, sc, (hardware or "").strip()[:300], body)
     try:
-        out = service.import_output(store, body, hardware=hw, save=True, scenario=sc)
+        out = service.import_output(store, body, hardware=sc.hardware if sc else None, save=True, scenario=sc,
+                                    words_read=True)
     except (AdvisorError, ValidationError) as e:
         return friendly_error(e), None, None
     except Exception as e:  # noqa: BLE001
@@ -443,6 +444,27 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
         lines += ["", "**Which model was this?** Tell me in the chat (e.g. “llama 3.1 8b q4_k_m”) and I will say "
                   "whether these numbers are normal."]
     return safe_markdown("\n".join(lines)), out.verdict, new_facts
+
+
+def _read_own_words(store: Store, sc: Scenario | None, hardware: str, body: str) -> Scenario | None:
+    """The facts with what the person wrote beside a paste read as in the chat: the hardware box
+    ("RTX 3060 12GB" → hardware and 12 GB of memory) and their own words around the output
+    ("this feels slow, is it normal?" → kept as their question)."""
+    from advisor import intake
+
+    words = intake.own_words(body)[:2000] if intake.looks_like_tool_output(body) else ""
+    for text in (hardware, words):
+        if not text:
+            continue
+        try:
+            sc = intake.update(sc, text, store, asked="hardware" if text is hardware else None).facts
+        except Exception as e:  # noqa: BLE001 - intake never raises by contract; the paste must still be read
+            log.warning("paste words not read: %s", e)
+    if hardware and sc is not None and not sc.hardware:
+        sc = sc.model_copy(update={"hardware": hardware})  # a name intake did not know: the importer resolves it
+    if words and sc is not None:
+        sc = sc.model_copy(update={"question": "\n".join(x for x in (sc.question, words) if x)[-4000:]})
+    return sc
 
 
 def _fmt_rate(x: float | None) -> str:

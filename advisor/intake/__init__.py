@@ -51,7 +51,9 @@ from advisor.intake._workload import (
     TOKENS_PER_LINE_OF_CODE,
     WORDS_PER_PAGE,
     WORDS_PER_TOKEN,
+    looks_like_tool_output,
 )
+from advisor.intake._workload import prose_lines as own_words
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -76,6 +78,8 @@ __all__ = [
     "defaults_for",
     "extract",
     "missing",
+    "looks_like_tool_output",
     "next_question",
+    "own_words",
     "update",
 ]

@@ -49,8 +49,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         return ext
     tool = _workload.looks_like_tool_output(clean)
     if tool:
-        clean = _workload.prose_lines(clean)
-        ext.note("The pasted tool output is read by the importer; here I read only your own words around it.")
+        clean = _workload.prose_lines(clean)  # the person's own words around it; the importer reads the rest
     msg = Msg(spell_numbers(clean))
     steps = (
         lambda: setattr(ext, "looks_like_tool_output", tool),
@@ -76,9 +75,19 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         except Exception:  # a bug in one extractor must not cost the user the rest of the message
             log.exception("intake extractor failed on a message of %d chars", len(clean))
             ext.note(TROUBLE)
-    if not ext.facts() and not (ext.not_understood or ext.ambiguous or ext.looks_like_tool_output):
+    if not ext.facts() and not (ext.not_understood or ext.ambiguous or ext.looks_like_tool_output) \
+            and not _knows_setup(context):
         ext.note("I couldn't find any details in that message. " + EMPTY_HINT)
     return ext
+
+
+def _knows_setup(context: Scenario | None) -> bool:
+    """True when earlier turns (or a pasted output) already gave something to answer about: a message
+    without new facts ("is it normal?", "why?") is then a question about that setup, not an empty message."""
+    if context is None:
+        return False
+    return bool(context.hardware or context.model or context.params_b or context.measured_decode_tps
+                or context.measured_prefill_tps or context.bandwidth_gbs)
 
 
 def _bare_reply(text: str, ext: Extraction, store: Store, asked: str | None) -> None:

@@ -54,7 +54,8 @@ def turn_reply(store: Store, verdict: Verdict | None, *, facts: Scenario, before
             return head + options_markdown(opt)
     if verdict is None:
         return None
-    prev = previous_verdict(store, before)
+    # Nothing changed ("is it normal?", "why?"): the answer from what is known, not "Same setup as before".
+    prev = previous_verdict(store, before) if changes(before, facts) else None
     if prev is not None:
         return followup_markdown(verdict, prev, facts=facts, before_facts=before, notes=notes)
     return answer_markdown(verdict, facts=facts, notes=notes)
