@@ -82,6 +82,7 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
     new = ext.facts()
     data = old.model_dump()
     _follow_up(old, new, ext, store, text)
+    _same_measurement(old, new)
     if "params_b" in new and "model" not in new and old.model:
         _resize_model(old.model, new, data, ext, store)
     if "model" in new and "params_b" not in new:
@@ -99,6 +100,15 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
         merged = Scenario.model_validate(data)
     changed = [f for f in FACT_FIELDS if getattr(merged, f) != getattr(old, f)]
     return merged, changed
+
+
+def _same_measurement(old: Scenario, new: dict[str, Any]) -> None:
+    """"Is 18 tok/s normal?" after a paste measured 18.31: the person quotes the measurement (rounded),
+    it is not a new one, so the measured value stays (within 0.5 tok/s or 2 %, whichever is larger)."""
+    for f in ("measured_decode_tps", "measured_prefill_tps"):
+        was, said = getattr(old, f), new.get(f)
+        if was and said and abs(said - was) <= max(0.5, 0.02 * was):
+            del new[f]
 
 
 def _resize_model(old_model: str, new: dict[str, Any], data: dict[str, Any], ext: Extraction, store: Store) -> None:

@@ -278,7 +278,8 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
     speed = _delta(_per_user(p), _per_user(q), fmt_rate, " tok/s")
     wait = _delta(p.ttft_s, q.ttft_s, fmt_s, "")
     line = f"{'With that' if ch else 'Still'}: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} ({feel_wait(q.ttft_s)})."
-    out = [head, line]
+    # A new measured rate alone leaves the expectation as it was ("speed still 62.6"): the verdict line says it.
+    out = [head] if ch and all(c[0].startswith("measured_") for c in ch) else [head, line]
     measured_changed = any(v.measured.get(k) != before.measured.get(k) for k in ("decode_tps", "prefill_tps"))
     if (v.bottleneck == "memory_fit" and fit_was != fit_now) or (measured_changed and any(v.measured.values())):
         pv = plain_verdict(v, with_fix=False)  # the numbers line above already says the rest

@@ -127,3 +127,30 @@ def test_a_chat_paste_leaves_no_internal_note(store):
     ext = intake.extract("RTX 3060 12GB is it normal?\n" + TABLE, store)
     assert ext.looks_like_tool_output and ext.memory_gb == 12
     assert not any("importer" in n for n in ext.notes)
+
+
+@pytest.mark.parametrize("question", ["is 18 tok/s normal for this card?", "I only get about 18 tok/s, why?",
+                                      "18.3 t/s, is that ok?", "prompt is 1200 tok/s and output 18 tok/s, fine?"])
+def test_quoting_the_pasted_rate_is_not_a_new_measurement(own_store, pasted, question):
+    view = turns.chat_turn(own_store, question, pasted.history, pasted.facts)
+    reply = view.history[-1]["content"]
+    _clean(reply)
+    assert "**Changed:**" not in reply and "18.31 tok/s" in reply and "holding it back" in reply
+    assert view.facts["measured_decode_tps"] == pytest.approx(18.31)
+    assert view.facts["measured_prefill_tps"] == pytest.approx(1180.52)
+
+
+def test_a_new_measured_rate_is_judged_without_the_old_expectation_line(own_store, pasted):
+    view = turns.chat_turn(own_store, "I rebuilt it and now I get 55 tok/s, ok?", pasted.history, pasted.facts)
+    reply = view.history[-1]["content"]
+    assert "18.31 tok/s" in reply and "→ 55 tok/s" in reply  # the change is said
+    assert "Still:" not in reply and "speed still 62.6" not in reply
+    assert "normal for this hardware" in reply and view.verdict is not None and view.verdict.status == "normal"
+    assert view.facts["measured_decode_tps"] == pytest.approx(55)
+
+
+@pytest.mark.parametrize("said, kept", [(18.0, 18.31), (18.5, 18.31), (19.0, 19.0), (9.0, 9.0)])
+def test_a_rate_within_rounding_of_the_measurement_keeps_it(store, said, kept):
+    known = Scenario(hardware="RTX 3060", memory_gb=12, model="llama 8B", measured_decode_tps=18.31)
+    got = intake.update(known, f"I get {said:g} tok/s", store).facts
+    assert got.measured_decode_tps == pytest.approx(kept)
