@@ -5,7 +5,6 @@ Errors the user can fix print one clear line on stderr and exit with status 2; n
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import sys
@@ -227,44 +226,6 @@ def predict(
             if p.assumptions else ""))
 
 
-#: Largest --input file read (a scenario or a table of rows is a few kB; a bigger one is a wrong file).
-MAX_INPUT_BYTES = 50_000_000
-
-
-def _read_input_file(path: Path) -> str:
-    """The UTF-8 text of an ``--input`` file. Raises ValueError with one line for a missing, special
-    (``/dev/urandom``: it would be read forever), huge or binary file."""
-    if not path.exists():
-        raise ValueError(f"cannot read {path}: no such file")
-    if not path.is_file():
-        raise ValueError(f"cannot read {path}: not a regular file")
-    size = path.stat().st_size
-    if size > MAX_INPUT_BYTES:
-        raise ValueError(f"{path} is {size / 1e6:.1f} MB; an --input file over {MAX_INPUT_BYTES // 1_000_000} MB "
-                         "is not read")
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not UTF-8 text (a binary file?); --input expects CSV, JSON lines or a "
-                         "JSON object") from None
-
-
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    text = _read_input_file(path)
-    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        rows: list[dict[str, Any]] = []
-        for i, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                r = load_json(line, what=f"line {i} of {path.name}")
-            except ValueError as e:
-                r = {"_error": str(e)}
-            rows.append(r if isinstance(r, dict) else {"_error": f"line {i} is not a JSON object"})
-        return rows
-    return list(csv.DictReader(text.splitlines()))
-
-
 def _row_error(e: Exception) -> str:
     from pydantic import ValidationError
 
@@ -273,39 +234,29 @@ def _row_error(e: Exception) -> str:
     return str(e).splitlines()[0][:300]
 
 
-_ROW_KEYS = frozenset({"hardware", "model", "params_b", "quant", "backend", "prompt_tokens", "gen_tokens", "depth",
-                       "batch", "concurrency", "memory_gb", "bandwidth_gbs", "tflops"})
-
-
 def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
+    """One JSON object per row, in order; exit status 2 when no row could be predicted."""
     from advisor import service
+    from advisor.cli_input import read_rows, row_scenario
 
-    rows = _guard(lambda: _read_rows(path), as_json)
+    rows = _guard(lambda: read_rows(path), as_json)
     if not rows:
         _fail(f"{path} has no rows to predict (expected a CSV header and rows, or JSON lines)", as_json)
+    done = 0
     for i, r in enumerate(rows, 1):
         if "_error" in r:
             typer.echo(json.dumps({"row": i, "error": r["_error"]}))
             continue
-        clean = {k: (None if v in ("", None) else v) for k, v in r.items()}
-        unknown = [k for k in clean if k not in _ROW_KEYS]
-        if unknown:
-            typer.echo(json.dumps({"row": i, "error": f"unknown column{'s' if len(unknown) > 1 else ''} "
-                                   f"{', '.join(repr(k) for k in unknown[:5])}; known: {', '.join(sorted(_ROW_KEYS))}"}))
-            continue
-        batch = clean.pop("batch", None)
-        if batch is not None and clean.get("concurrency") is None:
-            clean["concurrency"] = batch
         try:
-            sc = _scenario(**{k: clean.get(k) for k in ("hardware", "model", "params_b", "quant", "backend",
-                                                         "prompt_tokens", "gen_tokens", "depth", "concurrency",
-                                                         "memory_gb", "bandwidth_gbs", "tflops")})
-            p = service.predict_scenario(st, sc)
+            p = service.predict_scenario(st, row_scenario(r, f"scenario of row {i}"))
             out = json_safe(p.model_dump(mode="json"))
             out["row"] = i
+            done += 1
         except Exception as e:  # noqa: BLE001 - one bad row must not stop the others
             out = {"row": i, "error": _row_error(e)}
         typer.echo(json.dumps(out, default=_default))
+    if not done:
+        raise typer.Exit(2)
 
 
 @app.command()
@@ -334,7 +285,9 @@ def diagnose(
 
     def build() -> Any:
         if input is not None:
-            data = load_json(_read_input_file(input), what=str(input))
+            from advisor.cli_input import read_input_file
+
+            data = load_json(read_input_file(input), what=str(input))
             if not isinstance(data, dict):
                 raise ValueError("the input file must hold a JSON object")
             sc_data = data.get("scenario", data)
@@ -366,16 +319,16 @@ def import_cmd(
     from advisor import report, service
 
     def read() -> str:
+        from advisor.cli_input import MAX_IMPORT_BYTES, decode_text, read_text_file
+
+        expects = "the text a benchmark or server printed (llama-bench, ollama --verbose, ...)"
         if file == "-":
-            return sys.stdin.read()
-        p = Path(file)
-        if not p.exists():
-            raise ValueError(f"cannot read {file}: no such file")
-        if not p.is_file():
-            raise ValueError(f"cannot read {file}: not a regular file")
-        if p.stat().st_size > 5_000_000:
-            raise ValueError(f"{file} is {p.stat().st_size / 1e6:.1f} MB; tool output over 5 MB is not read")
-        return p.read_text(encoding="utf-8", errors="replace")
+            raw = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+            if len(raw) > MAX_IMPORT_BYTES:
+                raise ValueError(f"the input is over {MAX_IMPORT_BYTES // 1_000_000} MB; tool output over that "
+                                 "is not read")
+            return decode_text(raw, "the input", expects)
+        return read_text_file(Path(file), limit=MAX_IMPORT_BYTES, what="tool output", expects=expects)
 
     text = _guard(read, as_json)
     st = _guard(lambda: _store(store), as_json)

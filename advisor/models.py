@@ -549,6 +549,8 @@ def parse_scenario(data: Any, *, what: str = "scenario") -> Scenario:
     if not isinstance(data, dict):
         raise InputError(f"The {what} must be a JSON object, e.g. {{\"hardware\": \"M2 Max\", \"model\": \"llama 3.1 8b\"}}.")
     unknown = [str(k) for k in data if k not in SCENARIO_KEYS]
+    if not unknown:
+        _refuse_booleans_as_numbers(data, what)
     if unknown:
         parts = []
         for k in unknown[:5]:
@@ -557,3 +559,33 @@ def parse_scenario(data: Any, *, what: str = "scenario") -> Scenario:
         raise InputError(f"Unknown key{'s' if len(unknown) > 1 else ''} in the {what}: {', '.join(parts)}. "
                          f"Known keys: {', '.join(sorted(SCENARIO_KEYS))}.")
     return Scenario.model_validate(data)
+
+
+def _numeric_keys() -> frozenset[str]:
+    """Scenario fields that hold numbers (int, float or a tuple of them), not flags."""
+    out = set()
+    for name, f in Scenario.model_fields.items():
+        text = str(f.annotation)
+        if "bool" not in text and ("int" in text or "float" in text):
+            out.add(name)
+    return frozenset(out)
+
+
+def _refuse_booleans_as_numbers(data: dict[str, Any], what: str) -> None:
+    """JSON ``true``/``false`` where a number goes is a mistake, not 1/0 (pydantic would read it so).
+
+    Raises:
+        InputError: one line naming the key, e.g. ``gen_tokens is true; it takes a number``.
+    """
+    import json
+
+    from advisor.errors import InputError
+
+    for k in sorted(_NUMERIC_KEYS & set(data)):
+        v = data[k]
+        if isinstance(v, bool) or (isinstance(v, (list, tuple)) and any(isinstance(x, bool) for x in v)):
+            raise InputError(f"{k} in the {what} is {json.dumps(v)}; it takes a number (JSON true/false is not "
+                             "read as 1/0).")
+
+
+_NUMERIC_KEYS: frozenset[str] = _numeric_keys()
