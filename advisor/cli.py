@@ -19,10 +19,34 @@ from advisor.report import json_safe
 
 
 class _Commands(TyperGroup):
-    """The command group; lets ``probe --server`` stand without a URL (see :func:`server_argv`)."""
+    """The command group; lets ``probe --server`` stand without a URL (see :func:`server_argv`).
+
+    With ``--json`` a wrong flag or value (``--concurrency abc``, a missing argument) is also one JSON
+    object, ``{"error": ...}``, exit status 2. A failure that is the advisor's own (a bug) is one line,
+    exit status 1, never a traceback (``ADVISOR_LOG=DEBUG`` logs it).
+    """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["advisor_json"] = "--json" in args
         return super().parse_args(ctx, server_argv(args))
+
+    def invoke(self, ctx: Any) -> Any:
+        as_json = bool(ctx.meta.get("advisor_json"))
+        try:
+            return super().invoke(ctx)
+        except Exception as e:  # noqa: BLE001 - last resort: one line, never a traceback
+            kinds = {c.__name__ for c in type(e).__mro__}  # click's classes, or those typer vendors
+            if "UsageError" in kinds and as_json:
+                typer.echo(json.dumps({"error": f"{e.format_message()} (see --help)"},  # type: ignore[attr-defined]
+                                      ensure_ascii=False))
+                raise typer.Exit(getattr(e, "exit_code", 2)) from None
+            if kinds & {"ClickException", "Exit", "Abort"}:
+                raise
+            import logging
+
+            logging.getLogger("advisor").debug("unexpected error", exc_info=True)
+            _fail(f"the advisor failed on its own ({type(e).__name__}); this is a bug, not a problem with "
+                  "your input. ADVISOR_LOG=DEBUG shows the details.", as_json, code=1)
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
