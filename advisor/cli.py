@@ -131,7 +131,14 @@ def _guard(fn: Any, as_json: bool) -> Any:
         from knowledge.storefile import environment_problem
 
         env = environment_problem(e) if isinstance(e, OSError) else None
-        _fail(str(e) if isinstance(e, ValueError) else (env or f"{type(e).__name__}: {e}"), as_json)
+        _fail(str(e) if isinstance(e, ValueError) else (env or _os_message(e)), as_json)
+
+
+def _os_message(e: OSError) -> str:
+    """``cannot use /proc/x: no such file or directory`` rather than ``FileNotFoundError: [Errno 2] ...``."""
+    if e.strerror and e.filename:
+        return f"cannot use {e.filename}: {e.strerror[0].lower()}{e.strerror[1:]}"
+    return f"{type(e).__name__}: {e}"
 
 
 # Python's own ValueError wording (a conversion of a damaged value), never meant for a user.
@@ -519,6 +526,12 @@ def db_stats(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None
 @db_app.command("export")
 def db_export(directory: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
     """Write every table as Parquet (one file per table) into DIRECTORY."""
+    def check() -> None:
+        if directory.exists() and not directory.is_dir():
+            raise ValueError(f"cannot export into {directory}: it is a file, not a folder; give a folder "
+                             "(it is created when missing)")
+
+    _guard(check, as_json)
     st = _guard(lambda: _store(store), as_json)
     files = _guard(lambda: st.export(directory), as_json)
     _emit({"files": files}, as_json, "\n".join(files))
@@ -527,6 +540,14 @@ def db_export(directory: Path = typer.Argument(...), store: Optional[str] = STOR
 @db_app.command("import")
 def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
     """Merge results, probes and imports from an exported folder or Parquet file (de-duplicated)."""
+    def check() -> None:
+        if not source.exists():
+            raise ValueError(f"cannot import {source}: no such file or folder")
+        if not (source.is_dir() or source.is_file()):
+            raise ValueError(f"cannot import {source}: it is a device or special file, not a folder or a "
+                             "Parquet file")
+
+    _guard(check, as_json)
     st = _guard(lambda: _store(store), as_json)
     added = _guard(lambda: st.import_pooled(source), as_json)
     new = {k: v for k, v in added.items() if not k.endswith("_refused")}
