@@ -61,7 +61,7 @@ def decode_text(raw: bytes, name: str, expects: str) -> str:
             # A stray byte of another encoding (a Windows console's "±") is replaced; a binary file has many.
             if text.count("\ufffd") - raw.count("\ufffd".encode()) <= max(3, len(raw) // 200):
                 return text
-    raise ValueError(f"{name} is not text (a binary file?); expected {expects}")
+    raise ValueError(f"{name} is not UTF-8 text (a binary file?); expected {expects}")
 
 
 def read_text_file(path: Path, *, limit: int, what: str, expects: str) -> str:
