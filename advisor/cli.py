@@ -6,6 +6,7 @@ Errors the user can fix print one clear line on stderr and exit with status 2; n
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -583,11 +584,32 @@ def server_argv(argv: list[str]) -> list[str]:
 
 
 def main() -> None:
-    import logging
     import os
 
-    logging.basicConfig(level=os.environ.get("ADVISOR_LOG", "WARNING"), format="%(asctime)s %(name)s %(message)s")
+    level = os.environ.get("ADVISOR_LOG", "WARNING").upper()
+    handler = logging.StreamHandler()
+    handler.setFormatter(_LogLine("%(asctime)s %(name)s %(message)s", tracebacks=level == "DEBUG"))
+    try:
+        logging.basicConfig(level=level, handlers=[handler])
+    except ValueError:  # ADVISOR_LOG=LOUD: not a level
+        logging.basicConfig(level="WARNING", handlers=[handler])
     app()
+
+
+class _LogLine(logging.Formatter):
+    """Log records as one line each; the traceback of a logged exception only with ``ADVISOR_LOG=DEBUG``."""
+
+    def __init__(self, fmt: str, *, tracebacks: bool) -> None:
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.exc_info and not self.tracebacks:
+            exc = record.exc_info[1]
+            record = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
+            record.msg = f"{record.getMessage()} ({type(exc).__name__}; ADVISOR_LOG=DEBUG shows the traceback)"
+            record.args = None
+        return super().format(record)
 
 
 if __name__ == "__main__":

@@ -270,3 +270,25 @@ def test_slow_body_is_cut_off_but_a_finished_request_may_wait() -> None:
 
     asyncio.run(BodyCap(streaming, timeout_s=0.1)({"type": "http", "path": "/x", "headers": []}, done_receive, None))
     assert got[0]["body"] == b"{}" and got[1].get("late") is True
+
+
+# ----------------------------------------------------------------- no traceback on the terminal
+def test_a_model_of_size_zero_is_unknown_not_a_crash(tmp_path) -> None:
+    r = _run(["predict", "--hardware", "RTX 4090", "--model", "llama 3 0b", "--json"], tmp_path)
+    assert r.exit_code == 2 and "don't know the model" in json.loads(r.output)["error"]
+
+
+def test_logged_exceptions_are_one_line_unless_debug() -> None:
+    import logging
+
+    from advisor.cli import _LogLine
+
+    try:
+        raise ZeroDivisionError("x")
+    except ZeroDivisionError:
+        import sys
+
+        rec = logging.LogRecord("advisor.t", logging.ERROR, __file__, 1, "step %s failed", ("a",), sys.exc_info())
+    quiet = _LogLine("%(name)s %(message)s", tracebacks=False).format(rec)
+    assert quiet == "advisor.t step a failed (ZeroDivisionError; ADVISOR_LOG=DEBUG shows the traceback)"
+    assert "Traceback" in _LogLine("%(message)s", tracebacks=True).format(rec)
