@@ -292,3 +292,22 @@ def test_logged_exceptions_are_one_line_unless_debug() -> None:
     quiet = _LogLine("%(name)s %(message)s", tracebacks=False).format(rec)
     assert quiet == "advisor.t step a failed (ZeroDivisionError; ADVISOR_LOG=DEBUG shows the traceback)"
     assert "Traceback" in _LogLine("%(message)s", tracebacks=True).format(rec)
+
+
+@pytest.mark.parametrize("name", [" ", "\t", " + ", "-", "\u200b"])
+def test_a_name_without_letters_or_digits_is_not_given(name: str) -> None:
+    sc = parse_scenario({"hardware": name, "model": name, "quant": name, "backend": name})
+    assert (sc.hardware, sc.model, sc.quant, sc.backend) == (None, None, None, None)
+
+
+def test_blank_hardware_asks_for_the_hardware_instead_of_crashing(tmp_path) -> None:
+    r = _run(["predict", "--hardware", " + ", "--model", "llama 3.1 8b", "--json"], tmp_path)
+    assert r.exit_code == 2 and json.loads(r.output)["error"].startswith("Which hardware?")
+
+
+def test_offloaded_model_on_hardware_of_unknown_memory_gets_a_verdict(tmp_path) -> None:
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({"model": "llama 3.1 8b", "bandwidth_gbs": 500, "tflops": 50, "gpu_fraction": 0.5}))
+    r = _run(["diagnose", "--input", str(f), "--json"], tmp_path)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["bottleneck"] == "memory_fit"  # half the layers off the GPU: it does not fit
