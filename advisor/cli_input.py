@@ -176,6 +176,8 @@ def row_scenario(row: dict[str, Any], where: str) -> Any:
         v = clean[k]
         if isinstance(v, str) and _WHOLE.match(v):
             clean[k] = int(float(v))
+    if clean.get("prompt_tokens") in (0, 0.0) and not isinstance(clean.get("prompt_tokens"), bool):
+        clean["prompt_tokens"] = 1  # a decode-only run (llama-bench tg128: no prompt): decode from an empty cache
     batch = clean.pop("batch", None)
     if isinstance(batch, bool):
         raise InputError(f"batch in the {where} is {str(batch).lower()}; it takes a number of sequences")

@@ -288,6 +288,8 @@ class Scenario(BaseModel):
     measured_is_aggregate: bool | None = None  # measured_decode_tps is summed over ``concurrency`` streams
     target_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # a TTFT the person needs ("under 2 s")
     target_decode_tps: float | None = Field(default=None, gt=0, le=MAX_TPS)  # a per-user speed they need
+    # The model the advisor chose because none was named (a comparison needs one); a default while model equals it.
+    default_model: str | None = None
 
     @field_validator("compare_hardware", "compare_models", mode="before")
     @classmethod

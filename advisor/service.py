@@ -362,7 +362,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         # Several machines and no model yet: answer the comparison on a common model, and say so.
         from advisor.intake._dialog import DEFAULT_COMPARE_MODEL
 
-        facts = facts.model_copy(update={"model": DEFAULT_COMPARE_MODEL})
+        facts = facts.model_copy(update={"model": DEFAULT_COMPARE_MODEL, "default_model": DEFAULT_COMPARE_MODEL})
         notes.append(f"Model not stated: the options are compared on {DEFAULT_COMPARE_MODEL} at Q4_K_M, a common "
                      "choice for a team; name your model to compare on it instead.")
     q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)

@@ -34,6 +34,7 @@ SEED_FILES = (
     "results.csv",
     "results_more.csv",
     "lab_machines.csv",
+    "cloud_instances.csv",
 )
 
 

@@ -419,19 +419,21 @@ HARDWARE: list[tuple[str, str, int]] = [
     ("GTX 1050 Ti 4GB", "nvidia-gtx-1050-ti", 1),
     ("GeForce GTX 1660 Ti", "nvidia-gtx-1660-ti", 1),
     ("RTX A6000 48GB x 4", "nvidia-rtx-a6000", 4),
+    # Kinds added in the gaps round (formerly unknown): HBM Xeon Max, GB200 (a superchip: two GPUs), Jetson Thor.
+    ("Intel(R) Xeon(R) Max 9480", "intel-xeon-max-9480", 1),
+    ("GB200", "nvidia-gb200", 2),
+    ("Jetson AGX Thor", "nvidia-agx-thor-t5000", 1),
+    ("NVIDIA Grace", "nvidia-grace", 1),
 ]
 
-# Names the catalog does not know yet (kinds still missing: HBM Xeon Max, a bare "Xeon CPU @ GHz"
-# cloud banner, GB200, Jetson Thor, phone chips, Intel UHD iGPUs). They must fail with a clear NotFoundError, never a wrong machine.
+# Names the catalog does not know yet (kinds still missing: a bare "Xeon CPU @ GHz" cloud banner, phone chips,
+# Intel UHD iGPUs). They must fail with a clear NotFoundError, never a wrong machine.
 UNKNOWN = [
-    "Intel(R) Xeon(R) Max 9480",
     "Snapdragon 8 Gen 3",
     "Intel(R) Xeon(R) CPU @ 2.20GHz",
-    "GB200",
     "AMD Radeon(TM) Graphics",
     "Intel(R) UHD Graphics 620",
     "Apple A17 Pro",
-    "Jetson AGX Thor",
 ]
 
 # (name as written, catalog format name, bits per weight)

@@ -525,7 +525,12 @@ def _run(store: Any, fields: dict[str, Any]) -> Any:
     return diagnose_scenario(store, Scenario(**fields), question=fields.get("question"))
 
 
-@pytest.mark.parametrize("fields,bottleneck,fixes", [pytest.param(f, b, x, id=i) for i, f, b, x in EVAL])
+# Known defects, each named (kept visible; strict so a fix shows).
+_KNOWN: dict[str, pytest.MarkDecorator] = {}
+
+
+@pytest.mark.parametrize("fields,bottleneck,fixes", [pytest.param(f, b, x, id=i, marks=_KNOWN.get(i, ()))
+                                                     for i, f, b, x in EVAL])
 def test_eval_report(store, request, fields, bottleneck, fixes):
     v = _run(store, fields)
     top3 = [f.id for f in v.fixes[:3]]

@@ -258,13 +258,21 @@ def test_zero_users_rejected(store: Store) -> None:
     assert e.concurrency is None and e.not_understood
 
 
-def test_ambiguous_hardware(store: Store) -> None:
-    e = extract("an H100", store)
+def test_versions_of_one_card_are_answered_for_the_slowest(store: Store) -> None:
+    # "an H100": the PCIe card (2,000 GB/s), said so, with the SXM5's 3,350 GB/s named; no question first.
+    for text in ("an H100", "one H100", "a single H100", "H100"):
+        e = extract(text, store)
+        assert e.resolved.get("hardware") == "nvidia-h100-pcie" and not e.ambiguous, text
+        assert any("smallest and slowest" in n and "SXM5 80GB has 80 GB, 3350 GB/s" in n for n in e.notes), text
+    assert extract("an A100", store).resolved["hardware"] == "nvidia-a100-40gb"
+    assert extract("A100 80GB", store).resolved["hardware"] == "nvidia-a100-80gb-pcie"  # the stated size narrows it
+
+
+def test_versions_of_one_card_with_a_measurement_stay_a_question(store: Store) -> None:
+    # A measured rate is judged against every version, so the name stays open (diagnose bounds it).
+    e = extract("an H100 gives me 20 tok/s", store)
     assert e.hardware is None and set(e.ambiguous["hardware"]) == {"H100 PCIe 80GB", "H100 SXM5 80GB"}
-
-
-def test_ambiguous_candidates_narrowed_by_memory(store: Store) -> None:
-    assert extract("A100 80GB", store).ambiguous["hardware"] == ["A100 80GB PCIe", "A100 80GB SXM4"]
+    assert extract("A100 80GB at 9 tok/s", store).ambiguous["hardware"] == ["A100 80GB PCIe", "A100 80GB SXM4"]
 
 
 def test_mac_without_chip_offers_chips(store: Store) -> None:
@@ -393,7 +401,7 @@ def test_bandwidth_or_size_suffice(store: Store) -> None:
 
 
 def test_asks_about_ambiguity_first(store: Store) -> None:
-    r = update(Scenario(model="qwen3 8b"), "an H100", store)
+    r = update(Scenario(model="qwen3 8b"), "an H100 at 30 tok/s", store)
     q = next_question(r.facts, store, ambiguous=r.ambiguous)
     assert q is not None and q.field == "hardware" and "H100 SXM5 80GB" in q.choices
     r2 = update(r.facts, q.choices[1], store)
@@ -401,8 +409,9 @@ def test_asks_about_ambiguity_first(store: Store) -> None:
 
 
 def test_unresolvable_name_on_facts_is_asked_by_name(store: Store) -> None:
-    q = next_question(Scenario(hardware="H100", model="qwen3 8b"), store)
+    q = next_question(Scenario(hardware="H100", model="qwen3 8b", measured_decode_tps=30), store)
     assert q is not None and q.field == "hardware" and "'H100'" in q.text and "H100 SXM5 80GB" in q.choices
+    assert next_question(Scenario(hardware="H100", model="qwen3 8b"), store) is None  # answered for the PCIe card
     q = next_question(Scenario(hardware="RTX 4090", model="wizard of oz"), store)
     assert q is not None and q.field == "model" and q.choices
 
@@ -454,3 +463,21 @@ def test_public_api() -> None:
     assert {"extract", "update", "missing", "next_question", "defaults_for", "Extraction", "IntakeResult",
             "Question"} <= set(intake.__all__)
     assert all(hasattr(intake, name) for name in intake.__all__)
+
+
+# A memory size written after a later compare candidate is that candidate's, never the first machine's
+# (nor taken as "system RAM" beside a GPU).
+@pytest.mark.parametrize(("text", "memory", "candidates"), [
+    ("RTX 4090 or an M4 Max 128GB for llama 3.3 70b?", None, ["RTX 4090", "M4 Max 128GB"]),
+    ("Mac mini M4 or MacBook Pro M4 Pro 48GB for qwen3 14b?", None, ["Mac mini M4", "MacBook Pro M4 Pro 48GB"]),
+    ("Should we buy an M2 Ultra 192GB or Mac Studio M3 Ultra 256GB for 4 people using llama 3.3 70b?", 192.0,
+     ["M2 Ultra", "Mac Studio M3 Ultra 256GB"]),
+    ("We're a team of 6 developers. Should we buy an M3 Ultra with 96GB, two RTX 4090s or an H100?", 96.0,
+     ["M3 Ultra", "2x RTX 4090", "H100"]),
+    ("I have 64GB. M4 Max or RTX 5090, which is faster for gemma 3 27b?", 64.0, ["M4 Max", "RTX 5090"]),
+    ("deciding between a 3090 24gb and an rx 7900 xtx 24 gb", 24.0, ["RTX 3090", "RX 7900 XTX 24GB"]),
+])
+def test_memory_after_a_later_candidate_stays_with_it(store: Store, text: str, memory, candidates) -> None:
+    got = facts_of(extract(text, store))
+    assert got.get("memory_gb") == memory and not got.get("system_ram_gb")
+    assert got.get("compare_hardware") == candidates

@@ -182,3 +182,17 @@ def test_unknown_mac_whose_memory_cannot_hold_the_model(store):
     c2 = ctx(store, hardware="MacBook Air 8GB", model="llama 3.1 8b", quant="q4_k_m", measured_decode_tps=0.3)
     f2 = rules.does_not_fit(c2)
     assert f2 is not None and "usable" in f2.signal  # 4.9 GB of weights, ~5.4 GB usable on an 8 GB Mac: too tight
+
+
+def test_a_paged_kv_server_queues_rather_than_spilling_the_kv_cache(store):
+    # 40 users x 60k-token prompts need ~316 GB of KV cache for Llama 3.1 8B: vLLM holds what its KV pool fits and
+    # queues the rest (no spill to system RAM), so "does not fit" is not the finding; llama.cpp's slots would spill.
+    from advisor.diagnose import diagnose
+    from advisor.models import Scenario
+
+    base = dict(hardware="H100 SXM", memory_gb=80, model="Llama 3.1 8B Instruct", quant="bf16", concurrency=40,
+                prompt_tokens=60000, gen_tokens=300)
+    v = diagnose(store, Scenario(**base, backend="vLLM"))
+    assert v.bottleneck != "memory_fit"
+    w = diagnose(store, Scenario(**base, backend="llama.cpp"))
+    assert w.bottleneck == "memory_fit"

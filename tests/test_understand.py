@@ -120,9 +120,13 @@ def test_situation_machine_layout(store: Store) -> None:
 def test_situation_mixed_box(store: Store) -> None:
     sit = understand(store, intake.update(None, "3090 + 3060 in one box, llama 3.1 8b", store).facts)
     assert sit.machine is not None and sit.machine.count == 2
-    assert sit.hardware is not None and sit.hardware.id == "nvidia-rtx-3090"
-    assert [h.id for h in sit.machine.mixed] == ["nvidia-rtx-3060"]
-    assert any("Mixed GPUs" in a for a in sit.assumption_texts())
+    assert [h.id for h in sit.machine.mixed] == ["nvidia-rtx-3090", "nvidia-rtx-3060"]
+    hw = sit.hardware
+    assert hw is not None and hw.id == "nvidia-rtx-3090+nvidia-rtx-3060" and hw.n_devices == 2
+    # 24 + 12 GB; layers split 2:1 by memory, so a token reads 2/3 at 936 GB/s and 1/3 at 360 GB/s.
+    assert hw.memory_gb * hw.n_devices == 36.0
+    assert abs(hw.bandwidth_gbs - 1 / (2 / 3 / 936 + 1 / 3 / 360)) < 0.1
+    assert any("Mixed GPUs" in a and "36 GB in all" in a for a in sit.assumption_texts())
 
 
 def test_situation_count_from_facts_alone(store: Store) -> None:

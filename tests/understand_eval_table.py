@@ -31,7 +31,7 @@ FIRST = [
  ("I just want to ask it a sentence or two and get a paragraph back", {"prompt_tokens": 40, "gen_tokens": 167}),
  # team leads / buyers
  ("12 devs, coding agent, 8k-token prompts, should we get two 4090s or an M3 Ultra 192GB?",
-  {"concurrency": 12, "use": "coding_agent", "prompt_tokens": 8000, "compare_hardware": ["2x RTX 4090", "M3 Ultra"]}),
+  {"concurrency": 12, "use": "coding_agent", "prompt_tokens": 8000, "compare_hardware": ["2x RTX 4090", "M3 Ultra 192GB"]}),
  ("We'd serve about forty people internally with Llama 3.3 70B, looking at 2x H100 NVLink.",
   {"concurrency": 40, "gpu_count": 2, "interconnect": "nvlink", "model_id": "meta-llama/Llama-3.3-70B-Instruct"}),
  ("team of 25, RAG over our confluence wiki, ~3k token prompts, answers ~300 tokens",
@@ -173,7 +173,7 @@ FIRST = [
  ("generation at 120ms/token", {"measured_decode_tps": 8.33}),
  ("a 7B model", {"params_b": 7.0}),
  ("My 2019 Intel MacBook Pro i9 with 32GB", {"memory_gb": 32.0}),
- ("i7-13700K, 64GB DDR5-5600, no graphics card", {"system_ram_gb": 64.0}),
+ ("i7-13700K, 64GB DDR5-5600, no graphics card", {"memory_gb": 64.0, "system_ram_gb": None}),  # no GPU: the RAM is the machine's memory
 ]
 
 TWO = [
@@ -298,7 +298,7 @@ FIRST += [
  ("I'm deciding between a 4090 and a 5090", {"compare_hardware": ["RTX 4090", "RTX 5090"]}),
  ("qwen2.5 7b or llama 3.1 8b, which is faster on my 3060?", {"compare_models": ["qwen2.5 7b", "llama 3.1 8b"],
                                                               "hw": "nvidia-rtx-3060"}),
- ("M3 Max 36GB or M4 Pro 48GB for 30b models?", {"compare_hardware": ["M3 Max", "M4 Pro"]}),
+ ("M3 Max 36GB or M4 Pro 48GB for 30b models?", {"compare_hardware": ["M3 Max", "M4 Pro 48GB"]}),
  ("30 students in a classroom, each asks a question every couple of minutes", {"concurrency": 30}),
  ("around 2 requests a second", {"requests_per_minute": 120.0}),
  ("my prompts are short but the codebase context is 40k tokens", {"prompt_tokens": 40000}),

@@ -80,9 +80,14 @@ SCROLL_TO_ANSWER_JS = """
 """
 
 
+# Gradio 6.31's English locale lacks the key its status tracker announces when an event completes, so the raw
+# key "common.complete" reached the page (screen readers, copied text): give it words.
+I18N_FIXES = {"en": {"common.complete": "Done"}}
+
+
 def theme_kwargs() -> dict[str, Any]:
-    """``launch()`` keyword arguments for the look (theme and CSS), shared by server and tests."""
-    return {"theme": gr.themes.Soft(), "css": CSS}
+    """``launch()`` keyword arguments for the look (theme, CSS, missing UI words), shared by server and tests."""
+    return {"theme": gr.themes.Soft(), "css": CSS, "i18n": gr.I18n(**I18N_FIXES)}
 
 
 def _choices_update(choices: list[str], question: str) -> Any:

@@ -19,6 +19,7 @@ import gradio as gr
 
 from advisor import compare as cmp
 from advisor.errors import AdvisorError, AmbiguousError, InputError, load_json
+from advisor.intake._dialog import DEFAULT_COMPARE_MODEL  # the one home of the default comparison model
 from advisor.models import Scenario
 from advisor.render.options import DEFAULT_TPS_TARGET, DEFAULT_TTFT_TARGET_S, compare_fill
 from knowledge import catalog
@@ -27,7 +28,7 @@ from knowledge.store import Store
 from ui import charts
 
 __all__ = ["COMPARE_DEFAULTS", "CompareForm", "api_compare", "build_compare_tab", "compare_choices",
-           "fill_updates", "match_prices", "run_compare"]
+           "default_model_id", "fill_note", "fill_updates", "form_request", "match_prices", "run_compare"]
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,12 @@ COMPARE_INTRO = ("**Compare hardware** for a team: ranked by whether each machin
                  "load (first word for 95 % of requests, with queueing; tok/s per user with everyone streaming), "
                  "then by headroom. Prices are used only if you give them.")
 COMPARE_DEFAULTS = ["apple-m3-ultra-80gpu", "nvidia-rtx-4090x2", "nvidia-h100-pcie", "nvidia-dgx-spark-gb10"]
-DEFAULT_MODEL = "meta-llama/Llama-3.3-70B-Instruct"
+# The form's field labels (one home: the layout and the fill's "· from the chat" / "· default" use them).
+LABELS = {"model": "Model", "quant": "Weights", "prompt_tokens": "Prompt tokens", "gen_tokens": "Answer tokens",
+          "concurrency": "Users", "requests_per_minute": "Requests / min per user",
+          "ttft_target_s": "Target first word, p95 (s)", "tps_per_user": "Target tok/s per user"}
+# Engines the form offers (empty: the engine's own default, llama.cpp, or vLLM for 4+ users on a datacenter GPU).
+ENGINES = ["", "llama.cpp", "vllm", "sglang", "tensorrt-llm", "mlx", "ollama", "lm-studio", "exllamav2"]
 # Multi-GPU boxes people build from consumer cards (layer split), offered next to the catalog entries.
 MULTI_GPU = {"nvidia-rtx-3090": (2, 4), "nvidia-rtx-4090": (2, 4), "nvidia-rtx-5090": (2,), "amd-rx-7900-xtx": (2,)}
 
@@ -49,6 +55,14 @@ def compare_choices(store: Store) -> tuple[list[tuple[str, str]], list[str]]:
         hw += [(f"{n}× {h.name} ({n * max(h.memory_gb_options):g} GB)", f"{base}x{n}") for n in counts if h]
     models = sorted(catalog.all_models(store))
     return sorted(hw, key=lambda c: c[0].lower()), models
+
+
+def default_model_id(store: Store) -> str | None:
+    """The catalog id of :data:`advisor.intake._dialog.DEFAULT_COMPARE_MODEL` (None if the catalog lacks it)."""
+    try:
+        return catalog.resolve_model(store, DEFAULT_COMPARE_MODEL).value.id
+    except AdvisorError:
+        return None
 
 
 def _opt(x: Any) -> Any:
@@ -89,20 +103,35 @@ def match_prices(store: Store, prices: dict[str, float], candidates: list[str]) 
     return out
 
 
+def form_request(store: Store, model: str, quant: str, prompt: float, gen: float, users: float, rpm: float | None,
+                 ttft: float | None, tps: float | None, candidates: list[str], prices: str, prefix: float | None,
+                 kv_quant: str, engine: str | None = None) -> cmp.CompareRequest:
+    """The compare form's values (in :attr:`CompareForm.run_inputs` order) as a CompareRequest.
+
+    Raises:
+        ValueError: a field out of range (pydantic); InputError: a price name matches no candidate.
+    """
+    cands = list(candidates or [])
+    return cmp.CompareRequest(
+        model=model, quant=_opt(quant), backend=_opt(engine), prompt_tokens=int(prompt or 1), gen_tokens=int(gen or 1),
+        concurrency=int(users or 1), requests_per_minute=_opt(rpm) or None, ttft_target_s=_opt(ttft) or None,
+        tps_per_user=_opt(tps) or None, candidates=cands or None,
+        prices=match_prices(store, cmp.parse_prices(prices), cands),
+        shared_prefix_tokens=int(prefix or 0), kv_quant=kv_quant or "f16")
+
+
 def run_compare(store: Store, model: str, quant: str, prompt: float, gen: float, users: float, rpm: float | None,
                 ttft: float | None, tps: float | None, candidates: list[str], prices: str, prefix: float | None,
-                kv_quant: str) -> tuple[str, list[list[Any]], Any]:
-    """The compare form → (summary markdown, table rows, chart). Errors become a message, never a traceback."""
+                kv_quant: str, engine: str | None = None) -> tuple[str, list[list[Any]], Any]:
+    """The compare form → (summary markdown, table rows, chart). Errors become a message, never a traceback.
+
+    ``engine``: "" or None for the default engine (llama.cpp; vLLM for 4+ users on a datacenter GPU).
+    """
     from ui import handlers
 
     try:
-        cands = list(candidates or [])
-        req = cmp.CompareRequest(
-            model=model, quant=_opt(quant), prompt_tokens=int(prompt or 1), gen_tokens=int(gen or 1),
-            concurrency=int(users or 1), requests_per_minute=_opt(rpm) or None, ttft_target_s=_opt(ttft) or None,
-            tps_per_user=_opt(tps) or None, candidates=cands or None,
-            prices=match_prices(store, cmp.parse_prices(prices), cands),
-            shared_prefix_tokens=int(prefix or 0), kv_quant=kv_quant or "f16")
+        req = form_request(store, model, quant, prompt, gen, users, rpm, ttft, tps, candidates, prices, prefix,
+                           kv_quant, engine)
         result = cmp.compare_request(store, req)
     except (ValueError, AdvisorError) as e:
         return f"⚠️ {handlers.friendly_error(e)}", [], charts.empty_figure("Fix the inputs to see the chart.")
@@ -142,13 +171,15 @@ class CompareForm:
     tps: Any
     candidates: Any
     prefix: Any
+    engine: Any = None
+    note: Any = None
     run_fn: Any = None
     run_inputs: Any = None
     run_outputs: Any = None
 
     def fill_targets(self) -> list[Any]:
         return [self.model, self.quant, self.prompt, self.gen, self.users, self.rpm, self.ttft, self.tps,
-                self.candidates, self.prefix]
+                self.candidates, self.prefix, self.engine, self.note]
 
 
 def _name(store: Store, candidate: str) -> str:
@@ -164,25 +195,55 @@ def _label(store: Store, candidate: str) -> str:
     return f"{name} ({mem.replace('GB', ' GB')}, from the chat)" if mem else f"{name} (from the chat)"
 
 
+def fill_note(fill: dict[str, Any]) -> str:
+    """What the form took from the chat and what it assumed (Markdown, shown above the form)."""
+    said = ", ".join(fill.get("stated") or []) or "the machines"
+    out = f"**Filled from the chat:** {said}."
+    if fill.get("defaults"):
+        out += " **Defaults (not said in the chat):** " + "; ".join(fill["defaults"]) + "."
+    return out + " Change any of them and press Compare."
+
+
+_FILL_N = 12  # len(CompareForm.fill_targets())
+
+
 def fill_updates(store: Store, facts: dict[str, Any] | None) -> list[Any]:
-    """``gr.update``s for :meth:`CompareForm.fill_targets` from the chat facts (skips when nothing to fill)."""
+    """``gr.update``s for :meth:`CompareForm.fill_targets` from the chat facts.
+
+    The candidates are exactly the machines named (each with the memory stated), the model, format,
+    engine, lengths, users, rate and targets those of the conversation; the note says which are defaults.
+    Nothing to fill (no model): the form stays, and the note says so.
+    """
     try:
         sc = Scenario.model_validate(facts or {})
         fill = compare_fill(store, sc)
     except (ValueError, AdvisorError):
         fill = None
-    if not fill:
-        return [gr.skip()] * 10
+    except Exception as e:  # noqa: BLE001 - a failed fill must say so, not leave the tab's defaults looking filled
+        log.exception("could not fill compare from the chat: %s", type(e).__name__)
+        return [gr.skip()] * (_FILL_N - 1) + [gr.update(value="⚠️ I could not fill the form from the chat: the "
+                                                             "values below are the tab's own, not your team's.")]
+    if not fill or not fill["candidates"]:
+        return [gr.skip()] * (_FILL_N - 1) + [gr.update(value="The chat has not named machines and a model to "
+                                                             "compare yet: the form keeps its values.")]
     hw_choices, models = compare_choices(store)
     known = {v for _, v in hw_choices}
     extra = [(_label(store, c), c) for c in fill["candidates"] if c not in known]
     model_choices = models if fill["model"] in models else [fill["model"], *models]
-    return [gr.update(value=fill["model"], choices=model_choices), gr.update(value=fill["quant"] or "Q4_K_M"),
-            gr.update(value=fill["prompt_tokens"]), gr.update(value=fill["gen_tokens"]),
-            gr.update(value=fill["concurrency"]), gr.update(value=fill["requests_per_minute"] or 0),
-            gr.update(value=fill["ttft_target_s"]), gr.update(value=fill["tps_per_user"]),
-            gr.update(choices=extra + hw_choices, value=fill["candidates"]),
-            gr.update(value=fill["shared_prefix_tokens"])]
+    def lab(key: str) -> str:  # each field says where its value came from
+        return f"{LABELS[key]} · {'default' if key in fill['assumed'] else 'from the chat'}"
+
+    return [gr.update(value=fill["model"], choices=model_choices, label=lab("model")),
+            gr.update(value=fill["quant"] or "Q4_K_M", label=lab("quant")),
+            gr.update(value=fill["prompt_tokens"], label=lab("prompt_tokens")),
+            gr.update(value=fill["gen_tokens"], label=lab("gen_tokens")),
+            gr.update(value=fill["concurrency"], label=lab("concurrency")),
+            gr.update(value=fill["requests_per_minute"] or 0, label=lab("requests_per_minute")),
+            gr.update(value=fill["ttft_target_s"], label=lab("ttft_target_s")),
+            gr.update(value=fill["tps_per_user"], label=lab("tps_per_user")),
+            gr.update(choices=extra + hw_choices, value=fill["candidates"], label="Candidates · as named in the chat"),
+            gr.update(value=fill["shared_prefix_tokens"]), gr.update(value=fill.get("backend") or ""),
+            gr.update(value=fill_note(fill))]
 
 
 def build_compare_tab(store: Store) -> CompareForm:
@@ -191,20 +252,24 @@ def build_compare_tab(store: Store) -> CompareForm:
     ids = {v for _, v in hw_choices}
     with gr.Column(elem_id="compare-tabs"):
         gr.Markdown(COMPARE_INTRO)
+        note = gr.Markdown(elem_id="cmp-from-chat")
         with gr.Row():
-            model = gr.Dropdown(models, value=DEFAULT_MODEL if DEFAULT_MODEL in models else None, label="Model",
+            default = default_model_id(store)
+            model = gr.Dropdown(models, value=default if default in models else None, label=LABELS["model"],
                                 allow_custom_value=True, elem_id="cmp-model", scale=3)
-            quant = gr.Dropdown(["Q4_K_M", "Q4_0", "Q5_K_M", "Q6_K", "Q8_0", "F16"], value="Q4_K_M", label="Weights",
+            quant = gr.Dropdown(["Q4_K_M", "Q4_0", "Q5_K_M", "Q6_K", "Q8_0", "F16"], value="Q4_K_M", label=LABELS["quant"],
                                 allow_custom_value=True, elem_id="cmp-quant", scale=1)
+            engine = gr.Dropdown(ENGINES, value="", label="Engine (empty: default)", allow_custom_value=True,
+                                 elem_id="cmp-engine", scale=1)
             kv = gr.Radio(["f16", "q8_0", "q4_0"], value="f16", label="KV cache", elem_id="cmp-kv", scale=1)
         with gr.Row():
-            prompt = gr.Number(8000, label="Prompt tokens", precision=0, minimum=1, elem_id="cmp-prompt")
-            gen = gr.Number(500, label="Answer tokens", precision=0, minimum=1, elem_id="cmp-gen")
+            prompt = gr.Number(8000, label=LABELS["prompt_tokens"], precision=0, minimum=1, elem_id="cmp-prompt")
+            gen = gr.Number(500, label=LABELS["gen_tokens"], precision=0, minimum=1, elem_id="cmp-gen")
             prefix = gr.Number(0, label="Shared prefix tokens (cached)", precision=0, minimum=0, elem_id="cmp-prefix")
-            users = gr.Number(20, label="Users", precision=0, minimum=1, elem_id="cmp-users")
-            rpm = gr.Number(0.2, label="Requests / min per user", minimum=0, elem_id="cmp-rpm")
-            ttft = gr.Number(DEFAULT_TTFT_TARGET_S, label="Target first word, p95 (s)", minimum=0, elem_id="cmp-ttft")
-            tps = gr.Number(DEFAULT_TPS_TARGET, label="Target tok/s per user", minimum=0, elem_id="cmp-tps")
+            users = gr.Number(20, label=LABELS["concurrency"], precision=0, minimum=1, elem_id="cmp-users")
+            rpm = gr.Number(0.2, label=LABELS["requests_per_minute"], minimum=0, elem_id="cmp-rpm")
+            ttft = gr.Number(DEFAULT_TTFT_TARGET_S, label=LABELS["ttft_target_s"], minimum=0, elem_id="cmp-ttft")
+            tps = gr.Number(DEFAULT_TPS_TARGET, label=LABELS["tps_per_user"], minimum=0, elem_id="cmp-tps")
         with gr.Row():
             cands = gr.Dropdown(hw_choices, value=[i for i in COMPARE_DEFAULTS if i in ids], multiselect=True,
                                 label="Candidates (empty: every machine that holds the model)", elem_id="cmp-candidates",
@@ -214,15 +279,16 @@ def build_compare_tab(store: Store) -> CompareForm:
         run = gr.Button("Compare", variant="primary", elem_id="compare-btn")
         table = gr.Dataframe(headers=cmp.TABLE_HEADERS, value=[], interactive=False, wrap=True,
                              elem_id="compare-table", show_label=False)
+        gr.Markdown(f"<sub>{cmp.TABLE_LEGEND}</sub>", elem_id="compare-legend")
+        summary = gr.Markdown(elem_id="compare-summary")
         plot = gr.Plot(charts.empty_figure("Press Compare to rank the candidates."), elem_id="compare-chart",
                        show_label=False)
-        summary = gr.Markdown(elem_id="compare-summary")
-    inputs = [model, quant, prompt, gen, users, rpm, ttft, tps, cands, prices, prefix, kv]
+    inputs = [model, quant, prompt, gen, users, rpm, ttft, tps, cands, prices, prefix, kv, engine]
 
     def run_fn(*a: Any) -> tuple[str, list[list[Any]], Any]:
         return run_compare(store, *a)
 
     run.click(run_fn, inputs, [summary, table, plot], api_visibility="private")
     return CompareForm(model=model, quant=quant, prompt=prompt, gen=gen, users=users, rpm=rpm, ttft=ttft, tps=tps,
-                       candidates=cands, prefix=prefix, run_fn=run_fn, run_inputs=inputs,
+                       candidates=cands, prefix=prefix, engine=engine, note=note, run_fn=run_fn, run_inputs=inputs,
                        run_outputs=[summary, table, plot])

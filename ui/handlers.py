@@ -76,7 +76,7 @@ FACT_LABELS: dict[str, str] = {
     "gpu_count": "GPUs", "system_ram_gb": "system RAM (GB)", "context_window": "context window (tokens)",
     "measured_ttft_s": "measured first word (s)", "gpu_fraction": "share on the GPU",
 }
-_HIDDEN_FACTS = {"raw_output", "question", "hardware_measured"}
+_HIDDEN_FACTS = {"raw_output", "question", "hardware_measured", "default_model"}
 # The bottleneck in plain words (verdict card).
 BOTTLENECK_WORDS = {"decode": "decode (how fast the answer streams)", "prefill": "prefill (reading your prompt)",
                     "memory_fit": "memory (the model does not fit)", "misconfiguration": "the setup, not the hardware",

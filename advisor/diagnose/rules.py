@@ -135,6 +135,10 @@ def does_not_fit(c: Ctx) -> Finding | None:
         if p.memory.fits:
             return None
         mem = p.memory
+        if c.server_engine and mem.weights_gb + mem.overhead_gb <= mem.usable_gb and sit.workload.users > 1:
+            # A paged-KV server (vLLM, SGLang, TensorRT-LLM) does not spill a full cache to system RAM: it runs as
+            # many sequences as its KV pool holds and queues (or preempts) the rest, which the other rules judge.
+            return None
         full = predict_for(c.store, sit, gpu_share=1.0) if c.tg else None
         in_mem = (full.decode_tps_per_seq or full.decode_tps) if full is not None else None
         if in_mem and c.tg and (c.tg >= 0.7 * in_mem and mem.required_gb <= 1.1 * (mem.total_gb or 0)

@@ -268,6 +268,12 @@ def _fix_name_question(facts: Scenario, store: Store, field: str) -> Question:
     name = getattr(facts, field)
     ext = extract(name, store)
     cands = ext.ambiguous.get(field) or ext.suggestions.get(field) or []
+    if field == "hardware" and not cands:  # a name chat would answer for its slowest version, judged with a rate
+        from advisor.intake._hardware import _clean_candidates
+        from advisor.understand import understand
+
+        u = understand(store, facts).unresolved_field("hardware")
+        cands = _clean_candidates(u.candidates, "") if u is not None else []
     if field == "hardware":
         return Question(field=field, text=f"Which machine is '{name}'?", choices=cands[:6] or HARDWARE_CHOICES)
     return Question(field=field, text=f"Which model is '{name}'? Its size (e.g. '8B') is enough.",

@@ -6,7 +6,7 @@ import logging
 import re
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake import _hardware, _machine, _names, _vague, _workload
+from advisor.intake import _hardware, _machine, _memory, _names, _vague, _workload
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize, spell_numbers
 from advisor.models import Scenario
@@ -87,7 +87,7 @@ def _bare_reply(text: str, ext: Extraction, store: Store, asked: str | None) -> 
         return
     if asked == "memory_gb" and (m := _BARE_NUMBER.match(text)):
         v = float(m.group(1))
-        if 0 < v <= _hardware.MAX_MEMORY_GB:
+        if 0 < v <= _memory.MAX_MEMORY_GB:
             ext.memory_gb = v
             ext.note(f"Took {fmt(v)} as {fmt(v)} GB of memory.")
     elif asked in ("concurrency", "gpu_cores") and re.fullmatch(r"\s*\d{1,5}\s*", text):

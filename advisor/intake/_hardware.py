@@ -3,7 +3,10 @@
 Names are found by small patterns (Apple chips and Mac products, GPU model numbers, a few named
 machines, catalog ids) and then checked against the catalog with
 :func:`knowledge.catalog.resolve_hardware`; the phrase kept is the user's, tidied
-("a 3090" → "RTX 3090", "two RTX 4090s" → "2x RTX 4090").
+("a 3090" → "RTX 3090", "two RTX 4090s" → "2x RTX 4090"). Cards of one box are joined with " + ", each keeping
+the size written after it ("3090 and 3060 12GB" → "RTX 3090 + RTX 3060 12GB"); a card named without its version
+("an H100") is taken as its smallest, slowest version, said so, unless a measured rate is to be judged. Memory
+sizes are read by :mod:`advisor.intake._memory`.
 """
 
 from __future__ import annotations
@@ -13,16 +16,14 @@ from dataclasses import dataclass
 
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind, strip_count
+from advisor.intake._memory import choose_memory, memory_mentions, tentative, with_memory_after
 from advisor.intake._schema import Extraction
 from advisor.intake._specs import bandwidth as _bandwidth
 from advisor.intake._specs import gpu_cores as _gpu_cores
-from advisor.intake._text import Msg, fmt, negated, parse_num
+from advisor.intake._text import Msg, fmt, negated
 from advisor.models import Hardware
 from knowledge import catalog
 from knowledge.store import Store
-
-MAX_MEMORY_GB = 24_576.0  # 24 TB: beyond the largest servers; larger figures are typos or jokes
-_N = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 
 _PRODUCTS = r"mac\s?book\s?air|mac\s?book\s?pro|mac\s?mini|mac\s?studio|imac|mac\s?pro|mac\s?book"
 _PRODUCT_NAMES = {"macbookair": "MacBook Air", "macbookpro": "MacBook Pro", "macmini": "Mac mini",
@@ -55,7 +56,7 @@ _GPU = re.compile(
     r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,4})"
     r"|(?P<dc>gh200|gb200|h100|h200|h800|h20|b200|b300|a100|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
-    r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|v100|p40|p100)"
+    r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|mi60|mi50|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
     r"(?P<var>(?:[\s-]*(?:ti|super|xtx|xt|ada|pcie|sxm\d?|nvl)(?=s?\b))*)(?P<plural>s)?\b"
     r"(?:\s*(?:x|×)\s*(?P<count2>\d{1,2})\b)?",
@@ -63,8 +64,9 @@ _GPU = re.compile(
 )
 _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
-    r"|\bjetson(?:\s*agx)?\s*orin\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
-    r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\btitan\s*(?:rtx|xp|x|v)\b"
+    r"|\bjetson(?:\s*agx)?\s*(?:orin|thor)\b|\bagx\s*thor\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
+    r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
+    r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
     re.I,
@@ -72,7 +74,8 @@ _SPECIALS = re.compile(
 _CPU_NAMES = re.compile(
     r"\b(?:intel\s+)?(?:core\s+)?(?:i[3579]|ultra\s+[579])(?:[\s-]\d{3,5}[a-z]{0,2})?\b|\bryzen\s+[3579](?:\s+(?:pro\s+)?\d{4}\w*)?\b"
     r"|\bthreadripper\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
-_SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b", re.I)
+_SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
+                      re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets
 _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "single": 1, "one": 1}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
@@ -82,20 +85,6 @@ _BARE_NOT_AFTER = re.compile(r"^\s*(?:-\s*)?(?:tokens?|toks?|words?|t/s|tok|tps|
                              r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|watts?)", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
-_MEM = re.compile(
-    rf"(?<![\w.])(?P<num>{_N})\s*(?P<unit>gb|gib|gigs?|gigabytes?|g|tb|tib|terabytes?|mb|mib)\b(?!\s*/|\s*per\s+s)"
-    r"(?P<tail>(?:\s*(?:of|in))?\s*(?:(?:unified|system|shared|total|gpu|graphics|video|(?:lp|g)?ddr\d\w*|hbm\d?e?)\s+)*"
-    r"(?P<qual>vram|ram|memory|unified|card|gpu|graphics\s+card))?",
-    re.I,
-)
-_MEM_BEFORE = re.compile(r"\b(?P<q>vram|ram|memory)\s*(?:[:=]|of|is|size)?\s*$", re.I)
-_MEM_SKIP_BEFORE = re.compile(
-    r"(?:\b(?:model|file|weights?|gguf|download)(?:\s+(?:size|file))?\s*(?:is|was|=|:|of|weighs|takes|needs|uses|\()?"
-    r"|\b(?:needs?|requires?|required|uses?|using|used|takes?|peak(?:\s+memory)?\s*:?|swap|kv\s+cache|cache|"
-    r"download(?:ed|ing)?|free|ssd|disk|size\s*:))\s*(?:about\s+|around\s+|only\s+|~)?$", re.I)
-_MEM_SKIP_AFTER = re.compile(r"^\s*(?:of\s+)?(?:ssd|storage|disk|drive|hdd|nvme|flash|swap|download|file|model|"
-                             r"weights|free|used|left)\b", re.I)
-
 @dataclass
 class _Mention:
     start: int
@@ -103,13 +92,6 @@ class _Mention:
     phrase: str
     cores: int | None = None
     product: str = ""
-
-
-@dataclass
-class _Mem:
-    value: float
-    qual: str | None  # "vram", "unified", "ram", "mem" or None
-    text: str
 
 
 # ----------------------------------------------------------------------------- catalog views
@@ -197,10 +179,27 @@ def _gpu_count(m: re.Match[str]) -> int:
     return 2 if "pair" in raw else _COUNT_WORDS.get(raw.split()[-1], 1)
 
 
+_LAPTOP_AFTER = re.compile(r"^\s*(?:laptop|notebook|mobile|max-?q)\b", re.I)
+_LAPTOP_BEFORE = re.compile(r"\b(?:laptop|notebook)\b(?![^.;!?]*\b(?:desktop|tower|pc|server|workstation|rig)\b)"
+                            r"[^.;!?]{0,24}$", re.I)
+
+
+def _laptop_card(msg: Msg, m: re.Match[str]) -> bool:
+    """A GeForce card named as a laptop's ("4070 laptop GPU", "my laptop with a 4070"): its mobile version."""
+    return bool(_LAPTOP_AFTER.match(msg.orig[m.end():m.end() + 12])
+                or _LAPTOP_BEFORE.search(msg.orig[max(0, m.start() - 40):m.start()]))
+
+
+_CPU_BEFORE = re.compile(r"\b(?:ryzen|athlon|core|xeon|epyc|threadripper|celeron|pentium)(?:\s+(?:ai\s+)?(?:pro\s+)?"
+                         r"(?:i?[3579]|hx?))?\s*$", re.I)
+
+
 def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
     numbers = _gpu_numbers(store)
     out = []
     for m in msg.finditer(_GPU):
+        if _CPU_BEFORE.search(msg.orig[max(0, m.start() - 16):m.start()]):
+            continue  # "Ryzen 5 5600", "Core i5 12400": a CPU's model number, not "5x RX 5600"
         if m.group("bare"):
             num = m.group("bare")
             ok_ctx = (m.group("count") or _BARE_OK_BEFORE.search(msg.orig[max(0, m.start() - 12):m.start()])
@@ -215,16 +214,21 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
         else:
             name = m.group("dc").upper()
         var = [_VARIANTS.get(v.lower(), v.upper()) for v in re.findall(r"[a-z]+\d?", m.group("var") or "", re.I)]
+        form = re.match(r"\s*(?:\d{1,3}\s*gb\s*)?\(?(sxm\d?|pcie|hbm3(?!e))\b", msg.orig[m.end():m.end() + 16], re.I)
+        if form and not any(v.lower().startswith(("sxm", "pcie", "hbm")) for v in var):  # "80GB HBM3": nvidia-smi's SXM
+            var.append(_VARIANTS.get(form.group(1).lower(), form.group(1).upper()))  # "two A100s 80GB SXM"
         n = _gpu_count(m)
         if n < 1:
             continue
+        if (m.group("series") or m.group("bare")) and _laptop_card(msg, m):
+            var.append("Laptop")  # "my Legion laptop with a 4070", "RTX 4090 laptop GPU": the mobile chip
         phrase = (f"{n}x " if n > 1 else "") + " ".join([name, *var])
         out.append(_Mention(m.start(), m.end(), phrase))
     return out
 
 
 def _other_mentions(msg: Msg, store: Store) -> list[_Mention]:
-    out = []
+    out = [_Mention(m.start(), m.end(), m.group(0)) for m in msg.finditer(catalog.instance_pattern())]  # "p4d.24xlarge"
     for m in msg.finditer(_SPECIALS):
         phrase = re.sub(r"\s+", " ", m.group(0)).strip()
         if _SOCKETS.search(msg.orig[max(0, m.start() - 30):m.start()]) and not _ddr_id(store, phrase):
@@ -307,6 +311,16 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
     if men.phrase in _PRODUCT_CHIPS:
         ext.ambiguous["hardware"] = _product_choices(store, men.phrase)
         return None
+    if men.product == "cpu" and re.search(r"\d{3,}", men.phrase):
+        try:  # a CPU model whose memory system the catalog knows ("Ryzen 7 7840HS", "Core Ultra 7 155H"); not "an i7"
+            got = catalog.resolve_hardware(store, men.phrase, memory_gb=memory)
+            if got.value.kind in ("cpu", "apu") and got.confidence >= 0.85:
+                ext.hardware, ext.resolved["hardware"] = men.phrase, got.value.id
+                for a in got.assumptions:
+                    ext.note(a)
+                return got.value
+        except (AmbiguousError, NotFoundError):
+            pass
     if men.product == "cpu":
         ext.suggestions["hardware"] = ["DDR5-5600 dual channel", "DDR4-3200 dual channel"]
         ext.reject(f"I can't size '{men.phrase}' from its name. For a computer without a supported GPU, tell me its "
@@ -315,6 +329,14 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
     try:
         m = _resolve_counted(store, men.phrase.split(" + ")[0], memory, cores)
     except AmbiguousError as e:
+        measured = any(v is not None for v in (ext.measured_decode_tps, ext.measured_prefill_tps, ext.measured_ttft_s))
+        if isinstance(e, catalog.VariantsError) and e.default is not None and not measured:
+            # "an A100", "one H100": answered now for the smallest, slowest version, said so (a measured rate is
+            # judged against every version instead, so it stays a question).
+            ext.hardware, ext.resolved["hardware"] = men.phrase, e.default.value.id
+            for a in e.default.assumptions:
+                ext.note(a)
+            return e.default.value
         fitting = _fit_memory(store, e.candidates, memory)
         one = _only_fit(store, fitting, e.candidates, memory)
         if one is not None:  # the stated memory leaves one entry: "Jetson Orin 64GB"
@@ -337,77 +359,6 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
     return m.value
 
 
-# ----------------------------------------------------------------------------- memory
-def _memory_mentions(msg: Msg, ext: Extraction) -> list[_Mem]:
-    out = []
-    for m in msg.finditer(_MEM):
-        before, after = msg.orig[max(0, m.start() - 30):m.start()], msg.orig[m.end():m.end() + 30]
-        unit, qual = m.group("unit").lower(), (m.group("qual") or "").lower() or None
-        if qual is None and (b := _MEM_BEFORE.search(before)):
-            qual = b.group("q").lower()
-        if qual is None and re.match(r"\s*(?:of\s+)?(?:lp)?ddr\d", after, re.I):
-            qual = "ram"
-        variant = bool(re.search(r"\bthe\s*$", before, re.I) and re.match(r"\s*(?:model|version|variant|one)\b", after, re.I))
-        if not variant and (_MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after)):
-            continue
-        if variant:
-            qual = "variant"  # "the 24GB model": the machine's memory option, checked against the catalog below
-        if unit in ("g", "mb", "mib", "tb", "tib", "terabyte", "terabytes") and qual is None:
-            continue  # "2TB" alone is a disk; "16g" alone may be anything
-        value = parse_num(m.group("num")) or 0.0
-        value *= 1024 if unit.startswith(("t",)) else (1 / 1024 if unit.startswith("m") else 1)
-        tail = (m.group("tail") or "").lower()
-        if qual in ("card", "gpu", "graphics card") or (qual == "ram" and re.search(r"gpu|graphics|video", tail)):
-            qual = "vram"
-        elif qual == "memory":
-            qual = "unified" if "unified" in tail else ("ram" if "system" in tail else "mem")
-        msg.claim(m.start(), m.end())
-        if not 0 < value <= MAX_MEMORY_GB:
-            ext.reject(f"{m.group(0).strip()} is not a memory size any machine has; I ignored it.")
-            continue
-        out.append(_Mem(round(value, 3), qual, m.group(0).strip()))
-    return out
-
-
-def _tentative(mems: list[_Mem]) -> float | None:
-    for q in ("vram", "unified", "mem", None):
-        for m in mems:
-            if m.qual == q:
-                return m.value
-    return mems[0].value if mems else None
-
-
-def _choose_memory(ext: Extraction, mems: list[_Mem], hw: Hardware | None) -> float | None:
-    if not mems:
-        return None
-    mems = [m for m in mems if m.qual != "variant" or hw is None or m.value in hw.memory_gb_options]
-    if not mems:
-        return None
-    if hw is None or hw.kind not in ("discrete_gpu", "datacenter_gpu"):
-        pick = next((m for m in mems if m.qual != "vram"), mems[0])
-        if hw is not None and hw.memory_gb_options and pick.value not in hw.memory_gb_options:
-            opts = "/".join(fmt(x) for x in hw.memory_gb_options)
-            ext.note(f"The {hw.name} ships with {opts} GB; I kept the {fmt(pick.value)} GB you said.")
-        return pick.value
-    sizes = hw.memory_gb_options
-    for m in mems:
-        if m.qual == "vram" or (m.qual in (None, "mem", "variant") and (not sizes or m.value in sizes)):
-            if hw.n_devices > 1 and sizes and m.value in [o * hw.n_devices for o in sizes] and m.value not in sizes:
-                ext.note(f"{m.text} is the total over {hw.n_devices} cards ({fmt(m.value / hw.n_devices)} GB each).")
-                return m.value / hw.n_devices
-            return m.value
-    unq = next((m for m in mems if m.qual in (None, "mem")), None)
-    if unq is not None and sizes and unq.value < min(sizes):
-        ext.note(f"{unq.text}: less than the {hw.name}'s {'/'.join(fmt(x) for x in sizes)} GB; taken as this card's "
-                 "VRAM (a laptop or cut-down version).")
-        return unq.value
-    if unq is not None and sizes and unq.value > max(sizes) * max(1, hw.n_devices) and ext.system_ram_gb is None:
-        ext.system_ram_gb = unq.value
-    ext.note(f"{mems[0].text} looks like system RAM; what counts for a {hw.name} is its own memory "
-             f"({'/'.join(fmt(x) for x in sizes)} GB of VRAM).")
-    return None
-
-
 # ----------------------------------------------------------------------------- entry point
 def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | None = None) -> None:
     """Read hardware name, memory, GPU cores, bandwidth and TFLOPS; set them on ``ext``.
@@ -422,18 +373,21 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     for i in ids:
         msg.claim(i.start, i.end)
     _bandwidth(msg, ext)
-    mems = _memory_mentions(msg, ext)
+    mems = memory_mentions(msg, ext)
     cores = _gpu_cores(msg)
     men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start) and not _aside(msg, x)]
     men = _several(msg, ext, store, men)
+    if ext.compare_hardware and len(men) > 1:
+        mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
     hw = None
     if men:
         first = men[0]
         if cores is not None and first.product != first.phrase and re.match(r"(?:Mac\w* \w+ )?M\d", first.phrase) \
                 and not first.cores:
             first.phrase += f" {cores}-core"
-        hw = _resolve(ext, store, first, _tentative(mems), cores or first.cores)
-        others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase))
+        hw = _resolve(ext, store, first, tentative(mems), cores or first.cores)
+        # A CPU named beside a GPU is that PC's host ("i7-12700k, 32gb, rtx 3080"), not a second machine.
+        others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase and x.product != "cpu"))
         if others and not ext.compare_hardware:
             ext.note(f"You also mentioned {', '.join(others)}; I'm using {first.phrase} for now "
                      "(compare ranks several machines side by side).")
@@ -446,13 +400,14 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
             hw = None
     ext.gpu_cores = cores
     gpu_like = (hw is not None and hw.kind in ("discrete_gpu", "datacenter_gpu")) or bool(
-        men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
+        hw is None and men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
     ram = [m for m in mems if m.qual == "ram"] if gpu_like else []
     if ram:
         ext.system_ram_gb = ram[0].value
         ext.note(f"{ram[0].text} is system RAM beside the GPU, not its VRAM.")
         mems = [m for m in mems if m is not ram[0]]
-    ext.memory_gb = _choose_memory(ext, mems, hw)
+    mixed_box = bool(men) and " + " in men[0].phrase
+    ext.memory_gb = None if mixed_box else choose_memory(ext, mems, hw)  # a mixed box: each card has its own
     if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None, "variant") for m in mems
                                                                           if m.value == ext.memory_gb):
         ext.memory_gb = None
@@ -479,12 +434,35 @@ def _aside(msg: Msg, men: _Mention) -> bool:
     return bool(ASIDE.search(msg.before(men.start, 24)) and not re.search(r"\bvs|\bor\b", msg.before(men.start, 24)))
 
 
+_SIZES = re.compile(r"\(?\s*\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?\s*\)?", re.I)  # "(24GB)" between cards
+
+
+_PLUS = re.compile(r"^\s*(?:\+|&|plus)\s*(?:an?\s+|one\s+|the\s+)?$", re.I)
+
+
+def _boxes(msg: Msg, cands: list[_Mention]) -> list[_Mention]:
+    """Candidates to compare, with cards written "A + B" / "A & B" / "A plus B" merged into one mixed box."""
+    out: list[_Mention] = []
+    for d in cands:
+        prev = out[-1] if out else None
+        if prev is not None and _GPU.search(prev.phrase) and _GPU.search(d.phrase) \
+                and _PLUS.match(_SIZES.sub(" ", msg.orig[prev.end:d.start])):
+            out[-1] = _Mention(prev.start, d.end, f"{prev.phrase} + {d.phrase}", prev.cores, prev.product)
+        else:
+            out.append(d)
+    return out
+
+
 def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> list[_Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[_Mention] = []
     for x in men:
         if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",):
             distinct.append(x)
+    cards = sorted((x for x in men if x.product != "cpu" and _GPU.search(x.phrase)), key=lambda d: d.start)
+    if len(distinct) == 1 and len(cards) > 1 and all(
+            MIXED_JOIN.match(_SIZES.sub(" ", msg.orig[a.end:b.start])) for a, b in zip(cards, cards[1:], strict=False)):
+        distinct = cards  # the same card twice in one box ("an RTX 3090 + RTX 3090"): counted, not merged
     if len(distinct) < 2:
         return men
     distinct.sort(key=lambda d: d.start)  # a Mac named without its chip is found last but may be written first
@@ -492,18 +470,24 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
     if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
         return men
     gpus = [d for d in distinct if _GPU.search(d.phrase)]
-    bare_gaps = [re.sub(r"\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?", " ", g, flags=re.I) for g in gaps]
+    bare_gaps = [_SIZES.sub(" ", g) for g in gaps]
     joined = any(COMPARE_JOIN.search(g) for g in gaps)
     if not joined and re.search(r"\b(?:between|deciding|decide|choose|choosing|compare|comparing)\b",
                                 msg.orig[max(0, distinct[0].start - 40):distinct[0].start], re.I):
         joined = True  # "deciding between a 4090 and a 5090": two candidates, not one mixed box
     if not joined and len(gpus) == len(distinct) and all(MIXED_JOIN.match(g) for g in bare_gaps):
-        phrase = " + ".join(d.phrase for d in distinct)
+        # A size written right after a card is that card's ("3090 and 3060 12GB"): kept in its part of the phrase.
+        sizes = [re.match(r"\s*(?:with\s+)?\(?(\d{1,3})\s*(?:gb|gigs?|g)\b", msg.orig[d.end:d.end + 16], re.I)
+                 for d in distinct]
+        phrase = " + ".join(d.phrase + (f" {z.group(1)}GB" if z else "") for d, z in zip(distinct, sizes, strict=True))
         first = distinct[0]
         return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
     if joined or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth|between|pick|choose|decide|deciding)\b",
                            msg.orig, re.I):
-        ext.compare_hardware = [d.phrase for d in distinct]
+        distinct = _boxes(msg, distinct)  # "a 4090 + 3090 box or an M4 Max": two candidates, the first a mixed box
+        # Each later candidate keeps the memory written after it (the first one's is the verdict's memory).
+        ext.compare_hardware = [with_memory_after(msg, d.phrase, d.end, distinct[i + 1].start if i + 1 < len(distinct)
+                                                  else None) if i else d.phrase for i, d in enumerate(distinct)]
         ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
         return distinct
     return men

@@ -32,7 +32,8 @@ _KIND_WORDS = (
 )
 COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|with)\b|\bagainst\b|\binstead\s+of\b|"
                           r"\bbetter\b|\bthan\b", re.I)
-MIXED_JOIN = re.compile(r"^\s*(?:\+|&|and|plus|with|alongside|together\s+with|,)\s*(?:an?\s+|one\s+|the\s+)?$", re.I)
+MIXED_JOIN = re.compile(r"^\s*(?:\+|&|and|plus|with|alongside|together\s+with|,)\s*(?:an?\s+|one\s+|the\s+|my\s+)?"
+                        r"(?:(?:old|older|other|second|spare|extra)\s+)?$", re.I)
 ASIDE = re.compile(r"for\s+comparison|same\s+(?:box|machine|pc|rig)|\balso\s+(?:have|has|got)|\bused\s+to\s+have|"
                    r"\bprevious(?:ly)?\b|\bwas\s+on\b|\bmy\s+friend'?s?\b", re.I)
 

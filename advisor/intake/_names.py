@@ -35,10 +35,10 @@ _VARIANT_WORDS = (
     r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|scout|maverick|air|" + _FAMILIES
 )
 _NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"
-_TOKEN = rf"(?:{_NUM_TOKEN}|a\d+(?:\.\d+)?b|e\d+b|(?:{_VARIANT_WORDS}))(?![\w]|\.\d)"
+_TOKEN = rf"(?:{_NUM_TOKEN}|a\d+(?:\.\d+)?b|e\d+b|\d+n|small\d(?:\.\d)?|(?:{_VARIANT_WORDS}))(?![\w]|\.\d)"  # "3n": Gemma 3n; "small3.1": Ollama's Mistral Small tag
 _FAMILY = re.compile(
     rf"(?<![\w/.-])(?:{_FAMILIES})(?![a-z]|[.\-_ ]?(?:cpp|server|bench|cli|perf|print|batched|swap|file)\b)"
-    rf"(?:\d+(?:\.\d+)?)?(?:[\s_:-]+{_TOKEN}){{0,8}}",
+    rf"(?:\d+(?:\.\d+)?n?)?(?:[\s_:-]+{_TOKEN}){{0,8}}",
     re.I,
 )
 _AFTER_SIZE = re.compile(r".*?(?<![\w.])\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?b(?![\w])"

@@ -68,10 +68,12 @@ _HOUSEHOLD = re.compile(r"kids|children|adults|teens|teenagers|grown-?ups|parent
 _USERS = re.compile(
     rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
     rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
-    rf"regular|paying|expected|potential|possible|heavy|light)\s+)*(?P<who>{_WHO})\b"
+    rf"regular|paying|expected|potential|possible|heavy|light|support|sales|call[\s-]cent(?:er|re)|customer[\s-]service|"
+    rf"help[\s-]?desk|data|junior|senior|software|ml|ai|backend|frontend|research|full[\s-]?stack)\s+)*(?P<who>{_WHO})\b"
     rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
     rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
-    r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org)\b"
+    r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org|consultancy|"
+    r"business|department|school|clinic|nonprofit|newsroom)\b"
     rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b"
     r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
@@ -101,8 +103,8 @@ _USES = (
 )
 _CHAT = re.compile(r"\bchat\w*\b|\bconversation\w*\b|\bassistant\b|\btalk(?:ing)?\s+to\b", re.I)
 
-_RATE_UNIT = (r"(?:tok(?:en)?s?\s*/\s*s(?:ec(?:ond)?)?\b|t/s\b|tk/s\b|tps\b|tokens?\s+(?:per|a|each)\s+sec(?:ond)?\b|"
-              r"tokens?\s+per\s+s\b)")
+_RATE_UNIT = (r"(?:tok(?:en)?s?\s*/\s*s(?:ec(?:ond)?)?\b|t/s\b|tk/s\b|tps\b|tokens?[\s-]+(?:per|a|each)[\s-]+sec(?:ond)?\b|"
+              r"tokens?\s+per\s+s\b)")  # "tokens-per-sec": mlx_lm.generate's own words
 _RATE = re.compile(rf"(?<![\w.])(?:(?:between\s+)?(?P<lo>{NUM})\s*(?:-|to|and)\s*)?(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?"
                    rf"{_RATE_UNIT}", re.I)
 # A rate someone needs is a target, not a measurement ("we need at least 20 tok/s per user").
@@ -303,8 +305,94 @@ def _set_rate(ext: Extraction, kind: str, v: float, raw: str) -> None:
         setattr(ext, field, round(v, 3))
 
 
+_SECS = r"(?P<u>ms|msec|milliseconds?|s|secs?|seconds?)\b"
+# Speeds written as the time a token takes: "1 token every 2 seconds", "a word every 0.5 s", "ITL 35 ms",
+# "inter-token latency is 80ms", "each token takes about 100 milliseconds", "300 tokens in 20 seconds".
+_INTERVALS = (
+    re.compile(rf"(?<![\w.])(?:(?P<k>{NUM}|an?|one)\s+)?(?P<w>tokens?|toks?|words?)\s+(?P<c>every|each|per|in)\s+"
+               rf"(?:about\s+|around\s+|roughly\s+|~)?(?P<n>{NUM}|an?|one)?\s*{_SECS}", re.I),
+    re.compile(rf"\b(?:itl|inter[-\s]?token(?:\s+latency)?|time\s+between\s+tokens|tpot|time\s+per\s+(?:output\s+)?token|"
+               rf"latency\s+per\s+token|per[-\s]token\s+latency|token\s+latency)"
+               rf"\s*(?:\(\w+\))?\s*(?:is|was|of|=|:|~|≈|at|about|around|averages?|avg|mean|median|p50|\s)*\s*"
+               rf"(?P<n>{NUM})\s*{_SECS}", re.I),
+    re.compile(rf"\b(?:each|every|one|a)\s+token\s+(?:takes|took|needs|is)\s+(?:about\s+|around\s+|roughly\s+|~)?"
+               rf"(?P<n>{NUM})\s*{_SECS}", re.I),
+)
+
+
+_MLX_LINE = re.compile(rf"\b(?P<lab>prompt|generation)\s*:\s*{NUM}\s+tokens?,\s*(?P<n>{NUM})\s*tokens?-per-sec\b", re.I)
+
+
+# A phase's time with its token count: "prompt processing took 12 seconds for 8000 tokens" (prefill), Ollama's
+# verbose fields written in one line, "eval count 300 tokens, eval duration 20s" (decode; "prompt eval ..." prefill).
+_TIMED = (
+    re.compile(rf"\b(?P<lab>prompt\s+processing|prompt\s+eval(?:uation)?|prefill|processing\s+the\s+prompt|"
+               rf"reading\s+the\s+prompt|generation|generating|decod(?:e|ing))\s+(?:took|takes|is|was|lasted)\s+"
+               rf"(?:about\s+|around\s+|~)?(?P<n>{NUM})\s*{_SECS}\s+(?:for|on)\s+(?:a\s+|the\s+)?(?P<k>{NUM})[\s-]*"
+               rf"(?:tokens?|toks?)\b", re.I),
+    re.compile(rf"(?P<lab>\bprompt\s+eval|(?<!prompt )\beval)[\s_]+count\s*[:=]?\s*(?P<k>{NUM})\s*(?:tokens?|token\(s\))?"
+               rf"[,;\s]+(?P=lab)[\s_]+duration\s*[:=]?\s*(?P<n>{NUM})\s*{_SECS}", re.I),
+)
+
+
+def _how_many(raw: str | None) -> float | None:
+    """ "a"/"an"/"one"/None → 1; a number → itself (the count or seconds of an interval)."""
+    if raw is None or raw.lower() in ("a", "an", "one"):
+        return 1.0
+    return parse_num(raw)
+
+
+def _interval_rates(msg: Msg, ext: Extraction) -> None:
+    """Speeds written as the time a token takes (see ``_INTERVALS``): tok/s = tokens / seconds; words × 4/3."""
+    for m in msg.finditer(_MLX_LINE):  # one pasted mlx_lm line: its label is the phase, not the nearest word
+        msg.claim(m.start(), m.end())
+        _set_rate(ext, "prefill" if m.group("lab").lower() == "prompt" else "decode", parse_num(m.group("n")) or 0.0,
+                  m.group(0).strip())
+    for pat in _TIMED:
+        for m in msg.finditer(pat):
+            secs, k = parse_num(m.group("n")), parse_num(m.group("k"))
+            if not secs or not k:
+                continue
+            secs = secs / 1000 if m.group("u").lower().startswith("m") else secs
+            lab = m.group("lab").lower()
+            kind = "prefill" if lab.startswith(("prompt", "prefill", "processing", "reading")) else "decode"
+            msg.claim(m.start(), m.end())
+            ext.note(f"{m.group(0).strip()} = {fmt(round(k / secs, 3))} tokens/s ({kind}).")
+            _set_rate(ext, kind, k / secs, m.group(0).strip())
+            length = "prompt_tokens" if kind == "prefill" else "gen_tokens"
+            if getattr(ext, length) is None and 1 <= k <= MAX_TOKENS:
+                setattr(ext, length, int(k))  # the measured run's own length
+    for pat in _INTERVALS:
+        for m in msg.finditer(pat):
+            if m.groupdict().get("c") in ("per", "in") and not m.group("n"):
+                continue  # "tokens per second" is a rate unit (read below), "tokens in seconds" no figure
+            secs = _how_many(m.group("n"))
+            if secs is None or secs <= 0:
+                continue
+            secs = secs / 1000 if m.group("u").lower().startswith("m") else secs
+            k = _how_many(m.groupdict().get("k")) if "k" in m.groupdict() else 1.0
+            words = (m.groupdict().get("w") or "").lower().startswith("word")
+            if k is None:
+                continue
+            v = k / secs / (WORDS_PER_TOKEN if words else 1.0)
+            if (t := _TARGET.search(msg.before(m.start(), 40))) is not None:
+                msg.claim(m.start(), m.end())
+                if not t.group(0).lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
+                        and 0 < v <= MAX_RATE_TPS:
+                    ext.target_decode_tps = round(v, 3)
+                    ext.note(f"{m.group(0).strip()} ({fmt(round(v, 3))} tok/s) is a target, not a measured speed.")
+                continue
+            phase = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) if k > 1 else None
+            msg.claim(m.start(), m.end())
+            ext.note(f"{m.group(0).strip()} = {fmt(round(v, 3))} tokens/s"
+                     + (" (about 0.75 words per token)." if words else "."))
+            _set_rate(ext, phase or "decode", v, m.group(0).strip())
+
+
 def extract_rates(msg: Msg, ext: Extraction) -> None:
-    """Read measured speeds: "pp512 45, tg128 6", "300 t/s prompt processing", "I get 6 tok/s"."""
+    """Read measured speeds: "pp512 45, tg128 6", "300 t/s prompt processing", "I get 6 tok/s", and the time a
+    token takes ("1 token every 2 seconds", "ITL 35 ms": see ``_INTERVALS``)."""
+    _interval_rates(msg, ext)
     for m in msg.finditer(_LABELLED):
         v = parse_num(m.group("n")) or 0.0
         bare = m.group("len") is None and not re.search(r"[:=@~≈]|\b(?:is|was|at|of)\b|/s|per", m.group(0), re.I)

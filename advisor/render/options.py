@@ -75,22 +75,22 @@ def has_options(facts: Scenario | None) -> bool:
 
 def _one_name(store: Store, text: str, memory_gb: float | None) -> tuple[str | None, list[str]]:
     """A compare candidate string for what was written (catalog id + stated memory), and notes."""
+    from advisor.understand.text import split_stated_memory  # names are read by understanding
     from knowledge import catalog
 
-    mem = memory_gb
-    found = _MEM.search(text)
-    if found:
-        mem = float(found.group(1))
-    name = _MEM.sub(" ", text).strip(" ,") or text
+    bare, written_gb = split_stated_memory(text)
+    mem = written_gb or memory_gb
+    name = bare.strip(" ,") or text
     notes: list[str] = []
     try:
         hid = catalog.resolve_hardware(store, name, memory_gb=mem).value.id
     except AmbiguousError as e:
-        ids = [m.group(1) for m in (_ID_IN_PARENS.search(c) for c in e.candidates) if m]
-        if not ids:
+        # The same pick every time (the resolver's order of equally close names can vary): the first id.
+        found = sorted((m.group(1), c) for c in e.candidates[:4] if (m := _ID_IN_PARENS.search(c)))
+        if not found:
             return None, [f"“{text}” could be several machines: {'; '.join(e.candidates[:3])}. Name one."]
-        hid = ids[0]
-        notes.append(f"“{text}” could be {' or '.join(c.split(' (')[0] for c in e.candidates[:2])}: "
+        hid = found[0][0]
+        notes.append(f"“{text}” could be {' or '.join(c.split(' (')[0] for _, c in found[:2])}: "
                      f"assumed the first; say which to change it.")
     except AdvisorError:
         return None, [f"I do not know the machine “{text}”, so it is left out."]
@@ -113,32 +113,78 @@ def candidate_names(store: Store, facts: Scenario) -> tuple[list[str], list[str]
     return out, notes
 
 
-def _workload(store: Store, facts: Scenario) -> dict[str, Any]:
-    from advisor.resolve import resolve_scenario
-
-    res = resolve_scenario(store, facts)
-    model = res.model.id if res.model is not None else (facts.model or (f"{facts.params_b:g}B" if facts.params_b
-                                                                         else None))
-    return {"model": model, "quant": res.quant.name if res.quant is not None else None,
-            "prompt_tokens": res.prompt_tokens, "gen_tokens": res.gen_tokens, "users": res.concurrency,
-            "backend": facts.backend}
+# CompareRequest fields in a fill (the rest of the fill are words for the tab).
+_REQUEST_KEYS = ("model", "quant", "backend", "prompt_tokens", "gen_tokens", "concurrency", "candidates",
+                 "requests_per_minute", "shared_prefix_tokens", "ttft_target_s", "tps_per_user")
 
 
 def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
-    """The Compare tab's inputs from the conversation: CompareRequest fields, or None without a model."""
-    wl = _workload(store, facts)
-    if not wl["model"]:
+    """The Compare tab's inputs from the conversation's Situation, or None without a model.
+
+    Returns the :class:`advisor.compare.CompareRequest` fields (``model`` id, ``quant``, ``backend``,
+    ``prompt_tokens``, ``gen_tokens``, ``concurrency``, ``candidates`` as ``id`` or ``id 96GB``,
+    ``requests_per_minute``, ``shared_prefix_tokens``, ``ttft_target_s``, ``tps_per_user``) plus
+    ``stated`` and ``defaults``: short phrases for what came from the chat and what was assumed
+    ("model Llama 3.3 70B: the default for comparing machines, no model was named"), and ``assumed``:
+    the request fields that hold a default.
+    """
+    from advisor.understand import understand
+
+    sit = understand(store, facts)
+    wl = sit.workload
+    model = sit.model.id if sit.model is not None else (facts.model or (f"{facts.params_b:g}B" if facts.params_b
+                                                                         else None))
+    if not model:
         return None
     names, _ = candidate_names(store, facts)
-    return {"model": wl["model"], "quant": wl["quant"], "prompt_tokens": wl["prompt_tokens"],
-            "gen_tokens": wl["gen_tokens"], "concurrency": wl["users"], "candidates": names,
-            "requests_per_minute": facts.requests_per_minute,
-            "shared_prefix_tokens": min(facts.shared_prefix_tokens or 0, max(wl["prompt_tokens"] - 1, 0)),
-            "ttft_target_s": DEFAULT_TTFT_TARGET_S, "tps_per_user": DEFAULT_TPS_TARGET}
+    label = model.split("/")[-1]
+    stated: list[str] = [f"{len(names)} machines as named"]
+    defaults: list[str] = []
+    assumed: list[str] = []
+
+    def put(key: str, text: str, said: bool) -> None:
+        (stated if said else defaults).append(text)
+        if not said:
+            assumed.append(key)
+
+    if facts.default_model and facts.model == facts.default_model:
+        put("model", f"model {facts.default_model}: the default for comparing machines (no model was named in the "
+                     "chat)", False)
+    else:
+        put("model", f"model {label}", True)
+    put("prompt_tokens", f"prompts of {wl.prompt_tokens:,} tokens", "prompt_tokens" in wl.stated)
+    put("gen_tokens", f"answers of {wl.gen_tokens:,} tokens", "gen_tokens" in wl.stated)
+    put("concurrency", f"{wl.users} user{'s' if wl.users != 1 else ''}", "concurrency" in wl.stated)
+    quant = sit.quant.name if sit.quant is not None else None
+    if quant:
+        put("quant", f"weights {quant}", bool(facts.quant))
+    ttft = wl.ttft_target_s or DEFAULT_TTFT_TARGET_S
+    tps = wl.decode_target_tps or DEFAULT_TPS_TARGET
+    put("ttft_target_s", f"first word within {ttft:g} s for 95 % of requests", bool(wl.ttft_target_s))
+    put("tps_per_user", f"{tps:g} tok/s per user", bool(wl.decode_target_tps))
+    if wl.requests_per_minute:
+        put("requests_per_minute", f"{wl.requests_per_minute:g} requests per minute per user", True)
+    else:
+        put("requests_per_minute", "no request rate (each request on an idle machine)", False)
+    return {"model": model, "quant": quant, "backend": facts.backend or None, "prompt_tokens": wl.prompt_tokens,
+            "gen_tokens": wl.gen_tokens, "concurrency": wl.users, "candidates": names,
+            "requests_per_minute": wl.requests_per_minute,
+            "shared_prefix_tokens": min(wl.shared_prefix_tokens, max(wl.prompt_tokens - 1, 0)),
+            "ttft_target_s": ttft, "tps_per_user": tps, "stated": stated, "defaults": defaults, "assumed": assumed}
+
+
+def fill_request(fill: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`advisor.compare.CompareRequest` fields of a :func:`compare_fill` (unset ones left out)."""
+    return {k: fill[k] for k in _REQUEST_KEYS if fill.get(k) is not None}
 
 
 def hardware_options(store: Store, facts: Scenario) -> Options | None:
-    """Every named machine for the facts' model and workload, through the Compare engine."""
+    """Every named machine for the facts' model and workload, through the Compare engine, best first.
+
+    The request is the Compare tab's own (:func:`compare_fill`), so the chat and the tab give the same
+    numbers; rows follow the engine's ranking (a machine that cannot hold the users is never above one
+    that can).
+    """
     from advisor import compare as cmp
 
     fill = compare_fill(store, facts)
@@ -146,14 +192,13 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
         return None
     _, said = candidate_names(store, facts)
     notes: list[str] = []
-    req = cmp.CompareRequest(**{k: v for k, v in fill.items() if v is not None},
-                             backend=facts.backend if facts.backend else None)
+    req = cmp.CompareRequest(**fill_request(fill))
     result = cmp.compare_request(store, req)
-    rows = _rows(fill["candidates"], result)
+    rows = _rows(result)
     hint = ""
     if rows and not any(r["meets"] for r in rows):
         # The cheapest change that may work: the KV cache at 8 bits (half the memory per user).
-        alt = _rows(fill["candidates"], cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"})))
+        alt = _rows(cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"})))
         good = [r for r in alt if r["meets"]]
         if good:
             b = min(good, key=lambda r: r["rank"])
@@ -162,25 +207,24 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
                     f"all {req.concurrency} users at {fmt_rate(b['tps_each'])} tok/s each, first word within "
                     f"{fmt_s(b['first_word_s'])}.")
     wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
-          "gen_tokens": result["gen_tokens"], "users": result["concurrency"]}
+          "gen_tokens": result["gen_tokens"], "users": result["concurrency"],
+          "requests_per_minute": result.get("requests_per_minute")}
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
-    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill, hint=hint, said=said)
+    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill_request(fill), hint=hint,
+                   said=said)
 
 
-def _rows(candidates: list[str], result: dict[str, Any]) -> list[dict[str, Any]]:
-    by_id = {c["hardware"]["id"]: c for c in result["candidates"]}
+def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Chat rows from a compare result, in its ranking order."""
     rows = []
-    for name in candidates:
-        hid = name.split(" ")[0]
-        c = by_id.get(hid)
-        if c is None:
-            continue
+    for c in sorted(result["candidates"], key=lambda c: c["rank"]):
         hw = c["hardware"]
         mem = (hw.get("memory_gb") or 0) * (hw.get("n_devices") or 1) or None
-        rows.append({"name": short_name(hw["name"], mem), "memory_gb": mem,
+        rows.append({"name": short_name(hw["name"], mem), "memory_gb": mem, "id": hw["id"],
                      "fits": bool(c["max_concurrency"]), "users_fit": c["max_concurrency"],
                      "first_word_s": c["ttft_s"].get("p95"), "tps_each": c["decode_tps_per_user"],
-                     "meets": c["meets_targets"], "rank": c["rank"]})
+                     "tps_total": c["aggregate_decode_tps"], "meets": c["meets_targets"], "rank": c["rank"],
+                     "status": c.get("status", "no_fit"), "holds": bool(c.get("holds_users"))})
     return rows
 
 
@@ -226,10 +270,28 @@ def _dash(text: str) -> str:
     return "—" if text == "?" else text
 
 
+_STATUS = {"meets": "meets targets", "holds": "holds all", "overloaded": "overloaded", "no_fit": "**does not fit**"}
+
+
+def _status(r: dict[str, Any], users: int) -> str:
+    st = r.get("status")
+    if st == "partial":
+        return f"{r['users_fit']} of {users} at once"
+    return _STATUS.get(st or "", "—")
+
+
+def _first_word(r: dict[str, Any]) -> str:
+    return "overloaded" if r.get("status") == "overloaded" else _dash(fmt_s(r["first_word_s"]))
+
+
 def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
     name = r["name"]
     if not r["fits"]:
         return f"**{name}** cannot hold the model" + (" for even one user." if r.get("users_fit") == 0 else ".")
+    if r.get("status") == "overloaded":
+        return (f"**{name}** cannot keep up with {users} users: requests arrive faster than it reads the prompts, "
+                f"so the wait for a first word grows without bound ({fmt_rate(r['tps_each'])} tok/s each once "
+                "answering).")
     if r.get("users_fit") is not None and r["users_fit"] < users:
         return (f"**{name}** holds only {r['users_fit']} of the {users} users at once (the others wait); "
                 f"{fmt_rate(r['tps_each'])} tok/s each.")
@@ -241,6 +303,28 @@ def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
     return f"**{name}**{verdict} " + ", ".join(x for x in (speed, wait) if x) + "."
 
 
+def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
+    """The one sentence that answers: the best that meets the targets, else the best that holds the users."""
+    good = [r for r in rows if r["meets"]]
+    if good:
+        best = min(good, key=lambda r: r["rank"])
+        n, others = len(rows), len(rows) - 1
+        if len(good) > 1:
+            tail = " (both meet the targets)." if len(good) == n == 2 else f" ({len(good)} of {n} meet the targets)."
+        else:
+            tail = "; the other does not." if others == 1 else f"; the other {others} do not."
+        return f"**For {who}, the {best['name']} is the one that does the job**" + tail
+    held = [r for r in rows if r.get("holds")]
+    none = "Neither" if len(rows) == 2 else f"None of the {len(rows)}"
+    if held:
+        return (f"**{none} meets the targets for {who}**; the closest is the "
+                f"{min(held, key=lambda r: r['rank'])['name']}.")
+    fits = [r for r in rows if r["fits"]]
+    return (f"**{none} can serve {who}**"
+            + (": the ones that hold the model cannot keep up with the requests." if fits else
+               ": none holds the model."))
+
+
 def options_markdown(opt: Options) -> str:
     """The side-by-side reply: who wins in one sentence, a compact table, one line per option, notes folded."""
     wl, rows = opt.workload, opt.rows
@@ -249,24 +333,19 @@ def options_markdown(opt: Options) -> str:
     lengths = (f"{wl['prompt_tokens']:,}-token prompts (≈ {wl['prompt_tokens'] * WORDS_PER_TOKEN:,.0f} words), "
                f"{wl['gen_tokens']:,}-token answers")
     if opt.kind == "hardware":
-        good = [r for r in rows if r["meets"]]
-        if good:
-            best = min(good, key=lambda r: r["rank"])
-            lead = (f"**For {who}, the {best['name']} is the one that does the job**"
-                    + (f" ({len(good)} of {len(rows)} meet the targets)." if len(good) > 1 else
-                       f"; the other {len(rows) - 1} do not."))
-        else:
-            held = [r for r in rows if r["fits"]]
-            lead = (f"**None of the {len(rows)} meets the targets for {who}**"
-                    + (f"; the closest is the {max(held, key=lambda r: r['tps_each'] or 0)['name']}." if held
-                       else ": none holds the model."))
+        lead = _hardware_lead(rows, who, users)
         title = f"{str(wl['model']).split('/')[-1]} at {wl['quant']}, {who}, {lengths}."
-        head = "| option | fits | users | first word | tok/s each | targets |\n|---|---|--:|--:|--:|---|"
-        body = [f"| {r['name']} | {_yes(r['fits'])} | {r['users_fit']} | {_dash(fmt_s(r['first_word_s']))} | "
-                f"{_dash(fmt_rate(r['tps_each']))} | {'met' if r['meets'] else 'missed'} |" for r in rows]
-        targets = (f"<sub>Targets: first word within {DEFAULT_TTFT_TARGET_S:g} s for 95 % of requests, "
-                   f"{DEFAULT_TPS_TARGET:g} tok/s per user (about twice reading speed), everyone streaming at "
-                   "once; the Compare tab (or `advisor compare`) changes them.</sub>")
+        head = "| option | status | users fit | first word | tok/s each | tok/s total |\n|---|---|--:|--:|--:|--:|"
+        body = [f"| {r['name']} | {_status(r, users)} | {r['users_fit']} | {_first_word(r)} | "
+                f"{_dash(fmt_rate(r['tps_each']))} | {_dash(fmt_rate(r.get('tps_total')))} |" for r in rows]
+        req = opt.request or {}
+        rpm = wl.get("requests_per_minute")
+        load = (f"at {rpm:g} requests per minute per user" if rpm else
+                "no request rate given, so each first word is timed on an idle machine")
+        targets = (f"<sub>Best first. Targets: first word within {req.get('ttft_target_s') or DEFAULT_TTFT_TARGET_S:g} s "
+                   f"for 95 % of requests, {req.get('tps_per_user') or DEFAULT_TPS_TARGET:g} tok/s per user (about "
+                   f"twice reading speed) with everyone streaming at once; {load}. The Compare tab (or "
+                   "`advisor compare`) changes them.</sub>")
     else:
         fitting = [r for r in rows if r["fits"]]
         if fitting:

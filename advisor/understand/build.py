@@ -12,7 +12,7 @@ import re
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.models import Hardware, ModelSpec, Scenario
 from advisor.understand.engine import classify_engine
-from advisor.understand.resolve import Resolved
+from advisor.understand.resolve import Resolved, resolve_default
 from advisor.understand.situation import Assumption, Machine, Measured, Situation, Unresolved, Workload
 from advisor.understand.symptoms import guess_kind, read_machine_facts, read_symptoms
 from knowledge import catalog
@@ -69,8 +69,8 @@ def _machine(res: Resolved, s: Scenario) -> Machine | None:
     kind = hw.kind if hw is not None else (s.hardware_kind or guess_kind(s.hardware))
     count = s.gpu_count or (hw.n_devices if hw is not None else
                             (int(seen.get("count", 1)) if kind not in (None, "cpu", "apple_soc") else 1))  # type: ignore[call-overload]
-    if res.mixed:
-        count = max(count, 1 + len(res.mixed))
+    if res.mixed and hw is not None:
+        count = hw.n_devices  # a mixed box: every card, counted once
     link, lanes = _interconnect(s)
     link = link or seen.get("interconnect")  # type: ignore[assignment]
     lanes = lanes or seen.get("pcie_lanes")  # type: ignore[assignment]
@@ -100,7 +100,7 @@ def _candidates(store: Store, s: Scenario, unresolved: list[Unresolved]) -> tupl
         if s.hardware and name.strip().lower() == s.hardware.strip().lower():
             continue
         try:
-            hw = catalog.resolve_hardware(store, name).value
+            hw = resolve_default(store, name).value
             machines.append(Machine(text=name, hardware=hw, kind=hw.kind, count=hw.n_devices))
         except (AmbiguousError, NotFoundError) as e:
             machines.append(Machine(text=name))

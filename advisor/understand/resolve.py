@@ -1,7 +1,10 @@
 """Turn a :class:`Scenario` (names as written) into catalog objects plus stated assumptions.
 
 Part of :mod:`advisor.understand`: the machine's count (``gpu_count``) and mixed boxes ("RTX 3090 + RTX 3060")
-are resolved here, one device name at a time, so nothing downstream reads a hardware string.
+are resolved here, one device name at a time, so nothing downstream reads a hardware string. A mixed box becomes
+one combined device (:func:`knowledge.catalog.mixed_hardware`: layer split, or tensor parallel for vLLM/SGLang/
+TensorRT-LLM); a card named without its version is predicted for its smallest, slowest version unless a measured
+rate is to be judged (:func:`resolve_default`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from knowledge import catalog
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
-__all__ = ["DEFAULTS", "Resolved", "resolve_scenario", "parse_ngl", "custom_hardware"]
+__all__ = ["DEFAULTS", "Resolved", "custom_hardware", "measured_anything", "parse_ngl", "resolve_default",
+           "resolve_scenario"]
 
 # Workload defaults by use (tokens); every default used is stated in the answer.
 DEFAULTS = {
@@ -111,11 +115,35 @@ def _sockets(text: str) -> int:
     return 1
 
 
+def measured_anything(s: Scenario) -> bool:
+    """True when the scenario carries a measured rate, TTFT or pasted output (a diagnosis, not a prediction)."""
+    return any(v is not None for v in (s.measured_decode_tps, s.measured_prefill_tps, s.measured_ttft_s,
+                                       s.raw_output))
+
+
+def resolve_default(store: Store, text: str, *, memory_gb: float | None = None, gpu_cores: int | None = None,
+                    allow_default: bool = True) -> catalog.Match:
+    """:func:`knowledge.catalog.resolve_hardware`, except that a name fitting versions of one product ("an A100",
+    "one H100") resolves to the smallest and slowest version with the assumption stated, when ``allow_default``
+    (no measurement to judge: a measured rate is judged against every version instead).
+
+    Raises:
+        AmbiguousError, NotFoundError: as the catalog does.
+    """
+    try:
+        return catalog.resolve_hardware(store, text, memory_gb=memory_gb, gpu_cores=gpu_cores)
+    except catalog.VariantsError as e:
+        if allow_default and e.default is not None:
+            return e.default
+        raise
+
+
 def _resolve_one(store: Store, part: str, s: Scenario) -> catalog.Match:
     """One device name; "8x MI300X" that the catalog cannot count resolves as one MI300X (the count is applied
     from ``gpu_count`` or the phrase)."""
     try:
-        return catalog.resolve_hardware(store, part, memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
+        return resolve_default(store, part, memory_gb=s.memory_gb, gpu_cores=s.gpu_cores,
+                               allow_default=not measured_anything(s))
     except NotFoundError:
         m = re.match(r"\s*(\d{1,4})\s*[x×]\s*(.+)", part)
         if not m:
@@ -167,21 +195,16 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             if s.gpu_count is None and tidy.gpu_count:
                 s = s.model_copy(update={"gpu_count": tidy.gpu_count})
                 res.scenario = s
-        if s.memory_gb is None:
+        parts = [p.strip() for p in re.split(r"\s+\+\s+", text) if p.strip()]  # "Ryzen AI Max+ 395" is one name
+        if s.memory_gb is None and len(parts) == 1:  # a mixed box's sizes belong to its cards ("3060 12GB")
             mm = re.search(r"(\d{1,4}(?:\.\d+)?)\s*(?:gb|gib|g\b|gigs?)\b(?!\s*/s)", text, re.I)
             if mm and 1 <= float(mm.group(1)) <= 4096:
                 s = s.model_copy(update={"memory_gb": float(mm.group(1))})
                 res.scenario = s
-        parts = [p.strip() for p in text.split(" + ") if p.strip()]
         try:
-            m = _resolve_one(store, parts[0], s)
+            m = _resolve_one(store, parts[0], s) if len(parts) == 1 else _mixed_box(store, parts, s, res)
             hw = m.value
-            if len(parts) > 1:
-                res.mixed = _mixed(store, parts[1:], res)
-                res.assumptions.append(
-                    f"Mixed GPUs ({text}): predicted for the {hw.name}; the layers on the "
-                    f"{', '.join(h.name for h in res.mixed) or 'other cards'} run at their own speed (not modelled).")
-            elif s.gpu_count and s.gpu_count != hw.n_devices and hw.kind in ("discrete_gpu", "datacenter_gpu"):
+            if len(parts) == 1 and s.gpu_count and s.gpu_count != hw.n_devices and hw.kind in ("discrete_gpu", "datacenter_gpu"):
                 hw = catalog.get_hardware(store, f"{split_hw_id(hw.id)[0]}x{s.gpu_count}" if s.gpu_count > 1
                                           else split_hw_id(hw.id)[0], memory_gb=hw.memory_gb)
             n = _sockets(s.hardware or "")
@@ -203,7 +226,7 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
         except NotFoundError as e:
             res.problems["hardware"] = str(e)
             res.candidates["hardware"] = e.candidates
-    if res.hardware is not None and s.memory_gb and res.hardware.memory_gb != s.memory_gb:
+    if res.hardware is not None and s.memory_gb and res.hardware.memory_gb != s.memory_gb and not res.mixed:
         res.hardware = res.hardware.model_copy(update={"memory_gb": s.memory_gb})
     hw_opts = res.hardware.memory_gb_options if res.hardware is not None else []
     if res.hardware is not None and s.memory_gb and hw_opts and s.memory_gb not in hw_opts \
@@ -293,15 +316,33 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     return res
 
 
-def _mixed(store: Store, parts: list[str], res: Resolved) -> list[Hardware]:
-    """The other devices of a mixed box; a part that does not resolve is stated, not guessed."""
-    out = []
+def _mixed_box(store: Store, parts: list[str], s: Scenario, res: Resolved) -> catalog.Match:
+    """A mixed box ("RTX 3090 + RTX 3060 12GB"): each card resolved with its own memory, combined by
+    :func:`knowledge.catalog.mixed_hardware` for the layout the engine uses (layer split; tensor parallel for
+    vLLM/SGLang/TensorRT-LLM or ``-tp``). A card that does not resolve is stated and left out, not guessed.
+    Sets ``res.mixed`` to the cards."""
+    from advisor.understand.engine import classify_engine
+
+    got: list[catalog.Match] = []
     for p in parts:
         try:
-            out.append(catalog.resolve_hardware(store, p).value)
+            got.append(resolve_default(store, p, allow_default=not measured_anything(s)))
         except (AmbiguousError, NotFoundError) as e:
             res.assumptions.append(f"Could not tell which device '{p}' is ({e}); left out of the machine.")
-    return out
+    if not got:
+        raise NotFoundError(f"None of the cards in '{' + '.join(parts)[:120]}' is in the catalog.", [])
+    notes = [a for g in got for a in g.assumptions]
+    hws = [g.value for g in got]
+    res.mixed = hws if len(hws) > 1 else []
+    if len(hws) == 1 or len({(split_hw_id(h.id)[0], h.memory_gb) for h in hws}) == 1:  # "3090 + 3090": two of one
+        n = sum(h.n_devices for h in hws)
+        one = catalog.get_hardware(store, split_hw_id(hws[0].id)[0], memory_gb=hws[0].memory_gb)
+        return catalog.Match(catalog.get_hardware(store, f"{one.id}x{n}", memory_gb=one.memory_gb) if n > 1 else one,
+                             got[0].confidence, notes)
+    engine = classify_engine(s.backend)[0] if s.backend else None
+    tp = (s.tensor_parallel or 0) > 1 or engine in ("vllm", "sglang", "tensorrt-llm")
+    box = catalog.mixed_hardware(hws, "tensor_parallel" if tp else "layer_split")
+    return catalog.Match(box, min(g.confidence for g in got), [*notes, f"Mixed GPUs ({box.name}): {box.notes}."])
 
 
 def require(res: Resolved) -> tuple[Hardware, ModelSpec, QuantFormat]:

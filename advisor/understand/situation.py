@@ -86,7 +86,9 @@ class Machine(_Frozen):
         hardware (Hardware | None): the resolved device (memory_gb set to the stated or assumed size).
         kind (HardwareKind | None): apple_soc, discrete_gpu, datacenter_gpu, apu, cpu.
         count (int): number of accelerators (GPUs); 1 for a Mac or a CPU.
-        mixed (list[Hardware]): the other devices of a mixed box ("3090 + 3060"), beside ``hardware``.
+        mixed (list[Hardware]): the cards of a mixed box ("3090 + 3060"), each as resolved; ``hardware`` is then
+            their combined device (:func:`knowledge.catalog.mixed_hardware`: memory summed, bandwidth and compute
+            weighted by each card's share of the layers) and ``count`` the number of cards.
         interconnect (str | None): ``"pcie3"``, ``"pcie4"``, ``"pcie5"``, ``"nvlink"``, ``"infinity-fabric"``...
         pcie_lanes (int | None): lanes per GPU when stated (x16, x8, x4, x1).
         layout (Layout | None): how the model is spread over the devices, when stated.

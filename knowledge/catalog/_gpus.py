@@ -19,7 +19,7 @@ from advisor.models import Hardware
 from knowledge.catalog._load import Match, all_known_hardware, is_spec_db, with_memory
 from knowledge.store import Store
 
-__all__ = ["device_count", "gpu_tokens", "resolve_gpu"]
+__all__ = ["VariantsError", "device_count", "gpu_tokens", "resolve_gpu"]
 
 SOFT = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "instinct", "quadro", "rtx", "gtx", "rx",
                   "arc", "pro", "ai", "jetson", "graphics", "blackwell", "ampere", "hopper", "lovelace", "generation",
@@ -36,6 +36,10 @@ _WORD_N = {"two": 2, "dual": 2, "twin": 2, "pair": 2, "three": 3, "triple": 3, "
 _GPU_WORD = (r"(?:nvidia\s+|amd\s+|intel\s+|geforce\s+|radeon\s+)*(?:rtx|gtx|rx|arc|tesla|quadro|instinct|titan|"
              r"[abhlvtp]\d{2,4}[a-z]?\b|mi\d{2,3}[a-z]?s?\b|b\d{3}\b|\d{4}(?:\s*(?:ti|xtx|xt|super))?s?\b|gpus?\b|cards?\b)")
 
+
+# Catalog rows that describe one GPU of a package holding several (NVIDIA GB200: one Grace CPU + two Blackwell GPUs,
+# per the row's sources): a name without a count is the whole package.
+_GPUS_PER_PACKAGE = {"nvidia-gb200": 2}
 
 _CLEAN = tuple((re.compile(p), r) for p, r in (
     (r"\(tm\)|\(r\)", " "),
@@ -213,9 +217,19 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
             "That name fits several cards: " + "; ".join(_describe(e.hw) for e in cands[:6]) + ". Which one?",
             [f"{e.hw.name} ({e.hw.id})" for e in cands[:6]],
         )
-    pick = _pick(cands, n, form, assumptions)
+    try:
+        pick = _pick(cands, n, form, assumptions)
+    except VariantsError as e:
+        if e.default_hw is not None:
+            e.default = Match(with_memory(e.default_hw, memory_gb, n), 0.7, [*assumptions, e.default_note])
+        raise
     if mems and memory_gb == max(mems) and memory_gb in _ram_sizes(text):
         memory_gb = None  # "an RTX 3090 and 64GB RAM": the 64 GB is not the card's
+    per_pkg = _GPUS_PER_PACKAGE.get(pick.hw.id)
+    if per_pkg and n == 1:
+        n = per_pkg
+        assumptions.append(f"A {pick.hw.name.split(' (')[0]} superchip carries {per_pkg} GPUs: counted as {per_pkg} "
+                           "(give a GPU count if you mean fewer).")
     hw = with_memory(pick.hw, memory_gb, n)
     conf = 0.95 if not assumptions else 0.85
     return Match(hw, conf, assumptions, [e.hw.id for e in cands if e is not pick])
@@ -236,11 +250,23 @@ def _pick(cands: list[_Entry], n: int, form: str | None, assumptions: list[str])
             return pool[0]
     curated = [e for e in pool if e.curated]
     if len(curated) != 1:
-        raise AmbiguousError(
+        # Versions of one product (A100 40GB / 80GB PCIe / 80GB SXM4, H100 PCIe / SXM5): a question, with the
+        # smallest memory and slowest memory system as the default a caller may take (never an optimistic answer).
+        pool = curated or pool
+        pick = min(pool, key=lambda e: (min(e.hw.memory_gb_options or [float("inf")]), e.hw.bandwidth_gbs,
+                                        e.hw.fp16_tflops or 0.0))
+        err = VariantsError(
             "That name fits cards that differ in memory or bandwidth: "
-            + "; ".join(_describe(e.hw) for e in (curated or pool)[:6]) + ". Which one (memory size, SXM or PCIe)?",
-            [f"{e.hw.name} ({e.hw.id})" for e in (curated or pool)[:6]],
+            + "; ".join(_describe(e.hw) for e in pool[:6]) + ". Which one (memory size, SXM or PCIe)?",
+            [f"{e.hw.name} ({e.hw.id})" for e in pool[:6]],
         )
+        err.default_hw = pick.hw
+        err.default_note = (
+            f"Variant not stated: assumed the {pick.hw.name} ({_mem_bw(pick.hw)}), the smallest and slowest of its "
+            "versions so the answer is not optimistic; "
+            + "; ".join(f"the {e.hw.name} has {_mem_bw(e.hw)}" for e in pool if e is not pick)
+            + " — say which to refine.")
+        raise err
     pick = curated[0]
     others = [e for e in cands if e is not pick and (e.hw.bandwidth_gbs, e.hw.fp16_tflops) !=
               (pick.hw.bandwidth_gbs, pick.hw.fp16_tflops)]
@@ -251,4 +277,22 @@ def _pick(cands: list[_Entry], n: int, form: str | None, assumptions: list[str])
             + " — say which to refine."
         )
     return pick
+
+
+class VariantsError(AmbiguousError):
+    """A name that fits versions of ONE product differing in memory or form factor ("A100", "H100").
+
+    Besides the question (``candidates``), it carries ``default``: a :class:`Match` on the smallest and slowest
+    version, with the assumption stated, for callers that answer now rather than ask (no measurement to judge).
+    """
+
+    default_hw: Hardware | None = None
+    default_note: str = ""
+    default: Match | None = None
+
+
+def _mem_bw(h: Hardware) -> str:
+    """ "80 GB, 2039 GB/s" (memory only when the product ships with one size)."""
+    mem = f"{h.memory_gb_options[0]:g} GB, " if len(h.memory_gb_options) == 1 else ""
+    return f"{mem}{h.bandwidth_gbs:g} GB/s"
 

@@ -1,6 +1,7 @@
 """Hardware names → catalog entries: Apple chips and Macs, GPUs, CPUs/APUs/boards, RAM specs.
 
-Order: an exact id; an Apple chip or Mac product; a GPU (:mod:`knowledge.catalog._gpus`, which
+Order: an exact id; several cards joined by "+", "&" or "plus" (a mixed box, :mod:`knowledge.catalog._mixed`);
+an Apple chip or Mac product; a GPU (:mod:`knowledge.catalog._gpus`, which
 also reads the GPU count); a CPU, APU or board by its model number (``memory_systems.csv``); a
 RAM spec ("DDR5-6000 dual channel"); fuzzy matching (rapidfuzz) as the last resort. Bins of one
 chip resolve to the common bin with the assumption stated; distinct products raise
@@ -17,8 +18,10 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from advisor.errors import AmbiguousError, NotFoundError
-from knowledge.catalog._gpus import resolve_gpu
+from knowledge.catalog._cloud import cloud_instance
+from knowledge.catalog._gpus import VariantsError, resolve_gpu
 from knowledge.catalog._load import Match, all_hardware, all_known_hardware, with_memory
+from knowledge.catalog._mixed import mixed_hardware
 from knowledge.hardware_seed import memory_system_names
 from knowledge.seed import read_csv, split_hw_id
 from knowledge.store import Store
@@ -226,6 +229,37 @@ def _text_memory(t: str) -> float | None:
     return max(mems) if mems else None
 
 
+_MIXED_SPLIT = re.compile(r"\s*\+\s*|\s+plus\s+|\s*&\s*", re.I)
+_GPU_KIND = ("discrete_gpu", "datacenter_gpu")
+
+
+def _mixed_box(store: Store, parts: list[str]) -> Match | None:
+    """Several cards in one machine ("RTX 4090 + RTX 3090", "2x 3090 + 3060 12GB"): the combined device of
+    :func:`knowledge.catalog._mixed.mixed_hardware` (layer split); the same card named twice is ``...x2``.
+    None when a part names nothing ("Ryzen AI Max+ 395" is one name with a plus in it)."""
+    got: list[Match] = []
+    for p in parts:
+        try:
+            got.append(resolve_hardware(store, p))
+        except VariantsError as e:
+            if e.default is None:
+                raise
+            got.append(e.default)
+        except (AmbiguousError, NotFoundError):
+            return None
+    hws = [g.value for g in got]
+    if any(h.kind not in _GPU_KIND for h in hws):
+        return None  # "Snapdragon X Plus", "M4 Max + RTX 5090": not cards of one box (the name is read as a whole)
+    notes = [a for g in got for a in g.assumptions]
+    conf = min(g.confidence for g in got)
+    if len({split_hw_id(h.id)[0] for h in hws}) == 1 and len({h.memory_gb for h in hws}) == 1:
+        n = sum(h.n_devices for h in hws)
+        return Match(with_memory(hws[0], hws[0].memory_gb, n) if hws[0].n_devices == 1 else
+                     with_memory(all_known_hardware(store)[split_hw_id(hws[0].id)[0]], hws[0].memory_gb, n), conf, notes)
+    box = mixed_hardware(hws)
+    return Match(box, conf, [*notes, f"Mixed GPUs ({box.name}): {box.notes}."])
+
+
 def resolve_hardware(
     store: Store, text: str, *, memory_gb: float | None = None, gpu_cores: int | None = None
 ) -> Match:
@@ -254,6 +288,10 @@ def resolve_hardware(
     base, n = split_hw_id(t)
     if base in hws:
         return Match(with_memory(hws[base], memory_gb, n), 1.0)
+    if (cloud := cloud_instance(store, raw)) is not None:  # "p4d.24xlarge": 8x A100 40GB
+        return cloud
+    if len(parts := [p for p in _MIXED_SPLIT.split(raw) if p.strip()]) > 1 and (box := _mixed_box(store, parts)):
+        return box
     mem = memory_gb if memory_gb is not None else _text_memory(t)
     m = _apple(store, t, mem, gpu_cores)
     if m:

@@ -84,6 +84,10 @@ def with_memory(hw: Hardware, memory_gb: float | None, n: int = 1) -> Hardware:
 def get_hardware(store: Store, hw_id: str, memory_gb: float | None = None) -> Hardware:
     """Catalog entry by exact id (``...xN`` for N GPUs), curated or spec database. Raises NotFoundError."""
     hws = all_known_hardware(store)
+    if "+" in hw_id:  # a mixed box, "nvidia-rtx-4090+nvidia-rtx-3090" (knowledge.catalog._mixed)
+        from knowledge.catalog._mixed import MIXED_SEP, mixed_hardware
+
+        return mixed_hardware([get_hardware(store, p) for p in hw_id.split(MIXED_SEP)])
     base, n = split_hw_id(hw_id.strip().lower())
     if base in hws:
         return with_memory(hws[base], memory_gb, n)

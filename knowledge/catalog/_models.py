@@ -42,14 +42,32 @@ def _strip_suffixes(t: str) -> str:
 
 def _family_tokens(t: str) -> list[str]:
     fams = re.findall(
-        r"(llama|qwen|gemma|mistral|mixtral|phi|gpt-?oss|deepseek|tinyllama|coder|distill|small|mini|r1)", t
+        r"(llama|qwen|gemma|mistral|mixtral|phi|gpt[- ]?oss|deepseek|tinyllama|coder|distill|small|mini|r1)", t
     )
     return fams
 
 
 def _version(t: str) -> str | None:
-    m = re.search(r"(?:llama|qwen|gemma|phi|mistral)[\s-]?(\d(?:\.\d)?)(?!\d*\s*b\b)", t)
+    """The family version written ("llama 3.1" → "3.1", "gemma 3n" → "3n"), or None."""
+    m = re.search(r"(?:llama|qwen|gemma|phi|mistral)[\s-]?(\d(?:\.\d)?n?)(?!\d*\s*b\b)", t)
     return m.group(1) if m else None
+
+
+def _version_pattern(ver: str) -> str:
+    """A catalog name carrying family version ``ver`` ("3" is not "3.1" nor Gemma "3n")."""
+    return rf"(?:llama|qwen|gemma|phi|mistral)[\s-]?{re.escape(ver)}(?![\d.])" + ("" if ver.endswith("n") else "(?!n)")
+
+
+_RELEASE = re.compile(r"(?<![\w.])v(\d+(?:\.\d+)?)\b")
+
+
+def _release_note(raw: str, m: ModelSpec) -> list[str]:
+    """The assumption when the text names a release ("v0.1") the chosen model is not ("Mistral-7B-...-v0.2")."""
+    rel = _RELEASE.search(raw.lower())
+    if rel and not re.search(rf"\bv{re.escape(rel.group(1))}\b", (m.id + " " + " ".join(m.aliases)).lower()):
+        return [f"Version v{rel.group(1)} is not in the catalog: assumed {m.id.split('/')[-1]} (same size and family; "
+                "the numbers depend on size and format, not on the release)."]
+    return []
 
 
 def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> Match:
@@ -68,10 +86,10 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
     key = _model_key(raw) if raw else ""
     for cand in (raw.lower(), key, _strip_suffixes(key), _strip_suffixes(key).replace("-", " ")):
         if cand and cand in alias_map:
-            return Match(models[alias_map[cand]], 1.0)
+            return Match(models[alias_map[cand]], 1.0, _release_note(raw, models[alias_map[cand]]))
         if cand and cand.lower() in {m.lower() for m in models}:
             mid = next(m for m in models if m.lower() == cand.lower())
-            return Match(models[mid], 1.0)
+            return Match(models[mid], 1.0, _release_note(raw, models[mid]))
     t = _strip_suffixes(key).replace("-", " ")
     size = None
     sm = _MOE_X.search(t)
@@ -93,7 +111,7 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
             name = (mid.split("/")[-1] + " " + " ".join(m.aliases)).lower()
             if not all(f in name for f in fams if f not in ("r1",)):
                 continue
-            if ver and not re.search(rf"(?:llama|qwen|gemma|phi|mistral)[\s-]?{re.escape(ver)}(?![\d.])", name):
+            if ver and not re.search(_version_pattern(ver), name):
                 continue
             if size is not None:
                 nominal = re.findall(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b", mid.lower())
@@ -104,11 +122,17 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
             extra = sum(1 for w in ("coder", "distill", "deepseek", "r1", "math", "vl", "dolphin")
                         if w in name and w not in t)
             score = fuzz.token_set_ratio(t, name) - 15 * extra
-            scored.append((score, mid))
+            exact = size is not None and any(abs(float(x) - size) < 0.05
+                                             for x in re.findall(r"(?<![a-z\d.])(\d+(?:\.\d+)?)b", name))
+            if m.is_moe and size is not None and active_b is None and not exact and abs(m.params_b - size) / size > 0.05:
+                continue  # "qwen3 72b" (dense, no such model) is not the 80B-A3B MoE: a different speed altogether
+            scored.append((score, mid, exact))
+        if any(e for _, _, e in scored):  # "deepseek r1 8b" is the 8B distill, not the 7.6B one within tolerance
+            scored = [x for x in scored if x[2]]
         scored.sort(reverse=True)
         if scored and size is not None:
             best = scored[0]
-            alts = [mid for s, mid in scored[1:4]]
+            alts = [mid for _, mid, _ in scored[1:4]]
             conf = 0.95 if len(scored) == 1 else 0.8
             assumptions = []
             if len(scored) > 1 and ver is None:
@@ -117,7 +141,7 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
                     f"{', '.join(a.split('/')[-1] for a in alts)}); speed depends on size and format, so this "
                     "barely matters for the numbers."
                 )
-            return Match(models[best[1]], conf, assumptions, alts)
+            return Match(models[best[1]], conf, assumptions + _release_note(raw, models[best[1]]), alts)
     if params_b is None:
         params_b = size
     if params_b is not None:

@@ -115,10 +115,10 @@ def test_team_three_way_question_in_one_reply(store):
     opt = options_for(store, TEAM)
     assert opt is not None and opt.kind == "hardware"
     names = [r["name"] for r in opt.rows]
-    assert names == ["M3 Ultra 96 GB", "2× RTX 4090 48 GB", "H100 PCIe 80GB"]
-    m3 = opt.rows[0]
+    assert names == ["H100 PCIe 80GB", "M3 Ultra 96 GB", "2× RTX 4090 48 GB"]  # best first (the engine's ranking)
+    m3 = opt.rows[1]
     assert m3["memory_gb"] == 96 and 0 < m3["users_fit"] < 20  # 96 GB as said, not the 512 GB option
-    assert opt.rows[1]["fits"] is False and opt.rows[1]["users_fit"] == 0
+    assert opt.rows[2]["fits"] is False and opt.rows[2]["users_fit"] == 0 and opt.rows[2]["status"] == "no_fit"
     text = options_markdown(opt)
     for n in names:
         assert n in text

@@ -75,8 +75,9 @@ def test_run_compare_with_nothing_that_fits_says_so(store):
 def test_run_compare_fills_table_chart_and_summary(store):
     md, rows, fig = run_compare(store, "llama 3.3 70b", "Q4_K_M", 8000, 500, 20, 0.2, 30, 10,
                                 ["apple-m3-ultra-80gpu", "nvidia-h200"], "nvidia-h200=32000", 0, "f16")
-    assert len(rows) == 2 and rows[0][1] == "H200 SXM 141GB" and rows[0][9] == "yes"
-    assert len(rows[0]) == len(cmp.TABLE_HEADERS) and rows[0][10] != "—"  # priced
+    assert len(rows) == 2 and rows[0][1] == "H200 SXM 141GB" and rows[0][2] == "meets targets"
+    assert rows[1][2] == rows[1][4] == "overloaded"  # the 512 GB M3 Ultra cannot keep up: ranked below
+    assert len(rows[0]) == len(cmp.TABLE_HEADERS) and rows[0][9] != "—"  # priced
     assert "Summary" in md and "Assumptions" in md
     assert isinstance(fig, go.Figure) and fig.data
 

@@ -75,7 +75,9 @@ def test_compare_form_filled_from_the_chat(store):
     facts = {"hardware": "M3 Ultra", "memory_gb": 96, "model": "llama 3.3 70b", "prompt_tokens": 8000,
              "concurrency": 20, "compare_hardware": ["two 4090s", "H100"]}
     ups = fill_updates(store, facts)
-    model, _, prompt, _, users, *_, cands, _ = ups
+    model, _, prompt, _, users, *_, cands, _prefix, _engine, note = ups
+    said = note["value"].split("**Defaults")[0]  # the model and lengths were named: from the chat, not defaults
+    assert "model Llama-3.3-70B-Instruct" in said and "prompts of 8,000 tokens" in said and "20 users" in said
     assert model["value"] == "meta-llama/Llama-3.3-70B-Instruct"
     assert (prompt["value"], users["value"]) == (8000, 20)
     assert cands["value"] == CANDS

@@ -1,0 +1,173 @@
+"""Compare: resolve the candidates, evaluate each, rank them (JSON-ready result)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from advisor.compare.cost import resolve_prices
+from advisor.compare.evaluate import STATUSES, Candidate, Ctx, evaluate
+from advisor.compare.output import summary_lines
+from advisor.compare.request import (
+    KV_BYTES_PER_ELEMENT,
+    SIM_ARRIVALS,
+    SIM_SEED,
+    CompareRequest,
+    validation_message,
+)
+from advisor.errors import AdvisorError, InputError
+from advisor.models import Hardware, ModelSpec, QuantFormat
+from advisor.perf import calibration_model
+from advisor.report import json_safe
+from advisor.understand.text import split_stated_memory  # names are read by understanding
+from knowledge import catalog
+from knowledge.store import Store
+
+__all__ = ["compare", "compare_request", "compare_situation"]
+
+
+def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Hardware, list[str]]]:
+    if not names:
+        return [(h.model_copy(update={"memory_gb": max(h.memory_gb_options)}), [])
+                for h in catalog.all_hardware(store).values() if h.memory_gb_options and h.kind != "cpu"]
+    out = []
+    for name in names:
+        # "apple-m3-ultra-80gpu 96GB": the memory a person stated stays (never the largest option).
+        bare, mem_gb = split_stated_memory(name)
+        m = catalog.resolve_hardware(store, bare, memory_gb=mem_gb)
+        hw, notes = m.value, list(m.assumptions)
+        if hw.memory_gb is None and hw.memory_gb_options:
+            hw = hw.model_copy(update={"memory_gb": max(hw.memory_gb_options)})
+            notes.append(f"Memory not stated: assumed the largest option, {hw.memory_gb:g} GB.")
+        out.append((hw, notes))
+    return out
+
+
+
+def _rank_key(c: Candidate) -> tuple:
+    """Sort key: what the machine can do for the stated users (:data:`~advisor.compare.evaluate.STATUSES`
+    order: meets the targets, holds every user, holds some (the rest wait for a slot), overloaded, does not
+    fit), then headroom, tok/s per user, TTFT p95. A machine that cannot hold the users (overloaded, or the
+    model does not fit) is never ranked above one that can, whatever its speed."""
+    return (STATUSES.index(c.status), -(c.headroom or 0.0), -(c.decode_tps_per_user or 0.0),
+            c.ttft_s.get("p95") or math.inf)
+
+
+def _unmatched_prices(ctx: Ctx, out: list[Candidate]) -> list[str]:
+    ids = {c.hardware["id"] for c in out}
+    return [f"Price for {k!r} matched no candidate (use its id, e.g. {next(iter(ids), 'nvidia-h200')})."
+            for k in ctx.prices if k not in ids]
+
+
+def _assumptions(req: CompareRequest) -> list[str]:
+    """How the numbers are worked out, plain words first and the field terms in brackets."""
+    rate = (f"Requests arrive at random, {req.requests_per_minute:g} per minute from each user (Poisson arrivals); "
+            "the busier the machine, the longer the wait for a first word grows, and once requests come faster "
+            "than it can answer the queue grows without bound (overloaded). " if req.requests_per_minute else
+            "No request rate given: every request finds the machine idle, so each waits only for its own prompt "
+            "to be read and the median equals the 95th percentile; give requests per minute to see queueing. ")
+    out = ["Engine: llama.cpp unless you name one; for 4 or more users on a datacenter GPU, vLLM (it batches "
+           "users continuously). Several GPUs: llama.cpp splits the layers between them; vLLM, SGLang and "
+           "TensorRT-LLM split every layer (tensor parallel: two exchanges of activations per layer over the link "
+           "between the GPUs).",
+           "Each step of an answer reads the whole model once plus every user's conversation memory (KV cache), "
+           "and computes for every user; the step takes the longer of the two (roofline, with the bandwidth and "
+           "compute shares calibrated on measurements). Adding users is nearly free until the chip's compute "
+           "becomes the limit (ridge point: FLOP/s ÷ bandwidth × bits per weight ÷ 16) or until the users' "
+           "conversation memory outweighs the model (KV knee: weights ÷ KV bytes per user).",
+           rate + f"Worked out by simulating {SIM_ARRIVALS} requests (the same random draws every time, seed "
+           f"{SIM_SEED}). Long prompts are read {req.chunk_tokens} tokens at a time so other answers keep streaming "
+           "(chunked prefill); 'unchunked' reads each prompt whole while the other answers pause. The unchunked "
+           "case is a queue with a fixed service time, checked against its textbook formulas (M/D/1: "
+           "Pollaczek–Khinchine mean, Erlang/Crommelin 95th percentile).",
+           f"Memory: the model's weights, plus each user's conversation memory (KV cache in {req.kv_quant}) for the "
+           "prompt and the answer, plus 0.5 GB and 3 % of the weights for the engine.",
+           "Meets the targets: every user fits in memory, 95 % of first words come within the target, and each "
+           "user's answer streams at least at the target speed with everyone streaming at once. Ranked: meets "
+           "the targets, then holds every user, then holds some (the others wait for a slot), then overloaded, "
+           "then does not fit, so a machine that cannot hold the users is never above one that can; within each, "
+           "by the tightest margin (headroom: users that fit ÷ users, TTFT target ÷ p95, tok/s ÷ target), then by "
+           "tok/s per user."]
+    if req.prices:
+        out.append(f"Cost: only the prices given; amortised over {req.amortisation_years:g} years at "
+                   f"{req.utilisation:.0%} utilisation; hardware only (no electricity, no staff).")
+    return out
+
+
+def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardware] | None = None,
+                    model_spec: ModelSpec | None = None, quant_format: QuantFormat | None = None) -> dict[str, Any]:
+    """Candidates ranked by meeting the targets, then holding every user, then headroom (JSON-ready dict).
+
+    ``hardware``, ``model_spec``, ``quant_format``: already-resolved machines (with their stated memory),
+    model and format (from a Situation); they take the place of ``req.candidates``/``model``/``quant``.
+    """
+    model = model_spec or catalog.resolve_model(store, req.model).value
+    quant = quant_format or (catalog.resolve_quant(store, req.quant, backend=req.backend).value if req.quant
+                             else catalog.all_quants(store)["Q4_K_M"])
+    hws = [(h, []) for h in hardware] if hardware else _resolve_candidates(store, req.candidates)
+    ctx = Ctx(req=req, model=model, quant=quant, cal=calibration_model(store), kv_bpe=KV_BYTES_PER_ELEMENT[req.kv_quant],
+               rate_per_s=(req.requests_per_minute or 0.0) * req.concurrency / 60.0,
+               prices=resolve_prices(store, req.prices))
+    out: list[Candidate] = []
+    excluded = []
+    for hw, hw_notes in hws:
+        try:
+            c = evaluate(store, ctx, hw, hw_notes)
+        except (AdvisorError, ValueError):
+            continue
+        if req.candidates or hardware or c.max_concurrency > 0:
+            out.append(c)
+        else:
+            excluded.append(hw.id)
+    out.sort(key=_rank_key)
+    for i, c in enumerate(out, 1):
+        c.rank = i
+    result = {"model": model.id, "quant": quant.name, "bits_per_weight": quant.bits_per_weight,
+            "kv_quant": req.kv_quant, "backend": req.backend, "prompt_tokens": req.prompt_tokens,
+            "gen_tokens": req.gen_tokens, "shared_prefix_tokens": req.shared_prefix_tokens,
+            "concurrency": req.concurrency, "requests_per_minute": req.requests_per_minute,
+            "targets": {"ttft_p95_s": req.ttft_target_s, "tps_per_user": req.tps_per_user},
+            "assumptions": _assumptions(req) + _unmatched_prices(ctx, out), "excluded_do_not_fit": excluded,
+            "candidates": [c.model_dump(mode="json") for c in out[:req.limit]]}
+    result["summary"] = summary_lines(result)
+    return json_safe(result)
+
+
+def compare(store: Store, *, model: str, **kw: Any) -> dict[str, Any]:
+    """Keyword front-end of :func:`compare_request` (same fields as :class:`CompareRequest`)."""
+    try:
+        req = CompareRequest(model=model, **{k: v for k, v in kw.items() if v is not None})
+    except ValueError as e:  # pydantic ValidationError
+        raise InputError(validation_message(e)) from e
+    return compare_request(store, req)
+
+
+def compare_situation(store: Store, situation: Any, **changes: Any) -> dict[str, Any]:
+    """Compare from the chat's :class:`~advisor.understand.situation.Situation`: its model, format,
+    engine, lengths, users and request rate, over the machine asked about plus ``compare_hardware``
+    (each with its stated memory and GPU count). ``changes``: :class:`CompareRequest` fields on top.
+
+    Raises:
+        InputError: no model resolved, or a field out of range.
+    """
+    if situation.model is None:
+        raise InputError("Need a resolved model to compare machines.")
+    machines = [m for m in [situation.machine, *situation.compare_hardware] if m is not None and m.hardware is not None]
+    hws = []
+    for m in machines:
+        hw = m.hardware
+        if m.count > 1 and hw.n_devices == 1:
+            hw = hw.model_copy(update={"id": f"{hw.id}x{m.count}", "name": f"{m.count}× {hw.name}", "n_devices": m.count})
+        hws.append(hw)
+    w = situation.workload
+    fields: dict[str, Any] = dict(
+        model=situation.model.id, quant=situation.quant.name if situation.quant else None,
+        backend=situation.engine_text or situation.engine, prompt_tokens=max(1, w.prompt_tokens),
+        gen_tokens=max(1, w.gen_tokens), concurrency=max(1, w.users), requests_per_minute=w.requests_per_minute,
+        shared_prefix_tokens=w.shared_prefix_tokens if w.shared_prefix_tokens < w.prompt_tokens else 0)
+    fields.update(changes)
+    try:
+        req = CompareRequest(**{k: v for k, v in fields.items() if v is not None})
+    except ValueError as e:  # pydantic ValidationError
+        raise InputError(validation_message(e)) from e
+    return compare_request(store, req, hardware=hws or None, model_spec=situation.model, quant_format=situation.quant)

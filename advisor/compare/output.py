@@ -1,0 +1,142 @@
+"""Compare results as tables and sentences (Markdown for the CLI and the tab, rows for the UI table).
+
+Headers are short words (they never need cutting in a narrow column); :data:`TABLE_LEGEND` says what
+each one means. The first-word column says "idle" when no request rate was given: every request then
+finds the machine free, so the median and the 95th percentile are the same prefill time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["STATUS_WORDS", "TABLE_HEADERS", "TABLE_LEGEND", "notes_markdown", "status_words", "summary_lines",
+           "table_markdown", "table_rows", "ttft_cell"]
+
+TABLE_HEADERS = ["#", "machine", "status", "users fit", "first word p50 / p95 (s)", "unchunked p95 (s)",
+                 "tok/s each", "tok/s total", "free up to", "$ / M tok"]
+# Status words for the table (see advisor.compare.evaluate.STATUSES).
+STATUS_WORDS = {"meets": "meets targets", "holds": "holds all users", "overloaded": "overloaded",
+                "no_fit": "does not fit"}
+TABLE_LEGEND = (
+    "**status**: meets targets · holds all users (a target missed) · N of M at once (the others wait for a slot) · "
+    "overloaded (requests arrive faster than it can answer: the wait grows without bound) · does not fit. "
+    "**users fit**: conversations that fit in memory at once. "
+    "**first word**: time to the first token for the middle (p50) and the slowest 5 % (p95) of requests at your "
+    "request rate; *idle* when no rate is given (every request finds the machine free, so p50 = p95); *no queue* when "
+    "at your rate 95 % of requests still find it free. "
+    "**unchunked**: p95 if each prompt is read whole while other answers pause. "
+    "**tok/s each / total**: answer speed per user with everyone streaming, and summed. "
+    "**free up to**: users before each one added slows the others. **$ / M tok**: from the prices you give.")
+
+
+def _num(x: float | None, fmt: str = "{:.1f}") -> str:
+    return "—" if x is None else fmt.format(x)
+
+
+def _sec(x: float | None) -> str:
+    """Seconds for a table cell: two decimals below 1 s (0.04), one above (29.8)."""
+    return _num(x, "{:.2f}" if x is not None and x < 1 else "{:.1f}")
+
+
+def status_words(c: dict[str, Any], users: int) -> str:
+    """The status cell: "meets targets", "12 of 20 at once", "overloaded" …"""
+    st = c.get("status", "no_fit")
+    if st == "partial":
+        return f"{c['max_concurrency']} of {users} at once"
+    return STATUS_WORDS.get(st, st)
+
+
+def ttft_cell(c: dict[str, Any], rate_given: bool) -> str:
+    """The first-word cell: ``"9.6 / 29.8"`` under load, ``"4.6 (idle)"`` without a rate, ``"4.6 (no queue)"``
+    when the simulated p95 equals the median (requests rarely overlap at that rate), ``"overloaded"``."""
+    if c.get("status") == "overloaded":
+        return "overloaded"
+    t = c["ttft_s"]
+    if t.get("p95") is None:
+        return "—"
+    if not rate_given:
+        return f"{_sec(t['p95'])} (idle)"
+    if t["median"] is not None and t["p95"] - t["median"] <= 0.005 * t["p95"]:
+        return f"{_sec(t['p95'])} (no queue)"  # at this rate 95 % of requests find the machine free
+    return f"{_sec(t['median'])} / {_sec(t['p95'])}"
+
+
+def table_rows(result: dict[str, Any]) -> list[list[Any]]:
+    """One row per candidate, in :data:`TABLE_HEADERS` order (strings, for tables)."""
+    rows = []
+    users, rate = result["concurrency"], bool(result.get("requests_per_minute"))
+    for c in result["candidates"]:
+        tu = c["ttft_no_chunking_s"]
+        cost = c.get("cost") or {}
+        rows.append([c["rank"], c["hardware"]["name"], status_words(c, users), c["max_concurrency"], ttft_cell(c, rate),
+                     _sec(tu["p95"]) if rate else "—", _num(c["decode_tps_per_user"]),
+                     _num(c["aggregate_decode_tps"], "{:,.0f}"), c["saturation_concurrency"] or "—",
+                     _num(cost.get("usd_per_million_tokens"), "{:,.2f}")])
+    return rows
+
+
+def table_markdown(result: dict[str, Any]) -> str:
+    """The ranked comparison as a markdown table: a one-line title, the table, the legend."""
+    head = "| " + " | ".join(TABLE_HEADERS) + " |"
+    sep = "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(TABLE_HEADERS))) + "|"
+    body = ["| " + " | ".join(str(x) for x in r) + " |" for r in table_rows(result)]
+    rpm = result.get("requests_per_minute")
+    load = f", {rpm:g} requests/min each" if rpm else ", no request rate given (first word on an idle machine)"
+    title = (f"{result['model']} at {result['quant']}, {result['concurrency']} users{load}, "
+             f"{result['prompt_tokens']:,}-token prompts, {result['gen_tokens']:,}-token answers")
+    return title + "\n\n" + "\n".join([head, sep, *body]) + "\n\n" + TABLE_LEGEND
+
+
+def _free(c: dict[str, Any]) -> str:
+    sat, why = c["saturation_concurrency"], c["batch"].get("saturation_limit", "")
+    then = ("compute-bound, aggregate tok/s flattens" if why.startswith("compute")
+            else "every user's KV-cache reads outweigh the weights")
+    return f"; adding users is nearly free up to ~{sat} ({then} beyond)" if sat else ""
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """One sentence per top candidate: what it can do for the users, TTFT p95, per-user speed."""
+    out = []
+    users, rate = result["concurrency"], bool(result.get("requests_per_minute"))
+    for c in result["candidates"][:5]:
+        name, st = c["hardware"]["name"], c.get("status", "no_fit")
+        if not c["max_concurrency"] or st == "no_fit":
+            out.append(f"{name}: does not hold the model with one {result['prompt_tokens'] + result['gen_tokens']:,}"
+                       f"-token sequence ({c['memory']['weights_gb']:.0f} GB of weights, "
+                       f"{c['memory']['usable_gb']:.0f} GB usable).")
+            continue
+        tps = f"{c['decode_tps_per_user']:.1f} tok/s per user" if c["decode_tps_per_user"] else "no decode figure"
+        if st == "overloaded":
+            load = c.get("load") or {}
+            x = load.get("utilisation_lower_bound")
+            out.append(f"{name} cannot keep up with {users} users: requests arrive faster than it reads the prompts"
+                       + (f" (≈ {x:.1f}× what it can do)" if x else "") + ", so the wait for a first word grows "
+                       f"without bound; {tps} once answering.")
+            continue
+        p95 = c["ttft_s"]["p95"]
+        ttft = (f"TTFT p95 {_sec(p95)} s" if rate else
+                f"first word {_sec(p95)} s on an idle machine (no request rate given)")
+        n = c["effective_concurrency"]
+        if st == "partial":
+            out.append(f"{name} holds only {c['max_concurrency']} of the {users} users at once (the others wait for "
+                       f"a slot): {ttft}, {tps} at {n} users{_free(c)}.")
+            continue
+        verdict = "meets the targets" if st == "meets" else "holds all users but misses a target"
+        out.append(f"{name} {verdict}: {ttft}, {tps} at {n} user{'s' if n != 1 else ''}, "
+                   f"{c['max_concurrency']} fit in memory{_free(c)}.")
+    return out
+
+
+def notes_markdown(result: dict[str, Any]) -> str:
+    """Summary (shown), then per-candidate notes and the assumptions folded (``<details>``), as markdown."""
+    summary = summary_lines(result) or [
+        f"No candidate holds {result['model']} at {result['quant']} with a "
+        f"{result['prompt_tokens'] + result['gen_tokens']:,}-token context (excluded: "
+        f"{', '.join(result.get('excluded_do_not_fit', [])[:8]) or 'none'})."]
+    lines = ["**Summary**", "", *[f"- {s}" for s in summary], "",
+             "<details><summary>Notes on each machine</summary>", ""]
+    for c in result["candidates"][:5]:
+        lines += [f"- *{c['hardware']['name']}*: " + " ".join(c["notes"])]
+    lines += ["", "</details>", "", "<details><summary>Assumptions: how these numbers are worked out</summary>", "",
+              *[f"- {a}" for a in result["assumptions"]], "", "</details>"]
+    return "\n".join(lines)
