@@ -448,6 +448,15 @@ def _server_probe(open_store: Any, url: str | None, model: str | None, budget: f
         sys.stderr.write(f"[{frac:4.0%}] {desc[:70]}\n")
         sys.stderr.flush()
 
+    def check() -> None:
+        import math
+
+        if not (math.isfinite(budget) and 0 < budget <= 3600):
+            raise ValueError(f"--server-budget must be a number of seconds between 0 and 3600, got {budget:g}")
+        if streams < 0:
+            raise ValueError(f"--server-streams must be 0 (no batching pass) or more, got {streams}")
+
+    _guard(check, as_json)
     results = _guard(lambda: service.run_server_probe(
         open_store, url=url, model=model, allow_remote=bool(url), progress=progress, time_budget_s=budget,
         prompt_lengths=lengths(), gen_tokens=gen, concurrency=streams), as_json)

@@ -311,3 +311,11 @@ def test_offloaded_model_on_hardware_of_unknown_memory_gets_a_verdict(tmp_path) 
     r = _run(["diagnose", "--input", str(f), "--json"], tmp_path)
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["bottleneck"] == "memory_fit"  # half the layers off the GPU: it does not fit
+
+
+@pytest.mark.parametrize("flag,value", [("--server-budget", "nan"), ("--server-budget", "inf"),
+                                        ("--server-budget", "-1"), ("--server-streams", "-5")])
+def test_server_probe_numbers_are_checked_before_any_connection(tmp_path, flag: str, value: str) -> None:
+    r = _run(["probe", "--server", "http://127.0.0.1:9", flag, value, "--json"], tmp_path)
+    err = json.loads(r.output)["error"]
+    assert r.exit_code == 2 and flag in err and "listening" not in err
