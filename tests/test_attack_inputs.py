@@ -319,3 +319,15 @@ def test_server_probe_numbers_are_checked_before_any_connection(tmp_path, flag: 
     r = _run(["probe", "--server", "http://127.0.0.1:9", flag, value, "--json"], tmp_path)
     err = json.loads(r.output)["error"]
     assert r.exit_code == 2 and flag in err and "listening" not in err
+
+
+def test_api_import_says_when_a_long_paste_was_cut() -> None:
+    from ui.handlers import MAX_MESSAGE_CHARS, api_import
+
+    store = Store(os.environ["ADVISOR_STORE"])
+    text = BENCH + "\n" + "x" * (MAX_MESSAGE_CHARS * 2)
+    out = json.loads(api_import(store, text, ""))
+    assert [m["prefill_tps"] for m in out["measurements"] if m["prefill_tps"]] == [1000.5]
+    assert any(f"{len(text):,} characters" in w for w in out["warnings"])
+    short = json.loads(api_import(store, BENCH, ""))
+    assert not any("characters were read" in w for w in short["warnings"])

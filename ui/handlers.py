@@ -571,6 +571,10 @@ def api_import(store: Store, text: str, hardware: str = "") -> str:
         return json.dumps({"error": "Send the text your tool printed (llama-bench, ollama --verbose, …)."})
     try:
         out = service.import_output(store, body, hardware=(hardware or "").strip() or None, save=True)
+        if len(text) > len(body):  # said, not silently dropped: measurements may stand in the part not read
+            out = out.model_copy(update={"warnings": [*out.warnings, (
+                f"Only the first {len(body):,} of {len(text):,} characters were read; send the rest in another "
+                "request, or run `advisor import FILE` (up to 5 MB).")]})
         return out.model_dump_json()
     except (ValueError, AdvisorError) as e:
         return error_json(e)
