@@ -321,6 +321,10 @@ class Scenario(BaseModel):
     def _name(cls, v: str | None, info: Any) -> str | None:
         if v is not None and not any(c.isalnum() for c in v):  # " ", " + ", "-": names nothing, as if not given
             return None
+        if v is not None and not v.isascii():
+            import unicodedata
+
+            v = unicodedata.normalize("NFKC", v)  # fullwidth "ｌｌａｍａ ８ｂ" (a CJK input method) is "llama 8b"
         if v is not None and len(v) > MAX_NAME_CHARS:
             raise ValueError(f"{info.field_name} is {len(v):,} characters long; a name has at most {MAX_NAME_CHARS}")
         return v

@@ -331,3 +331,15 @@ def test_api_import_says_when_a_long_paste_was_cut() -> None:
     assert any(f"{len(text):,} characters" in w for w in out["warnings"])
     short = json.loads(api_import(store, BENCH, ""))
     assert not any("characters were read" in w for w in short["warnings"])
+
+
+def test_fullwidth_and_web_copied_names_predict_like_plain_ones(tmp_path) -> None:
+    from advisor import service
+
+    store = Store(os.environ["ADVISOR_STORE"])
+    plain = service.predict_scenario(store, parse_scenario(RTX))
+    for hw, model, quant in (("ＲＴＸ ４０９０", "ｌｌａｍａ ３.１ ８ｂ", "Ｑ４_Ｋ_Ｍ"),
+                             ("RTX\u00a04090", "llama\u00a03.1\u00a08b", "Q4_K_M"),
+                             ("RTX 4090\u200b", "llama 3.1 8b\ufeff", "Q4_K_M")):
+        p = service.predict_scenario(store, parse_scenario({"hardware": hw, "model": model, "quant": quant}))
+        assert p.decode_tps == pytest.approx(plain.decode_tps) and p.quant == "Q4_K_M"
