@@ -71,10 +71,17 @@ def _finite_nonneg(v: float | None, name: str, upper: float) -> float | None:
     if isinstance(v, float) and not math.isfinite(v):
         raise ValueError(f"{name} must be a finite number, got {v}")
     if v < 0:
-        raise ValueError(f"{name} cannot be negative (got {v})")
+        raise ValueError(f"{name} cannot be negative (got {_short(v)})")
     if v > upper:
-        raise ValueError(f"{name} = {v} is beyond anything real (limit {upper:g})")
+        raise ValueError(f"{name} = {_short(v)} is beyond anything real (limit {upper:g})")
     return v
+
+
+def _short(v: float) -> str:
+    """A number for a one-line message: ``1e+400`` rather than 401 digits."""
+    if isinstance(v, int) and abs(v) >= 10**15:
+        return f"about {'-' if v < 0 else ''}1e{len(str(abs(v))) - 1}"
+    return f"{v}"
 
 
 class Hardware(BaseModel):
@@ -305,7 +312,7 @@ class Scenario(BaseModel):
     @classmethod
     def _range(cls, v: Any) -> Any:
         if isinstance(v, str):  # "(5000, 10000)", "5000-10000", "5000 10000"
-            nums = [int(float(x)) for x in re.findall(r"\d+(?:\.\d+)?", v)]
+            nums = [int(float(x)) if len(x) < 40 else MAX_TOKENS + 1 for x in re.findall(r"\d+(?:\.\d+)?", v)]
             return tuple(nums[:2]) if len(nums) >= 2 else None
         return v
 

@@ -343,3 +343,18 @@ def test_fullwidth_and_web_copied_names_predict_like_plain_ones(tmp_path) -> Non
                              ("RTX 4090\u200b", "llama 3.1 8b\ufeff", "Q4_K_M")):
         p = service.predict_scenario(store, parse_scenario({"hardware": hw, "model": model, "quant": quant}))
         assert p.decode_tps == pytest.approx(plain.decode_tps) and p.quant == "Q4_K_M"
+
+
+@pytest.mark.parametrize("data,needle", [
+    ({"prompt_range": "9" * 400 + " 5"}, "prompt_range"),
+    ({"prompt_range": "5 " + "9" * 400}, "prompt_range"),
+    ({"prompt_tokens": 10**400}, "about 1e400"),
+    ({"gen_tokens": -(10**30)}, "about -1e30"),
+])
+def test_giant_numbers_are_refused_in_one_short_line(data: dict, needle: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as e:
+        parse_scenario(data)
+    msg = e.value.errors()[0]["msg"]
+    assert needle in msg and len(msg) < 200
