@@ -320,7 +320,7 @@ class Scenario(BaseModel):
     @classmethod
     def _range_order(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
         if v is not None and not 0 < v[0] <= v[1] <= MAX_TOKENS:
-            raise ValueError(f"prompt_range must be (low, high) tokens with 0 < low <= high (got {v})")
+            raise ValueError(f"prompt_range must be (low, high) tokens with 0 < low <= high (got {_short(v)})")
         return v
 
     @field_validator("hardware", "model", "quant", "backend", "use")
@@ -367,9 +367,9 @@ class Scenario(BaseModel):
         if v < low:
             hint = {"prompt_tokens": " (a prompt has at least one token)", "gen_tokens": " (an answer has at least "
                     "one token)", "n_gpu_layers": " (0 = CPU only, 99 = every layer on the GPU)"}.get(info.field_name, "")
-            raise ValueError(f"{info.field_name} must be at least {low} (got {v}){hint}")
+            raise ValueError(f"{info.field_name} must be at least {low} (got {_short(v)}){hint}")
         if v > 2**31 - 1:
-            raise ValueError(f"{info.field_name} = {v} is too large")
+            raise ValueError(f"{info.field_name} = {_short(v)} is too large")
         return v
 
     @field_validator("concurrency")
@@ -378,7 +378,7 @@ class Scenario(BaseModel):
         if v is None:
             return None
         if v < 1 or v > 100_000:
-            raise ValueError(f"concurrency must be between 1 and 100000 (got {v})")
+            raise ValueError(f"concurrency must be between 1 and 100000 (got {_short(v)})")
         return v
 
     @field_validator("bandwidth_gbs", "tflops")
