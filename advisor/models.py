@@ -77,7 +77,7 @@ def _finite_nonneg(v: float | None, name: str, upper: float) -> float | None:
     return v
 
 
-def _short(v: float) -> str:
+def _short(v: Any) -> str:
     """A number for a one-line message: ``1e+400`` rather than 401 digits."""
     if isinstance(v, int) and abs(v) >= 10**15:
         return f"about {'-' if v < 0 else ''}1e{len(str(abs(v))) - 1}"
