@@ -18,7 +18,7 @@ from advisor import compare as cmp
 from advisor import roofline
 from advisor.cli import app
 from advisor.errors import InputError
-from advisor.perf import calibration_model, predict
+from advisor.perf import predict
 from advisor.perf.step import StepModel
 from knowledge import catalog
 from knowledge.store import Store
@@ -435,3 +435,11 @@ def test_compare_takes_the_chats_situation(store):
     assert ids[mac.id]["aggregate_decode_tps"] == pytest.approx(chat.decode_tps, rel=1e-9)
     with pytest.raises(InputError):
         cmp.compare_situation(store, Situation())
+
+
+def test_a_candidate_named_without_its_version_is_its_smallest_version_said_so(store):
+    # "an H100" fits the PCIe and SXM cards: compared as the PCIe one (not optimistic), with the assumption stated.
+    out = cmp.compare(store, model="llama 3.1 8b", candidates=["an H100", "RTX 4090"], concurrency=4)
+    by_id = {c["hardware"]["id"]: c for c in out["candidates"]}
+    assert set(by_id) == {"nvidia-h100-pcie", "nvidia-rtx-4090"}
+    assert any("smallest and slowest" in n for n in by_id["nvidia-h100-pcie"]["notes"])

@@ -19,6 +19,7 @@ from advisor.errors import AdvisorError, InputError
 from advisor.models import Hardware, ModelSpec, QuantFormat
 from advisor.perf import calibration_model
 from advisor.report import json_safe
+from advisor.understand.resolve import resolve_default
 from advisor.understand.text import split_stated_memory  # names are read by understanding
 from knowledge import catalog
 from knowledge.store import Store
@@ -34,7 +35,7 @@ def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Har
     for name in names:
         # "apple-m3-ultra-80gpu 96GB": the memory a person stated stays (never the largest option).
         bare, mem_gb = split_stated_memory(name)
-        m = catalog.resolve_hardware(store, bare, memory_gb=mem_gb)
+        m = resolve_default(store, bare, memory_gb=mem_gb)  # "an H100": its smallest version, said so
         hw, notes = m.value, list(m.assumptions)
         if hw.memory_gb is None and hw.memory_gb_options:
             hw = hw.model_copy(update={"memory_gb": max(hw.memory_gb_options)})
