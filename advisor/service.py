@@ -219,7 +219,8 @@ def import_output(
     """Parse another tool's output, store the sound measurements with the raw text, diagnose.
 
     Nothing is stored when nothing could be parsed. ``words_read``: the caller read the person's own
-    words around the output (:func:`advisor.intake.own_words`), so those lines are not listed as not understood.
+    words around the output, so the lines that said something (:func:`advisor.intake.words_read`) are not
+    listed as not understood.
     """
     from advisor.importers import parse_output
 
@@ -262,9 +263,9 @@ def import_output(
                "text-generation-webui, koboldcpp and exllamav2.")
     unparsed = parsed.unparsed
     if words_read and unparsed:
-        from advisor.intake import own_words
+        from advisor.intake import words_read as said
 
-        theirs = {ln.strip() for ln in own_words(text).splitlines()}
+        theirs = set(said(text, store))
         unparsed = [u for u in unparsed if u.strip() not in theirs]
     if unparsed:
         from advisor.render.markdown import skipped_lines

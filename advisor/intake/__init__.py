@@ -42,7 +42,7 @@ from advisor.intake._dialog import (
     next_question,
     update,
 )
-from advisor.intake._extract import extract
+from advisor.intake._extract import extract, words_read
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import MAX_CHARS
 from advisor.intake._workload import (
@@ -82,4 +82,5 @@ __all__ = [
     "next_question",
     "own_words",
     "update",
+    "words_read",
 ]

@@ -81,6 +81,24 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
     return ext
 
 
+_ASKS = re.compile(r"\?|\b(?:slow|sluggish|fast|quick|speed|normal|expected|why|how|ok(?:ay)?|fine|good|bad|wrong|"
+                   r"help|should|feels?|takes?|ages|lag\w*)\b", re.I)
+
+
+def words_read(text: str, store: Store) -> list[str]:
+    """The lines of the person's own words around a pasted tool output that say something: a fact
+    (hardware, memory, model …), a question or a symptom ("this feels slow, is it normal? RTX 3060 12GB").
+
+    Such lines are read here, so the importer does not list them as not understood; other prose
+    ("my cat walked on the keyboard") still is. Lines are returned stripped, in order.
+    """
+    out = []
+    for ln in _workload.prose_lines(text[:20000]).splitlines():
+        if _ASKS.search(ln) or extract(ln, store).facts():
+            out.append(ln.strip())
+    return out
+
+
 def _knows_setup(context: Scenario | None) -> bool:
     """True when earlier turns (or a pasted output) already gave something to answer about: a message
     without new facts ("is it normal?", "why?") is then a question about that setup, not an empty message."""

@@ -154,3 +154,16 @@ def test_a_rate_within_rounding_of_the_measurement_keeps_it(store, said, kept):
     known = Scenario(hardware="RTX 3060", memory_gb=12, model="llama 8B", measured_decode_tps=18.31)
     got = intake.update(known, f"I get {said:g} tok/s", store).facts
     assert got.measured_decode_tps == pytest.approx(kept)
+
+
+def test_only_words_that_say_something_are_taken_as_read(store):
+    text = "this feels slow, is it normal? RTX 3060 12GB\n" + TABLE + "\nmy cat walked on the keyboard\nit runs Q4 on a 3060 12 GB"
+    assert intake.words_read(text, store) == ["this feels slow, is it normal? RTX 3060 12GB", "it runs Q4 on a 3060 12 GB"]
+
+
+def test_words_that_say_nothing_are_still_listed_as_ignored(own_store):
+    view = turns.chat_turn(own_store, "RTX 3060 12GB, is it normal?\n" + TABLE + "\nmy cat walked on the keyboard",
+                           [], {})
+    head = view.history[-1]["content"].split("\n\n")[0]
+    assert "1 line was not understood and ignored: “my cat walked on the keyboard”." in head
+    assert "is it normal" not in head
