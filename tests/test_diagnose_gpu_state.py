@@ -19,6 +19,7 @@ from advisor.render.markdown import answer_time
 from advisor.resolve import resolve_scenario
 from advisor.understand import situation_from_resolved
 from knowledge import catalog
+from knowledge.store import Store
 
 _DETAILS = re.compile(r"<details>.*?</details>", re.S)
 
@@ -31,6 +32,13 @@ BENCH = """this feels slow, is it normal? RTX 3060 12GB
 """
 
 PLACEMENT = ("Put every layer on the GPU", "-ngl 99 /", "Check where the layers run", "every layer is on the GPU")
+
+
+@pytest.fixture(scope="module")
+def own():
+    """A store of this module's own: a pasted llama-bench output is saved with the results (the shared one's
+    counts are asserted elsewhere)."""
+    return Store(":memory:")
 
 
 def _visible(md: str) -> str:
@@ -51,8 +59,8 @@ def _no_placement_advice(v) -> None:
         assert not any(p.lower() in f.title.lower() for p in PLACEMENT), f.title
 
 
-def test_the_trial_paste_names_the_gpu_state_not_the_placement(store):
-    r = service.ask(store, BENCH)
+def test_the_trial_paste_names_the_gpu_state_not_the_placement(own):
+    r = service.ask(own, BENCH)
     v = r.verdict
     assert v is not None and v.bottleneck == "misconfiguration" and v.status == "below_expected"
     assert v.measured["decode_tps"] == pytest.approx(18.31) and v.measured["prefill_tps"] == pytest.approx(1180.52)
@@ -76,8 +84,8 @@ def test_the_trial_paste_names_the_gpu_state_not_the_placement(store):
     assert "≈ 14 words a second: fast enough to read along, but ≈ 3× below what this hardware does" in vis
 
 
-def test_each_effect_is_said_once_and_a_purchase_is_last_and_labelled(store):
-    v = service.ask(store, BENCH).verdict
+def test_each_effect_is_said_once_and_a_purchase_is_last_and_labelled(own):
+    v = service.ask(own, BENCH).verdict
     assert v is not None
     effects = [f.predicted_effect for f in v.fixes]
     assert len(effects) == len(set(effects)), effects
@@ -168,8 +176,8 @@ def test_a_machine_to_buy_names_the_memory_that_holds_the_model(store, msg, min_
     assert buy.fits_with_margin is True and buy.margin_gb is not None and buy.margin_gb >= 1.5
 
 
-def test_a_gpu_name_that_says_its_memory_is_not_said_twice(store):
-    v = service.ask(store, BENCH).verdict
+def test_a_gpu_name_that_says_its_memory_is_not_said_twice(own):
+    v = service.ask(own, BENCH).verdict
     assert v is not None
     buy = next(f for f in v.fixes if f.id == "more_bandwidth")
     assert "10GB (760 GB/s)" in buy.title and " with " not in buy.title
