@@ -144,8 +144,10 @@ def test_no_format_fits_so_real_smaller_models_are_named(store):
 
 def test_setup_remedies_state_a_check(store):
     c = ctx(store, **GPU8B, measured_decode_tps=10)
+    full = ctx(store, **GPU8B, backend="llama.cpp -ngl 99", measured_decode_tps=10)
+    assert remedies.build(c, "setup:gpu_state") is None  # only once every layer is shown on the GPU
     for key in [k for k in remedies.REGISTRY if k.startswith("setup:")]:
-        f = remedies.build(c, key)
+        f = remedies.build(full if key == "setup:gpu_state" else c, key)
         assert f is not None and f.id == "fix_configuration" and "Check:" in f.why, key
         assert "expected" in f.predicted_effect
 
@@ -192,5 +194,5 @@ def test_a_bigger_machine_holds_the_allocated_context(store):
     assert f is None or "10GB" not in f.title
     hws = {h.name: h for h in catalog.all_hardware(store).values()}
     if f is not None:
-        name = f.title.split("e.g. ", 1)[1].rsplit(" (", 1)[0]
+        name = f.title.split("e.g. ", 1)[1].rsplit(" (", 1)[0].split(" with ")[0]
         assert name in hws and max(hws[name].memory_gb_options or [99]) >= 16, f.title

@@ -95,7 +95,35 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     if not out:
         for key in ("setup:check_placement" if c.has_gpu else "setup:cpu_tuning", "quantization", "smaller_model"):
             add(key)
-    return out
+    return _said_once(c, f, out)
+
+
+_SETUP_IDS = ("fix_configuration", "gpu_offload")
+_PURCHASE_IDS = ("more_bandwidth", "more_compute")
+
+
+def _said_once(c: Ctx, f: Finding, out: list[Fix]) -> list[Fix]:
+    """Each effect said once, and no purchase offered as if it cured a setup fault.
+
+    * A later setup fix whose effect is word for word an earlier one's (two causes restoring the same
+      expectation) says "the same gain, if this is the cause" instead of repeating the numbers.
+    * For a setup fault on a known machine (the machine itself would reach the expectation once set up
+      right) a purchase goes last and says it is only for more than this machine does then.
+    """
+    said: set[str] = set()
+    res: list[Fix] = []
+    for fx in out:
+        if fx.id in _SETUP_IDS and fx.predicted_effect in said:
+            fx = fx.model_copy(update={"predicted_effect": "the same gain, if this is the cause"})
+        said.add(fx.predicted_effect)
+        res.append(fx)
+    if f.bottleneck != "misconfiguration" or c.pred is None:
+        return res
+    thing = "card" if c.discrete else "Mac" if c.kind == "apple_soc" else "machine"
+    buy = [fx.model_copy(update={"title": f"Only if you want more than this {thing} does once set up right — "
+                                          f"{fx.title[:1].lower()}{fx.title[1:]}"})
+           for fx in res if fx.id in _PURCHASE_IDS]
+    return [fx for fx in res if fx.id not in _PURCHASE_IDS] + buy
 
 
 def diagnose_situation(store: Store, situation: Situation) -> Verdict:

@@ -161,6 +161,18 @@ class Ctx:
         return n + 1 if n else None
 
     @property
+    def all_on_gpu(self) -> bool:
+        """Every layer is on the GPU by what the person's own output or words show: ``-ngl`` at or above the
+        layers an engine offloads (the repeating blocks plus the output layer; 99 when the layer count is not
+        known), a tool's 100 % GPU split (``ollama ps``), or "fully offloaded" / "33/33 layers" in the text.
+        A fix must never propose what this already shows."""
+        s = self.sit.symptoms
+        if s.full_offload or (s.gpu_fraction is not None and s.gpu_fraction >= 0.98):
+            return True
+        ngl, n = s.n_gpu_layers, self.offload_layers
+        return ngl is not None and ngl >= (n if n else 99)
+
+    @property
     def expectation(self) -> float | None:
         """The decode figure a far-below verdict is stated against: the prediction, else the physics floor."""
         if self.expected_tg:

@@ -13,6 +13,7 @@ model, context, the Mac GPU limit) live in :mod:`advisor.diagnose.weights`, the 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from advisor import roofline
 from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
-from advisor.models import Fix, Prediction
+from advisor.models import Fix, Hardware, Prediction
 from knowledge import catalog
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
@@ -253,20 +254,16 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
            and (not h.memory_gb_options or max(h.memory_gb_options) >= need)]
     if pick_by == "bandwidth":
         fam = [h for h in hws if h.kind == hw.kind and h.bandwidth_gbs >= 1.8 * p.bandwidth_gbs]
-        if not fam:
-            return None
         # The same family first, then the smallest step up (the cheapest machine that makes the difference).
-        pick = min(fam, key=lambda h: (h.family != hw.family, h.bandwidth_gbs))
+        fam.sort(key=lambda h: (h.family != hw.family, h.bandwidth_gbs))
     else:
         fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops
                and h.kind in (hw.kind, "discrete_gpu", "datacenter_gpu")]
-        if not fam:
-            return None
-        pick = min(fam, key=lambda h: (h.kind != hw.kind, h.kind != "discrete_gpu", h.fp16_tflops or 0))
-    mem = max(pick.memory_gb_options) if pick.memory_gb_options else 2 ** math.ceil(math.log2(max(need * 1.3, 1)))
-    new = what_if(c, hardware=pick.model_copy(update={"memory_gb": mem}))
-    if new is None:
+        fam.sort(key=lambda h: (h.kind != hw.kind, h.kind != "discrete_gpu", h.fp16_tflops or 0))
+    got = _holding(c, fam, need)
+    if got is None:
         return None
+    pick, mem, new = got
     room: dict[str, Any] = {}
     if not p.memory.fits and new.memory.total_gb is not None:  # a machine bought to hold the model
         room = {"margin_gb": round(new.memory.usable_gb - new.memory.required_gb, 2),
@@ -274,16 +271,40 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     if pick_by == "bandwidth":
         base = c.expected_tg or 1.0
         per = new.decode_tps_per_seq or new.decode_tps
-        return fix("more_bandwidth", f"More memory bandwidth, e.g. {pick.name} ({pick.bandwidth_gbs:g} GB/s)",
+        return fix("more_bandwidth", f"More memory bandwidth, e.g. {_with_memory(pick, mem)} ({pick.bandwidth_gbs:g} GB/s)",
                    f"decode ≈ {per:.1f} tok/s (from {base:.1f} expected here)",
                    "Decode is bandwidth-bound: tok/s scales with GB/s for the same bytes per token.",
                    speedup=per / base, new_decode_tps=new.decode_tps, **room)
     if not new.prefill_tps or not p.prefill_tps:
         return None
-    return fix("more_compute", f"More compute for prefill, e.g. {pick.name} ({pick.fp16_tflops:g} TFLOPS)",
+    return fix("more_compute", f"More compute for prefill, e.g. {_with_memory(pick, mem)} ({pick.fp16_tflops:g} TFLOPS)",
                f"prefill ≈ {new.prefill_tps:,.0f} tok/s, TTFT {p.ttft_s or 0:.1f} → {new.ttft_s or 0:.1f} s",
                "Prefill is compute-bound: TTFT falls with FLOP/s (GPU cores, matrix units).",
                speedup=new.prefill_tps / p.prefill_tps, new_ttft_s=new.ttft_s, **room)
+
+
+def _holding(c: Ctx, fam: list[Hardware], need: float) -> tuple[Hardware, float, Prediction] | None:
+    """The first machine of ``fam`` (best first) in its smallest memory size that holds what this situation needs
+    (weights + KV cache + overhead, with the headroom of :mod:`advisor.diagnose.fit`), with that size and its
+    prediction; None when none does. A machine named without the memory that holds the model is no fix."""
+    for h in fam[:12]:
+        sizes = sorted(o for o in (h.memory_gb_options or []) if o >= need) or (
+            [] if h.memory_gb_options else [float(2 ** math.ceil(math.log2(max(need * 1.3, 1))))])
+        for mem in sizes:
+            new = what_if(c, hardware=h.model_copy(update={"memory_gb": mem}))
+            if new is None:
+                break
+            m = new.memory
+            if m.total_gb is None or (m.fits and roomy(m.required_gb, m.usable_gb)):
+                return h, mem, new
+    return None
+
+
+def _with_memory(h: Hardware, mem: float) -> str:
+    """``Apple M2 Pro (19-core GPU) with 32 GB``; a name that already says its size is left as is (``RTX 3080 10GB``)."""
+    if re.search(rf"(?<![\d.]){mem:g}\s?GB\b", h.name):
+        return h.name
+    return f"{h.name} with {mem:g} GB"
 
 
 @register("more_bandwidth", "more_bandwidth", 3)

@@ -7,9 +7,9 @@ tried in the order of ``rules.RULES``.
 from __future__ import annotations
 
 from advisor.diagnose.context import Ctx
-from advisor.diagnose.rules import Finding, _far, _suspect
+from advisor.diagnose.rules import Finding, _below, _far, _suspect
 
-__all__ = ["slow_prefill_backend", "power_limited", "plain_framework", "PLAIN_FRAMEWORKS"]
+__all__ = ["slow_prefill_backend", "power_limited", "plain_framework", "gpu_slowed", "PLAIN_FRAMEWORKS"]
 
 PLAIN_FRAMEWORKS = ("transformers",)  # eager PyTorch generate(): no CUDA graphs, no fused decode kernels
 PLAIN_BELOW = 0.6  # decode under this share of the prediction on a plain framework: the framework's overhead
@@ -49,3 +49,21 @@ def plain_framework(c: Ctx) -> Finding | None:
                    "small eager PyTorch kernels (no CUDA graphs, no fused attention or quantized kernels), so the "
                    "framework's overhead, not the memory bandwidth, sets the speed.", ["setup:engine"],
                    status="below_expected", rule="plain_framework")
+
+
+def gpu_slowed(c: Ctx) -> Finding | None:
+    """Every layer on the GPU (as the person's own output shows), the model fits, decode still well below: the GPU
+    itself runs below its speed (power/clock limit or heat, another program, a mobile variant, memory clock or
+    PCIe link, the build) — not the placement, which a fix must not propose again."""
+    if not (c.has_gpu and c.all_on_gpu and c.tg) or c.fits is False:
+        return None
+    if not (c.far_below or (c.pred is not None and not c.tg_lower_bound and _below(c))):
+        return None
+    p = c.pred
+    pp = ""
+    if c.pp and p is not None and p.prefill_tps and c.pp >= 0.5 * p.prefill_tps:
+        pp = f" and prompt reading at a normal {c.pp:,.0f} tok/s"
+    return Finding("misconfiguration", _far(c) + f", with every layer already on the GPU{pp}: the GPU runs below its "
+                   "speed (a power or clock limit, heat, another program on it, a mobile variant of the card, the memory "
+                   "clock or PCIe link trained down, or an old or wrong build), not the placement.",
+                   ["setup:gpu_state"], status="below_expected", rule="gpu_slowed")

@@ -59,6 +59,8 @@ def _too_big(c: Ctx) -> bool:
 def _offload_all(c: Ctx) -> Fix | None:
     if _too_big(c):
         return None  # "every layer on the GPU … back to full speed" is not possible when the model does not fit
+    if c.all_on_gpu:
+        return None  # their own output shows every layer on the GPU: never propose what they already do
     ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
     now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
     if c.kind == "apple_soc":
@@ -68,6 +70,58 @@ def _offload_all(c: Ctx) -> Fix | None:
     return _setup(c, title, "Layers left on the CPU are read from system RAM at a fraction of the GPU's bandwidth.",
                   "the engine's startup log lists the device each layer is on; `ollama ps` shows the CPU/GPU split; "
                   f"{hint(c, 'gpu_memory')} shows the memory the model takes.", fix_id="gpu_offload")
+
+
+def _shown(c: Ctx) -> str:
+    """How the person's own output shows every layer on the GPU ("-ngl 99", "100% GPU")."""
+    s = c.sit.symptoms
+    if s.n_gpu_layers is not None and c.all_on_gpu:
+        return f"-ngl {s.n_gpu_layers}"
+    if s.gpu_fraction is not None and s.gpu_fraction >= 0.98:
+        return "100% GPU"
+    return "as your output says"
+
+
+def _build_check(c: Ctx) -> str:
+    """Where the engine's build and backend show ('' words never: always a place to look)."""
+    back = {"nvidia": "CUDA", "amd": "ROCm/HIP (or Vulkan)", "intel": "SYCL (or Vulkan)", "mac": "Metal"}
+    want = back.get(platform_of(c))
+    if (c.sit.engine or "").startswith("llama.cpp"):
+        return ("llama-bench's `backend` and `build` columns" + (f" ({want}, a current release)" if want else
+                                                               " (a GPU backend, a current release)"))
+    return "the engine's version and the backend its log names at startup (a current release)"
+
+
+@register("setup:gpu_state", "fix_configuration", 0, _has_gpu)
+def _gpu_state(c: Ctx) -> Fix | None:
+    """Every layer on the GPU and still far below: the GPU itself runs below its speed.
+
+    The causes an engineer checks, most likely first (decode is bandwidth-bound; a normal prefill says the
+    compute works): a power/clock limit or thermal throttling, another program on the GPU, a mobile variant of the
+    card, the memory clock or PCIe link trained down, an old or wrong build. The checks are this platform's tools
+    (:mod:`advisor.diagnose.tools`).
+    """
+    if not c.all_on_gpu:
+        return None
+    p, mac = c.pred, platform_of(c) == "mac"
+    pp_ok = bool(c.pp and p is not None and p.prefill_tps and c.pp >= 0.5 * p.prefill_tps)
+    now = f"Every layer is already on the GPU ({_shown(c)})"
+    if pp_ok:
+        assert p is not None and p.prefill_tps and c.pp
+        now += (f" and prompt reading is normal ({c.pp:,.0f} tok/s against ≈ {p.prefill_tps:,.0f}), so the GPU "
+                "computes at full speed")
+    causes = ["a power or clock limit, or heat (thermal throttling)", "another program using the GPU or its memory"]
+    if c.discrete:
+        causes.append("a laptop (mobile) variant of the card, with a lower power limit and memory clock")
+        causes.append("the memory clock or the PCIe link running below its rated speed")
+    causes.append("an old or wrong build")
+    why = (f"{now}; decode, which reads every weight from the GPU's memory for each token, is what runs slow. "
+           f"The usual causes, most likely first: {'; '.join(causes)}.")
+    looks = [hint(c, "clocks"), hint(c, "gpu_procs"), hint(c, "gpu_link"), _build_check(c)]
+    title = ("Find what slows the Mac's GPU down: Low Power Mode or heat, another app on the GPU, or the build"
+             if mac else "Find what slows the GPU down: a power or clock limit (or heat), another program on it, the "
+             "card variant or memory clock, or the build")
+    return _setup(c, title, why, "; ".join(x for x in looks if x) + ".")
 
 
 SETUP: dict[str, tuple[str, str, str]] = {

@@ -11,7 +11,8 @@ states goes through :func:`hint`, which picks the tool for the machine in the Si
 * ``cpu``: no GPU — ``free -h`` / ``htop`` (Task Manager on Windows);
 * ``unknown``: the machine is not known — the tool per vendor, said as alternatives.
 
-Names and flags: nvidia-smi(1) manual; ROCm SMI / AMD SMI CLI docs; Apple's Activity Monitor
+Names and flags: nvidia-smi(1) manual (``-q -d CLOCK,POWER,PERFORMANCE``, ``--help-query-gpu``);
+``powermetrics(1)`` (``--samplers gpu_power``); ``lspci(8)`` (LnkSta); ROCm SMI / AMD SMI CLI docs; Apple's Activity Monitor
 user guide and ``memory_pressure(1)``; Intel ``intel_gpu_top(1)`` (igt-gpu-tools), ``xpu-smi`` docs.
 """
 
@@ -28,7 +29,9 @@ Platform = Literal["mac", "nvidia", "amd", "intel", "cpu", "unknown"]
 # what → platform → the words of the check. Keys of ``what``:
 #   gpu_memory: how much GPU memory the model takes; gpu_busy: whether the GPU works while it generates;
 #   power: the power limit or mode in force; ram: system memory use and pressure (swapping);
-#   container: the GPU seen inside a container; device_list: the GPUs the driver lists.
+#   container: the GPU seen inside a container; device_list: the GPUs the driver lists;
+#   clocks: clocks, power limit and throttle reasons under load; gpu_procs: other programs on the GPU;
+#   gpu_link: the exact card (a mobile variant), its memory clock and PCIe link ('' where there is none).
 TOOLS: dict[str, dict[Platform, str]] = {
     "gpu_memory": {
         "mac": "Activity Monitor's Memory tab (and `sudo sysctl iogpu.wired_limit_mb` for the GPU's share)",
@@ -62,6 +65,40 @@ TOOLS: dict[str, dict[Platform, str]] = {
         "intel": "`free -h` (Task Manager on Windows)",
         "cpu": "`free -h` or htop (Task Manager on Windows)",
         "unknown": "Activity Monitor's Memory Pressure on a Mac, `free -h` on Linux, Task Manager on Windows",
+    },
+    "clocks": {
+        "mac": "`sudo powermetrics --samplers gpu_power -i 1000 -n 5` while it generates (GPU frequency and power; "
+               "Low Power Mode off in System Settings → Battery)",
+        "nvidia": "`nvidia-smi -q -d CLOCK,POWER,PERFORMANCE` while it generates (current against maximum clocks, the "
+                  "power limit in force and the throttle reasons: power cap, thermal, idle)",
+        "amd": "`rocm-smi --showclocks --showpower --showperflevel --showtemp` while it generates (or `amd-smi metric`)",
+        "intel": "`intel_gpu_top` while it generates (actual against requested frequency) or `xpu-smi stats -d 0`",
+        "cpu": "the CPU frequency under load (`watch -n1 \"grep MHz /proc/cpuinfo\"`; Task Manager on Windows)",
+        "unknown": "the GPU's clocks, power limit and temperature while it generates (`nvidia-smi -q -d "
+                   "CLOCK,POWER,PERFORMANCE` on NVIDIA, `rocm-smi --showclocks --showpower` on AMD, `sudo powermetrics "
+                   "--samplers gpu_power` on a Mac)",
+    },
+    "gpu_procs": {
+        "mac": "Activity Monitor's % GPU column (another app drawing on the GPU)",
+        "nvidia": "the process list of `nvidia-smi` (another program holding the card's memory or compute: a game, a "
+                  "browser, a second engine)",
+        "amd": "`rocm-smi --showpids` (or `amd-smi process`)",
+        "intel": "the client list of `intel_gpu_top`",
+        "cpu": "htop (Task Manager on Windows)",
+        "unknown": "the GPU's process list (`nvidia-smi` on NVIDIA, `rocm-smi --showpids` on AMD, Activity Monitor's "
+                   "% GPU on a Mac)",
+    },
+    "gpu_link": {
+        "mac": "",  # unified memory: no card, no bus, no separate memory clock to check
+        "nvidia": "`nvidia-smi --query-gpu=name,clocks.mem,clocks.max.mem,pcie.link.gen.current,"
+                  "pcie.link.width.current --format=csv` under load (the exact card — a \"Laptop GPU\" is the mobile "
+                  "variant —, its memory clock against the maximum, and the PCIe link)",
+        "amd": "`rocm-smi --showclocks` (the mclk level against its top) and `sudo lspci -vv` (LnkSta: the PCIe link "
+               "speed and width)",
+        "intel": "`xpu-smi stats -d 0` (memory frequency) and `sudo lspci -vv` (LnkSta: the PCIe link speed and width)",
+        "cpu": "the memory speed the BIOS reports",
+        "unknown": "the card's exact name, memory clock and PCIe link (`nvidia-smi --query-gpu=name,clocks.mem,"
+                   "clocks.max.mem,pcie.link.gen.current --format=csv` on NVIDIA, `sudo lspci -vv` elsewhere)",
     },
     "container": {
         "mac": "Activity Monitor's GPU History stays flat while it generates",

@@ -4,7 +4,7 @@ Each memory fix says how much room it leaves (``Fix.margin_gb``) and whether tha
 headroom rule of :mod:`advisor.diagnose.fit` (``Fix.fits_with_margin``): a fix that fits with 0.1 GB
 to spare says so and is not ranked as one that works (:func:`advisor.diagnose.rank_fixes`).
 A smaller model is always a real catalog model with its size and speed ("Gemma 3 12B or Qwen3.5 9B
-at Q4_K_M, ~8.5 GB"), never "a ~13.7B model".
+at Q4_K_M" — Gemma 3 12B needs 8.5 GB …), never "a ~13.7B model".
 """
 
 from __future__ import annotations
@@ -166,7 +166,8 @@ def _smaller_model(c: Ctx) -> Fix | None:
     best = cands[0]
     new = what_if(c, model=best.model, quant=q)
     base = today_tg(c)
-    title = (f"Use a smaller model that fits: {_names([x.label for x in cands])} at {q.name}, ~{best.required_gb:.1f} GB"
+    # The size is said once, in the effect ("Gemma 3 12B needs 8.3 GB of 10.7 GB usable"), not in the title too.
+    title = (f"Use a smaller model that fits: {_names([x.label for x in cands])} at {q.name}"
              if spills else f"Use a smaller model: {_names([x.label for x in cands])} at {q.name}")
     why = (f"These models fit this machine's memory at {q.name} with at least "
            f"{margin_needed(best.usable_gb):.1f} GB to spare for the conversation and other apps."

@@ -9,7 +9,11 @@ Household thresholds (one home: here; stated in the answers that use them):
   190 studies) ≈ 4 words/s ≈ 5.3 tok/s at 0.75 words per token; 5–8 tok/s reads like a person
   reading along, faster than :data:`COMFORTABLE_TPS` streams faster than you read;
 * first token: under 1 s feels instant, over 10 s feels broken (the 0.1 s / 1 s / 10 s
-  response-time limits of Nielsen 1993); in between is a noticeable pause.
+  response-time limits of Nielsen 1993); in between is a noticeable pause;
+* the whole answer: when the stream is slower than :data:`COMFORTABLE_TPS` (the reader waits on the
+  text, not the other way round) and the answer takes longer than the 10 s limit of attention
+  (Nielsen 1993), its whole time is what a person feels, so the first lines say it
+  (:func:`answer_time`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
 __all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
-           "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
+           "answer_time", "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
            "plain_verdict", "prediction_markdown", "probe_markdown", "quote_line", "skipped_lines", "tidy", "use_label",
            "verdict_markdown"]
 
@@ -137,6 +141,29 @@ def feel_speed(tps: float | None) -> str:
     if tps >= 0.5 * READING_TPS:
         return f"≈ {words:.1f} words a second, slower than you read"
     return f"≈ {words:.1f} words a second, painfully slow"
+
+
+def answer_time(p: Prediction, tps: float | None = None) -> str:
+    """"a 300-token answer takes about a minute" when the whole answer is a wait (module docstring), else ''.
+
+    ``tps``: the decode rate per stream to use (a measured one), tok/s; the prediction's otherwise.
+    The time is the first word plus ``gen_tokens / tps`` (seconds), said the way a person would.
+    """
+    rate = tps or p.decode_tps_per_seq or p.decode_tps
+    if not rate or not p.gen_tokens or rate >= COMFORTABLE_TPS:
+        return ""
+    total = (p.ttft_s or 0.0) + p.gen_tokens / rate
+    if total < TTFT_BROKEN_S:
+        return ""
+    if total < 50:
+        said = f"about {5 * round(total / 5):.0f} s"
+    elif total < 90:
+        said = "about a minute"
+    elif total < 3000:
+        said = f"about {round(total / 60)} minutes"
+    else:
+        said = f"about {total / 3600:.1f} hours".replace("about 1.0 hours", "about an hour")
+    return f"a {p.gen_tokens:,}-token answer takes {said}"
 
 
 def feel_wait(ttft: float | None) -> str:

@@ -20,10 +20,12 @@ from typing import Any
 
 from advisor.diagnose.fit import roomy, thin_words
 from advisor.models import Fix, Prediction, Scenario, Verdict
+from advisor.perf.prediction import SYSTEM_RESERVE_SHARE  # the one home of the paging rule
 from advisor.render.markdown import (
     COMFORTABLE_TPS,
     TTFT_BROKEN_S,
     WORDS_PER_TOKEN,
+    answer_time,
     calibration_note,
     feel_speed,
     feel_wait,
@@ -108,7 +110,9 @@ def _numbers(v: Verdict) -> list[str]:
     if mt:
         rng = v.expected_range.get("decode_tps")
         exp = f"; about {fmt_rate(rng[0])}–{fmt_rate(rng[1])} is normal here" if rng else ""
-        out.append(f"**Your generation speed:** {mt:g} tok/s ({feel_speed(mt)}){exp}")
+        whole = answer_time(p, mt) if p is not None else ""
+        out.append(f"**Your generation speed:** {mt:g} tok/s ({_feel_measured(v, mt)}){exp}"
+                   + (f"; {whole}" if whole else ""))
     if mp:
         rng = v.expected_range.get("prefill_tps")
         exp = f"; about {fmt_rate(rng[0])}–{fmt_rate(rng[1])} is normal here" if rng else ""
@@ -120,12 +124,19 @@ def _numbers(v: Verdict) -> list[str]:
         if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
             out.append(f"**Memory:** needs {m.required_gb:.1f} GB, only {m.usable_gb:.1f} GB usable: does not fit")
         if not mt:
+            whole = answer_time(p)
+            paged = p.hardware.get("kind") not in ("discrete_gpu", "datacenter_gpu") and \
+                m.required_gb > m.total_gb * (1 - SYSTEM_RESERVE_SHARE)
+            tail = (": the part that does not fit is read from the disk for every token." if paged
+                    else ", and it crawls once it swaps.")
             out.append(f"**Even if it ran:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
-                       f"{fmt_s(p.ttft_s)}, and it crawls once it swaps")
+                       f"{fmt_s(p.ttft_s)}" + (f", {whole}" if whole else "") + tail)
         return out
     if not mt:
         users = f" for each of {p.concurrency} users streaming at once" if p.concurrency > 1 else ""
-        out.append(f"**Speed:** about {fmt_rate(_per_user(p))} tok/s{users} ({feel_speed(_per_user(p))})")
+        whole = answer_time(p)
+        out.append(f"**Speed:** about {fmt_rate(_per_user(p))} tok/s{users} ({feel_speed(_per_user(p))})"
+                   + (f"; {whole}" if whole else ""))
     if not mp:
         out.append(f"**First word:** after about {fmt_s(p.ttft_s)} for a {p.prompt_tokens:,}-token prompt "
                    f"({feel_wait(p.ttft_s)})")
@@ -136,6 +147,21 @@ def _numbers(v: Verdict) -> list[str]:
         out.append(f"**Memory:** needs {m.required_gb:.1f} of {m.usable_gb:.1f} GB usable: fits"
                    + (f", but {tight}" if tight else ""))
     return out
+
+
+def _feel_measured(v: Verdict, mt: float) -> str:
+    """What a measured decode feels like; below what the hardware does, never a bare reassurance ("much faster
+    than you read" under a "holding it back" headline): "fast enough to read along, but ≈ 3× below …"."""
+    rng = v.expected_range.get("decode_tps")
+    below = v.status == "below_expected" and bool(rng and mt < rng[0])
+    if not below or mt < COMFORTABLE_TPS:
+        return feel_speed(mt)
+    p = v.prediction
+    exp = _per_user(p) if p is not None else None
+    words = f"≈ {mt * WORDS_PER_TOKEN:.0f} words a second"
+    if exp and exp > mt:
+        return f"{words}: fast enough to read along, but ≈ {exp / mt:.0f}× below what this hardware does"
+    return f"{words}: fast enough to read along, but below what this hardware does"
 
 
 def _comfortable(v: Verdict) -> bool:
@@ -150,8 +176,19 @@ def _comfortable(v: Verdict) -> bool:
     return _per_user(p) >= COMFORTABLE_TPS and (p.ttft_s is None or p.ttft_s <= TTFT_BROKEN_S)
 
 
+SETUP_IDS = ("fix_configuration", "gpu_offload")  # a setup fix: the check that confirms it is part of the fix
+
+
+def _first_check(f: Fix) -> str:
+    """The first check a setup fix names (its ``why`` carries "Check: a; b; c"), '' for other fixes."""
+    if f.id not in SETUP_IDS or "Check: " not in f.why:
+        return ""
+    first = f.why.split("Check: ", 1)[1].split("; ")[0].strip().rstrip(".")
+    return f" First check: {first}." if first else ""
+
+
 def _fix_line(f: Fix, label: str = "Best fix") -> str:
-    return f"**{label}:** {tidy(f.title)} — {tidy(f.predicted_effect)}."
+    return f"**{label}:** {tidy(f.title)} — {tidy(f.predicted_effect)}.{_first_check(f)}"
 
 
 def _no_purchase(v: Verdict) -> Fix | None:
@@ -277,7 +314,9 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
         fit = "memory not known"
     speed = _delta(_per_user(p), _per_user(q), fmt_rate, " tok/s")
     wait = _delta(p.ttft_s, q.ttft_s, fmt_s, "")
-    line = f"{'With that' if ch else 'Still'}: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} ({feel_wait(q.ttft_s)})."
+    whole = answer_time(q)
+    line = (f"{'With that' if ch else 'Still'}: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} "
+            f"({feel_wait(q.ttft_s)})" + (f"; {whole}" if whole else "") + ".")
     # A new measured rate alone leaves the expectation as it was ("speed still 62.6"): the verdict line says it.
     out = [head] if ch and all(c[0].startswith("measured_") for c in ch) else [head, line]
     measured_changed = any(v.measured.get(k) != before.measured.get(k) for k in ("decode_tps", "prefill_tps"))
