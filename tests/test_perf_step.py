@@ -321,3 +321,22 @@ def test_batched_factor_is_held_beyond_the_largest_measured_batch():
     free = StepModel(dense_bytes=16e9, routed_bytes=0, expert_fraction=0, kv_bytes_per_seq=1e6, bw_bytes_per_s=1.7e12,
                      t0_s=0.003, flops_per_seq=16e9, flops_per_s=9e13, batched_slope=-0.1)
     assert free.batched_factor(256) == pytest.approx(256 ** -0.1)
+
+
+def test_a_model_larger_than_a_macs_whole_memory_pages_from_disk(store):
+    # Gemma 3 27B at Q4_K_M needs ~18 GB. A 24 GB Air holds it in RAM (unified bandwidth, ~4 tok/s); a 16 GB or
+    # 8 GB one pages the rest from the SSD every token: the speed collapses and the prediction says why.
+    from advisor.perf.prediction import SWAP_READ_GBS
+    from knowledge import catalog
+
+    m = catalog.resolve_model(store, "gemma 3 27b").value
+    q = catalog.resolve_quant(store, "q4_k_m").value
+    air = catalog.resolve_hardware(store, "MacBook Air M2").value
+    speed = {}
+    for gb in (24, 16, 8):
+        p = predict(store, hardware=air.model_copy(update={"memory_gb": gb}), model=m, quant=q)
+        speed[gb] = p.decode_tps
+        assert any("paged in from the SSD" in a for a in p.assumptions) == (gb < 24)
+    assert 3 < speed[24] < 6
+    assert speed[16] < 0.2 * speed[24] and speed[8] < speed[16]
+    assert SWAP_READ_GBS == pytest.approx(2.0)

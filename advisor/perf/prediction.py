@@ -18,7 +18,7 @@ from advisor.calibration import (
     t0_key,
 )
 from advisor.errors import InputError
-from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
+from advisor.models import Hardware, MemoryFit, ModelSpec, Prediction, QuantFormat
 from advisor.perf.fit import (
     achieved_read_share,
     build_cal_rows,
@@ -36,6 +36,21 @@ __all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_acc
            "predict_step", "resolve_compute"]
 
 DEFAULT_HOST_BW_GBS = 89.6  # dual-channel DDR5-5600, catalog id cpu-ddr5-5600-2ch
+# ESTIMATES (no single source): page-in rate when weights exceed physical memory and are read back from an NVMe
+# or Apple SSD every token (sequential reads reach 3–7 GB/s, the 4–16 KB page faults of a memory-mapped model
+# much less), and the share of physical memory the system and other apps keep.
+SWAP_READ_GBS = 2.0
+SYSTEM_RESERVE_SHARE = 0.15
+
+
+def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
+    """Share of the weights a unified-memory machine (Mac, APU, CPU) cannot hold in physical memory at all
+    (beyond what the system keeps: :data:`SYSTEM_RESERVE_SHARE`), 0 when they fit in RAM; discrete GPUs offload
+    to system RAM instead (``gpu_share``)."""
+    if fitm.fits or hw.kind in ("discrete_gpu", "datacenter_gpu") or not fitm.total_gb or fitm.weights_gb <= 0:
+        return 0.0
+    room = fitm.total_gb * (1.0 - SYSTEM_RESERVE_SHARE) - fitm.kv_cache_gb - fitm.overhead_gb
+    return max(0.0, min(1.0, 1.0 - room / fitm.weights_gb))
 SERVER_ENGINE_USERS = 4  # from this many users on a datacenter GPU with no engine stated, assume vLLM
 
 
@@ -188,7 +203,15 @@ def predict_step(
     share = gpu_share if gpu_share is not None else fitm.gpu_share
     host_bw = host_bandwidth_gbs or hardware.host_bandwidth_gbs or DEFAULT_HOST_BW_GBS
     host_eff = 1.0
-    if share < 1.0:
+    paged = gpu_share is None and _paged_share(hardware, fitm)
+    if paged:
+        # Unified memory (Mac, APU, CPU) holding less than the weights: the rest is paged in from disk every token.
+        share, host_bw = 1.0 - paged, SWAP_READ_GBS
+        assumptions.append(
+            f"The model needs {fitm.required_gb:.1f} GB but the machine has {fitm.total_gb:g} GB in all: about "
+            f"{paged:.0%} of the weights would be paged in from the SSD for every token (ESTIMATE: ~{SWAP_READ_GBS:g} "
+            "GB/s swap reads), so it barely runs.")
+    elif share < 1.0:
         host_eff = cal.efficiency("decode", {**scen, "kind": "cpu", "accel": "cpu", "multi": False}).efficiency
         assumptions.append(
             f"Only {share:.0%} of the weights fit in GPU memory; the rest run from system RAM at ~{host_bw:g} GB/s "
