@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 COMPARE_INTRO = ("**Compare hardware** for a team: ranked by whether each machine meets your targets under "
                  "load (first word for 95 % of requests, with queueing; tok/s per user with everyone streaming), "
-                 "then by headroom. Prices are used only if you give them.")
+                 "then, when you give prices, the cheaper first, then by headroom. Prices are never guessed.")
 COMPARE_DEFAULTS = ["apple-m3-ultra-80gpu", "nvidia-rtx-4090x2", "nvidia-h100-pcie", "nvidia-dgx-spark-gb10"]
 # The form's field labels (one home: the layout and the fill's "· from the chat" / "· default" use them).
 LABELS = {"model": "Model", "quant": "Weights", "prompt_tokens": "Prompt tokens", "gen_tokens": "Answer tokens",
