@@ -5,8 +5,8 @@ Errors the user can fix print one clear line on stderr and exit with status 2; n
 
 from __future__ import annotations
 
-import csv
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -20,10 +20,34 @@ from advisor.report import json_safe
 
 
 class _Commands(TyperGroup):
-    """The command group; lets ``probe --server`` stand without a URL (see :func:`server_argv`)."""
+    """The command group; lets ``probe --server`` stand without a URL (see :func:`server_argv`).
+
+    With ``--json`` a wrong flag or value (``--concurrency abc``, a missing argument) is also one JSON
+    object, ``{"error": ...}``, exit status 2. A failure that is the advisor's own (a bug) is one line,
+    exit status 1, never a traceback (``ADVISOR_LOG=DEBUG`` logs it).
+    """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["advisor_json"] = "--json" in args
         return super().parse_args(ctx, server_argv(args))
+
+    def invoke(self, ctx: Any) -> Any:
+        as_json = bool(ctx.meta.get("advisor_json"))
+        try:
+            return super().invoke(ctx)
+        except Exception as e:  # noqa: BLE001 - last resort: one line, never a traceback
+            kinds = {c.__name__ for c in type(e).__mro__}  # click's classes, or those typer vendors
+            if "UsageError" in kinds and as_json:
+                typer.echo(json.dumps({"error": f"{e.format_message()} (see --help)"},  # type: ignore[attr-defined]
+                                      ensure_ascii=False))
+                raise typer.Exit(getattr(e, "exit_code", 2)) from None
+            if kinds & {"ClickException", "Exit", "Abort"}:
+                raise
+            import logging
+
+            logging.getLogger("advisor").debug("unexpected error", exc_info=True)
+            _fail(f"the advisor failed on its own ({type(e).__name__}); this is a bug, not a problem with "
+                  "your input. ADVISOR_LOG=DEBUG shows the details.", as_json, code=1)
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
@@ -108,7 +132,14 @@ def _guard(fn: Any, as_json: bool) -> Any:
         from knowledge.storefile import environment_problem
 
         env = environment_problem(e) if isinstance(e, OSError) else None
-        _fail(str(e) if isinstance(e, ValueError) else (env or f"{type(e).__name__}: {e}"), as_json)
+        _fail(str(e) if isinstance(e, ValueError) else (env or _os_message(e)), as_json)
+
+
+def _os_message(e: OSError) -> str:
+    """``cannot use /proc/x: no such file or directory`` rather than ``FileNotFoundError: [Errno 2] ...``."""
+    if e.strerror and e.filename:
+        return f"cannot use {e.filename}: {e.strerror[0].lower()}{e.strerror[1:]}"
+    return f"{type(e).__name__}: {e}"
 
 
 # Python's own ValueError wording (a conversion of a damaged value), never meant for a user.
@@ -227,44 +258,6 @@ def predict(
             if p.assumptions else ""))
 
 
-#: Largest --input file read (a scenario or a table of rows is a few kB; a bigger one is a wrong file).
-MAX_INPUT_BYTES = 50_000_000
-
-
-def _read_input_file(path: Path) -> str:
-    """The UTF-8 text of an ``--input`` file. Raises ValueError with one line for a missing, special
-    (``/dev/urandom``: it would be read forever), huge or binary file."""
-    if not path.exists():
-        raise ValueError(f"cannot read {path}: no such file")
-    if not path.is_file():
-        raise ValueError(f"cannot read {path}: not a regular file")
-    size = path.stat().st_size
-    if size > MAX_INPUT_BYTES:
-        raise ValueError(f"{path} is {size / 1e6:.1f} MB; an --input file over {MAX_INPUT_BYTES // 1_000_000} MB "
-                         "is not read")
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not UTF-8 text (a binary file?); --input expects CSV, JSON lines or a "
-                         "JSON object") from None
-
-
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    text = _read_input_file(path)
-    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        rows: list[dict[str, Any]] = []
-        for i, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                r = load_json(line, what=f"line {i} of {path.name}")
-            except ValueError as e:
-                r = {"_error": str(e)}
-            rows.append(r if isinstance(r, dict) else {"_error": f"line {i} is not a JSON object"})
-        return rows
-    return list(csv.DictReader(text.splitlines()))
-
-
 def _row_error(e: Exception) -> str:
     from pydantic import ValidationError
 
@@ -273,41 +266,29 @@ def _row_error(e: Exception) -> str:
     return str(e).splitlines()[0][:300]
 
 
-_ROW_KEYS = frozenset({"hardware", "model", "params_b", "quant", "backend", "prompt_tokens", "gen_tokens", "depth",
-                       "batch", "concurrency", "memory_gb", "bandwidth_gbs", "tflops"})
-
-
 def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
+    """One JSON object per row, in order; exit status 2 when no row could be predicted."""
     from advisor import service
+    from advisor.cli_input import read_rows, row_scenario
 
-    rows = _guard(lambda: _read_rows(path), as_json)
+    rows = _guard(lambda: read_rows(path), as_json)
     if not rows:
         _fail(f"{path} has no rows to predict (expected a CSV header and rows, or JSON lines)", as_json)
+    done = 0
     for i, r in enumerate(rows, 1):
         if "_error" in r:
             typer.echo(json.dumps({"row": i, "error": r["_error"]}))
             continue
-        clean = {k: (None if v in ("", None) else v) for k, v in r.items()}
-        unknown = [k for k in clean if k not in _ROW_KEYS]
-        if unknown:
-            typer.echo(json.dumps({"row": i, "error": f"unknown column{'s' if len(unknown) > 1 else ''} "
-                                   f"{', '.join(repr(k) for k in unknown[:5])}; known: {', '.join(sorted(_ROW_KEYS))}"}))
-            continue
-        if str(clean.get("prompt_tokens") or "").strip() in ("0", "0.0"):
-            clean["prompt_tokens"] = 1  # a decode-only run (llama-bench tg128: no prompt): decode from an empty cache
-        batch = clean.pop("batch", None)
-        if batch is not None and clean.get("concurrency") is None:
-            clean["concurrency"] = batch
         try:
-            sc = _scenario(**{k: clean.get(k) for k in ("hardware", "model", "params_b", "quant", "backend",
-                                                         "prompt_tokens", "gen_tokens", "depth", "concurrency",
-                                                         "memory_gb", "bandwidth_gbs", "tflops")})
-            p = service.predict_scenario(st, sc)
+            p = service.predict_scenario(st, row_scenario(r, f"scenario of row {i}"))
             out = json_safe(p.model_dump(mode="json"))
             out["row"] = i
+            done += 1
         except Exception as e:  # noqa: BLE001 - one bad row must not stop the others
             out = {"row": i, "error": _row_error(e)}
         typer.echo(json.dumps(out, default=_default))
+    if not done:
+        raise typer.Exit(2)
 
 
 @app.command()
@@ -336,7 +317,9 @@ def diagnose(
 
     def build() -> Any:
         if input is not None:
-            data = load_json(_read_input_file(input), what=str(input))
+            from advisor.cli_input import read_input_file
+
+            data = load_json(read_input_file(input), what=str(input))
             if not isinstance(data, dict):
                 raise ValueError("the input file must hold a JSON object")
             sc_data = data.get("scenario", data)
@@ -368,16 +351,16 @@ def import_cmd(
     from advisor import report, service
 
     def read() -> str:
+        from advisor.cli_input import MAX_IMPORT_BYTES, decode_text, read_text_file
+
+        expects = "the text a benchmark or server printed (llama-bench, ollama --verbose, ...)"
         if file == "-":
-            return sys.stdin.read()
-        p = Path(file)
-        if not p.exists():
-            raise ValueError(f"cannot read {file}: no such file")
-        if not p.is_file():
-            raise ValueError(f"cannot read {file}: not a regular file")
-        if p.stat().st_size > 5_000_000:
-            raise ValueError(f"{file} is {p.stat().st_size / 1e6:.1f} MB; tool output over 5 MB is not read")
-        return p.read_text(encoding="utf-8", errors="replace")
+            raw = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+            if len(raw) > MAX_IMPORT_BYTES:
+                raise ValueError(f"the input is over {MAX_IMPORT_BYTES // 1_000_000} MB; tool output over that "
+                                 "is not read")
+            return decode_text(raw, "the input", expects)
+        return read_text_file(Path(file), limit=MAX_IMPORT_BYTES, what="tool output", expects=expects)
 
     text = _guard(read, as_json)
     st = _guard(lambda: _store(store), as_json)
@@ -465,6 +448,15 @@ def _server_probe(open_store: Any, url: str | None, model: str | None, budget: f
         sys.stderr.write(f"[{frac:4.0%}] {desc[:70]}\n")
         sys.stderr.flush()
 
+    def check() -> None:
+        import math
+
+        if not (math.isfinite(budget) and 0 < budget <= 3600):
+            raise ValueError(f"--server-budget must be a number of seconds between 0 and 3600, got {budget:g}")
+        if streams < 0:
+            raise ValueError(f"--server-streams must be 0 (no batching pass) or more, got {streams}")
+
+    _guard(check, as_json)
     results = _guard(lambda: service.run_server_probe(
         open_store, url=url, model=model, allow_remote=bool(url), progress=progress, time_budget_s=budget,
         prompt_lengths=lengths(), gen_tokens=gen, concurrency=streams), as_json)
@@ -544,6 +536,12 @@ def db_stats(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None
 @db_app.command("export")
 def db_export(directory: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
     """Write every table as Parquet (one file per table) into DIRECTORY."""
+    def check() -> None:
+        if directory.exists() and not directory.is_dir():
+            raise ValueError(f"cannot export into {directory}: it is a file, not a folder; give a folder "
+                             "(it is created when missing)")
+
+    _guard(check, as_json)
     st = _guard(lambda: _store(store), as_json)
     files = _guard(lambda: st.export(directory), as_json)
     _emit({"files": files}, as_json, "\n".join(files))
@@ -552,6 +550,14 @@ def db_export(directory: Path = typer.Argument(...), store: Optional[str] = STOR
 @db_app.command("import")
 def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
     """Merge results, probes and imports from an exported folder or Parquet file (de-duplicated)."""
+    def check() -> None:
+        if not source.exists():
+            raise ValueError(f"cannot import {source}: no such file or folder")
+        if not (source.is_dir() or source.is_file()):
+            raise ValueError(f"cannot import {source}: it is a device or special file, not a folder or a "
+                             "Parquet file")
+
+    _guard(check, as_json)
     st = _guard(lambda: _store(store), as_json)
     added = _guard(lambda: st.import_pooled(source), as_json)
     new = {k: v for k, v in added.items() if not k.endswith("_refused")}
@@ -587,11 +593,32 @@ def server_argv(argv: list[str]) -> list[str]:
 
 
 def main() -> None:
-    import logging
     import os
 
-    logging.basicConfig(level=os.environ.get("ADVISOR_LOG", "WARNING"), format="%(asctime)s %(name)s %(message)s")
+    level = os.environ.get("ADVISOR_LOG", "WARNING").upper()
+    handler = logging.StreamHandler()
+    handler.setFormatter(_LogLine("%(asctime)s %(name)s %(message)s", tracebacks=level == "DEBUG"))
+    try:
+        logging.basicConfig(level=level, handlers=[handler])
+    except ValueError:  # ADVISOR_LOG=LOUD: not a level
+        logging.basicConfig(level="WARNING", handlers=[handler])
     app()
+
+
+class _LogLine(logging.Formatter):
+    """Log records as one line each; the traceback of a logged exception only with ``ADVISOR_LOG=DEBUG``."""
+
+    def __init__(self, fmt: str, *, tracebacks: bool) -> None:
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.exc_info and not self.tracebacks:
+            exc = record.exc_info[1]
+            record = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None})
+            record.msg = f"{record.getMessage()} ({type(exc).__name__}; ADVISOR_LOG=DEBUG shows the traceback)"
+            record.args = None
+        return super().format(record)
 
 
 if __name__ == "__main__":

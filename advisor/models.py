@@ -71,10 +71,17 @@ def _finite_nonneg(v: float | None, name: str, upper: float) -> float | None:
     if isinstance(v, float) and not math.isfinite(v):
         raise ValueError(f"{name} must be a finite number, got {v}")
     if v < 0:
-        raise ValueError(f"{name} cannot be negative (got {v})")
+        raise ValueError(f"{name} cannot be negative (got {_short(v)})")
     if v > upper:
-        raise ValueError(f"{name} = {v} is beyond anything real (limit {upper:g})")
+        raise ValueError(f"{name} = {_short(v)} is beyond anything real (limit {upper:g})")
     return v
+
+
+def _short(v: Any) -> str:
+    """A number for a one-line message: ``1e+400`` rather than 401 digits."""
+    if isinstance(v, int) and abs(v) >= 10**15:
+        return f"about {'-' if v < 0 else ''}1e{len(str(abs(v))) - 1}"
+    return f"{v}"
 
 
 class Hardware(BaseModel):
@@ -305,7 +312,7 @@ class Scenario(BaseModel):
     @classmethod
     def _range(cls, v: Any) -> Any:
         if isinstance(v, str):  # "(5000, 10000)", "5000-10000", "5000 10000"
-            nums = [int(float(x)) for x in re.findall(r"\d+(?:\.\d+)?", v)]
+            nums = [int(float(x)) if len(x) < 40 else MAX_TOKENS + 1 for x in re.findall(r"\d+(?:\.\d+)?", v)]
             return tuple(nums[:2]) if len(nums) >= 2 else None
         return v
 
@@ -313,12 +320,18 @@ class Scenario(BaseModel):
     @classmethod
     def _range_order(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
         if v is not None and not 0 < v[0] <= v[1] <= MAX_TOKENS:
-            raise ValueError(f"prompt_range must be (low, high) tokens with 0 < low <= high (got {v})")
+            raise ValueError(f"prompt_range must be (low, high) tokens with 0 < low <= high (got {_short(v)})")
         return v
 
     @field_validator("hardware", "model", "quant", "backend", "use")
     @classmethod
     def _name(cls, v: str | None, info: Any) -> str | None:
+        if v is not None and not any(c.isalnum() for c in v):  # " ", " + ", "-": names nothing, as if not given
+            return None
+        if v is not None and not v.isascii():
+            import unicodedata
+
+            v = unicodedata.normalize("NFKC", v)  # fullwidth "ｌｌａｍａ ８ｂ" (a CJK input method) is "llama 8b"
         if v is not None and len(v) > MAX_NAME_CHARS:
             raise ValueError(f"{info.field_name} is {len(v):,} characters long; a name has at most {MAX_NAME_CHARS}")
         return v
@@ -354,9 +367,9 @@ class Scenario(BaseModel):
         if v < low:
             hint = {"prompt_tokens": " (a prompt has at least one token)", "gen_tokens": " (an answer has at least "
                     "one token)", "n_gpu_layers": " (0 = CPU only, 99 = every layer on the GPU)"}.get(info.field_name, "")
-            raise ValueError(f"{info.field_name} must be at least {low} (got {v}){hint}")
+            raise ValueError(f"{info.field_name} must be at least {low} (got {_short(v)}){hint}")
         if v > 2**31 - 1:
-            raise ValueError(f"{info.field_name} = {v} is too large")
+            raise ValueError(f"{info.field_name} = {_short(v)} is too large")
         return v
 
     @field_validator("concurrency")
@@ -365,7 +378,7 @@ class Scenario(BaseModel):
         if v is None:
             return None
         if v < 1 or v > 100_000:
-            raise ValueError(f"concurrency must be between 1 and 100000 (got {v})")
+            raise ValueError(f"concurrency must be between 1 and 100000 (got {_short(v)})")
         return v
 
     @field_validator("bandwidth_gbs", "tflops")
@@ -551,6 +564,8 @@ def parse_scenario(data: Any, *, what: str = "scenario") -> Scenario:
     if not isinstance(data, dict):
         raise InputError(f"The {what} must be a JSON object, e.g. {{\"hardware\": \"M2 Max\", \"model\": \"llama 3.1 8b\"}}.")
     unknown = [str(k) for k in data if k not in SCENARIO_KEYS]
+    if not unknown:
+        _refuse_booleans_as_numbers(data, what)
     if unknown:
         parts = []
         for k in unknown[:5]:
@@ -559,3 +574,33 @@ def parse_scenario(data: Any, *, what: str = "scenario") -> Scenario:
         raise InputError(f"Unknown key{'s' if len(unknown) > 1 else ''} in the {what}: {', '.join(parts)}. "
                          f"Known keys: {', '.join(sorted(SCENARIO_KEYS))}.")
     return Scenario.model_validate(data)
+
+
+def _numeric_keys() -> frozenset[str]:
+    """Scenario fields that hold numbers (int, float or a tuple of them), not flags."""
+    out = set()
+    for name, f in Scenario.model_fields.items():
+        text = str(f.annotation)
+        if "bool" not in text and ("int" in text or "float" in text):
+            out.add(name)
+    return frozenset(out)
+
+
+def _refuse_booleans_as_numbers(data: dict[str, Any], what: str) -> None:
+    """JSON ``true``/``false`` where a number goes is a mistake, not 1/0 (pydantic would read it so).
+
+    Raises:
+        InputError: one line naming the key, e.g. ``gen_tokens is true; it takes a number``.
+    """
+    import json
+
+    from advisor.errors import InputError
+
+    for k in sorted(_NUMERIC_KEYS & set(data)):
+        v = data[k]
+        if isinstance(v, bool) or (isinstance(v, (list, tuple)) and any(isinstance(x, bool) for x in v)):
+            raise InputError(f"{k} in the {what} is {json.dumps(v)}; it takes a number (JSON true/false is not "
+                             "read as 1/0).")
+
+
+_NUMERIC_KEYS: frozenset[str] = _numeric_keys()

@@ -247,7 +247,12 @@ class Store(StoreAdmin):
             self._gen[1] += 1
 
     def _load_parquet(self, base: str) -> None:
-        base = base.rstrip("/")
+        base = base.rstrip("/") or "/"
+        if not _is_remote(base) and not any(os.path.exists(f"{base}/{t}.parquet") for t in TABLES):
+            raise KnowledgeStoreError(
+                f"{base} is a folder without the tables `advisor db export` writes (hardware.parquet, "
+                f"results.parquet, ...), so it is not a store. Give a store file, e.g. --store "
+                f"{os.path.join(base, 'store.duckdb')}, or a folder made by `advisor db export`.")
         cur = self._mem.cursor()
         try:
             for t in TABLES:

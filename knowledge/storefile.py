@@ -176,6 +176,13 @@ def open_failure(path: str, e: BaseException) -> str:
                 "free some space or fix the permissions, or use another --store.")
     if isinstance(e, OSError):
         return f"The knowledge store {path} cannot be used: {e.strerror or e}."
+    if os.path.isfile(path) and not os.path.getsize(path):
+        real = os.path.realpath(path)
+        if real.startswith(("/proc/", "/sys/", "/dev/")):
+            return (f"{path} is a file of the operating system ({real.split('/')[1]}), not a knowledge store; "
+                    "nothing was opened. Check the --store path.")
+        return (f"{path} is an empty file (0 bytes): not a knowledge store and nothing to rescue. Delete it, or "
+                "give another --store; the next command then builds a fresh store there.")
     if os.path.isfile(path) and os.path.getsize(path) and not has_duckdb_magic(path):
         return (f"{path} is not a DuckDB knowledge store (its header lacks DuckDB's magic bytes), so it "
                 "was left alone. Check the --store path, or move that file away yourself.")

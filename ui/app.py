@@ -300,22 +300,22 @@ def build_app(
             ).then(lambda: gr.update(interactive=True), None, probe_btn, queue=False, api_visibility="private")
 
         # ------------------------------------------------------------------ JSON API
-        def ask(message: str, facts_json: str = "", request: gr.Request = None) -> tuple[str, str, str]:  # type: ignore[assignment]
+        def ask(message: str = "", facts_json: str = "", request: gr.Request = None) -> tuple[str, str, str]:  # type: ignore[assignment]
             """One chat turn. Returns (reply markdown, verdict JSON or "null", facts JSON for the next turn)."""
             with local(request):
                 return handlers.api_ask(store, message, facts_json)
 
-        def predict(scenario_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
+        def predict(scenario_json: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Prediction JSON (or {"error": ...})."""
             with local(request):
                 return handlers.api_predict(store, scenario_json)
 
-        def diagnose(scenario_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
+        def diagnose(scenario_json: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Verdict JSON (or {"error": ...})."""
             with local(request):
                 return handlers.api_diagnose(store, scenario_json)
 
-        def import_(text: str, hardware: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
+        def import_(text: str = "", hardware: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Tool output (llama-bench, ollama --verbose, …) → import result JSON (or {"error": ...})."""
             with local(request):
                 return handlers.api_import(store, text, hardware)

@@ -191,8 +191,11 @@ def _unexpected(where: str, e: BaseException) -> str:
 
 
 # ------------------------------------------------------------------------------------ facts
-def parse_scenario_json(text: str | None) -> Scenario | None:
+def parse_scenario_json(text: Any) -> Scenario | None:
     """Scenario from a JSON object string; ``""``/``"null"`` give None.
+
+    An HTTP client that sends the object itself (``{"data": [{"hardware": ...}]}``) instead of its JSON
+    text gets the same answer; a number, a list or ``true`` is an :class:`~advisor.errors.InputError`.
 
     Raises:
         json.JSONDecodeError, ValidationError: bad JSON or values (see :func:`friendly_error`).
@@ -200,6 +203,12 @@ def parse_scenario_json(text: str | None) -> Scenario | None:
     """
     from advisor.errors import InputError
 
+    if isinstance(text, dict):
+        return parse_scenario(text)
+    if text is not None and not isinstance(text, str):
+        raise InputError("Send the scenario as a JSON object (or its JSON text), e.g. "
+                         "{\"hardware\": \"M2 Max\", \"model\": \"llama 3.1 8b\"}; got "
+                         f"{json.dumps(text)[:60] if isinstance(text, (bool, int, float, list)) else type(text).__name__}.")
     text = (text or "").strip()
     if not text or text == "null":
         return None
@@ -514,6 +523,9 @@ def api_ask(store: Store, message: str, facts_json: str = "") -> tuple[str, str,
     except (ValueError, AdvisorError) as e:  # JSONDecodeError and ValidationError are ValueErrors
         return (f"I could not read the facts you sent: {friendly_error(e)}", "null",
                 Scenario().model_dump_json())
+    if message is not None and not isinstance(message, str):
+        return ("Send your message as text, e.g. \"RTX 4090, llama 3.1 8b Q4_K_M: is 40 tok/s normal?\".", "null",
+                (facts or Scenario()).model_dump_json())
     text = (message or "")[:MAX_MESSAGE_CHARS]
     try:
         res = service.ask(store, text, facts)
@@ -551,11 +563,18 @@ def api_diagnose(store: Store, scenario_json: str) -> str:
 
 def api_import(store: Store, text: str, hardware: str = "") -> str:
     """``/import``: tool output (+ optional hardware) → ImportOutcome JSON, or ``{"error": ...}``."""
+    if not isinstance(text, str) or not isinstance(hardware, (str, type(None))):
+        return json.dumps({"error": "Send the tool output (and the hardware) as text, e.g. what llama-bench "
+                                    "printed."})
     body = (text or "")[:MAX_MESSAGE_CHARS * 2]
     if not body.strip():
         return json.dumps({"error": "Send the text your tool printed (llama-bench, ollama --verbose, …)."})
     try:
         out = service.import_output(store, body, hardware=(hardware or "").strip() or None, save=True)
+        if len(text) > len(body):  # said, not silently dropped: measurements may stand in the part not read
+            out = out.model_copy(update={"warnings": [*out.warnings, (
+                f"Only the first {len(body):,} of {len(text):,} characters were read; send the rest in another "
+                "request, or run `advisor import FILE` (up to 5 MB).")]})
         return out.model_dump_json()
     except (ValueError, AdvisorError) as e:
         return error_json(e)

@@ -192,7 +192,7 @@ def _shrink_context(c: Ctx) -> Fix | None:
     kv_tok = roofline.kv_bytes_per_token(sit.model) / 1e9 * max(1, sit.workload.users)
     room = p.memory.usable_gb - p.memory.weights_gb - p.memory.overhead_gb
     exp = c.expected_tg
-    if kv_tok <= 0 or room <= 0:
+    if kv_tok <= 0 or not 0 < room < float("inf"):  # memory not known (usable = inf): no context to size
         return None
     max_ctx = int(room / kv_tok)
     used = _ctx_tokens(c)

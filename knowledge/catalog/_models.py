@@ -100,6 +100,8 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
         active = _ACTIVE.search(t)
         sizes = [s for s in sizes if not (active and s == float(active.group(1)))]
         size = sizes[0] if sizes else None
+    if not size:  # "llama 3 0b": a size of 0 names no model (and divided by zero below)
+        size = None
     active_b = float(_ACTIVE.search(t).group(1)) if _ACTIVE.search(t) else None  # type: ignore[union-attr]
     fams = _family_tokens(t)
     ver = _version(t)
