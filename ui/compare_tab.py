@@ -5,7 +5,9 @@ The chat's side-by-side table (:mod:`advisor.render.options`) and this tab run t
 lengths, users and stated memory into the form (a 96 GB M3 Ultra stays 96 GB).
 
 Prices are ``NAME=USD`` pairs where NAME is a catalog id or a name a person would write
-("H100=30000"); a name that matches none of the chosen candidates is a clear message.
+("H100=30000", "2x 4090=4500"); a name that matches none of the chosen candidates is a note above the
+summary, and the table still shows. Editing a field by hand after a fill marks it in the note above the
+form (:func:`edited_note`), so the note never claims a value the form no longer holds.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 import gradio as gr
 
 from advisor import compare as cmp
-from advisor.errors import AdvisorError, AmbiguousError, InputError, load_json
+from advisor.compare.cost import match_prices as match_candidate_prices
+from advisor.errors import AdvisorError, load_json
 from advisor.intake._dialog import DEFAULT_COMPARE_MODEL  # the one home of the default comparison model
 from advisor.models import Scenario
 from advisor.render.options import DEFAULT_TPS_TARGET, DEFAULT_TTFT_TARGET_S, compare_fill
@@ -34,7 +37,7 @@ log = logging.getLogger(__name__)
 
 COMPARE_INTRO = ("**Compare hardware** for a team: ranked by whether each machine meets your targets under "
                  "load (first word for 95 % of requests, with queueing; tok/s per user with everyone streaming), "
-                 "then by headroom. Prices are used only if you give them.")
+                 "then, when you give prices, the cheaper first, then by headroom. Prices are never guessed.")
 COMPARE_DEFAULTS = ["apple-m3-ultra-80gpu", "nvidia-rtx-4090x2", "nvidia-h100-pcie", "nvidia-dgx-spark-gb10"]
 # The form's field labels (one home: the layout and the fill's "· from the chat" / "· default" use them).
 LABELS = {"model": "Model", "quant": "Weights", "prompt_tokens": "Prompt tokens", "gen_tokens": "Answer tokens",
@@ -74,33 +77,15 @@ def _base_id(candidate: str) -> str:
 
 
 def match_prices(store: Store, prices: dict[str, float], candidates: list[str]) -> dict[str, float]:
-    """Price names → the chosen candidates' ids ("H100" → ``nvidia-h100-pcie`` when that is a candidate).
-
-    Raises:
-        InputError: a name matches none of the candidates (the message lists what would).
+    """Price names → the chosen candidates' ids, the way candidate names resolve ("H100" →
+    ``nvidia-h100-pcie``; "4090", "RTX 4090", "2x 4090" → ``nvidia-rtx-4090x2`` when that is the candidate;
+    :func:`advisor.compare.cost.match_prices`). A name that matches no candidate stays as written: the
+    comparison says so in a note and still runs (never an error). No candidates (every machine): unchanged.
     """
-    if not prices:
-        return {}
-    ids = {_base_id(c): c for c in candidates}
-    out: dict[str, float] = {}
-    for name, usd in prices.items():
-        key = name.strip().lower()
-        if key in ids or not ids:
-            out[key] = usd
-            continue
-        hit = None
-        try:
-            hit = catalog.resolve_hardware(store, name).value.id
-        except AmbiguousError as e:
-            hit = next((i for i in ids if any(f"({i})" in c for c in e.candidates)), None)
-        except AdvisorError:
-            hit = None
-        if hit not in ids:
-            names = ", ".join(_name(store, c) for c in candidates[:4])
-            raise InputError(f"I could not match the price name {name!r} to a candidate ({names}). "
-                             f"Write it like a candidate's name or id, e.g. {_name(store, candidates[0])}=30000.")
-        out[hit] = usd  # type: ignore[index]
-    return out
+    if not prices or not candidates:
+        return {k.strip().lower(): v for k, v in prices.items()}
+    matched, unmatched = match_candidate_prices(store, prices, [_base_id(c) for c in candidates])
+    return {**matched, **{k: prices[k] for k in unmatched}}
 
 
 def form_request(store: Store, model: str, quant: str, prompt: float, gen: float, users: float, rpm: float | None,
@@ -109,7 +94,7 @@ def form_request(store: Store, model: str, quant: str, prompt: float, gen: float
     """The compare form's values (in :attr:`CompareForm.run_inputs` order) as a CompareRequest.
 
     Raises:
-        ValueError: a field out of range (pydantic); InputError: a price name matches no candidate.
+        ValueError: a field out of range (pydantic).
     """
     cands = list(candidates or [])
     return cmp.CompareRequest(
@@ -204,6 +189,28 @@ def fill_note(fill: dict[str, Any]) -> str:
     return out + " Change any of them and press Compare."
 
 
+_HAND = " **Changed by hand:** "
+
+
+def edited_note(note: str | None, label: str, value: Any) -> str:
+    """The note above the form after a field was edited by hand: the fill's note (if any) and what changed.
+
+    >>> print(edited_note("**Filled from the chat:** 6 users.", "Users", 20))
+    **Filled from the chat:** 6 users. **Changed by hand:** Users = 20 (the table uses the form's values).
+    """
+    base, _, changes = (note or "").partition(_HAND)
+    if not base.startswith("**Filled from the chat:**"):
+        return note or ""
+    said = dict(p.split(" = ", 1) for p in changes.removesuffix(" (the table uses the form's values).").split("; ")
+                if " = " in p)
+    value = ", ".join(map(str, value)) if isinstance(value, list) else ("—" if value in (None, "") else
+                                                                       f"{value:g}" if isinstance(value, float)
+                                                                       else value)
+    said[label] = str(value)
+    return (base + _HAND + "; ".join(f"{k} = {v}" for k, v in said.items())
+            + " (the table uses the form's values).")
+
+
 _FILL_N = 12  # len(CompareForm.fill_targets())
 
 
@@ -284,6 +291,14 @@ def build_compare_tab(store: Store) -> CompareForm:
         plot = gr.Plot(charts.empty_figure("Press Compare to rank the candidates."), elem_id="compare-chart",
                        show_label=False)
     inputs = [model, quant, prompt, gen, users, rpm, ttft, tps, cands, prices, prefix, kv, engine]
+
+    editable: list[tuple[str, Any]] = [(LABELS["model"], model), (LABELS["quant"], quant), (LABELS["prompt_tokens"], prompt),
+                (LABELS["gen_tokens"], gen), ("Shared prefix tokens", prefix), (LABELS["concurrency"], users),
+                (LABELS["requests_per_minute"], rpm), (LABELS["ttft_target_s"], ttft),
+                (LABELS["tps_per_user"], tps), ("Candidates", cands), ("Engine", engine), ("KV cache", kv)]
+    for label, comp in editable:  # .input: a person's edit only, never a fill's programmatic change
+        comp.input(lambda v, n, label=label: edited_note(n, label, v), [comp, note], [note],
+                   api_visibility="private", show_progress="hidden")
 
     def run_fn(*a: Any) -> tuple[str, list[list[Any]], Any]:
         return run_compare(store, *a)

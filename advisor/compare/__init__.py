@@ -47,6 +47,7 @@ from advisor.compare.evaluate import Candidate
 from advisor.compare.output import (
     TABLE_HEADERS,
     TABLE_LEGEND,
+    headline,
     notes_markdown,
     summary_lines,
     table_markdown,
@@ -74,6 +75,7 @@ __all__ = [
     "compare_situation",
     "cost_per_million",
     "curve_points",
+    "headline",
     "kv_knee_batch",
     "max_concurrency",
     "md1_wait_cdf",

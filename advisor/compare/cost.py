@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from advisor.compare.request import SECONDS_PER_YEAR
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, AmbiguousError
 from knowledge import catalog
+from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
-__all__ = ["cost_per_million", "resolve_prices"]
+__all__ = ["cost_per_million", "match_prices", "resolve_prices"]
+
+# "2x 4090", "2 × RTX 4090", "two 4090s", "dual 3090": a count before the name.
+_COUNT = re.compile(r"^\s*(?:(\d{1,2})\s*[x×]\s*|(two|three|four|dual|quad)\s+)", re.I)
+_WORD_N = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4}
+_ID_IN_PARENS = re.compile(r"\(([a-z0-9][a-z0-9.\-]+)\)\s*$")
 
 
 def cost_per_million(price_usd: float, tokens_per_s: float, *, years: float, utilisation: float,
@@ -26,6 +33,69 @@ def cost_per_million(price_usd: float, tokens_per_s: float, *, years: float, uti
             "assumption": (f"price amortised over {years:g} years, generating at {tokens_per_s:,.0f} tok/s "
                            f"{utilisation:.0%} of the time; generated tokens only; no electricity or staff")}
 
+
+
+def _price_hits(store: Store, name: str) -> tuple[list[str], int | None]:
+    """(catalog ids the name may mean, count written or None): "2x 4090" → (["nvidia-rtx-4090"], 2)."""
+    text, n = name.strip(), None
+    m = _COUNT.match(text)
+    if m:
+        n = int(m.group(1)) if m.group(1) else _WORD_N[m.group(2).lower()]
+        text = text[m.end():]
+        text = re.sub(r"(\d)s\b", r"\1", text)  # "4090s" → "4090"
+    key = text.strip().lower()
+    if key in catalog.all_hardware(store) or split_hw_id(key)[0] in catalog.all_hardware(store):
+        root, k = split_hw_id(key)
+        return [root], n or (k if k > 1 else None)
+    try:
+        return [catalog.resolve_hardware(store, text).value.id], n
+    except catalog.VariantsError as e:  # "H100": any of its versions
+        return [i for c in e.candidates if (i := _id_of(c))] or ([e.default.value.id] if e.default else []), n
+    except AmbiguousError as e:
+        return [i for c in e.candidates if (i := _id_of(c))], n
+    except AdvisorError:
+        return [], n
+
+
+def _id_of(candidate: str) -> str | None:
+    m = _ID_IN_PARENS.search(candidate)
+    return m.group(1) if m else None
+
+
+def match_prices(store: Store, prices: dict[str, float], hardware_ids: list[str]) -> tuple[dict[str, float],
+                                                                                           list[str]]:
+    """Price names → the candidates' ids, resolved the way candidate names are; (matched, unmatched names).
+
+    A name matches a candidate when it is its id, or names the same machine as a person would write it
+    ("4090", "RTX 4090", "2x 4090" for ``nvidia-rtx-4090x2``; "H100" for ``nvidia-h100-pcie``); a count
+    written ("2x") must agree with the candidate's; without one, the single-card build wins when several
+    builds of that card are candidates. A name that matches no
+    candidate, or several, is returned unmatched (the caller says so; it never stops the comparison).
+
+    >>> from knowledge.store import Store
+    >>> match_prices(Store(":memory:"), {"4090": 4500, "potato": 1}, ["nvidia-rtx-4090x2"])
+    ({'nvidia-rtx-4090x2': 4500.0}, ['potato'])
+    """
+    ids = list(dict.fromkeys(i.strip().lower() for i in hardware_ids))
+    out: dict[str, float] = {}
+    unmatched: list[str] = []
+    for name, usd in prices.items():
+        key = name.strip().lower()
+        if key in ids:
+            out[key] = float(usd)
+            continue
+        roots, n = _price_hits(store, name)
+        same = [i for i in ids if split_hw_id(i)[0] in roots]
+        if n is not None:
+            same = [i for i in same if split_hw_id(i)[1] == n]  # "4x 4090" is not the 2× build
+        elif len(same) > 1:
+            single = [i for i in same if split_hw_id(i)[1] == 1]
+            same = single if len(single) == 1 else same
+        if len(same) == 1:
+            out[same[0]] = float(usd)
+        else:
+            unmatched.append(name)
+    return out, unmatched
 
 
 def resolve_prices(store: Store, prices: dict[str, float]) -> dict[str, float]:

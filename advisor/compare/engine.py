@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any
 
-from advisor.compare.cost import resolve_prices
+from advisor.compare.cost import match_prices
 from advisor.compare.evaluate import STATUSES, Candidate, Ctx, evaluate
 from advisor.compare.output import summary_lines
 from advisor.compare.request import (
@@ -48,16 +49,25 @@ def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Har
 def _rank_key(c: Candidate) -> tuple:
     """Sort key: what the machine can do for the stated users (:data:`~advisor.compare.evaluate.STATUSES`
     order: meets the targets, holds every user, holds some (the rest wait for a slot), overloaded, does not
-    fit), then headroom, tok/s per user, TTFT p95. A machine that cannot hold the users (overloaded, or the
+    fit), then price (the cheaper first when prices are given; a priced machine before an unpriced one),
+    then headroom, tok/s per user, TTFT p95. A machine that cannot hold the users (overloaded, or the
     model does not fit) is never ranked above one that can, whatever its speed."""
-    return (STATUSES.index(c.status), -(c.headroom or 0.0), -(c.decode_tps_per_user or 0.0),
-            c.ttft_s.get("p95") or math.inf)
+    price = (c.cost or {}).get("price_usd")
+    return (STATUSES.index(c.status), math.inf if price is None else price, -(c.headroom or 0.0),
+            -(c.decode_tps_per_user or 0.0), c.ttft_s.get("p95") or math.inf)
 
 
-def _unmatched_prices(ctx: Ctx, out: list[Candidate]) -> list[str]:
-    ids = {c.hardware["id"] for c in out}
-    return [f"Price for {k!r} matched no candidate (use its id, e.g. {next(iter(ids), 'nvidia-h200')})."
-            for k in ctx.prices if k not in ids]
+def _unmatched_prices(unmatched: list[str], prices: dict[str, float], out: list[Candidate]) -> list[str]:
+    """One sentence per price name that matched no candidate: the machines compared, and the closest name
+    written with the price as given ("H200=32000" → "e.g. H100 PCIe 80GB=32000 if that is its price")."""
+    names = [c.hardware["name"] for c in out]
+    notes = []
+    for k in unmatched:
+        near = max(names, key=lambda n: difflib.SequenceMatcher(None, k.lower(), n.lower()).ratio(), default=None)
+        eg = f": write it as a machine is named, e.g. {near}={prices[k]:g} if that is its price" if near else ""
+        notes.append(f"The price {k!r} matched none of the machines compared ({', '.join(names[:4])}), "
+                     f"so it is left out{eg}.")
+    return notes
 
 
 def _assumptions(req: CompareRequest) -> list[str]:
@@ -87,7 +97,7 @@ def _assumptions(req: CompareRequest) -> list[str]:
            "user's answer streams at least at the target speed with everyone streaming at once. Ranked: meets "
            "the targets, then holds every user, then holds some (the others wait for a slot), then overloaded, "
            "then does not fit, so a machine that cannot hold the users is never above one that can; within each, "
-           "by the tightest margin (headroom: users that fit ÷ users, TTFT target ÷ p95, tok/s ÷ target), then by "
+           "the cheaper first when prices are given, then by the tightest margin (headroom: users that fit ÷ users, TTFT target ÷ p95, tok/s ÷ target), then by "
            "tok/s per user."]
     if req.prices:
         out.append(f"Cost: only the prices given; amortised over {req.amortisation_years:g} years at "
@@ -106,9 +116,10 @@ def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardwar
     quant = quant_format or (catalog.resolve_quant(store, req.quant, backend=req.backend).value if req.quant
                              else catalog.all_quants(store)["Q4_K_M"])
     hws = [(h, []) for h in hardware] if hardware else _resolve_candidates(store, req.candidates)
+    prices, unmatched = match_prices(store, req.prices, [h.id for h, _ in hws])
     ctx = Ctx(req=req, model=model, quant=quant, cal=calibration_model(store), kv_bpe=KV_BYTES_PER_ELEMENT[req.kv_quant],
                rate_per_s=(req.requests_per_minute or 0.0) * req.concurrency / 60.0,
-               prices=resolve_prices(store, req.prices))
+               prices=prices)
     out: list[Candidate] = []
     excluded = []
     for hw, hw_notes in hws:
@@ -128,7 +139,8 @@ def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardwar
             "gen_tokens": req.gen_tokens, "shared_prefix_tokens": req.shared_prefix_tokens,
             "concurrency": req.concurrency, "requests_per_minute": req.requests_per_minute,
             "targets": {"ttft_p95_s": req.ttft_target_s, "tps_per_user": req.tps_per_user},
-            "assumptions": _assumptions(req) + _unmatched_prices(ctx, out), "excluded_do_not_fit": excluded,
+            "assumptions": _assumptions(req), "price_notes": _unmatched_prices(unmatched, req.prices, out),
+            "excluded_do_not_fit": excluded,
             "candidates": [c.model_dump(mode="json") for c in out[:req.limit]]}
     result["summary"] = summary_lines(result)
     return json_safe(result)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["STATUS_WORDS", "TABLE_HEADERS", "TABLE_LEGEND", "notes_markdown", "status_words", "summary_lines",
-           "table_markdown", "table_rows", "ttft_cell"]
+__all__ = ["STATUS_WORDS", "TABLE_HEADERS", "TABLE_LEGEND", "headline", "notes_markdown", "status_words",
+           "summary_lines", "table_markdown", "table_rows", "ttft_cell"]
 
-TABLE_HEADERS = ["#", "machine", "status", "users fit", "first word p50 / p95 (s)", "unchunked p95 (s)",
+TABLE_HEADERS = ["#", "machine", "status", "users fit", "first word (s)", "slow, prompts whole (s)",
                  "tok/s each", "tok/s total", "free up to", "$ / M tok"]
 # Status words for the table (see advisor.compare.evaluate.STATUSES).
 STATUS_WORDS = {"meets": "meets targets", "holds": "holds all users", "overloaded": "overloaded",
@@ -21,10 +21,11 @@ TABLE_LEGEND = (
     "**status**: meets targets · holds all users (a target missed) · N of M at once (the others wait for a slot) · "
     "overloaded (requests arrive faster than it can answer: the wait grows without bound) · does not fit. "
     "**users fit**: conversations that fit in memory at once. "
-    "**first word**: time to the first token for the middle (p50) and the slowest 5 % (p95) of requests at your "
-    "request rate; *idle* when no rate is given (every request finds the machine free, so p50 = p95); *no queue* when "
-    "at your rate 95 % of requests still find it free. "
-    "**unchunked**: p95 if each prompt is read whole while other answers pause. "
+    "**first word**: seconds to the first token, typical (half the requests wait less: p50) / slow case (95 % wait "
+    "less: p95), at your request rate; *idle* when no rate is given (every request finds the machine free, so both "
+    "are the same); *no queue* when at your rate 95 % of requests still find it free. "
+    "**slow, prompts whole**: the slow case if each prompt is read in one go while the other answers pause "
+    "(no chunked prefill). "
     "**tok/s each / total**: answer speed per user with everyone streaming, and summed. "
     "**free up to**: users before each one added slows the others. **$ / M tok**: from the prices you give.")
 
@@ -89,9 +90,9 @@ def table_markdown(result: dict[str, Any]) -> str:
 
 def _free(c: dict[str, Any]) -> str:
     sat, why = c["saturation_concurrency"], c["batch"].get("saturation_limit", "")
-    then = ("compute-bound, aggregate tok/s flattens" if why.startswith("compute")
-            else "every user's KV-cache reads outweigh the weights")
-    return f"; adding users is nearly free up to ~{sat} ({then} beyond)" if sat else ""
+    then = ("the chip's compute is the limit, so the total stops growing" if why.startswith("compute")
+            else "reading every user's conversation memory takes longer than reading the model")
+    return f"; adding users is nearly free up to ~{sat} (beyond, {then})" if sat else ""
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:
@@ -127,13 +128,49 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     return out
 
 
+def _price(c: dict[str, Any]) -> float | None:
+    return (c.get("cost") or {}).get("price_usd")
+
+
+def headline(result: dict[str, Any]) -> str:
+    """The one sentence that answers: how many meet the targets and which to buy (the cheapest that meets them
+    when prices are given; the only one; else the closest). Ranking order is the engine's.
+
+    "3 of 3 meet the targets; the cheapest is the 2× GeForce RTX 4090 ($4,500)." · "2 of 3 meet the targets;
+    give prices to pick between them (first by headroom: the H100 PCIe 80GB)." · "Only the H100 PCIe 80GB meets
+    the targets."
+    """
+    cands = result["candidates"]
+    if not cands:
+        return ""
+    n = len(cands)
+    good = [c for c in cands if c.get("status") == "meets"]
+    if len(good) == 1:
+        return f"Only the {good[0]['hardware']['name']} meets the targets" + (f" (of {n})." if n > 1 else ".")
+    if good:
+        priced = [c for c in good if _price(c) is not None]
+        head = f"{len(good)} of {n} meet the targets"
+        if priced:
+            best = min(priced, key=lambda c: _price(c) or 0.0)
+            return f"{head}; the cheapest is the {best['hardware']['name']} (${_price(best):,.0f})."
+        return (f"{head}; give prices to pick between them on cost (the most room to spare: the "
+                f"{good[0]['hardware']['name']}).")
+    held = [c for c in cands if c.get("holds_users")]
+    if held:
+        return f"None of the {n} meets the targets; the closest is the {held[0]['hardware']['name']}."
+    return f"None of the {n} can serve {result['concurrency']} users."
+
+
 def notes_markdown(result: dict[str, Any]) -> str:
-    """Summary (shown), then per-candidate notes and the assumptions folded (``<details>``), as markdown."""
+    """Headline and summary (shown), then per-candidate notes and the assumptions folded (``<details>``), as
+    markdown; price names that matched no machine are said first."""
     summary = summary_lines(result) or [
         f"No candidate holds {result['model']} at {result['quant']} with a "
         f"{result['prompt_tokens'] + result['gen_tokens']:,}-token context (excluded: "
         f"{', '.join(result.get('excluded_do_not_fit', [])[:8]) or 'none'})."]
-    lines = ["**Summary**", "", *[f"- {s}" for s in summary], "",
+    head = headline(result)
+    lines = [*[x for p in result.get("price_notes") or [] for x in (f"⚠️ {p}", "")], *([f"**{head}**", ""] if head else []),
+             "**Summary**", "", *[f"- {s}" for s in summary], "",
              "<details><summary>Notes on each machine</summary>", ""]
     for c in result["candidates"][:5]:
         lines += [f"- *{c['hardware']['name']}*: " + " ".join(c["notes"])]
