@@ -86,7 +86,7 @@ def test_concurrent_pass_tells_batching(parallel, batches):
     if batches:
         assert r.batching.speedup > 2.0 and "batches requests" in r.batching.note
     else:
-        assert r.batching.speedup < 1.1
+        assert r.batching.speedup < 1.3  # the probe's own "batches" threshold; a serial stand-in is ~1.0 (timing noise under load)
         assert "OLLAMA_NUM_PARALLEL" in r.batching.note or "slower than one stream alone" in r.batching.note
 
 
