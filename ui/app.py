@@ -61,6 +61,7 @@ CSS = """
 #chat details { margin-top: 0.4em; }
 #chat details > summary { cursor: pointer; font-weight: 600; }
 #chat sub { font-size: 0.86em; opacity: 0.85; }
+#verdict code, #chat code { white-space: pre-wrap; overflow-wrap: anywhere; }
 footer { display: none !important; }
 """
 # After a reply: show its top. A reply taller than the chat would otherwise open on its last lines.
