@@ -23,8 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from advisor import roofline  # noqa: E402
-from advisor.calibration import accel_class, bounded, fit, fit_batched  # noqa: E402
+from advisor.calibration import bounded, fit, fit_batched  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
+from advisor.models import Hardware  # noqa: E402
 from advisor.perf import build_cal_rows, calibration_model, predict  # noqa: E402
 from advisor.perf.fit import (  # noqa: E402
     _batched_items,
@@ -33,6 +34,7 @@ from advisor.perf.fit import (  # noqa: E402
     row_hardware,
     row_model,
 )
+from advisor.perf.prediction import resolve_compute  # noqa: E402
 from knowledge import catalog  # noqa: E402
 from knowledge.seed import read_csv  # noqa: E402
 from knowledge.store import Store  # noqa: E402
@@ -54,11 +56,12 @@ def _score(cal, r, errs) -> None:
     g = dataclasses.asdict(r)
     eff = None
     if not g["tflops"]:
-        per_core = cal.compute_per_bw.get("cpu-per-core") if r.accel == "cpu" and r.cpu_cores else None
-        fam = cal.compute_per_bw.get(f"family:{r.family}:{accel_class(r.accel)}") if r.family else None
-        ratio = fam or cal.compute_per_bw.get(f"{r.kind}:{accel_class(r.accel)}")
-        g["tflops"] = per_core * r.cpu_cores if per_core else (ratio * r.bandwidth_gbs if ratio else None)
-        eff = 1.0 if g["tflops"] else None  # estimated from achieved rates: the efficiency is in the figure (as predict)
+        # The prediction path's own rule (spec, else FITTED per core / per family / per kind), not a copy of it.
+        hw = Hardware(id=r.hw_id, name=r.hw_id, kind=r.kind, family=r.family, bandwidth_gbs=r.bandwidth_gbs,
+                      cpu_cores=str(r.cpu_cores) if r.cpu_cores else None)
+        tf, _ = resolve_compute(hw, r.accel, cal)
+        g["tflops"] = tf
+        eff = 1.0 if tf else None  # estimated from achieved rates: the efficiency is in the figure (as predict)
     kind = r.kind + ("-multi" if r.multi else "")
     if r.decode_tps:
         pred = cal.decode_tps(g)
