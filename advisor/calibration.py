@@ -31,6 +31,11 @@ __all__ = [
 
 SHRINK_K = 2.0
 BETA_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
+# Prefill compute tier: the share of a GPU's FP16 peak llama.cpp-class kernels reach falls with the peak
+# (H100 ~0.2, A100 ~0.4, A40 ~0.45 of spec on the same builds): efficiency × (TFLOPS / REF) ** gamma,
+# gamma fitted per hardware kind on the grid below (0 = no tier effect), bench/accuracy.py.
+PREFILL_TF_REF = 100.0
+GAMMA_GRID = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0)
 UBATCH = 512  # llama.cpp's default micro-batch (n_ubatch)
 
 
@@ -171,6 +176,14 @@ class CalibrationModel:
     n_rows: dict[str, int]
     beta: dict[str, float] = field(default_factory=dict)
     batched: dict[tuple[str, ...], _Group] = field(default_factory=dict)
+    prefill_gamma: dict[str, float] = field(default_factory=dict)
+    api_factor: dict[str, float] = field(default_factory=dict)
+
+    def tier_factor(self, scenario: dict[str, Any]) -> float:
+        """Prefill compute-tier factor ``(TFLOPS / PREFILL_TF_REF) ** gamma[kind]`` (1 without a fit or a figure)."""
+        gamma = self.prefill_gamma.get(str(scenario.get("kind")), 0.0)
+        tf = scenario.get("tflops")
+        return float((tf / PREFILL_TF_REF) ** gamma) if gamma and tf else 1.0
 
     def batched_max_batch(self, scenario: dict[str, Any]) -> int:
         """Largest batch measured in the finest batched group of ``scenario`` (0: none): the calibrated
@@ -216,8 +229,11 @@ class CalibrationModel:
         kind = scenario["kind"] + ("-multi" if scenario["multi"] else "")
         ac = accel_class(scenario["accel"])
         lo, hi = self.residuals[phase].get(f"{ac}:{kind}") or (0.6, 1.6)
+        # Prefill only: decode fitted with an API factor lost accuracy on the hold-out (bench/accuracy.py).
+        tier = (self.tier_factor(scenario) * self.api_factor.get(str(scenario.get("accel")), 1.0)
+                if phase == "prefill" else 1.0)
         return Calibration(
-            phase="decode" if phase == "decode" else "prefill", efficiency=math.exp(log_e), group=" / ".join(used), n_rows=n_used,
+            phase="decode" if phase == "decode" else "prefill", efficiency=math.exp(log_e) * tier, group=" / ".join(used), n_rows=n_used,
             source_sets=sorted(sources), p10_ratio=lo, p90_ratio=hi,
             note=f"fitted on {self.n_rows[phase]} measured rows; this group has {n_used}",
         )
@@ -413,7 +429,10 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
         if 0.001 < e < 3:
             pre_rows.append(r)
             pre_effs.append(e)
-    pre_groups = _fit_groups("prefill", pre_rows, pre_effs)
+    api = _fit_api_factor(pre_rows, pre_effs)
+    pre_effs = [e / api.get(r.accel, 1.0) for r, e in zip(pre_rows, pre_effs, strict=True)]
+    gamma = _fit_gamma(pre_rows, pre_effs)
+    pre_groups = _fit_groups("prefill", pre_rows, [e / _tier(r, gamma) for r, e in zip(pre_rows, pre_effs, strict=True)])
     # Achieved compute per unit of bandwidth by kind, for hardware lacking a FLOPS spec.
     ratio: dict[str, list[float]] = defaultdict(list)
     for r in rows:
@@ -428,7 +447,7 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
             ratio["cpu-per-core"].append(r.prefill_tps * r.prefill_flops / 1e12 / r.cpu_cores)
     cpb = {k: statistics.median(v) for k, v in ratio.items()}
     model = CalibrationModel(t0, {"decode": dec_groups, "prefill": pre_groups}, {"decode": {}, "prefill": {}},
-                             cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta)
+                             cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta, prefill_gamma=gamma, api_factor=api)
     for phase, prow in (("decode", dec_rows), ("prefill", pre_rows)):
         res: dict[str, list[float]] = defaultdict(list)
         for r in prow:
@@ -445,6 +464,64 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
                 # Widen in-sample residuals a little: they understate out-of-sample error.
                 model.residuals[phase][k] = (min(q[0], 1.0) ** 1.25, max(q[-1], 1.0) ** 1.25)
     return model
+
+
+NATIVE_APIS = ("cuda", "rocm", "metal")  # the vendor's own compute API on its GPUs
+
+
+def _fit_api_factor(rows: list[CalRow], effs: list[float]) -> dict[str, float]:
+    """Prefill efficiency of a portable GPU API (Vulkan, SYCL) relative to the vendor's own (CUDA, ROCm,
+    Metal) on the SAME machine: the median over machines measured with both of their median-efficiency
+    ratio (paired, so the machine's own speed cancels). Needs two such machines; else no factor."""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r, e in zip(rows, effs, strict=True):
+        if accel_class(r.accel) == "gpu" and not r.multi:
+            per[(r.hw_id, r.accel)].append(e)
+    out: dict[str, float] = {}
+    for api in sorted({a for _, a in per} - set(NATIVE_APIS)):
+        ratios = []
+        for (hw, a), v in per.items():
+            if a != api:
+                continue
+            native = [x for (h2, a2), vv in per.items() if h2 == hw and a2 in NATIVE_APIS for x in vv]
+            if native:
+                ratios.append(statistics.median(v) / statistics.median(native))
+        if len(ratios) >= 2:
+            out[api] = statistics.median(ratios)
+    return out
+
+
+def _tier(r: CalRow, gamma: dict[str, float]) -> float:
+    g = gamma.get(r.kind, 0.0)
+    return (r.tflops / PREFILL_TF_REF) ** g if g and r.tflops else 1.0
+
+
+def _fit_gamma(rows: list[CalRow], effs: list[float]) -> dict[str, float]:
+    """Compute-tier exponent per hardware kind (:data:`GAMMA_GRID`), scored on the kind's rows by the
+    median error of the shared levels of the group chain (the machine's own level left out, so the tier
+    term is judged on what it says about machines the fit has not seen)."""
+    out: dict[str, float] = {}
+    for kind in sorted({r.kind for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r.kind == kind]
+        if len({rows[i].hw_id for i in idx}) < 4:
+            continue
+        sub, sub_e = [rows[i] for i in idx], [effs[i] for i in idx]
+        scores = []
+        for gm in GAMMA_GRID:
+            g = {kind: gm}
+            groups = _fit_groups("prefill", sub, [e / _tier(r, g) for r, e in zip(sub, sub_e, strict=True)])
+            errs = []
+            for r, e in zip(sub, sub_e, strict=True):
+                keys = group_keys("prefill", r)
+                log_e = groups[keys[0]].log_eff if keys[0] in groups else 0.0
+                for key in keys[1:5]:  # all → … → engine / format: no size, family or machine level
+                    grp = groups.get(key)
+                    if grp is not None:
+                        log_e = (grp.n * grp.log_eff + SHRINK_K * log_e) / (grp.n + SHRINK_K)
+                errs.append(abs(math.exp(log_e) * _tier(r, g) / e - 1))
+            scores.append((statistics.median(errs), abs(gm), gm))
+        out[kind] = min(scores)[2]
+    return out
 
 
 def engine_family(engine: str | None) -> str:

@@ -73,3 +73,34 @@ def test_calibration_says_where_it_came_from(store):
         "family": "Apple M2", "hw_id": "apple-m2-max-38gpu", "bandwidth_gbs": 400})
     assert c.n_rows > 0 and c.source_sets and "apple" in c.group
     assert c.p10_ratio < 1 < c.p90_ratio
+
+
+def _pre(i: int, hw: str, accel: str, tflops: float, eff: float, kind: str = "datacenter_gpu") -> CalRow:
+    """A prefill row whose achieved share of ``tflops`` is ``eff`` (16 GFLOP per token, no attention)."""
+    return CalRow(result_id=f"p{i}", hw_id=hw, kind=kind, family="F", accel=accel, engine="llama.cpp",
+                  quant="Q4_K_M", multi=False, bandwidth_gbs=1000, tflops=tflops, decode_bytes=4e9,
+                  prefill_flops=16e9, decode_tps=None, prefill_tps=tflops * 1e12 * eff / 16e9,
+                  params_active_b=8.0, source_set="synthetic")
+
+
+def test_api_factor_is_the_paired_ratio_on_the_same_machines():
+    # Two machines measured with CUDA and Vulkan: Vulkan reaches 0.5 and 0.7 of CUDA's share → median 0.6.
+    rows = [_pre(1, "a", "cuda", 100, 0.8), _pre(2, "a", "vulkan", 100, 0.4),
+            _pre(3, "b", "cuda", 200, 0.5), _pre(4, "b", "vulkan", 200, 0.35),
+            _pre(5, "c", "vulkan", 50, 0.9)]  # a Vulkan-only machine says nothing about the ratio
+    f = cal._fit_api_factor(rows, [r.prefill_tps * 16e9 / (r.tflops * 1e12) for r in rows])
+    assert f == {"vulkan": pytest.approx(0.6)}
+    # One paired machine is not enough evidence: no factor.
+    assert cal._fit_api_factor(rows[:2], [0.8, 0.4]) == {}
+
+
+def test_prefill_compute_tier_is_fitted_per_kind():
+    # Six datacenter cards whose share of peak falls as (TFLOPS / 100) ** -0.4 (H100-class lower than A40-class).
+    rows = [_pre(i, f"dc{i}", "cuda", tf, 0.4 * (tf / 100) ** -0.4) for i, tf in enumerate((50, 100, 150, 300, 700, 1000))]
+    model = fit(rows)
+    assert model.prefill_gamma["datacenter_gpu"] == pytest.approx(-0.4)
+    scen = {"kind": "datacenter_gpu", "multi": False, "accel": "cuda", "engine": "llama.cpp", "quant": "Q4_K_M",
+            "family": "F", "hw_id": "new", "tflops": 400.0, "params_active_b": 8.0}
+    # A card the fit has not seen at 400 TFLOPS: 0.4 × 4 ** -0.4 = 0.2297.
+    assert model.efficiency("prefill", scen).efficiency == pytest.approx(0.4 * 4 ** -0.4, rel=1e-6)
+    assert model.tier_factor({**scen, "kind": "apple_soc"}) == 1.0  # no fit for that kind: no tier term

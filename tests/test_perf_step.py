@@ -340,3 +340,19 @@ def test_a_model_larger_than_a_macs_whole_memory_pages_from_disk(store):
     assert 3 < speed[24] < 6
     assert speed[16] < 0.2 * speed[24] and speed[8] < speed[16]
     assert SWAP_READ_GBS == pytest.approx(2.0)
+
+
+def test_generic_model_borrows_a_stable_reference_on_ties():
+    # Several 8B catalog models (Llama 3.1 8B, Qwen3 8B) tie on size: the reference is the first by id,
+    # whatever order the catalog was built in (the fit used to change between runs).
+    from knowledge import catalog
+    from knowledge.store import Store
+
+    store = Store(":memory:")
+    a = catalog.generic_model(store, "aya-expanse-8b", 8.0)
+    dense = sorted((m for m in catalog.all_models(store).values() if m.params_b == 8.0 and not m.active_params_b
+                    and m.n_layers and m.n_kv_heads and m.head_dim and m.kv_layers is None
+                    and any(t in m.id.lower() for t in ("llama-3", "qwen2.5", "qwen3-"))), key=lambda m: m.id)
+    assert dense, "the catalog should hold an 8B Llama 3 / Qwen model"
+    assert f"attention shape of {dense[0].id} " in a.notes
+    assert (a.n_layers, a.n_kv_heads, a.head_dim) == (dense[0].n_layers, dense[0].n_kv_heads, dense[0].head_dim)

@@ -170,7 +170,7 @@ def generic_model(store: Store, name: str, params_b: float, active_b: float | No
     ref_size = active_b or params_b
     dense = [m for m in models.values() if not m.active_params_b and m.n_layers and m.n_kv_heads and m.head_dim
              and m.kv_layers is None and re.search(r"llama-3|qwen2\.5|qwen3-", m.id.lower())]
-    ref = min(dense, key=lambda m: abs(m.params_b - params_b)) if dense else None
+    ref = min(dense, key=lambda m: (abs(m.params_b - params_b), m.id)) if dense else None  # ties: by id (stable)
     return ModelSpec(
         id=name.strip()[:80] or f"generic-{params_b:g}b", family="generic", params_b=params_b,
         active_params_b=active_b if active_b and active_b < params_b else None,
