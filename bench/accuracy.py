@@ -59,7 +59,7 @@ def _score(cal, r, errs) -> None:
         # The prediction path's own rule (spec, else FITTED per core / per family / per kind), not a copy of it.
         hw = Hardware(id=r.hw_id, name=r.hw_id, kind=r.kind, family=r.family, bandwidth_gbs=r.bandwidth_gbs,
                       cpu_cores=str(r.cpu_cores) if r.cpu_cores else None)
-        tf, _ = resolve_compute(hw, r.accel, cal)
+        tf, _ = resolve_compute(hw, r.accel, cal, quant=r.quant, engine=r.engine)
         g["tflops"] = tf
         eff = 1.0 if tf else None  # estimated from achieved rates: the efficiency is in the figure (as predict)
     kind = r.kind + ("-multi" if r.multi else "")

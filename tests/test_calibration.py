@@ -104,3 +104,37 @@ def test_prefill_compute_tier_is_fitted_per_kind():
     # A card the fit has not seen at 400 TFLOPS: 0.4 × 4 ** -0.4 = 0.2297.
     assert model.efficiency("prefill", scen).efficiency == pytest.approx(0.4 * 4 ** -0.4, rel=1e-6)
     assert model.tier_factor({**scen, "kind": "apple_soc"}) == 1.0  # no fit for that kind: no tier term
+
+
+def test_cpu_format_classes_follow_the_kernels():
+    assert [cal.cpu_qclass(q) for q in ("Q4_0", "IQ4_NL", "Q8_0", "Q5_1")] == ["legacy"] * 4
+    assert [cal.cpu_qclass(q) for q in ("Q4_K_M", "Q6_K", "UD-Q2_K_XL", "Q3_K_S")] == ["kquant"] * 4
+    assert [cal.cpu_qclass(q) for q in ("IQ2_XXS", "IQ3_S", "IQ4_XS", "IQ4_XS_R4")] == ["iq"] * 4
+    assert cal.cpu_qclass("BF16") == "float" and cal.cpu_qclass("MLX 4-bit") == "other"
+
+
+def _cpu(i: int, hw: str, engine: str, quant: str, gflops_per_core: float) -> CalRow:
+    return CalRow(result_id=f"c{i}", hw_id=hw, kind="cpu", family="F", accel="cpu", engine=engine, quant=quant,
+                  multi=False, bandwidth_gbs=100, tflops=None, decode_bytes=4e9, prefill_flops=16e9,
+                  decode_tps=None, prefill_tps=gflops_per_core * 16 / 16, params_active_b=8.0,
+                  source_set="synthetic", cpu_cores=16)
+
+
+def test_cpu_per_core_factors_are_paired_within_machines():
+    # Machine a: Q4_0 runs 2x and IQ3 0.5x its K-quant rate; ik_llama.cpp 3x mainline on the same format.
+    # Machine b is twice as fast per core with the same ratios: the factors must not see its speed.
+    rows = []
+    for hw, s in (("a", 1.0), ("b", 2.0)):
+        rows += [_cpu(len(rows), hw, "llama.cpp", "Q4_0", 100 * s), _cpu(len(rows) + 1, hw, "llama.cpp", "Q4_K_M", 50 * s),
+                 _cpu(len(rows) + 2, hw, "llama.cpp", "IQ3_XXS", 25 * s), _cpu(len(rows) + 3, hw, "ik_llama.cpp", "Q4_K_M", 150 * s)]
+    out = cal._fit_cpu_per_core(rows)
+    assert out["cpu-per-core:q:legacy"] / out["cpu-per-core:q:kquant"] == pytest.approx(2.0)
+    assert out["cpu-per-core:q:iq"] / out["cpu-per-core:q:kquant"] == pytest.approx(0.5)
+    assert out["cpu-per-core:e:ik_llama.cpp"] == pytest.approx(3.0)
+    # Base × factors gives each machine's own rates back (TFLOP/s per core: 16 GFLOP/token × rate / 16 cores).
+    base = out["cpu-per-core:base"]
+    m = fit(rows)
+    # Q4_0 mainline: 0.1 TFLOP/s per core on a, 0.2 on b; the base is the median of the two machines.
+    assert base * cal.cpu_compute_factor(m, "Q4_0", "llama.cpp") == pytest.approx(0.15, rel=1e-6)
+    assert cal.cpu_compute_factor(m, "IQ3_XXS", "ik_llama.cpp") == pytest.approx(
+        out["cpu-per-core:q:iq"] * 3.0, rel=1e-6)

@@ -356,3 +356,18 @@ def test_generic_model_borrows_a_stable_reference_on_ties():
     assert dense, "the catalog should hold an 8B Llama 3 / Qwen model"
     assert f"attention shape of {dense[0].id} " in a.notes
     assert (a.n_layers, a.n_kv_heads, a.head_dim) == (dense[0].n_layers, dense[0].n_kv_heads, dense[0].head_dim)
+
+
+def test_batched_bench_rows_without_s_pp_are_pure_decode():
+    # A llama-batched-bench row whose source did not tabulate S_PP still reports S_TG (pure decode);
+    # a server row with only output tok/s counts the interleaved prefills.
+    from types import SimpleNamespace
+
+    from advisor.perf.fit import modelled_batch_tps
+
+    p = SimpleNamespace(decode_tps=20.0, prefill_tps=10.0)
+    bench = {"prefill_tps": None, "prompt_tokens": 128, "gen_tokens": 128,
+             "notes": "llama-batched-bench, MAINLINE llama.cpp; decode_tps = S_TG, AGGREGATE over B=2"}
+    server = {"prefill_tps": None, "prompt_tokens": 128, "gen_tokens": 128, "notes": "vllm bench serve, output tok/s"}
+    assert modelled_batch_tps(p, bench) == 20.0
+    assert modelled_batch_tps(p, server) == pytest.approx(1 / (1 / 20 + 1 / 10))

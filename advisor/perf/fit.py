@@ -30,6 +30,7 @@ __all__ = ["achieved_read_share", "build_cal_rows", "calibration_model", "cpu_co
 
 # Decode measured with deliberately few threads (the source says so) is not what the machine does.
 _THREAD_LIMITED = re.compile(r"with only \d+ threads|not a max-thread|threads column reads 1\b", re.I)
+_PURE_DECODE = re.compile(r"llama-batched-bench|\bS_TG\b")  # curated notes of batched-bench rows (decode = S_TG)
 _PERF_ACCELS = ("metal", "cuda", "rocm", "vulkan", "sycl", "cpu")  # the APIs the fit has groups for
 CELL_ROWS = 8  # rows per source × machine × engine × model × format cell the fit keeps
 MAX_FIT_ROWS = 2000  # batch-1 rows the fit keeps at most (the curated seed has about 1,100 usable)
@@ -192,10 +193,12 @@ def modelled_batch_tps(p: Prediction, r: dict[str, Any]) -> float:
 
     A tool that reports the batch's prompt rate apart (llama-batched-bench ``S_PP`` / ``S_TG``) gives
     pure decode. A server benchmark that reports only output tok/s (vLLM ``bench serve``, AccelMark
-    sustained runs, client-side concurrency sweeps) counts the interleaved prefills too: every
+    sustained runs, client-side concurrency sweeps) counts the interleaved prefills too (a llama-batched-bench
+    row whose source did not tabulate S_PP is still pure decode: its notes name the tool): every
     request prefills ``P`` tokens per ``g`` generated, so ``1 / (1 / decode + (P / g) / prefill)``.
     """
-    if r.get("prefill_tps") or not (p.prefill_tps and r.get("prompt_tokens") and r.get("gen_tokens")):
+    if (r.get("prefill_tps") or _PURE_DECODE.search(str(r.get("notes") or ""))
+            or not (p.prefill_tps and r.get("prompt_tokens") and r.get("gen_tokens"))):
         return p.decode_tps
     return 1.0 / (1.0 / p.decode_tps + (r["prompt_tokens"] / r["gen_tokens"]) / p.prefill_tps)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from advisor import roofline
 from advisor.calibration import (
+    cpu_compute_factor,
     CalibrationModel,
     accel_class,
     attention_flops,
@@ -59,7 +60,8 @@ def default_backend(hw: Hardware) -> str:
     return f"llama.cpp-{default_accel(hw)}"
 
 
-def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel) -> tuple[float | None, str]:
+def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel, *, quant: str | None = None,
+                    engine: str | None = None) -> tuple[float | None, str]:
     """FP16 TFLOP/s to use for the prefill ceiling, and where it came from.
 
     The spec (or the catalog's labelled estimate) when the hardware has one; otherwise an ESTIMATE
@@ -71,9 +73,14 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel) -> tuple[fl
     per_core = cal.compute_per_bw.get("cpu-per-core") if accel == "cpu" else None
     cores = cpu_core_count(hw)
     if per_core and cores:
-        return per_core * cores, (
+        f = 1.0
+        if quant or engine:  # prefill: the machine-balanced base × format × engine factors
+            per_core = cal.compute_per_bw.get("cpu-per-core:base", per_core)
+            f = cpu_compute_factor(cal, quant, engine)
+        how = f" × {f:.2f} for {quant or 'the format'} with {engine or 'the engine'}" if abs(f - 1) > 0.01 else ""
+        return per_core * cores * f, (
             f"FITTED: no FLOPS spec; {cores} cores × median achieved prefill compute per core of measured CPUs "
-            f"({per_core * 1000:.0f} GFLOP/s per core; achieved, not peak)")
+            f"({per_core * 1000:.0f} GFLOP/s per core{how}; achieved, not peak)")
     fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
     if fam:
         return fam * hw.bandwidth_gbs, (
@@ -155,7 +162,7 @@ def predict_step(
                            "(continuous batching, paged KV cache); name the engine to change it.")
     engine, accel, label = engine_accel(backend, hardware)
     bw = hardware.bandwidth_gbs
-    tflops, tf_source = resolve_compute(hardware, accel, cal)
+    tflops, tf_source = resolve_compute(hardware, accel, cal, quant=quant.name, engine=engine)
     probe_used = hardware.measured
     read_share = 1.0
     if probe_used:
