@@ -10,10 +10,10 @@ from typing import Any
 
 from advisor import roofline
 from advisor.calibration import (
-    cpu_compute_factor,
     CalibrationModel,
     accel_class,
     attention_flops,
+    cpu_compute_factor,
     features,
     pipeline_speedup,
     t0_key,
