@@ -37,6 +37,7 @@ BETA_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
 # (H100 ~0.2, A100 ~0.4, A40 ~0.45 of spec on the same builds): efficiency × (TFLOPS / REF) ** gamma,
 # gamma fitted per hardware kind on the grid below (0 = no tier effect), bench/accuracy.py.
 PREFILL_TF_REF = 100.0
+TIER_ENGINES = ("llama.cpp", "ik_llama.cpp")  # the engines the tier is fitted on and applied to
 GAMMA_GRID = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0)
 UBATCH = 512  # llama.cpp's default micro-batch (n_ubatch)
 
@@ -182,10 +183,13 @@ class CalibrationModel:
     api_factor: dict[str, float] = field(default_factory=dict)
 
     def tier_factor(self, scenario: dict[str, Any]) -> float:
-        """Prefill compute-tier factor ``(TFLOPS / PREFILL_TF_REF) ** gamma[kind]`` (1 without a fit or a figure)."""
+        """Prefill compute-tier factor ``(TFLOPS / PREFILL_TF_REF) ** gamma[kind]`` for the llama.cpp family
+        (1 without a fit or a figure, and for vLLM/SGLang/MLX, whose kernels the fitted rows do not show)."""
         gamma = self.prefill_gamma.get(str(scenario.get("kind")), 0.0)
         tf = scenario.get("tflops")
-        return float((tf / PREFILL_TF_REF) ** gamma) if gamma and tf else 1.0
+        if not (gamma and tf) or engine_family(scenario.get("engine")) not in TIER_ENGINES:
+            return 1.0
+        return float((tf / PREFILL_TF_REF) ** gamma)
 
     def batched_max_batch(self, scenario: dict[str, Any]) -> int:
         """Largest batch measured in the finest batched group of ``scenario`` (0: none): the calibrated
@@ -565,7 +569,9 @@ def _fit_api_factor(rows: list[CalRow], effs: list[float]) -> dict[str, float]:
 
 def _tier(r: CalRow, gamma: dict[str, float]) -> float:
     g = gamma.get(r.kind, 0.0)
-    return (r.tflops / PREFILL_TF_REF) ** g if g and r.tflops else 1.0
+    if not (g and r.tflops) or engine_family(r.engine) not in TIER_ENGINES:
+        return 1.0
+    return float((r.tflops / PREFILL_TF_REF) ** g)
 
 
 def _fit_gamma(rows: list[CalRow], effs: list[float]) -> dict[str, float]:
@@ -574,7 +580,7 @@ def _fit_gamma(rows: list[CalRow], effs: list[float]) -> dict[str, float]:
     term is judged on what it says about machines the fit has not seen)."""
     out: dict[str, float] = {}
     for kind in sorted({r.kind for r in rows}):
-        idx = [i for i, r in enumerate(rows) if r.kind == kind]
+        idx = [i for i, r in enumerate(rows) if r.kind == kind and engine_family(r.engine) in TIER_ENGINES]
         if len({rows[i].hw_id for i in idx}) < 4:
             continue
         sub, sub_e = [rows[i] for i in idx], [effs[i] for i in idx]

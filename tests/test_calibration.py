@@ -104,6 +104,7 @@ def test_prefill_compute_tier_is_fitted_per_kind():
     # A card the fit has not seen at 400 TFLOPS: 0.4 × 4 ** -0.4 = 0.2297.
     assert model.efficiency("prefill", scen).efficiency == pytest.approx(0.4 * 4 ** -0.4, rel=1e-6)
     assert model.tier_factor({**scen, "kind": "apple_soc"}) == 1.0  # no fit for that kind: no tier term
+    assert model.tier_factor({**scen, "engine": "vllm"}) == 1.0  # fitted on llama.cpp kernels: not vLLM's
 
 
 def test_cpu_format_classes_follow_the_kernels():

@@ -205,11 +205,11 @@ class StepModel:
     def physics_s(self, b: int) -> float:
         """The uncalibrated step: ``max(bandwidth, compute) + communication``, s.
 
-        At ``b = 1`` too: on a GPU a matrix-vector step's compute is far below its reads, but a CPU
-        running a codebook format (IQ2/IQ3) computes slower than it reads (llama.cpp CPU decode of
-        IQ3_XXS runs at a fraction of its memory roofline), and the compute figure then sets the pace.
+        At ``b = 1`` the bandwidth term alone: the single-stream fit measured it that way (its
+        efficiency already absorbs what little compute a matrix-vector step costs).
         """
-        return max(self.bandwidth_s(b), self.compute_s(b)) + self.comm_s(b)
+        t = self.bandwidth_s(b)
+        return (max(t, self.compute_s(b)) if b > 1 else t) + self.comm_s(b)
 
     def step_s(self, b: int) -> float:
         """One decode step for ``b`` sequences, s (calibrated batched factor for ``b > 1``)."""
