@@ -166,9 +166,12 @@ def _fill(measurements: list[Measurement], fields: dict[str, Any]) -> list[Measu
 
 
 def _unparsed(run: _Run, consumed: set[int], everything: bool) -> tuple[list[str], list[str]]:
+    # Control characters ("\r\x08\n") can make the raw and the normalised text split into different line
+    # counts: then the normalised lines are shown (never a crash on odd bytes).
+    raws = run.raw if len(run.raw) == len(run.clean) else run.clean
     lines = [
         raw.rstrip()
-        for i, (raw, clean) in enumerate(zip(run.raw, run.clean, strict=True))
+        for i, (raw, clean) in enumerate(zip(raws, run.clean, strict=True))
         if clean.strip() and (everything or i not in consumed) and not is_decoration(clean)
     ]
     shown = [
