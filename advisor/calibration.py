@@ -166,6 +166,11 @@ class _Group:
     log_eff: float
     sources: set[str]
     max_batch: int = 0  # batched groups: the largest batch measured in the group
+    weight: float = -1.0  # shrinkage weight: rows × their source's quality (SOURCE_QUALITY); -1: = n
+
+    @property
+    def w(self) -> float:
+        return self.n if self.weight < 0 else self.weight
 
 
 @dataclass
@@ -230,7 +235,7 @@ class CalibrationModel:
             g = groups.get(key)
             if g is None:
                 continue
-            log_e = (g.n * g.log_eff + SHRINK_K * log_e) / (g.n + SHRINK_K)
+            log_e = (g.w * g.log_eff + SHRINK_K * log_e) / (g.w + SHRINK_K)
             used, n_used, sources = key, g.n, g.sources
         kind = scenario["kind"] + ("-multi" if scenario["multi"] else "")
         ac = accel_class(scenario["accel"])
@@ -256,7 +261,12 @@ class CalibrationModel:
         if not tf:
             return None
         e = eff if eff is not None else self.efficiency("prefill", g).efficiency
-        return tf * 1e12 * e / prefill_work(g, self.beta.get(g["accel"], 1.0))
+        return tf * 1e12 * e / prefill_work(g, self.attention_beta(g))
+
+    def attention_beta(self, g: dict[str, Any]) -> float:
+        """Attention cost factor β of a scenario: fitted per API on llama.cpp-family rows; 1 for engines
+        with fused attention kernels (vLLM/SGLang/TensorRT-LLM FlashAttention, MLX SDPA)."""
+        return self.beta.get(g["accel"], 1.0) if engine_family(g.get("engine")) in TIER_ENGINES else 1.0
 
 
 def _decode_eff(r: CalRow, t0: float) -> float | None:
@@ -324,7 +334,9 @@ def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bo
     # reweighted; prefill rates depend on prompt length and build more than on the source, and the
     # reweighting costs accuracy there (bench/accuracy.py): plain medians.
     center = robust_center if phase == "decode" and robust else (lambda v: statistics.median(x for x, *_ in v))
-    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v}) for k, v in acc.items()}
+    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v},
+                      weight=sum(SOURCE_QUALITY.get(s, 1.0) for _, s, _ in v) if phase == "decode" else -1.0)
+            for k, v in acc.items()}
 
 
 def bounded(rows: list[CalRow], *, per_cell: int = 6, total: int = 6000) -> list[CalRow]:
@@ -419,7 +431,7 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     beta: dict[str, float] = {}
     pre_all = [r for r in rows if r.prefill_tps and r.tflops]
     for accel in sorted({r.accel for r in pre_all}):
-        sub = [r for r in pre_all if r.accel == accel]
+        sub = [r for r in pre_all if r.accel == accel and engine_family(r.engine) in TIER_ENGINES]
         if len({r.prompt_tokens for r in sub}) < 2:
             continue
         scores = []
@@ -431,7 +443,8 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
         beta[accel] = min(scores)[1]
     pre_rows, pre_effs = [], []
     for r in pre_all:
-        e = r.prefill_tps * prefill_work(r.__dict__, beta.get(r.accel, 1.0)) / (r.tflops * 1e12)  # type: ignore[operator]
+        b = beta.get(r.accel, 1.0) if engine_family(r.engine) in TIER_ENGINES else 1.0
+        e = r.prefill_tps * prefill_work(r.__dict__, b) / (r.tflops * 1e12)  # type: ignore[operator]
         if 0.001 < e < 3:
             pre_rows.append(r)
             pre_effs.append(e)

@@ -139,3 +139,22 @@ def test_cpu_per_core_factors_are_paired_within_machines():
     assert base * cal.cpu_compute_factor(m, "Q4_0", "llama.cpp") == pytest.approx(0.15, rel=1e-6)
     assert cal.cpu_compute_factor(m, "IQ3_XXS", "ik_llama.cpp") == pytest.approx(
         out["cpu-per-core:q:iq"] * 3.0, rel=1e-6)
+
+
+def test_fused_attention_engines_pay_no_attention_factor():
+    # β (attention at a fraction of matmul speed) is fitted on llama.cpp rows; vLLM/SGLang run FlashAttention.
+    m = cal.CalibrationModel({}, {"prefill": {}}, {"prefill": {}}, {}, {"prefill": 0}, {"cuda": 8.0})
+    assert m.attention_beta({"accel": "cuda", "engine": "llama.cpp"}) == 8.0
+    assert m.attention_beta({"accel": "cuda", "engine": "ik_llama.cpp"}) == 8.0
+    assert m.attention_beta({"accel": "cuda", "engine": "vllm"}) == 1.0
+    assert m.attention_beta({"accel": "metal", "engine": "mlx"}) == 1.0
+
+
+def test_decode_groups_of_user_collections_weigh_half_in_shrinkage():
+    # Two leaderboard rows (quality 0.5 each) pull a group toward its parent like one log-backed row would.
+    rows = [_row(i, 1000, 4.0, 100.0) for i in range(2)]
+    rows = [CalRow(**{**r.__dict__, "source_set": "localmaxxing-leaderboard"}) for r in rows]
+    groups = cal._fit_groups("decode", rows, [0.5, 0.5])
+    g = groups[("gpu",)]
+    assert (g.n, g.w) == (2, pytest.approx(1.0))
+    assert cal._fit_groups("prefill", rows, [0.5, 0.5])[("gpu",)].w == 2  # prefill: rows count as rows
