@@ -431,7 +431,9 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     beta: dict[str, float] = {}
     pre_all = [r for r in rows if r.prefill_tps and r.tflops]
     for accel in sorted({r.accel for r in pre_all}):
-        sub = [r for r in pre_all if r.accel == accel and engine_family(r.engine) in TIER_ENGINES]
+        # Dense models only: MoE prefill runs grouped expert matmuls at their own efficiency, which would
+        # masquerade as attention cost (a hybrid MoE with 6 attention layers of 52 moved ROCm's β from 6 to 2).
+        sub = [r for r in pre_all if r.accel == accel and engine_family(r.engine) in TIER_ENGINES and not r.moe]
         if len({r.prompt_tokens for r in sub}) < 2:
             continue
         scores = []

@@ -108,20 +108,20 @@ def test_without_a_rate_the_first_word_is_an_idle_machine_and_says_so(store):
 
 
 def test_with_a_rate_the_p95_comes_from_the_queue(store):
-    # 40 users x 0.5/min = 1/3 request per second; 2,000-token prompts take ~1.5 s on the H100 (λD ≈ 0.49),
+    # 40 users x 0.9/min = 0.6 request per second; 2,000-token prompts take ~0.8 s on the H100 (λD ≈ 0.5),
     # 45 sequences fit, so slots never bind and the unchunked case is an M/D/1 queue of prefill work.
-    res = cmp.compare(store, model="llama 3.3 70b", concurrency=40, prompt_tokens=2000, requests_per_minute=0.5,
+    res = cmp.compare(store, model="llama 3.3 70b", concurrency=40, prompt_tokens=2000, requests_per_minute=0.9,
                       candidates=["nvidia-h100-pcie"])
     c = res["candidates"][0]
     svc = 2000 / c["prefill_tps"]
     check = c["load"]["unchunked"]["md1_check"]
-    assert check["prefill_rho"] == pytest.approx(40 * 0.5 / 60 * svc) and 0.3 < check["prefill_rho"] < 0.7
+    assert check["prefill_rho"] == pytest.approx(40 * 0.9 / 60 * svc) and 0.3 < check["prefill_rho"] < 0.7
     u = c["ttft_no_chunking_s"]
     assert u["p95"] == pytest.approx(check["exact_p95_ttft_s"], rel=0.05)  # Erlang/Crommelin exact p95
     assert u["mean"] == pytest.approx(check["pk_mean_ttft_s"], rel=0.05)  # Pollaczek–Khinchine mean
     t = c["ttft_s"]
     # chunked prefill reads a prompt a little slower than whole; the p95 is the queue's, not a copy of the median
-    assert svc <= t["median"] <= 1.3 * svc and t["p95"] > 2.0 * t["median"]
+    assert svc <= t["median"] <= 1.3 * svc and t["p95"] > 2.5 * t["median"]
     med, p95 = (float(x) for x in cmp.table_rows(res)[0][4].split(" / "))
     assert med == pytest.approx(t["median"], rel=0.05) and p95 == pytest.approx(t["p95"], rel=0.05)
     low = cmp.compare(store, model="llama 3.3 70b", concurrency=6, prompt_tokens=2000, requests_per_minute=0.01,
