@@ -546,6 +546,11 @@ def _fit_cpu_per_core(rows: list[CalRow]) -> dict[str, float]:
         per_hw[r.hw_id].append(x / fq.get(cpu_qclass(r.quant), 1.0) / fe.get(engine_family(r.engine), 1.0))
     out = {"cpu-per-core": statistics.median(rate),  # all rows pooled: format and engine unknown
            "cpu-per-core:base": statistics.median(statistics.median(v) for v in per_hw.values())}
+    base = out["cpu-per-core:base"]
+    for hw, v in per_hw.items():  # a measured machine's own rate, shrunk toward the base like a group level
+        n = len(v)
+        out[f"cpu-per-core:hw:{hw}"] = math.exp((n * math.log(statistics.median(v)) + SHRINK_K * math.log(base))
+                                                / (n + SHRINK_K))
     out.update({f"cpu-per-core:q:{k}": v for k, v in fq.items()})
     out.update({f"cpu-per-core:e:{k}": v for k, v in fe.items()})
     return out

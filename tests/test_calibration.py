@@ -139,6 +139,9 @@ def test_cpu_per_core_factors_are_paired_within_machines():
     assert base * cal.cpu_compute_factor(m, "Q4_0", "llama.cpp") == pytest.approx(0.15, rel=1e-6)
     assert cal.cpu_compute_factor(m, "IQ3_XXS", "ik_llama.cpp") == pytest.approx(
         out["cpu-per-core:q:iq"] * 3.0, rel=1e-6)
+    # A measured machine keeps its own rate, shrunk toward the base with weight n / (n + 2): machine a (4 rows)
+    # runs at 2/3 of the base (b is twice a), so 1.5 ** (-4/6) of it.
+    assert out["cpu-per-core:hw:a"] / base == pytest.approx(1.5 ** (-4 / 6), rel=1e-6)
 
 
 def test_fused_attention_engines_pay_no_attention_factor():

@@ -12,6 +12,7 @@ from advisor.errors import AmbiguousError, NotFoundError
 from knowledge import catalog
 from knowledge.queries import calibration_set
 from knowledge.seed import SEED_DIR, split_hw_id
+from knowledge.store import Store
 
 
 def _id(store, text, **kw):
@@ -290,3 +291,22 @@ def test_published_hardware_names_resolve(store):
 def test_system_ram_is_not_the_cards_memory(store):
     assert catalog.resolve_hardware(store, "I have an RTX 3090 and 64GB RAM").value.memory_gb == 24
     assert catalog.resolve_hardware(store, "RTX 4090 48GB").value.memory_gb == 48  # a modded card keeps what was said
+
+
+@pytest.mark.parametrize("text, card, host_bw", [
+    ("Intel Arc A770 + Core i5-12600KF (64GB, Windows)", "intel-arc-a770", 89.6),
+    ("RTX 4070 + Ryzen 5 5600X", "nvidia-rtx-4070", 51.2),
+    ("RTX 3090 + i9-13900K 64GB", "nvidia-rtx-3090", 89.6),
+])
+def test_a_cpu_named_next_to_the_card_is_its_host_not_a_second_gpu(text, card, host_bw):
+    # The CPU's memory (64 GB) is system RAM, not the card's; offloaded layers read at the CPU's bandwidth.
+    from advisor import service
+    from advisor.models import Scenario
+
+    store = Store(":memory:")
+    m = catalog.resolve_hardware(store, text)
+    assert (m.value.id, m.value.host_bandwidth_gbs) == (card, host_bw)
+    assert m.value.memory_gb != 64
+    p = service.predict_scenario(store, Scenario(hardware=text, model="llama 3.1 8b", quant="Q4_K_M"))
+    assert p.hardware["id"] == card and p.hardware["n_devices"] == 1
+    assert any("is the host CPU" in a for a in p.assumptions)

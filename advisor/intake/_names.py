@@ -20,7 +20,7 @@ MAX_PARAMS_B = 10_000.0  # 10 trillion parameters: beyond any model published
 _FAMILIES = (
     r"codellama|tinyllama|(?:meta[\s-])?llama|r1[\s-]distill|qwq|qwen|codegemma|gemma|mixtral|ministral|mistral|codestral|devstral|phi|"
     r"lama(?=[\s-]?\d)|quen|qwenn|gema(?=[\s-]?\d)|mistrall?|mistal|deepseak|"
-    r"gpt[\s-]?oss|deepseek|granite|falcon|command-?r|olmo|smollm|nemotron|glm|kimi|hermes|dolphin|vicuna|starcoder|"
+    r"gpt[\s-]?oss|deepseek|granite|falcon|command-?r|olmo|smollm|(?:nvidia[\s-])?nemotron|glm|kimi|hermes|dolphin|vicuna|starcoder|"
     r"wizardlm|minimax|zephyr|openchat|starling|solar|internlm|baichuan|exaone|aya|jamba|dbrx|yi"
 )
 # Family names as they are mistyped ("lama 3.1 8b", "quen 2.5"), spelled right before the catalog is asked.
@@ -31,7 +31,7 @@ _WEAK_FAMILIES = {"granite", "falcon", "olmo", "glm", "kimi", "hermes", "dolphin
                   "openchat", "starling", "solar", "internlm", "baichuan", "exaone", "aya", "jamba", "dbrx", "yi",
                   "phi", "command-r", "commandr", "starcoder", "wizardlm"}
 _VARIANT_WORDS = (
-    r"coder|code|instruct|it|chat|r1|v\d+(?:\.\d+)?|distill|small|mini|medium|large|nemo|vl|math|base|turbo|"
+    r"coder|code|instruct|it|chat|r1|v\d+(?:\.\d+)?|distill|small|mini|medium|large|nemo|nano|vl|math|base|turbo|"
     r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|scout|maverick|air|" + _FAMILIES
 )
 _NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"

@@ -74,8 +74,9 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel, *, quant: s
     cores = cpu_core_count(hw)
     if per_core and cores:
         f = 1.0
-        if quant or engine:  # prefill: the machine-balanced base × format × engine factors
-            per_core = cal.compute_per_bw.get("cpu-per-core:base", per_core)
+        if quant or engine:  # prefill: the machine's own (or the machine-balanced base) × format × engine factors
+            per_core = cal.compute_per_bw.get(f"cpu-per-core:hw:{split_hw_id(hw.id)[0]}",
+                                              cal.compute_per_bw.get("cpu-per-core:base", per_core))
             f = cpu_compute_factor(cal, quant, engine)
         how = f" × {f:.2f} for {quant or 'the format'} with {engine or 'the engine'}" if abs(f - 1) > 0.01 else ""
         return per_core * cores * f, (

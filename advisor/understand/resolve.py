@@ -316,6 +316,21 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     return res
 
 
+_CARD_KINDS = ("discrete_gpu", "datacenter_gpu")
+
+
+def _host_cpu(got: list[catalog.Match], res: Resolved) -> Hardware | None:
+    """The host CPU named next to the card(s) ("RTX 4070 + Ryzen 5 5600X"), said in the assumptions; None
+    when every part is a card or no part is."""
+    cpus = [g.value for g in got if g.value.kind == "cpu"]
+    if not cpus or not any(g.value.kind in _CARD_KINDS for g in got):
+        return None
+    host = cpus[0]
+    res.assumptions.append(f"{host.name} is the host CPU, not a GPU of the box: layers that do not fit in GPU "
+                           f"memory run from its memory ({host.bandwidth_gbs:g} GB/s).")
+    return host
+
+
 def _mixed_box(store: Store, parts: list[str], s: Scenario, res: Resolved) -> catalog.Match:
     """A mixed box ("RTX 3090 + RTX 3060 12GB"): each card resolved with its own memory, combined by
     :func:`knowledge.catalog.mixed_hardware` for the layout the engine uses (layer split; tensor parallel for
@@ -331,8 +346,13 @@ def _mixed_box(store: Store, parts: list[str], s: Scenario, res: Resolved) -> ca
             res.assumptions.append(f"Could not tell which device '{p}' is ({e}); left out of the machine.")
     if not got:
         raise NotFoundError(f"None of the cards in '{' + '.join(parts)[:120]}' is in the catalog.", [])
+    host = _host_cpu(got, res)
+    got = [g for g in got if g.value.kind in _CARD_KINDS] or got
     notes = [a for g in got for a in g.assumptions]
     hws = [g.value for g in got]
+    if host is not None and len(hws) == 1:  # "Arc A770 + Core i5-12600KF": the card, with that CPU as its host
+        return catalog.Match(hws[0].model_copy(update={"host_bandwidth_gbs": hws[0].host_bandwidth_gbs
+                                                       or host.bandwidth_gbs}), got[0].confidence, notes)
     res.mixed = hws if len(hws) > 1 else []
     if len(hws) == 1 or len({(split_hw_id(h.id)[0], h.memory_gb) for h in hws}) == 1:  # "3090 + 3090": two of one
         n = sum(h.n_devices for h in hws)

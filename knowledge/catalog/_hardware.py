@@ -248,6 +248,18 @@ def _mixed_box(store: Store, parts: list[str]) -> Match | None:
         except (AmbiguousError, NotFoundError):
             return None
     hws = [g.value for g in got]
+    cpus = [h for h in hws if h.kind == "cpu"]
+    if cpus and any(h.kind in _GPU_KIND for h in hws) and all(h.kind in (*_GPU_KIND, "cpu") for h in hws):
+        # "Arc A770 + Core i5-12600KF (64GB)": the card(s), with that CPU as the host (its RAM is not VRAM)
+        got = [g for g in got if g.value.kind in _GPU_KIND]
+        hws = [g.value for g in got]
+        host = (f"{cpus[0].name} is the host CPU, not a GPU of the box: layers that do not fit in GPU memory run "
+                f"from its memory ({cpus[0].bandwidth_gbs:g} GB/s).")
+        got = [Match(g.value.model_copy(update={"host_bandwidth_gbs": g.value.host_bandwidth_gbs or cpus[0].bandwidth_gbs}),
+                     g.confidence, [*g.assumptions, host]) for g in got]
+        hws = [g.value for g in got]
+        if len(got) == 1:
+            return got[0]
     if any(h.kind not in _GPU_KIND for h in hws):
         return None  # "Snapdragon X Plus", "M4 Max + RTX 5090": not cards of one box (the name is read as a whole)
     notes = [a for g in got for a in g.assumptions]
