@@ -310,3 +310,36 @@ def test_a_cpu_named_next_to_the_card_is_its_host_not_a_second_gpu(text, card, h
     p = service.predict_scenario(store, Scenario(hardware=text, model="llama 3.1 8b", quant="Q4_K_M"))
     assert p.hardware["id"] == card and p.hardware["n_devices"] == 1
     assert any("is the host CPU" in a for a in p.assumptions)
+
+
+@pytest.mark.parametrize("text, card", [
+    ("RTX 3050 Ti", "nvidia-rtx-3050-ti-laptop"), ("Dell XPS 15 with RTX 3050 Ti", "nvidia-rtx-3050-ti-laptop"),
+    ("GTX 1650 Ti", "nvidia-gtx-1650-ti-laptop"), ("RTX 2050", "nvidia-rtx-2050-laptop"),
+])
+def test_a_card_that_exists_only_as_a_laptop_gpu_is_that_one(text, card):
+    m = catalog.resolve_hardware(Store(":memory:"), text)
+    assert m.value.id == card and any("laptop GPU" in a for a in m.assumptions)
+
+
+@pytest.mark.parametrize("text", ["Dell XPS 13", "Dell XPS 13 (DX13260) CPU"])
+def test_a_laptop_line_is_not_a_titan_xp(text):
+    # "XPS" once read as the plural of TITAN "Xp"; plurals are read only for model numbers ("3090s").
+    with pytest.raises(NotFoundError):
+        catalog.resolve_hardware(Store(":memory:"), text)
+    assert catalog.resolve_hardware(Store(":memory:"), "two 3090s").value.id == "nvidia-rtx-3090x2"
+
+
+@pytest.mark.parametrize("text, hw_id", [("HGX H100", "nvidia-h100-sxmx8"), ("DGX H100", "nvidia-h100-sxmx8"),
+                                         ("HGX B200", "nvidia-b200x8"), ("DGX Spark", "nvidia-dgx-spark-gb10")])
+def test_hgx_and_dgx_boards_carry_eight_sxm_gpus(text, hw_id):
+    assert catalog.resolve_hardware(Store(":memory:"), text).value.id == hw_id
+
+
+def test_leaderboard_rows_record_the_depth_their_command_ran_at():
+    # localmaxxing rows ran llama-bench -d N while the leaderboard's depth field read 0: the seed keeps N.
+    import re
+
+    for r in csv.DictReader(open(SEED_DIR / "results_more.csv", newline="")):
+        m = re.search(r"llama-bench .*?(?:^|\s)-d\s+(\d+)", r["notes"])
+        if r["source_set"] == "localmaxxing-leaderboard" and m:
+            assert r["depth"] == m.group(1), r["notes"][:80]

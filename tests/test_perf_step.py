@@ -371,3 +371,42 @@ def test_batched_bench_rows_without_s_pp_are_pure_decode():
     server = {"prefill_tps": None, "prompt_tokens": 128, "gen_tokens": 128, "notes": "vllm bench serve, output tok/s"}
     assert modelled_batch_tps(p, bench) == 20.0
     assert modelled_batch_tps(p, server) == pytest.approx(1 / (1 / 20 + 1 / 10))
+
+
+def test_sxm_boards_default_to_their_nvlink_and_pcie_cards_do_not():
+    from advisor.perf.step import LINK_GBS, default_interconnect
+
+    assert default_interconnect("nvidia-h100-sxmx8", "8× H100 SXM5 80GB", "NVIDIA Hopper") == "nvlink-h100"
+    assert default_interconnect("nvidia-a100-80gb-sxm", "A100 80GB SXM4", "NVIDIA Ampere") == "nvlink-a100"
+    assert default_interconnect("nvidia-b200x8", "8× NVIDIA B200 (HGX/DGX)", "NVIDIA Blackwell") == "nvlink-b200"
+    assert default_interconnect("nvidia-h100-pciex2", "2× H100 PCIe 80GB", "NVIDIA Hopper") is None
+    assert default_interconnect("nvidia-rtx-4090x2", "2× RTX 4090", "NVIDIA Ada") is None
+    assert LINK_GBS["nvlink-h100"] == 450.0 and LINK_GBS["nvlink-b200"] == 900.0
+
+
+def test_eight_h100_sxm_prefill_scales_over_nvlink():
+    # 8 H100 SXM in tensor parallel (vLLM) on NVLink: the all-reduces no longer cap prefill at ~1.7× one GPU.
+    from knowledge import catalog
+    from knowledge.store import Store
+
+    store = Store(":memory:")
+    m = catalog.resolve_model(store, "llama 3.3 70b").value
+    q = catalog.resolve_quant(store, "FP8").value
+    one = predict(store, hardware=catalog.get_hardware(store, "nvidia-h100-sxm"), model=m, quant=q, backend="vllm",
+                  prompt_tokens=2000)
+    eight = predict(store, hardware=catalog.get_hardware(store, "nvidia-h100-sxmx8"), model=m, quant=q,
+                    backend="vllm", prompt_tokens=2000)
+    assert eight.prefill_tps > 4 * one.prefill_tps
+    assert any("NVLink" in a for a in eight.assumptions)
+    assert eight.prefill_tps <= eight.prefill_ceiling_tps and one.prefill_tps <= one.prefill_ceiling_tps
+
+
+def test_a_server_cpu_family_range_is_read_at_its_middle():
+    from advisor.models import Hardware
+    from advisor.perf.fit import cpu_core_count
+
+    def hw(cores: str) -> Hardware:
+        return Hardware(id="x", name="x", kind="cpu", bandwidth_gbs=100, cpu_cores=cores)
+
+    assert cpu_core_count(hw("8-60")) == 34 and cpu_core_count(hw("6;8;12;16")) == 6
+    assert cpu_core_count(hw("16")) == 16 and cpu_core_count(hw("")) == 0

@@ -110,9 +110,17 @@ def _cores(store: Store, r: dict[str, Any]) -> int:
 
 
 def cpu_core_count(hw: Hardware) -> int:
-    """Cores of a catalog CPU (``cpu_cores`` as the spec sheet gives it; a list of bins "8;10" → the first),
-    0 when unknown."""
-    m = re.match(r"\s*(\d+)", str(hw.cpu_cores or ""))
+    """Cores of a catalog CPU (``cpu_cores`` as the spec sheet gives it), 0 when unknown.
+
+    A list of bins ("6;8;12;16", the parts of a desktop family) → the first; a family range ("8-60", server
+    parts from 8 to 60 cores) → its middle (34): the smallest part of a server family would put a 56-core
+    Xeon at 8 cores (the prediction says which was assumed, :func:`advisor.perf.prediction.resolve_compute`).
+    """
+    text = str(hw.cpu_cores or "")
+    rng = re.match(r"\s*(\d+)\s*-\s*(\d+)", text)
+    if rng:
+        return (int(rng.group(1)) + int(rng.group(2))) // 2
+    m = re.match(r"\s*(\d+)", text)
     return int(m.group(1)) if m else 0
 
 

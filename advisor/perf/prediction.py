@@ -28,7 +28,14 @@ from advisor.perf.fit import (
     own_machine_factors,
 )
 from advisor.perf.moe import with_moe
-from advisor.perf.step import StepModel, interconnect_gbs, moe_split_bytes, tp_comm_s
+from advisor.perf.step import (
+    LINK_GBS,
+    StepModel,
+    default_interconnect,
+    interconnect_gbs,
+    moe_split_bytes,
+    tp_comm_s,
+)
 from advisor.understand.engine import default_accel, engine_accel  # the one engine classifier
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
@@ -79,8 +86,9 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel, *, quant: s
                                               cal.compute_per_bw.get("cpu-per-core:base", per_core))
             f = cpu_compute_factor(cal, quant, engine)
         how = f" × {f:.2f} for {quant or 'the format'} with {engine or 'the engine'}" if abs(f - 1) > 0.01 else ""
+        span = f" (the middle of the family's {hw.cpu_cores} cores; say how many it has)" if "-" in str(hw.cpu_cores) else ""
         return per_core * cores * f, (
-            f"FITTED: no FLOPS spec; {cores} cores × median achieved prefill compute per core of measured CPUs "
+            f"FITTED: no FLOPS spec; {cores} cores{span} × median achieved prefill compute per core of measured CPUs "
             f"({per_core * 1000:.0f} GFLOP/s per core{how}; achieved, not peak)")
     fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
     if fam:
@@ -205,7 +213,7 @@ def predict_step(
     eff_d = min(1.0, dec_cal.efficiency / read_share)
     # A compute figure estimated from achieved rates (bandwidth × achieved compute per GB/s) already
     # includes the efficiency.
-    eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else pre_cal.efficiency
+    eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else min(1.0, pre_cal.efficiency)
     t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
@@ -229,6 +237,10 @@ def predict_step(
     x_bw = bw * roofline.GB * eff_d * (n if tp else 1)
     c_fl = (tflops * 1e12 * eff_p * (n if tp else 1)) if tflops else 0.0
     comm_step = comm_seq = 0.0
+    if interconnect is None and n > 1 and (link := default_interconnect(hardware.id, hardware.name, hardware.family)):
+        interconnect = link
+        assumptions.append(f"Interconnect not stated: {hardware.name} GPUs sit on an SXM board joined by NVLink "
+                           f"({LINK_GBS[link]:g} GB/s per direction); say PCIe if they are PCIe cards.")
     link_gbs, link_desc = interconnect_gbs(interconnect, pcie_lanes)
     nvlink = "nvlink" in (interconnect or "").lower()
     if tp:

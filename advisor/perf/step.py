@@ -24,6 +24,7 @@ compute ``C`` (spec × calibrated efficiency), divided by the calibrated batched
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from advisor import roofline
@@ -34,6 +35,7 @@ __all__ = [
     "LINK_GBS",
     "StepModel",
     "expert_coverage",
+    "default_interconnect",
     "interconnect_gbs",
     "moe_split_bytes",
     "tp_comm_s",
@@ -47,7 +49,10 @@ ACT_BYTES = 2.0  # activations all-reduced in 16-bit (fp16/bf16), bytes per elem
 # direction (NVIDIA A100/H100 datasheets: 600 / 900 GB/s total).
 LINK_GBS_PER_LANE = {"pcie3": 0.985, "pcie4": 1.969, "pcie5": 3.938}
 LINK_GBS = {"nvlink-3090": 56.25, "nvlink": 300.0, "nvlink-a100": 300.0, "nvlink-h100": 450.0,
-            "infinity-fabric": 64.0}
+            "nvlink-b200": 900.0, "infinity-fabric": 64.0}  # B200: NVLink 5, 1.8 TB/s total (NVIDIA HGX B200 page)
+# SXM/HGX boards join their GPUs with NVLink of their generation (NVIDIA A100/H100/B200 datasheets); a PCIe card
+# or an unknown board keeps the PCIe default.
+_NVLINK_BY_FAMILY = {"NVIDIA Ampere": "nvlink-a100", "NVIDIA Hopper": "nvlink-h100", "NVIDIA Blackwell": "nvlink-b200"}
 # ESTIMATES (no single source; NCCL's own tests put small-message all-reduce latency in this range):
 # achieved share of the link in a ring all-reduce and the fixed latency per all-reduce.
 LINK_EFFICIENCY = 0.7
@@ -99,6 +104,17 @@ def weight_bytes_step(model: ModelSpec, bits_per_weight: float, batch: int) -> f
     if not routed:
         return dense
     return dense + routed * (1.0 - (1.0 - ke) ** max(1, batch))
+
+
+def default_interconnect(hw_id: str, name: str, family: str | None) -> str | None:
+    """The link an SXM/HGX board's GPUs share (NVLink of the family's generation), None for PCIe cards.
+
+    ``nvidia-h100-sxm``, "H200 SXM", "B200 (HGX/DGX)" → NVLink; "H100 PCIe", an RTX card → None (PCIe default).
+    """
+    text = f"{hw_id} {name}".lower()
+    if "pcie" in text or not re.search(r"sxm|hgx|dgx|\b(?:h200|b200|b100|gh200|gb200)\b|-(?:h200|b200|b100|gh200|gb200)", text):
+        return None
+    return _NVLINK_BY_FAMILY.get(family or "")
 
 
 def interconnect_gbs(interconnect: str | None, pcie_lanes: int | None = None) -> tuple[float, str]:

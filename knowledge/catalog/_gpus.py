@@ -171,7 +171,9 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
     entries, by_token = _index(store)
     ftoks, mems, form = gpu_tokens(text)
     toks = set(ftoks)
-    toks |= {w[:-1] for w in toks if w.endswith("s") and w[:-1] in by_token and w not in by_token}  # "3090s"
+    # "3090s", "A100s": a plural of a model number (never a word: "XPS" is no TITAN Xp)
+    toks |= {w[:-1] for w in toks if w.endswith("s") and any(c.isdigit() for c in w) and w[:-1] in by_token
+             and w not in by_token}
     if "maxq" in toks:
         toks.add("mobile")
     if memory_gb is None and mems:
@@ -184,6 +186,22 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
     cands = [entries[i] for i in near if entries[i].required <= toks and said <= entries[i].tokens
              and (form is None or entries[i].form in (None, form)) and brand in (None, entries[i].hw.vendor)]
     n = device_count(text)
+    board: list[str] = []
+    if toks & {"hgx", "dgx"} and not toks & {"spark", "station"} and form in (None, "sxm"):
+        # "HGX H100", "DGX A100": NVIDIA's 8-GPU SXM server boards (a count the text gives wins)
+        form = "sxm"
+        if n == 1:
+            n = 8
+            board.append("HGX/DGX boards carry 8 SXM GPUs: counted as 8 (give a GPU count if you mean fewer).")
+    laptop_only: list[str] = []
+    if not cands:
+        # "RTX 3050 Ti" without "laptop": that card exists only as a laptop GPU, so it is that one (said)
+        mobile = [entries[i] for i in near if entries[i].required - toks == {"mobile"} and said <= entries[i].tokens
+                  and brand in (None, entries[i].hw.vendor) and (form is None or entries[i].form in (None, form))]
+        if mobile and len({e.hw.bandwidth_gbs for e in mobile}) == 1:
+            cands = mobile
+            laptop_only.append(f"The {mobile[0].hw.name} is a laptop GPU (no desktop card has that name): "
+                               "read as that one.")
     if not cands:
         close = sorted((entries[i] for i in near if brand in (None, entries[i].hw.vendor)),
                        key=lambda e: (-len(e.required & toks), len(e.tokens)))[:6]
@@ -210,7 +228,7 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
     cands = [e for e in cands if len((e.tokens & _EXTRA) - toks) == fewest]
     best = max(len((e.tokens - _VENDOR) & toks) for e in cands)
     cands = [e for e in cands if len((e.tokens - _VENDOR) & toks) == best]
-    assumptions: list[str] = []
+    assumptions: list[str] = [*board, *laptop_only]
     groups = {e.tokens - _VENDOR for e in cands}
     if len(groups) > 1:
         raise AmbiguousError(
