@@ -343,3 +343,36 @@ def test_leaderboard_rows_record_the_depth_their_command_ran_at():
         m = re.search(r"llama-bench .*?(?:^|\s)-d\s+(\d+)", r["notes"])
         if r["source_set"] == "localmaxxing-leaderboard" and m:
             assert r["depth"] == m.group(1), r["notes"][:80]
+
+
+@pytest.mark.parametrize("text, card, mem", [
+    ("Ryzen 9 7950X with 192GB RAM and RTX 3060", "nvidia-rtx-3060", 12.0),
+    ("PC: Ryzen 7 5800X3D, 64GB RAM, RTX 3080", "nvidia-rtx-3080", 10.0),
+    ("RTX 3080 64GB", "nvidia-rtx-3080", 10.0),
+    ("NVIDIA A10G", "nvidia-a10g", 24.0),
+    ("RTX 4090 48GB", "nvidia-rtx-4090", 48.0),  # a modded card: within twice the largest version, kept
+])
+def test_the_hosts_ram_is_not_the_cards_memory(text, card, mem):
+    from advisor import service
+    from advisor.models import Scenario
+
+    p = service.predict_scenario(Store(":memory:"), Scenario(hardware=text, model="llama 3.1 8b", quant="Q4_K_M"))
+    assert (p.hardware["id"], p.memory.total_gb) == (card, mem)
+
+
+def test_vllm_without_a_format_serves_16_bit_weights():
+    from advisor import service
+    from advisor.models import Scenario
+
+    p = service.predict_scenario(Store(":memory:"), Scenario(hardware="8x H100", model="llama 3.3 70b", backend="vllm"))
+    assert p.quant == "BF16" and any("vLLM/SGLang serve" in a for a in p.assumptions)
+
+
+def test_strix_halo_assumptions_say_one_memory_size():
+    from advisor import service
+    from advisor.models import Scenario
+
+    p = service.predict_scenario(Store(":memory:"), Scenario(hardware="Strix Halo", model="Qwen3-30B-A3B"))
+    said = [a for a in p.assumptions if "GB" in a and ("assumed" in a or "every size" in a)]
+    assert not any("assumed 128 GB" in a or "assumed 64 GB unified" in a for a in said)
+    assert any("assumed 32 GB" in a for a in said) and p.memory.total_gb == 32

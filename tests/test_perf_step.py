@@ -410,3 +410,18 @@ def test_a_server_cpu_family_range_is_read_at_its_middle():
 
     assert cpu_core_count(hw("8-60")) == 34 and cpu_core_count(hw("6;8;12;16")) == 6
     assert cpu_core_count(hw("16")) == 16 and cpu_core_count(hw("")) == 0
+
+
+def test_kv_caches_that_do_not_fit_queue_sequences_instead_of_spilling_weights():
+    # 8B FP16 on one H100 with vLLM at a 32k context: 32 caches (~141 GB) do not fit next to 16 GB of weights.
+    # The server runs as many as fit and queues the rest; the weights never leave the GPU.
+    from knowledge import catalog
+    from knowledge.store import Store
+
+    store = Store(":memory:")
+    kw = dict(hardware=catalog.get_hardware(store, "nvidia-h100-sxm"), model=catalog.resolve_model(store, "llama 3.1 8b").value,
+              quant=catalog.resolve_quant(store, "FP16").value, backend="vllm", depth=32768)
+    one, eight, many = (predict(store, concurrency=c, **kw) for c in (1, 8, 32))
+    assert many.decode_tps >= eight.decode_tps > one.decode_tps
+    assert any("wait their turn" in a for a in many.assumptions)
+    assert not any("run from system RAM" in a for a in many.assumptions)

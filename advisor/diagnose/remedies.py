@@ -210,7 +210,8 @@ def _batching(c: Ctx) -> Fix | None:
         if b <= now or b > 4096:
             continue
         p = what_if(c, concurrency=b)
-        if p is not None and p.decode_tps >= MIN_GAIN * max(base, before.decode_tps):
+        # against what the person measured when there is a measured aggregate (a larger batch gains on THAT)
+        if p is not None and p.decode_tps >= MIN_GAIN * (base if (c.tg_raw and now > 1) else before.decode_tps):
             new_b, after = b, p
             break
     if after is None:

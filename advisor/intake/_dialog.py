@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_QUANT = "Q4_K_M"  # what Ollama and most GGUF downloads use
 DEFAULT_QUANT_MLX = "MLX 4-bit"  # mlx-community's usual conversion
+DEFAULT_QUANT_SERVER = "BF16"  # vLLM / SGLang / TensorRT-LLM serve the checkpoint's 16-bit weights by default
+SERVER_ENGINES = re.compile(r"vllm|sglang|tensorrt|trt-llm", re.I)
 DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
     "chat": 500, "coding_agent": 4_000, "rag": 4_000, "summarising": 2_000, "batch": 1_000, None: 500,
 }
@@ -305,8 +307,11 @@ def defaults_for(facts: Scenario, store: Store | None = None) -> dict[str, tuple
     out: dict[str, tuple[Any, str]] = {}
     if facts.quant is None:
         mlx = "mlx" in (facts.backend or "").lower()
-        q = DEFAULT_QUANT_MLX if mlx else DEFAULT_QUANT
-        why = "mlx-community's usual 4-bit conversion" if mlx else "what Ollama and most GGUF downloads use"
+        server = SERVER_ENGINES.search(facts.backend or "") is not None
+        q = DEFAULT_QUANT_MLX if mlx else (DEFAULT_QUANT_SERVER if server else DEFAULT_QUANT)
+        why = ("mlx-community's usual 4-bit conversion" if mlx else
+               "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise" if server else
+               "what Ollama and most GGUF downloads use")
         out["quant"] = (q, f"Weight format not stated: assumed {q}, {why}.")
     use = facts.use if facts.use in DEFAULT_PROMPT_TOKENS else None
     if facts.prompt_tokens is None:

@@ -217,6 +217,18 @@ def predict_step(
     t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
+    b_run = b  # sequences decoding together in a step
+    kv_seq_gb = fitm.kv_cache_gb / b
+    if (gpu_share is None and b > 1 and share < 1.0 and hardware.kind in ("discrete_gpu", "datacenter_gpu")
+            and fitm.weights_gb + fitm.overhead_gb + kv_seq_gb <= fitm.usable_gb):
+        # The weights fit; the KV caches of all b sequences do not. A server (vLLM's paged KV, llama-server's
+        # slots) runs as many sequences as their caches fit and queues the rest: no weights leave the GPU.
+        b_run = max(1, int((fitm.usable_gb - fitm.weights_gb - fitm.overhead_gb) // kv_seq_gb))
+        share = 1.0
+        assumptions.append(
+            f"The KV caches of {b} sequences at this context ({fitm.kv_cache_gb:.1f} GB) do not fit next to the "
+            f"weights: about {b_run} run at once and the other {b - b_run} wait their turn; the rates are for "
+            f"{b_run} together.")
     host_bw = host_bandwidth_gbs or hardware.host_bandwidth_gbs or DEFAULT_HOST_BW_GBS
     host_eff = 1.0
     paged = gpu_share is None and _paged_share(hardware, fitm)
@@ -267,8 +279,8 @@ def predict_step(
     if own:
         assumptions.append("Scaled by your own results on this machine: " + ", ".join(
             f"{ph} × {f:.2f} ({k} run{'s' if k > 1 else ''})" for ph, (f, k) in own.items()) + ".")
-    per_seq = step.per_seq_tps(b) * f_dec
-    decode_tps = step.aggregate_tps(b) * f_dec
+    per_seq = step.per_seq_tps(b_run) * f_dec
+    decode_tps = step.aggregate_tps(b_run) * f_dec
     # Prefill: layer split pipelines micro-batches (llama.cpp); tensor parallel adds compute and all-reduces.
     pipe = pipeline_speedup(n, prompt_tokens or 1, engine=engine) if lay == "layer_split" else 1.0
     prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) * (n if tp else pipe) if tflops else None
@@ -290,7 +302,7 @@ def predict_step(
     ttft = (prompt_tokens / prefill1) if prefill1 and prompt_tokens else (0.0 if not prompt_tokens else None)
     dec_s = gen_tokens / per_seq if gen_tokens else 0.0
     bw_spec = bw * roofline.GB * (n if tp else 1)
-    decode_ceiling = step.ceiling_tps(b, bw_spec, (tflops * 1e12 * (n if tp else 1)) if tflops and b > 1 else None)
+    decode_ceiling = step.ceiling_tps(b_run, bw_spec, (tflops * 1e12 * (n if tp else 1)) if tflops and b_run > 1 else None)
     if b > 1 and model.is_moe:
         assumptions.append(
             f"MoE batch: {b} tokens touch about {1 - (1 - ke) ** b:.0%} of the routed experts per layer "

@@ -197,7 +197,9 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
                 res.scenario = s
         parts = [p.strip() for p in re.split(r"\s+\+\s+", text) if p.strip()]  # "Ryzen AI Max+ 395" is one name
         if s.memory_gb is None and len(parts) == 1:  # a mixed box's sizes belong to its cards ("3060 12GB")
-            mm = re.search(r"(\d{1,4}(?:\.\d+)?)\s*(?:gb|gib|g\b|gigs?)\b(?!\s*/s)", text, re.I)
+            # "A10G" and "a2-highgpu-1g" name no memory; "64GB RAM" is the host's
+            mm = re.search(r"(?<![\w-])(\d{1,4}(?:\.\d+)?)\s*(?:gb|gib|g\b|gigs?)\b(?!\s*/s)"
+                           r"(?!\s*(?:of\s+)?(?:system\s+)?(?:ram|(?:lp)?ddr\d?|system\s+memory)\b)", text, re.I)
             if mm and 1 <= float(mm.group(1)) <= 4096:
                 s = s.model_copy(update={"memory_gb": float(mm.group(1))})
                 res.scenario = s
@@ -227,7 +229,12 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             res.problems["hardware"] = str(e)
             res.candidates["hardware"] = e.candidates
     if res.hardware is not None and s.memory_gb and res.hardware.memory_gb != s.memory_gb and not res.mixed:
-        res.hardware = res.hardware.model_copy(update={"memory_gb": s.memory_gb})
+        card = catalog.with_memory(res.hardware, s.memory_gb)  # a card keeps only a memory it can have
+        if card.memory_gb == s.memory_gb:
+            res.hardware = card
+        else:
+            res.assumptions.append(f"{s.memory_gb:g} GB is more than any {res.hardware.name} has: read as the "
+                                   "computer's RAM, not the card's memory.")
     hw_opts = res.hardware.memory_gb_options if res.hardware is not None else []
     if res.hardware is not None and s.memory_gb and hw_opts and s.memory_gb not in hw_opts \
             and res.hardware.kind in ("apple_soc", "apu"):
@@ -283,11 +290,16 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             res.quant = q.value
             res.assumptions += q.assumptions
         else:
-            name = "MLX 4-bit g64" if mlx else "Q4_K_M"
+            from advisor.intake._dialog import SERVER_ENGINES
+
+            server = not mlx and SERVER_ENGINES.search(s.backend or "") is not None
+            name = "MLX 4-bit g64" if mlx else ("BF16" if server else "Q4_K_M")
             res.quant = catalog.all_quants(store)[name]
             res.assumptions.append(
                 f"Weight format not stated: assumed {name} ({res.quant.bits_per_weight:g} bits per weight), "
-                + ("mlx-community's usual 4-bit." if mlx else "what Ollama and most GGUF downloads use.")
+                + ("mlx-community's usual 4-bit." if mlx else
+                   "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise." if server else
+                   "what Ollama and most GGUF downloads use.")
             )
     except NotFoundError as e:
         res.problems["quant"] = str(e)

@@ -31,6 +31,7 @@ from knowledge.catalog._load import (
     get_hardware,
     hardware_source,
     is_spec_db,
+    with_memory,
 )
 from knowledge.catalog._mixed import MIXED_SEP, mixed_hardware
 from knowledge.catalog._models import generic_model, resolve_model
@@ -55,5 +56,4 @@ __all__ = [
     "mixed_hardware",
     "resolve_hardware",
     "resolve_model",
-    "resolve_quant",
-]
+    "resolve_quant", "with_memory"]

@@ -72,8 +72,15 @@ def all_hardware(store: Store) -> dict[str, Hardware]:
 
 
 def with_memory(hw: Hardware, memory_gb: float | None, n: int = 1) -> Hardware:
-    """A copy with this machine's memory (GB) and ``n`` devices (id ``...xN``)."""
+    """A copy with this machine's memory (GB) and ``n`` devices (id ``...xN``).
+
+    A card's memory more than twice its largest version's ("RTX 3080 … 64GB") is the host's RAM, not VRAM: it is
+    not kept (a modded 48 GB RTX 4090 still is).
+    """
     upd: dict[str, Any] = {}
+    opts = hw.memory_gb_options
+    if memory_gb is not None and hw.kind in ("discrete_gpu", "datacenter_gpu") and opts and memory_gb > 2 * max(opts):
+        memory_gb = None
     if memory_gb is not None:
         upd["memory_gb"] = memory_gb
     if n > 1:
