@@ -376,3 +376,26 @@ def test_strix_halo_assumptions_say_one_memory_size():
     said = [a for a in p.assumptions if "GB" in a and ("assumed" in a or "every size" in a)]
     assert not any("assumed 128 GB" in a or "assumed 64 GB unified" in a for a in said)
     assert any("assumed 32 GB" in a for a in said) and p.memory.total_gb == 32
+
+
+@pytest.mark.parametrize("text, card", [
+    ("RTX 4070 (RTX 4070 Ti (12 GB) preset; CPU Ryzen 5 5600X; Kubuntu)", "nvidia-rtx-4070"),
+    ("RTX 3080 (RTX 3080 Ti (12 GB) preset; CPU i7)", "nvidia-rtx-3080"),
+    ("RX 7900 XTX (RX 7900 XTX (24 GB) preset; CPU Ryzen 9)", "amd-rx-7900-xtx"),
+])
+def test_a_leaderboards_preset_is_not_the_card(text, card):
+    # localmaxxing's hardware field: the card, then "(<the preset it chose> preset; CPU …; OS)".
+    from advisor import service
+    from advisor.models import Scenario
+
+    assert catalog.resolve_hardware(Store(":memory:"), text).value.id == card
+    p = service.predict_scenario(Store(":memory:"), Scenario(hardware=text, model="llama 3.1 8b", quant="Q4_K_M"))
+    assert p.hardware["id"] == card
+
+
+def test_gpt_oss_without_a_format_is_its_native_mxfp4():
+    from advisor import service
+    from advisor.models import Scenario
+
+    p = service.predict_scenario(Store(":memory:"), Scenario(hardware="DGX Spark", model="gpt-oss 120b"))
+    assert p.quant == "MXFP4"

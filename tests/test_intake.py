@@ -484,6 +484,6 @@ def test_memory_after_a_later_candidate_stays_with_it(store: Store, text: str, m
 
 
 @pytest.mark.parametrize("text", ["NVIDIA-Nemotron-3-Nano-30B-A3B", "nemotron-3-nano-30b-a3b", "Nemotron 3 Nano",
-                                  "I run nemotron 3 nano on a 4090"])
+                                  "I run nemotron 3 nano on a 4090", "Nemotron 3 Nano 30B A3B"])
 def test_nemotron_names_resolve(store: Store, text: str) -> None:
     assert extract(text, store).resolved.get("model") == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B"

@@ -308,8 +308,10 @@ def defaults_for(facts: Scenario, store: Store | None = None) -> dict[str, tuple
     if facts.quant is None:
         mlx = "mlx" in (facts.backend or "").lower()
         server = SERVER_ENGINES.search(facts.backend or "") is not None
-        q = DEFAULT_QUANT_MLX if mlx else (DEFAULT_QUANT_SERVER if server else DEFAULT_QUANT)
+        native = "gpt-oss" in (facts.model or "").lower().replace("_", "-").replace(" ", "-")
+        q = DEFAULT_QUANT_MLX if mlx else ("MXFP4" if native else DEFAULT_QUANT_SERVER if server else DEFAULT_QUANT)
         why = ("mlx-community's usual 4-bit conversion" if mlx else
+               "the format gpt-oss is released in (its MoE weights ship as MXFP4)" if native else
                "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise" if server else
                "what Ollama and most GGUF downloads use")
         out["quant"] = (q, f"Weight format not stated: assumed {q}, {why}.")

@@ -187,7 +187,7 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     if s.bandwidth_gbs:
         res.hardware = custom_hardware(s)
     elif s.hardware:
-        text = s.hardware
+        text = catalog.card_head(store, s.hardware)  # "RTX 3080 (RTX 3080 Ti (12 GB) preset)": the card named first
         tidy = _tidy_hardware(store, text)
         if tidy is not None:
             text = tidy.hardware or text
@@ -293,11 +293,13 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             from advisor.intake._dialog import SERVER_ENGINES
 
             server = not mlx and SERVER_ENGINES.search(s.backend or "") is not None
-            name = "MLX 4-bit g64" if mlx else ("BF16" if server else "Q4_K_M")
+            native = res.model is not None and res.model.id.lower().startswith("openai/gpt-oss")
+            name = "MLX 4-bit g64" if mlx else ("MXFP4" if native else "BF16" if server else "Q4_K_M")
             res.quant = catalog.all_quants(store)[name]
             res.assumptions.append(
                 f"Weight format not stated: assumed {name} ({res.quant.bits_per_weight:g} bits per weight), "
                 + ("mlx-community's usual 4-bit." if mlx else
+                   "the format gpt-oss is released in (its MoE weights ship as MXFP4)." if native else
                    "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise." if server else
                    "what Ollama and most GGUF downloads use.")
             )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from knowledge.catalog._cloud import cloud_instance, instance_pattern
 from knowledge.catalog._gpus import VariantsError
-from knowledge.catalog._hardware import closest_hardware, resolve_hardware
+from knowledge.catalog._hardware import card_head, closest_hardware, drop_presets, resolve_hardware
 from knowledge.catalog._load import (
     Match,
     all_hardware,
@@ -56,4 +56,4 @@ __all__ = [
     "mixed_hardware",
     "resolve_hardware",
     "resolve_model",
-    "resolve_quant", "with_memory"]
+    "resolve_quant", "with_memory", "drop_presets", "card_head"]

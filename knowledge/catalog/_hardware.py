@@ -224,6 +224,39 @@ def _gfx(store: Store, t: str, memory_gb: float | None) -> Match | None:
                          list(names))
 
 
+def card_head(store: Store, text: str) -> str:
+    """The card named before a tool's preset ("RTX 3080 (RTX 3080 Ti (12 GB) preset; CPU i7)" → "RTX 3080") when
+    that name alone is a GPU; else the text as written."""
+    head = drop_presets(text)
+    if head == text or not head:
+        return text
+    try:
+        return head if resolve_hardware(store, head).value.kind in _GPU_KIND else text
+    except (AmbiguousError, NotFoundError):
+        return text
+
+
+def drop_presets(text: str) -> str:
+    """Without parentheticals that name a tool's preset ("RTX 4070 (RTX 4070 Ti (12 GB) preset; CPU …)": a
+    leaderboard's chosen profile, which may not be the card named before it)."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "(":
+            depth, j = 0, i
+            while j < len(text):
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            group = text[i:j + 1]
+            if re.search(r"\bpreset\b", group, re.I) and text[:i].strip():
+                i = j + 1
+                continue
+        out.append(text[i])
+        i += 1
+    return "".join(out).strip()
+
+
 def _text_memory(t: str) -> float | None:
     mems = [float(x) for x in re.findall(r"\b(\d{1,4})\s?gb\b", t) if 2 <= float(x) <= 1536]
     return max(mems) if mems else None
@@ -295,6 +328,16 @@ def resolve_hardware(
     raw = (text or "").strip()[:300]  # a name, not a paste: bounded work
     if not raw:
         raise NotFoundError("No hardware given.", [])
+    head = drop_presets(raw)
+    if head != raw and head:
+        # A leaderboard's "RTX 4070 (RTX 4070 Ti (12 GB) preset; CPU …)": a card named first is the card; a bare
+        # "M1 (Apple M1 Max (64 GB) preset; CPU Apple M1 Max)" is not specific enough, so the whole text is read.
+        try:
+            hm = resolve_hardware(store, head, memory_gb=memory_gb, gpu_cores=gpu_cores)
+            if hm.value.kind in _GPU_KIND:
+                return hm
+        except (AmbiguousError, NotFoundError):
+            pass
     t = _norm(raw)
     hws = all_known_hardware(store)
     base, n = split_hw_id(t)
