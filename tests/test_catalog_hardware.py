@@ -399,3 +399,13 @@ def test_gpt_oss_without_a_format_is_its_native_mxfp4():
 
     p = service.predict_scenario(Store(":memory:"), Scenario(hardware="DGX Spark", model="gpt-oss 120b"))
     assert p.quant == "MXFP4"
+
+
+@pytest.mark.parametrize("text, hw_id", [
+    ("RTX 4090 and a Tesla P40", "nvidia-rtx-4090+nvidia-tesla-p40"),
+    ("RTX 4090 and an RTX 3090", "nvidia-rtx-4090+nvidia-rtx-3090"),
+    ("Ryzen 9 7950X and RTX 4090", "nvidia-rtx-4090"),  # the CPU is the host
+    ("RTX 3090 and 64GB of RAM", "nvidia-rtx-3090"),
+])
+def test_cards_joined_by_and(text, hw_id):
+    assert catalog.resolve_hardware(Store(":memory:"), text).value.id == hw_id

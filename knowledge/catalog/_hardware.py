@@ -262,7 +262,7 @@ def _text_memory(t: str) -> float | None:
     return max(mems) if mems else None
 
 
-_MIXED_SPLIT = re.compile(r"\s*\+\s*|\s+plus\s+|\s*&\s*", re.I)
+_MIXED_SPLIT = re.compile(r"\s*\+\s*|\s+plus\s+|\s*&\s*|\s+and\s+(?:an?\s+|one\s+)?", re.I)
 _GPU_KIND = ("discrete_gpu", "datacenter_gpu")
 
 
