@@ -409,3 +409,9 @@ def test_gpt_oss_without_a_format_is_its_native_mxfp4():
 ])
 def test_cards_joined_by_and(text, hw_id):
     assert catalog.resolve_hardware(Store(":memory:"), text).value.id == hw_id
+
+
+@pytest.mark.parametrize("text", ["and", "and and and", "the and", "+ + +"])
+def test_filler_words_name_no_machine(text):
+    with pytest.raises(NotFoundError):
+        catalog.resolve_hardware(Store(":memory:"), text)

@@ -26,7 +26,23 @@ log = logging.getLogger(__name__)
 DEFAULT_QUANT = "Q4_K_M"  # what Ollama and most GGUF downloads use
 DEFAULT_QUANT_MLX = "MLX 4-bit"  # mlx-community's usual conversion
 DEFAULT_QUANT_SERVER = "BF16"  # vLLM / SGLang / TensorRT-LLM serve the checkpoint's 16-bit weights by default
-SERVER_ENGINES = re.compile(r"vllm|sglang|tensorrt|trt-llm", re.I)
+
+
+def default_quant(backend: str | None, model: str | None) -> tuple[str, str]:
+    """The weight format assumed when none is stated, and why (one rule for the chat and the resolver).
+
+    MLX engines → mlx-community's 4-bit; gpt-oss → MXFP4 (the format it is released in); vLLM / SGLang /
+    TensorRT-LLM → BF16 (the checkpoint's own weights); anything else → Q4_K_M (Ollama's and most GGUFs').
+    """
+    from advisor.understand.engine import classify_engine
+
+    if "mlx" in (backend or "").lower():
+        return DEFAULT_QUANT_MLX, "mlx-community's usual 4-bit conversion"
+    if "gpt-oss" in (model or "").lower().replace("_", "-").replace(" ", "-"):
+        return "MXFP4", "the format gpt-oss is released in (its MoE weights ship as MXFP4)"
+    if backend and classify_engine(backend)[0] in ("vllm", "sglang", "tensorrt-llm"):
+        return DEFAULT_QUANT_SERVER, "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise"
+    return DEFAULT_QUANT, "what Ollama and most GGUF downloads use"
 DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
     "chat": 500, "coding_agent": 4_000, "rag": 4_000, "summarising": 2_000, "batch": 1_000, None: 500,
 }
@@ -306,14 +322,7 @@ def defaults_for(facts: Scenario, store: Store | None = None) -> dict[str, tuple
     """
     out: dict[str, tuple[Any, str]] = {}
     if facts.quant is None:
-        mlx = "mlx" in (facts.backend or "").lower()
-        server = SERVER_ENGINES.search(facts.backend or "") is not None
-        native = "gpt-oss" in (facts.model or "").lower().replace("_", "-").replace(" ", "-")
-        q = DEFAULT_QUANT_MLX if mlx else ("MXFP4" if native else DEFAULT_QUANT_SERVER if server else DEFAULT_QUANT)
-        why = ("mlx-community's usual 4-bit conversion" if mlx else
-               "the format gpt-oss is released in (its MoE weights ship as MXFP4)" if native else
-               "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise" if server else
-               "what Ollama and most GGUF downloads use")
+        q, why = default_quant(facts.backend, facts.model)
         out["quant"] = (q, f"Weight format not stated: assumed {q}, {why}.")
     use = facts.use if facts.use in DEFAULT_PROMPT_TOKENS else None
     if facts.prompt_tokens is None:

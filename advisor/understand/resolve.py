@@ -274,11 +274,9 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
         except AdvisorError:
             pass
     # Format
-    backend_l = (s.backend or "").lower()
     if row.get("quant") and (not s.quant or re.search(r"\bto\b|sweep|various|,", s.quant)):
         s = s.model_copy(update={"quant": row["quant"]})
         res.scenario = s
-    mlx = "mlx" in backend_l
     quant_text = s.quant
     if quant_text and re.search(r"not stated|default|unknown|\?", quant_text, re.I) and not re.search(
         r"q\d|\d-?bit|f16|bf16|fp16", quant_text, re.I
@@ -290,19 +288,12 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             res.quant = q.value
             res.assumptions += q.assumptions
         else:
-            from advisor.intake._dialog import SERVER_ENGINES
+            from advisor.intake._dialog import default_quant
 
-            server = not mlx and SERVER_ENGINES.search(s.backend or "") is not None
-            native = res.model is not None and res.model.id.lower().startswith("openai/gpt-oss")
-            name = "MLX 4-bit g64" if mlx else ("MXFP4" if native else "BF16" if server else "Q4_K_M")
-            res.quant = catalog.all_quants(store)[name]
-            res.assumptions.append(
-                f"Weight format not stated: assumed {name} ({res.quant.bits_per_weight:g} bits per weight), "
-                + ("mlx-community's usual 4-bit." if mlx else
-                   "the format gpt-oss is released in (its MoE weights ship as MXFP4)." if native else
-                   "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise." if server else
-                   "what Ollama and most GGUF downloads use.")
-            )
+            name, why = default_quant(s.backend, res.model.id if res.model is not None else s.model)
+            res.quant = catalog.resolve_quant(store, name).value
+            res.assumptions.append(f"Weight format not stated: assumed {res.quant.name} "
+                                   f"({res.quant.bits_per_weight:g} bits per weight), {why}.")
     except NotFoundError as e:
         res.problems["quant"] = str(e)
         res.candidates["quant"] = e.candidates
@@ -330,18 +321,14 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     return res
 
 
-_CARD_KINDS = ("discrete_gpu", "datacenter_gpu")
-
-
 def _host_cpu(got: list[catalog.Match], res: Resolved) -> Hardware | None:
     """The host CPU named next to the card(s) ("RTX 4070 + Ryzen 5 5600X"), said in the assumptions; None
     when every part is a card or no part is."""
     cpus = [g.value for g in got if g.value.kind == "cpu"]
-    if not cpus or not any(g.value.kind in _CARD_KINDS for g in got):
+    if not cpus or not any(g.value.kind in catalog.GPU_KINDS for g in got):
         return None
     host = cpus[0]
-    res.assumptions.append(f"{host.name} is the host CPU, not a GPU of the box: layers that do not fit in GPU "
-                           f"memory run from its memory ({host.bandwidth_gbs:g} GB/s).")
+    res.assumptions.append(catalog.host_cpu_note(host))
     return host
 
 
@@ -361,7 +348,7 @@ def _mixed_box(store: Store, parts: list[str], s: Scenario, res: Resolved) -> ca
     if not got:
         raise NotFoundError(f"None of the cards in '{' + '.join(parts)[:120]}' is in the catalog.", [])
     host = _host_cpu(got, res)
-    got = [g for g in got if g.value.kind in _CARD_KINDS] or got
+    got = [g for g in got if g.value.kind in catalog.GPU_KINDS] or got
     notes = [a for g in got for a in g.assumptions]
     hws = [g.value for g in got]
     if host is not None and len(hws) == 1:  # "Arc A770 + Core i5-12600KF": the card, with that CPU as its host

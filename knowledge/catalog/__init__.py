@@ -33,7 +33,7 @@ from knowledge.catalog._load import (
     is_spec_db,
     with_memory,
 )
-from knowledge.catalog._mixed import MIXED_SEP, mixed_hardware
+from knowledge.catalog._mixed import GPU_KINDS, MIXED_SEP, host_cpu_note, mixed_hardware
 from knowledge.catalog._models import generic_model, resolve_model
 from knowledge.catalog._quants import resolve_quant
 
@@ -56,4 +56,4 @@ __all__ = [
     "mixed_hardware",
     "resolve_hardware",
     "resolve_model",
-    "resolve_quant", "with_memory", "drop_presets", "card_head"]
+    "resolve_quant", "with_memory", "drop_presets", "card_head", "GPU_KINDS", "host_cpu_note"]

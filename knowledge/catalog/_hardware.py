@@ -21,7 +21,7 @@ from advisor.errors import AmbiguousError, NotFoundError
 from knowledge.catalog._cloud import cloud_instance
 from knowledge.catalog._gpus import VariantsError, resolve_gpu
 from knowledge.catalog._load import Match, all_hardware, all_known_hardware, with_memory
-from knowledge.catalog._mixed import mixed_hardware
+from knowledge.catalog._mixed import GPU_KINDS, host_cpu_note, mixed_hardware
 from knowledge.hardware_seed import memory_system_names
 from knowledge.seed import read_csv, split_hw_id
 from knowledge.store import Store
@@ -227,6 +227,7 @@ def _gfx(store: Store, t: str, memory_gb: float | None) -> Match | None:
 def card_head(store: Store, text: str) -> str:
     """The card named before a tool's preset ("RTX 3080 (RTX 3080 Ti (12 GB) preset; CPU i7)" → "RTX 3080") when
     that name alone is a GPU; else the text as written."""
+    text = text.strip()[:300]  # a name, not a paste: bounded work, as resolve_hardware reads it
     head = drop_presets(text)
     if head == text or not head:
         return text
@@ -262,8 +263,9 @@ def _text_memory(t: str) -> float | None:
     return max(mems) if mems else None
 
 
+_STOPWORDS = frozenset({"and", "the", "a", "an", "my", "with", "of", "on", "in", "for", "or", "plus", "i", "have"})
 _MIXED_SPLIT = re.compile(r"\s*\+\s*|\s+plus\s+|\s*&\s*|\s+and\s+(?:an?\s+|one\s+)?", re.I)
-_GPU_KIND = ("discrete_gpu", "datacenter_gpu")
+_GPU_KIND = GPU_KINDS
 
 
 def _mixed_box(store: Store, parts: list[str]) -> Match | None:
@@ -286,8 +288,7 @@ def _mixed_box(store: Store, parts: list[str]) -> Match | None:
         # "Arc A770 + Core i5-12600KF (64GB)": the card(s), with that CPU as the host (its RAM is not VRAM)
         got = [g for g in got if g.value.kind in _GPU_KIND]
         hws = [g.value for g in got]
-        host = (f"{cpus[0].name} is the host CPU, not a GPU of the box: layers that do not fit in GPU memory run "
-                f"from its memory ({cpus[0].bandwidth_gbs:g} GB/s).")
+        host = host_cpu_note(cpus[0])
         got = [Match(g.value.model_copy(update={"host_bandwidth_gbs": g.value.host_bandwidth_gbs or cpus[0].bandwidth_gbs}),
                      g.confidence, [*g.assumptions, host]) for g in got]
         hws = [g.value for g in got]
@@ -367,7 +368,8 @@ def resolve_hardware(
         return gfx
     choices: dict[str, Any] = store.cached(
         "catalog:fuzzy", lambda: {h.id: f"{h.name} {h.id.replace('-', ' ')}".lower() for h in hws.values()})
-    got = process.extract(t, choices, scorer=fuzz.token_set_ratio, limit=5)
+    words = " ".join(w for w in t.split() if w not in _STOPWORDS)  # "and" alone is in a Steam Deck's name
+    got = process.extract(words, choices, scorer=fuzz.token_set_ratio, limit=5) if words else []
     nums = set(re.findall(r"\d+", t))
     got = [g for g in got if nums <= set(re.findall(r"\d+", g[0]))]  # "Raspberry Pi 4" is never the Pi 5
     if got and got[0][1] >= 92 and (len(got) == 1 or got[0][1] - got[1][1] >= 5):

@@ -28,10 +28,16 @@ from typing import Literal
 from advisor.errors import InputError
 from advisor.models import Hardware
 
-__all__ = ["MIXED_SEP", "mixed_hardware"]
+__all__ = ["GPU_KINDS", "MIXED_SEP", "host_cpu_note", "mixed_hardware"]
 
 MIXED_SEP = "+"  # joins the part ids of a mixed box: "nvidia-rtx-4090+nvidia-rtx-3090"
-_GPU_KINDS = ("discrete_gpu", "datacenter_gpu")
+GPU_KINDS = ("discrete_gpu", "datacenter_gpu")  # the kinds that are cards of a box
+
+
+def host_cpu_note(cpu: Hardware) -> str:
+    """What is said when a CPU is named next to the card(s): it is the host, not another GPU."""
+    return (f"{cpu.name} is the host CPU, not a GPU of the box: layers that do not fit in GPU memory run "
+            f"from its memory ({cpu.bandwidth_gbs:g} GB/s).")
 
 
 def _devices(parts: list[Hardware]) -> list[tuple[Hardware, float]]:
@@ -59,7 +65,7 @@ def mixed_hardware(parts: list[Hardware], layout: Literal["layer_split", "tensor
         InputError: fewer than two cards, a part that is not a GPU, or a card without a memory size.
     """
     devs = _devices(parts)
-    if len(devs) < 2 or any(h.kind not in _GPU_KINDS for h, _ in devs):
+    if len(devs) < 2 or any(h.kind not in GPU_KINDS for h, _ in devs):
         raise InputError("A mixed machine needs two or more GPUs (discrete or datacenter cards).")
     if any(mem <= 0 for _, mem in devs):
         raise InputError("Every card of a mixed machine needs a memory size.")
