@@ -559,3 +559,13 @@ def test_known_machine_without_a_judgeable_rate_does_not_ask_which_chip(store):
     assert v.bottleneck == "decode" and v.fixes[0].id == "batching"
     if v.status == "no_expectation":
         assert "which chip" not in v.headline and "prediction" in v.headline
+
+
+def test_a_single_stream_is_judged_against_one_streams_share(store):
+    # Four users stated, one `ollama --verbose` run pasted: its 42 tok/s is compared with one stream's range
+    # (≈ 49 tok/s each), not with the four users' total (≈ 196).
+    v = diagnose_scenario(store, Scenario(hardware="RTX 4070", model="llama 3.1 8b", backend="ollama", concurrency=4,
+                                          prompt_tokens=1830, gen_tokens=512, measured_decode_tps=41.96))
+    lo, hi = v.expected_range["decode_tps"]
+    per = v.prediction.decode_tps_per_seq
+    assert lo < per < hi < v.prediction.decode_tps / 2

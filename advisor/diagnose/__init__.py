@@ -165,8 +165,13 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         dev_tg = None  # an aggregate is not a deviation from one stream; bounds are not a middle
     status = overall_status(c, f.bottleneck, st_tg, st_pp, forced=f.status if f.rule != "phase" else None)
     fixes = rank_fixes(c, f)
-    exp_range = {"prefill_tps": p.prefill_tps_range if p else None,
-                 "decode_tps": f.expected or (p.decode_tps_range if p else None)}
+    dec_rng = p.decode_tps_range if p else None
+    if dec_rng and p is not None and p.concurrency > 1 and p.decode_tps_per_seq and not (
+            c.looks_aggregate or c.sit.measured.decode_is_aggregate):
+        # a single stream's rate is judged against one stream's share of the batch, not the batch's total
+        k = p.decode_tps_per_seq / p.decode_tps
+        dec_rng = (dec_rng[0] * k, dec_rng[1] * k)
+    exp_range = {"prefill_tps": p.prefill_tps_range if p else None, "decode_tps": f.expected or dec_rng}
     if p is None and c.bounds is not None:
         exp_range["decode_tps"] = (c.bounds.lo_tps, c.bounds.hi_tps)
     return Verdict(

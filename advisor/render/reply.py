@@ -160,7 +160,8 @@ def _feel_measured(v: Verdict, mt: float) -> str:
     exp = _per_user(p) if p is not None else None
     words = f"≈ {mt * WORDS_PER_TOKEN:.0f} words a second"
     if exp and exp > mt:
-        return f"{words}: fast enough to read along, but ≈ {exp / mt:.0f}× below what this hardware does"
+        gap = f"≈ {exp / mt:.0f}×" if exp >= 2 * mt else f"about {1 - mt / exp:.0%}"  # never "≈ 1× below"
+        return f"{words}: fast enough to read along, but {gap} below what this hardware does"
     return f"{words}: fast enough to read along, but below what this hardware does"
 
 
