@@ -40,29 +40,43 @@ PREFILL_TF_REF = 100.0
 TIER_ENGINES = ("llama.cpp", "ik_llama.cpp")  # the engines the tier is fitted on and applied to
 GAMMA_GRID = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0)
 UBATCH = 512  # llama.cpp's default micro-batch (n_ubatch)
+# MoE prefill: a routed expert multiplies only the m tokens routed to it in a step, m = step × k / E, and its
+# grouped matmul reaches m / (m + m0) of a dense one's efficiency (tile-filling; matmul tiles are 32–128 tokens, so m0 is searched up to 128).
+# m0 is fitted per accelerator API (llama.cpp family) or engine family on MoE rows (bench/accuracy.py).
+MOE_MIN_ROWS = 5  # MoE rows (empty cache) a key needs for an m0 of its own
+POOLED_M0 = "gpu:llama.cpp"  # the m0 key pooled over the llama.cpp family's GPU APIs
+MOE_M0_GRID = (0.0, 8.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0)  # up to the largest matmul tile (128 rows)
 
 
-def pipeline_speedup(n_devices: int, prompt_tokens: int, *, engine: str = "llama.cpp", old_build: bool = False) -> float:
+def pipeline_speedup(n_devices: int, prompt_tokens: int, *, engine: str = "llama.cpp", old_build: bool = False,
+                     ubatch: int = 0) -> float:
     """Prefill speed-up of a layer split over ``n_devices`` GPUs from pipelining micro-batches.
 
     llama.cpp (2024 builds on) overlaps the ``m = ceil(P / n_ubatch)`` micro-batches of a prompt across
     the GPUs of a layer split: ideal speed-up ``m × N / (m + N − 1)`` (GPipe, Huang et al. 2019). A
-    single micro-batch (P ≤ 512) gets none; 2023 builds had no pipelining.
+    single micro-batch (P ≤ n_ubatch: ``ubatch``, default 512) gets none; 2023 builds had no pipelining.
     """
     if n_devices <= 1 or old_build or engine != "llama.cpp":
         return 1.0
-    m = max(1, -(-int(prompt_tokens) // UBATCH))
+    m = max(1, -(-int(prompt_tokens) // (ubatch or UBATCH)))
     return m * n_devices / (m + n_devices - 1)
 
 
-def prefill_work(g: dict[str, Any], beta: float) -> float:
-    """Effective FLOPs per prompt token: dense + β × attention, divided by the pipeline speed-up.
+def prefill_work(g: dict[str, Any], beta: float, m0: float = 0.0) -> float:
+    """Effective FLOPs per prompt token: dense + β × attention + the MoE tile cost, over the pipeline speed-up.
 
     β > 1 says attention (softmax, KV reads; no fused kernel) runs at a fraction of matmul efficiency.
+    MoE: the routed experts' share ``s`` of the active matmul FLOPs runs at ``m / (m + m0)`` of dense
+    efficiency, ``m`` the tokens each expert multiplies per step (``g["expert_tokens"]``), so it costs
+    ``s × 2 × P_active × m0 / m`` FLOPs more (:data:`MOE_M0_GRID`).
     """
     pipe = pipeline_speedup(g.get("n_devices", 1), g.get("prompt_tokens", 512), engine=g.get("engine", ""),
-                            old_build=g.get("old_build", False))
-    return (g["prefill_flops"] + (beta - 1.0) * g.get("prefill_attn_flops", 0.0)) / pipe
+                            old_build=g.get("old_build", False), ubatch=g.get("ubatch") or 0)
+    work = g["prefill_flops"] + (beta - 1.0) * g.get("prefill_attn_flops", 0.0)
+    m, share = g.get("expert_tokens") or 0.0, g.get("expert_flop_share") or 0.0
+    if m0 and m > 0 and share > 0:
+        work += share * 2e9 * g["params_active_b"] * m0 / m
+    return work / pipe
 T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 
 
@@ -114,6 +128,9 @@ class CalRow:
     prompt_tokens: int = 512
     moe: bool = False
     cpu_cores: int = 0
+    expert_tokens: float = 0.0  # MoE: tokens each routed expert multiplies per prefill step (m)
+    expert_flop_share: float = 0.0  # MoE: share of the active matmul FLOPs in routed experts (s)
+    ubatch: int = 0  # the run's prefill micro-batch when its command gives one (llama.cpp -ub); 0: engine default
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -186,6 +203,11 @@ class CalibrationModel:
     batched: dict[tuple[str, ...], _Group] = field(default_factory=dict)
     prefill_gamma: dict[str, float] = field(default_factory=dict)
     api_factor: dict[str, float] = field(default_factory=dict)
+    moe_m0: dict[str, float] = field(default_factory=dict)
+
+    def expert_m0(self, g: dict[str, Any]) -> float:
+        """Fitted MoE tile constant m0 of a scenario (tokens; 0 = expert matmuls as efficient as dense)."""
+        return m0_for(self.moe_m0, g)
 
     def tier_factor(self, scenario: dict[str, Any]) -> float:
         """Prefill compute-tier factor ``(TFLOPS / PREFILL_TF_REF) ** gamma[kind]`` for the llama.cpp family
@@ -261,7 +283,7 @@ class CalibrationModel:
         if not tf:
             return None
         e = eff if eff is not None else self.efficiency("prefill", g).efficiency
-        return tf * 1e12 * e / prefill_work(g, self.attention_beta(g))
+        return tf * 1e12 * e / prefill_work(g, self.attention_beta(g), self.expert_m0(g))
 
     def attention_beta(self, g: dict[str, Any]) -> float:
         """Attention cost factor β of a scenario: fitted per API on llama.cpp-family rows; 1 for engines
@@ -421,6 +443,55 @@ def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, .
     return best, _fit_groups("decode", kept, effs), kept
 
 
+def m0_key(g: dict[str, Any]) -> str:
+    """Key of the MoE tile constant: the accelerator API for the llama.cpp family (its kernels per API),
+    else the engine family (vLLM/SGLang fused-MoE kernels, MLX gather_qmm)."""
+    fam = engine_family(g.get("engine"))
+    return str(g.get("accel")) if fam in TIER_ENGINES else fam
+
+
+# Keys never given the pooled GPU value: CPUs, MLX and servers (other kernels), and Metal, whose llama.cpp MoE
+# rows (M1 Max, M4 Pro) run as fast relative to dense as MLX's do (no tile penalty seen; too few for a fit).
+_OWN_M0 = ("cpu", "mlx", "server", "metal")
+
+
+def m0_for(m0s: dict[str, float], g: dict[str, Any]) -> float:
+    """m0 of a scenario from fitted values: its own key's, else (a GPU API without enough MoE rows of its
+    own, CUDA on a DGX Spark) the value pooled over the llama.cpp family's GPU APIs, so its MoE rate is not
+    read off m0-corrected (dense-equivalent) efficiencies uncorrected; :data:`_OWN_M0` keys: 0 unless fitted."""
+    key = m0_key(g)
+    if key in m0s or key in _OWN_M0:
+        return m0s.get(key, 0.0)
+    return m0s.get(POOLED_M0, 0.0)
+
+
+def _fit_moe_m0(rows: list[CalRow], beta: dict[str, float]) -> dict[str, float]:
+    """m0 per :func:`m0_key` on the grid: the value at which MoE rows' prefill agrees best with the dense
+    rows of the same groups (median absolute error of the MoE rows), on runs from an empty cache; keys with
+    under MOE_MIN_ROWS MoE rows get none (GPU APIs: the pooled value, :func:`m0_for`)."""
+    out: dict[str, float] = {}
+    by: dict[str, list[CalRow]] = defaultdict(list)
+    for r in rows:
+        if not r.extra.get("depth"):  # at depth the attention cost (β) would be confounded with the expert term
+            key = m0_key(r.__dict__)
+            by[key].append(r)
+            if key not in _OWN_M0:
+                by[POOLED_M0].append(r)
+    for key, sub in sorted(by.items()):
+        moe = [r for r in sub if r.moe and r.expert_tokens]
+        if len(moe) < MOE_MIN_ROWS or len(sub) == len(moe):
+            continue
+        scores = []
+        for m0 in MOE_M0_GRID:
+            bs = [beta.get(r.accel, 1.0) if engine_family(r.engine) in TIER_ENGINES else 1.0 for r in sub]
+            effs = [r.prefill_tps * prefill_work(r.__dict__, b, m0) / (r.tflops * 1e12) for r, b in zip(sub, bs, strict=True)]  # type: ignore[operator]
+            m = CalibrationModel({}, {"prefill": _fit_groups("prefill", sub, effs)}, {"prefill": {}}, {},
+                                 {"prefill": len(sub)}, beta, moe_m0={key: m0})
+            scores.append((statistics.median(abs(m.prefill_tps(r) / r.prefill_tps - 1) for r in moe), m0))  # type: ignore[operator]
+        out[key] = min(scores)[1]
+    return out
+
+
 def fit(rows: list[CalRow]) -> CalibrationModel:
     """Fit decode and prefill efficiencies on measured rows (pure; no store access).
 
@@ -433,7 +504,9 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     for accel in sorted({r.accel for r in pre_all}):
         # Dense models only: MoE prefill runs grouped expert matmuls at their own efficiency, which would
         # masquerade as attention cost (a hybrid MoE with 6 attention layers of 52 moved ROCm's β from 6 to 2).
-        sub = [r for r in pre_all if r.accel == accel and engine_family(r.engine) in TIER_ENGINES and not r.moe]
+        # Catalog shapes only: a generic model's attention is borrowed from another model of its size.
+        sub = [r for r in pre_all if r.accel == accel and engine_family(r.engine) in TIER_ENGINES and not r.moe
+               and not r.extra.get("generic")]
         if len({r.prompt_tokens for r in sub}) < 2:
             continue
         scores = []
@@ -443,10 +516,11 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
             m = CalibrationModel({}, {"prefill": groups}, {"prefill": {}}, {}, {"prefill": len(sub)}, {accel: b})
             scores.append((statistics.median(abs(m.prefill_tps(r) / r.prefill_tps - 1) for r in sub), b))  # type: ignore[operator]
         beta[accel] = min(scores)[1]
+    m0s = _fit_moe_m0(pre_all, beta)
     pre_rows, pre_effs = [], []
     for r in pre_all:
         b = beta.get(r.accel, 1.0) if engine_family(r.engine) in TIER_ENGINES else 1.0
-        e = r.prefill_tps * prefill_work(r.__dict__, b) / (r.tflops * 1e12)  # type: ignore[operator]
+        e = r.prefill_tps * prefill_work(r.__dict__, b, m0_for(m0s, r.__dict__)) / (r.tflops * 1e12)  # type: ignore[operator]
         if 0.001 < e < 3:
             pre_rows.append(r)
             pre_effs.append(e)
@@ -467,7 +541,8 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     cpb.update(_fit_cpu_per_core([r for r in rows if r.prefill_tps and not r.multi and r.accel == "cpu"
                                   and r.cpu_cores and not r.tflops]))
     model = CalibrationModel(t0, {"decode": dec_groups, "prefill": pre_groups}, {"decode": {}, "prefill": {}},
-                             cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta, prefill_gamma=gamma, api_factor=api)
+                             cpb, {"decode": len(dec_rows), "prefill": len(pre_rows)}, beta, prefill_gamma=gamma, api_factor=api,
+                             moe_m0=m0s)
     for phase, prow in (("decode", dec_rows), ("prefill", pre_rows)):
         res: dict[str, list[float]] = defaultdict(list)
         for r in prow:

@@ -114,8 +114,10 @@ def aggregate_rate(c: Ctx) -> Finding | None:
     m = c.sit.machine
     rem = ["batching", "chunked_prefill"]
     tp = m is not None and m.count > 1 and (m.layout == "tensor_parallel" or c.sit.engine in SERVER_ENGINES)
-    if status == "above_expected" and m is not None and tp:
-        status = "no_expectation"  # the prediction splits layers; tensor parallel adds the cards' bandwidth and compute
+    if c.tg_raw >= 0.9 * top and m is not None and tp:
+        # At or above the layer-split limit: the prediction splits layers; tensor parallel adds the cards'
+        # bandwidth and compute, so the batch has not reached a limit the prediction can name.
+        status = "no_expectation"
         limit = (f" The prediction splits the layers between the {m.count} GPUs; tensor parallel adds up their bandwidth "
                  "and compute per step, so it reaches more than that, and this rate is not judged against it.")
         rem = ["batching", "batching_generic", "chunked_prefill"]

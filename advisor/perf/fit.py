@@ -21,6 +21,7 @@ from advisor import roofline
 from advisor.calibration import CalibrationModel, CalRow, attention_flops, features, fit, fit_batched
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction
+from advisor.perf.moe import moe_prefill_terms, with_moe
 from knowledge import catalog
 from knowledge.queries import OWN_ORIGINS, POPULATION_ORIGINS, calibration_set
 from knowledge.store import Store
@@ -124,6 +125,9 @@ def cpu_core_count(hw: Hardware) -> int:
     return int(m.group(1)) if m else 0
 
 
+_UBATCH = re.compile(r"(?:-ub|--ubatch-size|n_ubatch\s*=?)\s*(\d+)")  # a run's micro-batch, from its command
+
+
 def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> list[CalRow]:
     """Batch-1 calibration rows with features; rows whose model or format cannot be sized are skipped.
 
@@ -137,6 +141,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
         m = row_model(store, r)
         if m is None:
             continue
+        m = with_moe(m)
         try:
             q = catalog.resolve_quant(store, r["quant"], backend=r["backend"]).value
         except AdvisorError:
@@ -152,6 +157,8 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
         # A CPU backend on a machine with a GPU (Mac, APU) does not run at the GPU's FLOPS spec.
         accel = row_accel(store, r)
         tf = r["fp16_tflops"] if not (accel == "cpu" and r["kind"] != "cpu") else None
+        ub = _UBATCH.search(r["notes"] or "")
+        share, tokens = moe_prefill_terms(m, prompt, row_engine(r), int(ub.group(1)) if ub else None)
         out.append(CalRow(
             result_id=r["result_id"], hw_id=r["base_hw_id"], kind=r["kind"], family=r["hw_family"] or "",
             accel=accel, engine=row_engine(r), quant=q.name, multi=(r["n_devices"] or 1) > 1,
@@ -161,7 +168,8 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
             source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
             prefill_attn_flops=attention_flops(m, prompt, depth), cpu_cores=_cores(store, r),
-            old_build=row_old_build(r), extra={"model": r["model"], "depth": depth},
+            old_build=row_old_build(r), extra={"model": r["model"], "depth": depth, "generic": m.generic},
+            expert_tokens=tokens, expert_flop_share=share, ubatch=int(ub.group(1)) if ub else 0,
         ))
     return out
 

@@ -27,7 +27,7 @@ from advisor.perf.fit import (
     cpu_core_count,
     own_machine_factors,
 )
-from advisor.perf.moe import with_moe
+from advisor.perf.moe import moe_prefill_terms, with_moe
 from advisor.perf.step import (
     LINK_GBS,
     StepModel,
@@ -208,6 +208,8 @@ def predict_step(
             "params_active_b": model.active_b, "prompt_tokens": prompt_tokens or 1,
             "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False,
             "moe": model.is_moe}
+    moe_share, moe_tokens = moe_prefill_terms(model, prompt_tokens or 1, engine)
+    scen["expert_flop_share"], scen["expert_tokens"] = moe_share, moe_tokens
     dec_cal = cal.efficiency("decode", scen)
     pre_cal = cal.efficiency("prefill", scen)
     eff_d = min(1.0, dec_cal.efficiency / read_share)
@@ -285,6 +287,12 @@ def predict_step(
     pipe = pipeline_speedup(n, prompt_tokens or 1, engine=engine) if lay == "layer_split" else 1.0
     prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) * (n if tp else pipe) if tflops else None
     prefill1 = cal.prefill_tps({**scen, "tflops": tflops}, eff=eff_p) if tflops else None
+    m0 = cal.expert_m0(scen)
+    if prefill1 and m0 and moe_tokens:
+        assumptions.append(
+            f"MoE prefill: each routed expert multiplies about {moe_tokens:.0f} tokens per step, so its grouped matmuls "
+            f"run at about {moe_tokens / (moe_tokens + m0):.0%} of a dense matmul's efficiency (m / (m + m0), m0 = "
+            f"{m0:g} tokens fitted on measured MoE prefill rows); a larger micro-batch (llama.cpp -ub 2048) raises it.")
     if prefill1 and tp:
         p_tok = max(1, prompt_tokens or 1)
         prefill1 = p_tok / (p_tok / (prefill1 * n) + tp_comm_s(model, p_tok, n, link_gbs, nvlink=nvlink))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from rapidfuzz import fuzz, process
@@ -162,21 +163,24 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
 def generic_model(store: Store, name: str, params_b: float, active_b: float | None = None) -> ModelSpec:
     """A model not in the catalog, sized ``params_b`` (total) / ``active_b`` (per token), billions.
 
-    The attention shape (layers, KV heads, head dim) is borrowed from the dense catalog model of
-    the nearest size among Llama 3.x / Qwen 2.5–3 (GQA with 8 or fewer KV heads), and the result is
-    marked ``generic=True``.
+    The attention shape (layers, query and KV heads, head dim) is borrowed from the dense catalog model
+    of the nearest size among Llama 3.x / Qwen 2.5–3 (GQA with 8 or fewer KV heads), and the result is
+    marked ``generic=True``. A MoE is matched at ``√(total × active)``: its attention is that of a model
+    between the two (Qwen3-30B-A3B's, 786 k FLOPs per token per context token, lies between Qwen2.5-3B's
+    295 k and Qwen2.5-32B's 1.31 M; at √(30.5 × 3.3) ≈ 10B an 8B's 590 k is the nearest) — an ESTIMATE.
     """
     models = all_models(store)
-    ref_size = active_b or params_b
+    ref_size = math.sqrt(params_b * active_b) if active_b and active_b < params_b else params_b
     dense = [m for m in models.values() if not m.active_params_b and m.n_layers and m.n_kv_heads and m.head_dim
              and m.kv_layers is None and re.search(r"llama-3|qwen2\.5|qwen3-", m.id.lower())]
-    ref = min(dense, key=lambda m: (abs(m.params_b - params_b), m.id)) if dense else None  # ties: by id (stable)
+    ref = min(dense, key=lambda m: (abs(m.params_b - ref_size), m.id)) if dense else None  # ties: by id (stable)
     return ModelSpec(
         id=name.strip()[:80] or f"generic-{params_b:g}b", family="generic", params_b=params_b,
         active_params_b=active_b if active_b and active_b < params_b else None,
-        n_layers=ref.n_layers if ref else None, n_kv_heads=ref.n_kv_heads if ref else None,
+        n_layers=ref.n_layers if ref else None, n_heads=ref.n_heads if ref else None,
+        n_kv_heads=ref.n_kv_heads if ref else None,
         head_dim=ref.head_dim if ref else None, hidden_size=ref.hidden_size if ref else None,
         vocab_size=ref.vocab_size if ref else None, generic=True,
-        notes=f"generic architecture: attention shape of {ref.id if ref else 'none'} (nearest size to {ref_size:g}B)",
+        notes=f"generic architecture: attention shape of {ref.id if ref else 'none'} (nearest size to {ref_size:.3g}B)",
         source_url=ref.source_url if ref else "",
     )
