@@ -1,6 +1,6 @@
 """MoE prefill (tokens per expert per step), micro-batch-aware pipelining, generic attention shapes.
 
-Values are hand-computed from the formulas in advisor/calibration.py and advisor/perf/moe.py.
+Values are hand-computed from the formulas in advisor/calibration/_model.py and advisor/perf/moe.py.
 """
 
 from __future__ import annotations

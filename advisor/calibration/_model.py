@@ -1,0 +1,339 @@
+"""The fitted efficiency model and the features it reads: rows, group keys, prefill work, engine families.
+
+A prediction is ceiling × efficiency (DESIGN.md); :class:`CalibrationModel` holds the fitted efficiencies
+and the prefill terms (attention factor β, compute tier γ, API factor, MoE tile constant m0) and turns a
+scenario's features into tok/s. The fits live in :mod:`advisor.calibration` (groups, decode, prefill
+terms, CPU compute).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from advisor import roofline
+from advisor.models import Calibration, ModelSpec
+
+SHRINK_K = 2.0
+# Prefill compute tier: the share of a GPU's FP16 peak llama.cpp-class kernels reach falls with the peak
+# (H100 ~0.2, A100 ~0.4, A40 ~0.45 of spec on the same builds): efficiency × (TFLOPS / REF) ** gamma,
+# gamma fitted per hardware kind (advisor.calibration._terms.GAMMA_GRID; 0 = no tier effect), bench/accuracy.py.
+PREFILL_TF_REF = 100.0
+TIER_ENGINES = ("llama.cpp", "ik_llama.cpp")  # the engines the tier (and β) is fitted on and applied to
+UBATCH = 512  # llama.cpp's default micro-batch (n_ubatch)
+POOLED_M0 = "gpu:llama.cpp"  # the MoE tile-constant key pooled over the llama.cpp family's GPU APIs
+# Keys never given the pooled GPU value: CPUs, MLX and servers (other kernels), and Metal, whose llama.cpp MoE
+# rows (M1 Max, M4 Pro) run as fast relative to dense as MLX's do (no tile penalty seen; too few for a fit).
+_OWN_M0 = ("cpu", "mlx", "server", "metal")
+
+
+def pipeline_speedup(n_devices: int, prompt_tokens: int, *, engine: str = "llama.cpp", old_build: bool = False,
+                     ubatch: int = 0) -> float:
+    """Prefill speed-up of a layer split over ``n_devices`` GPUs from pipelining micro-batches.
+
+    llama.cpp (2024 builds on) overlaps the ``m = ceil(P / n_ubatch)`` micro-batches of a prompt across
+    the GPUs of a layer split: ideal speed-up ``m × N / (m + N − 1)`` (GPipe, Huang et al. 2019). A
+    single micro-batch (P ≤ n_ubatch: ``ubatch``, default 512) gets none; 2023 builds had no pipelining.
+    """
+    if n_devices <= 1 or old_build or engine != "llama.cpp":
+        return 1.0
+    m = max(1, -(-int(prompt_tokens) // (ubatch or UBATCH)))
+    return m * n_devices / (m + n_devices - 1)
+
+
+def prefill_work(g: dict[str, Any], beta: float, m0: float = 0.0) -> float:
+    """Effective FLOPs per prompt token: dense + β × attention + the MoE tile cost, over the pipeline speed-up.
+
+    β > 1 says attention (softmax, KV reads; no fused kernel) runs at a fraction of matmul efficiency.
+    MoE: the routed experts' share ``s`` of the active matmul FLOPs runs at ``m / (m + m0)`` of dense
+    efficiency, ``m`` the tokens each expert multiplies per step (``g["expert_tokens"]``), so it costs
+    ``s × 2 × P_active × m0 / m`` FLOPs more (:data:`MOE_M0_GRID`).
+    """
+    pipe = pipeline_speedup(g.get("n_devices", 1), g.get("prompt_tokens", 512), engine=g.get("engine", ""),
+                            old_build=g.get("old_build", False), ubatch=g.get("ubatch") or 0)
+    work = g["prefill_flops"] + (beta - 1.0) * g.get("prefill_attn_flops", 0.0)
+    m, share = g.get("expert_tokens") or 0.0, g.get("expert_flop_share") or 0.0
+    if m0 and m > 0 and share > 0:
+        work += share * 2e9 * g["params_active_b"] * m0 / m
+    return work / pipe
+
+
+@lru_cache(maxsize=1024)
+def qclass(quant: str | None) -> str:
+    """Coarse weight-format class that changes compute efficiency (dequantisation cost)."""
+    q = (quant or "").lower()
+    if any(x in q for x in ("f16", "bf16", "fp16", "f32")):
+        return "float"
+    if "mlx" in q or "bit" in q:
+        return "mlx"
+    if "_k" in q or "iq" in q or "xl" in q:
+        return "kquant"
+    return "legacy"
+
+
+def bw_tier(bandwidth_gbs: float | None) -> str:
+    """Memory-bandwidth class: ``hbm`` above 1.5 TB/s (datacenter HBM), else ``dram``."""
+    return "hbm" if (bandwidth_gbs or 0) > 1500 else "dram"
+
+
+def accel_class(accel: str | None) -> str:
+    return "cpu" if accel == "cpu" else "gpu"
+
+
+def engine_family(engine: str | None) -> str:
+    """``server`` (vLLM, SGLang, TensorRT-LLM: continuous batching, paged KV), ``mlx``, ``ik_llama.cpp``
+    (the fork batches through other kernels) or ``llama.cpp`` (Ollama, LM Studio, llama-server)."""
+    e = (engine or "").lower()
+    if any(x in e for x in ("vllm", "sglang", "tensorrt", "trt")):
+        return "server"
+    if "mlx" in e:
+        return "mlx"
+    return "ik_llama.cpp" if "ik_llama" in e else "llama.cpp"
+
+
+@dataclass
+class CalRow:
+    """One measured result with its roofline features (bytes, FLOPs, spec rates)."""
+
+    result_id: str
+    hw_id: str
+    kind: str
+    family: str
+    accel: str
+    engine: str
+    quant: str
+    multi: bool
+    bandwidth_gbs: float
+    tflops: float | None
+    decode_bytes: float
+    prefill_flops: float
+    decode_tps: float | None
+    prefill_tps: float | None
+    params_active_b: float
+    source_set: str
+    n_devices: int = 1
+    old_build: bool = False
+    prefill_attn_flops: float = 0.0
+    prompt_tokens: int = 512
+    moe: bool = False
+    cpu_cores: int = 0
+    expert_tokens: float = 0.0  # MoE: tokens each routed expert multiplies per prefill step (m)
+    expert_flop_share: float = 0.0  # MoE: share of the active matmul FLOPs in routed experts (s)
+    ubatch: int = 0  # the run's prefill micro-batch when its command gives one (llama.cpp -ub); 0: engine default
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def group_keys(phase: str, r: CalRow | dict[str, Any]) -> list[tuple[str, ...]]:
+    """Group keys from coarse to fine for a row (or a scenario with the same fields).
+
+    A row's keys are kept in its ``extra`` (the fit asks for them many times).
+    """
+    g = r if isinstance(r, dict) else r.__dict__
+    extra = g.get("extra")
+    memo = ("_keys", phase)
+    if isinstance(extra, dict) and memo in extra:
+        return extra[memo]  # type: ignore[no-any-return]
+    keys = _group_keys(phase, g)
+    if isinstance(extra, dict):
+        extra[memo] = keys
+    return keys
+
+
+def _group_keys(phase: str, g: dict[str, Any]) -> list[tuple[str, ...]]:
+    ac = accel_class(g["accel"])
+    kind = g["kind"] + ("-multi" if g["multi"] else "")
+    size = "small" if g.get("params_active_b", 8) < 3 else ("large" if g.get("params_active_b", 8) > 30 else "mid")
+    # MoE decode and prefill gather expert weights (scattered reads, grouped matmuls): below the share of the
+    # roofline dense models reach on the same machine, so below the engine level they are fitted apart.
+    eng = g["engine"] + ("/moe" if g.get("moe") else "")
+    keys: list[tuple[str, ...]] = [("all",), (ac,), (ac, kind), (ac, kind, g["engine"])]
+    if g.get("moe"):
+        keys.append((ac, kind, eng))
+    if g["multi"]:
+        # llama.cpp's multi-GPU split was much slower in 2023 builds; predictions assume a current build.
+        keys.append((ac, kind, eng, "era:" + ("2023" if g.get("old_build") else "current")))
+    if phase == "prefill":
+        keys.append((ac, kind, eng, qclass(g["quant"])))
+        keys.append((ac, kind, eng, qclass(g["quant"]), size))
+        keys.append((ac, kind, eng, qclass(g["quant"]), size, g["family"]))
+        keys.append((ac, g["hw_id"], eng, qclass(g["quant"])))
+    else:
+        keys.append((ac, kind, eng, qclass(g["quant"])))
+        # HBM-class bandwidth (> 1.5 TB/s) is much harder for single-stream kernels to saturate.
+        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
+        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
+        keys.append((ac, g["hw_id"], eng))
+    return keys
+
+
+@dataclass
+class _Group:
+    n: int
+    log_eff: float
+    sources: set[str]
+    max_batch: int = 0  # batched groups: the largest batch measured in the group
+    weight: float = -1.0  # shrinkage weight: rows × their source's quality (SOURCE_QUALITY); -1: = n
+
+    @property
+    def w(self) -> float:
+        return self.n if self.weight < 0 else self.weight
+
+def m0_key(g: dict[str, Any]) -> str:
+    """Key of the MoE tile constant: the accelerator API for the llama.cpp family (its kernels per API),
+    else the engine family (vLLM/SGLang fused-MoE kernels, MLX gather_qmm)."""
+    fam = engine_family(g.get("engine"))
+    return str(g.get("accel")) if fam in TIER_ENGINES else fam
+
+
+# Keys never given the pooled GPU value: CPUs, MLX and servers (other kernels), and Metal, whose llama.cpp MoE
+# rows (M1 Max, M4 Pro) run as fast relative to dense as MLX's do (no tile penalty seen; too few for a fit).
+
+def m0_for(m0s: dict[str, float], g: dict[str, Any]) -> float:
+    """m0 of a scenario from fitted values: its own key's, else (a GPU API without enough MoE rows of its
+    own, CUDA on a DGX Spark) the value pooled over the llama.cpp family's GPU APIs, so its MoE rate is not
+    read off m0-corrected (dense-equivalent) efficiencies uncorrected; :data:`_OWN_M0` keys: 0 unless fitted."""
+    key = m0_key(g)
+    if key in m0s or key in _OWN_M0:
+        return m0s.get(key, 0.0)
+    return m0s.get(POOLED_M0, 0.0)
+
+
+def beta_for(beta: dict[str, float], g: dict[str, Any]) -> float:
+    """Attention cost factor β of a scenario: fitted per API on llama.cpp-family rows; 1 for engines
+    with fused attention kernels (vLLM/SGLang/TensorRT-LLM FlashAttention, MLX SDPA)."""
+    return beta.get(g["accel"], 1.0) if engine_family(g.get("engine")) in TIER_ENGINES else 1.0
+
+
+def tier_of(gamma: dict[str, float], g: dict[str, Any]) -> float:
+    """Prefill compute-tier factor ``(TFLOPS / PREFILL_TF_REF) ** gamma[kind]`` for the llama.cpp family
+    (1 without a fit or a figure, and for vLLM/SGLang/MLX, whose kernels the fitted rows do not show)."""
+    gm, tf = gamma.get(str(g.get("kind")), 0.0), g.get("tflops")
+    if not (gm and tf) or engine_family(g.get("engine")) not in TIER_ENGINES:
+        return 1.0
+    return float((tf / PREFILL_TF_REF) ** gm)
+
+
+def t0_key(g: dict[str, Any] | CalRow) -> str:
+    """Key of the fixed per-token cost: accelerator class and hardware kind."""
+    d = g if isinstance(g, dict) else g.__dict__
+    return f"{accel_class(d['accel'])}:{d['kind']}"
+
+@dataclass
+class CalibrationModel:
+    """Fitted efficiencies; ``efficiency()`` walks the groups of a scenario from coarse to fine."""
+
+    t0_s: dict[str, float]
+    groups: dict[str, dict[tuple[str, ...], _Group]]
+    residuals: dict[str, dict[str, tuple[float, float]]]
+    compute_per_bw: dict[str, float]
+    n_rows: dict[str, int]
+    beta: dict[str, float] = field(default_factory=dict)
+    batched: dict[tuple[str, ...], _Group] = field(default_factory=dict)
+    prefill_gamma: dict[str, float] = field(default_factory=dict)
+    api_factor: dict[str, float] = field(default_factory=dict)
+    moe_m0: dict[str, float] = field(default_factory=dict)
+
+    def expert_m0(self, g: dict[str, Any]) -> float:
+        """Fitted MoE tile constant m0 of a scenario (tokens; 0 = expert matmuls as efficient as dense)."""
+        return m0_for(self.moe_m0, g)
+
+    def tier_factor(self, scenario: dict[str, Any]) -> float:
+        """Prefill compute-tier factor of a scenario (:func:`tier_of` with the fitted γ)."""
+        return tier_of(self.prefill_gamma, scenario)
+
+    def batched_max_batch(self, scenario: dict[str, Any]) -> int:
+        """Largest batch measured in the finest batched group of ``scenario`` (0: none): the calibrated
+        factor is held at its value there instead of being extrapolated to batches nobody measured."""
+        top = 0
+        for key in batched_keys(scenario):
+            g = self.batched.get(key)
+            if g is not None and g.max_batch:
+                top = g.max_batch
+        return top
+
+    def batched_slope(self, scenario: dict[str, Any]) -> tuple[float, str]:
+        """Slope ``s`` of the batched factor ``b ** s`` (measured ÷ step-model aggregate decode) and its source.
+
+        Fitted per engine family and hardware on measured batches (:func:`fit_batched`), each level
+        shrunk toward its parent and the root toward 0 (physics alone) with weight ``k / (n + k)``.
+        """
+        slope, used, n_used = 0.0, "", 0
+        for key in batched_keys(scenario):
+            g = self.batched.get(key)
+            if g is None:
+                continue
+            slope = (g.n * g.log_eff + SHRINK_K * slope) / (g.n + SHRINK_K)
+            used, n_used = " / ".join(key), g.n
+        if not n_used:
+            return 0.0, "batch > 1: step model only (no measured batches to calibrate on)"
+        return slope, (f"batch > 1: step model × batch^{slope:+.3f}, fitted on measured batches "
+                       f"(group {used}, {n_used} rows)")
+
+    def efficiency(self, phase: str, scenario: dict[str, Any]) -> Calibration:
+        """Shrunk efficiency for ``phase`` ("decode" | "prefill") and where it came from."""
+        groups = self.groups[phase]
+        log_e = groups[("all",)].log_eff if ("all",) in groups else math.log(0.5)
+        used: tuple[str, ...] = ("all",)
+        n_used = groups[("all",)].n if ("all",) in groups else 0
+        sources: set[str] = set()
+        for key in group_keys(phase, scenario)[1:]:
+            g = groups.get(key)
+            if g is None:
+                continue
+            log_e = (g.w * g.log_eff + SHRINK_K * log_e) / (g.w + SHRINK_K)
+            used, n_used, sources = key, g.n, g.sources
+        kind = scenario["kind"] + ("-multi" if scenario["multi"] else "")
+        ac = accel_class(scenario["accel"])
+        lo, hi = self.residuals[phase].get(f"{ac}:{kind}") or (0.6, 1.6)
+        # Prefill only: decode fitted with an API factor lost accuracy on the hold-out (bench/accuracy.py).
+        tier = (self.tier_factor(scenario) * self.api_factor.get(str(scenario.get("accel")), 1.0)
+                if phase == "prefill" else 1.0)
+        return Calibration(
+            phase="decode" if phase == "decode" else "prefill", efficiency=math.exp(log_e) * tier, group=" / ".join(used), n_rows=n_used,
+            source_sets=sorted(sources), p10_ratio=lo, p90_ratio=hi,
+            note=f"fitted on {self.n_rows[phase]} measured rows; this group has {n_used}",
+        )
+
+    def decode_tps(self, r: dict[str, Any] | CalRow, eff: float | None = None) -> float:
+        g = r if isinstance(r, dict) else r.__dict__
+        e = eff if eff is not None else self.efficiency("decode", g).efficiency
+        t0 = self.t0_s.get(t0_key(g), self.t0_s.get(accel_class(g["accel"]), 0.0))
+        return 1.0 / (g["decode_bytes"] / (g["bandwidth_gbs"] * roofline.GB * e) + t0)
+
+    def prefill_tps(self, r: dict[str, Any] | CalRow, eff: float | None = None) -> float | None:
+        g = r if isinstance(r, dict) else r.__dict__
+        tf = g["tflops"]
+        if not tf:
+            return None
+        e = eff if eff is not None else self.efficiency("prefill", g).efficiency
+        return tf * 1e12 * e / prefill_work(g, self.attention_beta(g), self.expert_m0(g))
+
+    def attention_beta(self, g: dict[str, Any]) -> float:
+        """Attention cost factor β of a scenario (:func:`beta_for` with the fitted values)."""
+        return beta_for(self.beta, g)
+
+
+def batched_keys(g: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Group keys of the batched factor, coarse to fine: engine family, accelerator, kind, hardware."""
+    ef, ac = engine_family(g.get("engine")), accel_class(g.get("accel"))
+    return [("all",), (ef,), (ef, ac), (ef, ac, str(g.get("kind"))), (ef, ac, str(g.get("hw_id")))]
+
+
+def attention_flops(model: ModelSpec, prompt_tokens: int, depth: int) -> float:
+    """Attention FLOPs per prompt token at the mean context ``depth + P/2``."""
+    return roofline.attention_flops_per_token(model, depth + (prompt_tokens or 512) / 2.0)
+
+
+def features(
+    *, model: ModelSpec, bits_per_weight: float, prompt_tokens: int, gen_tokens: int, depth: int,
+    kv_bytes_per_element: float = roofline.KV_BYTES_F16,
+) -> tuple[float, float]:
+    """(bytes per decoded token at mean decode context, FLOPs per prefilled token)."""
+    ctx = depth + prompt_tokens + gen_tokens / 2.0
+    dbytes = roofline.weight_bytes_read_per_token(model, bits_per_weight) + roofline.kv_bytes(
+        model, ctx, kv_bytes_per_element
+    )
+    flops = roofline.prefill_flops_per_token(model, prompt_tokens or 512, depth)
+    return dbytes, flops
