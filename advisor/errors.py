@@ -40,9 +40,15 @@ class InputError(AdvisorError, ValueError):
 
 
 class _LookupError(AdvisorError, LookupError):
-    def __init__(self, message: str, candidates: list[str] | None = None) -> None:
+    """``candidates``: what to show the person; ``candidate_ids``: the catalog ids behind them, where the
+    resolver knows them (with the device count the text gave: ``nvidia-h100-pciex2``), for callers that match
+    ids instead of reading them back out of the shown names."""
+
+    def __init__(self, message: str, candidates: list[str] | None = None,
+                 candidate_ids: list[str] | None = None) -> None:
         super().__init__(message)
         self.candidates = candidates or []
+        self.candidate_ids = candidate_ids or []
 
 
 class NotFoundError(_LookupError):

@@ -132,3 +132,16 @@ def test_tab_words_avoid_unexplained_jargon(store):
         assert jargon not in shown
     assert "typical (half the requests wait less: p50) / slow case (95 % wait less: p95)" in cmp.TABLE_LEGEND
     assert "adding users is nearly free up to ~23 (beyond, reading every user's conversation memory" in text
+
+
+def test_a_count_with_a_product_of_several_versions(store):
+    """'2x H100' names two cards of a product with versions: the resolver's candidate ids carry the count."""
+    assert match_prices(store, {"2x H100": 1}, ["nvidia-h100-pciex2", "nvidia-h100-sxm"]) == ({"nvidia-h100-pciex2": 1.0}, [])
+    assert match_prices(store, {"H100": 1}, ["nvidia-h100-pciex2", "nvidia-h100-sxm"]) == ({"nvidia-h100-sxm": 1.0}, [])
+
+
+def test_variant_question_carries_ids_with_the_count(store):
+    from knowledge import catalog
+    with pytest.raises(catalog.VariantsError) as e:
+        catalog.resolve_hardware(store, "2x H100")
+    assert e.value.candidate_ids == ["nvidia-h100-pciex2", "nvidia-h100-sxmx2"]

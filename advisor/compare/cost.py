@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from advisor.compare.request import SECONDS_PER_YEAR
@@ -12,11 +11,6 @@ from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
 __all__ = ["cost_per_million", "match_prices", "resolve_prices"]
-
-# "2x 4090", "2 × RTX 4090", "two 4090s", "dual 3090": a count before the name.
-_COUNT = re.compile(r"^\s*(?:(\d{1,2})\s*[x×]\s*|(two|three|four|dual|quad)\s+)", re.I)
-_WORD_N = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4}
-_ID_IN_PARENS = re.compile(r"\(([a-z0-9][a-z0-9.\-]+)\)\s*$")
 
 
 def cost_per_million(price_usd: float, tokens_per_s: float, *, years: float, utilisation: float,
@@ -36,30 +30,21 @@ def cost_per_million(price_usd: float, tokens_per_s: float, *, years: float, uti
 
 
 def _price_hits(store: Store, name: str) -> tuple[list[str], int | None]:
-    """(catalog ids the name may mean, count written or None): "2x 4090" → (["nvidia-rtx-4090"], 2)."""
-    text, n = name.strip(), None
-    m = _COUNT.match(text)
-    if m:
-        n = int(m.group(1)) if m.group(1) else _WORD_N[m.group(2).lower()]
-        text = text[m.end():]
-        text = re.sub(r"(\d)s\b", r"\1", text)  # "4090s" → "4090"
-    key = text.strip().lower()
+    """(catalog ids the name may mean, count written or None), read by the hardware resolver (counts, plurals
+    and versions as everywhere else): "2x 4090" → (["nvidia-rtx-4090"], 2); "H100" → both H100 versions."""
+    key = name.strip().lower()
     if key in catalog.all_hardware(store) or split_hw_id(key)[0] in catalog.all_hardware(store):
-        root, k = split_hw_id(key)
-        return [root], n or (k if k > 1 else None)
-    try:
-        return [catalog.resolve_hardware(store, text).value.id], n
-    except catalog.VariantsError as e:  # "H100": any of its versions
-        return [i for c in e.candidates if (i := _id_of(c))] or ([e.default.value.id] if e.default else []), n
-    except AmbiguousError as e:
-        return [i for c in e.candidates if (i := _id_of(c))], n
-    except AdvisorError:
-        return [], n
-
-
-def _id_of(candidate: str) -> str | None:
-    m = _ID_IN_PARENS.search(candidate)
-    return m.group(1) if m else None
+        ids = [key]
+    else:
+        try:
+            ids = [catalog.resolve_hardware(store, name).value.id]
+        except AmbiguousError as e:  # "H100": any of its versions; a name that fits several cards: any of them
+            ids = e.candidate_ids
+        except AdvisorError:  # not a catalog machine (its closest entries are no match)
+            ids = []
+    counts = {split_hw_id(i)[1] for i in ids}
+    n = counts.pop() if len(counts) == 1 else None
+    return list(dict.fromkeys(split_hw_id(i)[0] for i in ids)), (n if n and n > 1 else None)
 
 
 def match_prices(store: Store, prices: dict[str, float], hardware_ids: list[str]) -> tuple[dict[str, float],

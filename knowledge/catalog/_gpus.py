@@ -211,11 +211,11 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
             raise NotFoundError(
                 "That card is not in the catalog; the closest are: " + "; ".join(_describe(e.hw) for e in close[:5])
                 + ". Pick one, or give its memory bandwidth (GB/s).",
-                [f"{e.hw.name} ({e.hw.id})" for e in close[:5]],
+                [f"{e.hw.name} ({e.hw.id})" for e in close[:5]], [_with_count(e.hw.id, n) for e in close[:5]],
             )
         raise AmbiguousError(
             "Which card is it? The name fits several: " + "; ".join(_describe(e.hw) for e in close[:6]) + ".",
-            [f"{e.hw.name} ({e.hw.id})" for e in close[:6]],
+            [f"{e.hw.name} ({e.hw.id})" for e in close[:6]], [_with_count(e.hw.id, n) for e in close[:6]],
         )
     if memory_gb is not None:
         cands = [e for e in cands if memory_gb in e.hw.memory_gb_options] or cands
@@ -233,7 +233,7 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
     if len(groups) > 1:
         raise AmbiguousError(
             "That name fits several cards: " + "; ".join(_describe(e.hw) for e in cands[:6]) + ". Which one?",
-            [f"{e.hw.name} ({e.hw.id})" for e in cands[:6]],
+            [f"{e.hw.name} ({e.hw.id})" for e in cands[:6]], [_with_count(e.hw.id, n) for e in cands[:6]],
         )
     try:
         pick = _pick(cands, n, form, assumptions)
@@ -251,6 +251,11 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
     hw = with_memory(pick.hw, memory_gb, n)
     conf = 0.95 if not assumptions else 0.85
     return Match(hw, conf, assumptions, [e.hw.id for e in cands if e is not pick])
+
+
+def _with_count(hw_id: str, n: int) -> str:
+    """The id a resolution with ``n`` devices gives (``...xN``, as :func:`knowledge.catalog.with_memory` names it)."""
+    return f"{hw_id}x{n}" if n > 1 else hw_id
 
 
 def _pick(cands: list[_Entry], n: int, form: str | None, assumptions: list[str]) -> _Entry:
@@ -276,7 +281,7 @@ def _pick(cands: list[_Entry], n: int, form: str | None, assumptions: list[str])
         err = VariantsError(
             "That name fits cards that differ in memory or bandwidth: "
             + "; ".join(_describe(e.hw) for e in pool[:6]) + ". Which one (memory size, SXM or PCIe)?",
-            [f"{e.hw.name} ({e.hw.id})" for e in pool[:6]],
+            [f"{e.hw.name} ({e.hw.id})" for e in pool[:6]], [_with_count(e.hw.id, n) for e in pool[:6]],
         )
         err.default_hw = pick.hw
         err.default_note = (
