@@ -171,7 +171,7 @@ def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None 
 
     if scenario.raw_output and (scenario.measured_decode_tps is None and scenario.measured_prefill_tps is None):
         parsed = parse_output(scenario.raw_output)
-        scenario = _merge_measurements(scenario, parsed.measurements, parsed.format)
+        scenario = _merge_measurements(scenario, parsed.measurements, parsed.format, store=store)
     scenario = apply_probe(store, scenario)
     res = resolve_scenario(store, scenario)
     if res.model is None and res.hardware is None and not (scenario.measured_decode_tps or scenario.measured_prefill_tps):
@@ -182,16 +182,44 @@ def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None 
     return diagnose_resolved(store, res, question=question)
 
 
-def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "") -> Scenario:
+_RUN_FIELDS = ("model", "quant", "params_b")  # what a run's output says about the model it ran
+
+
+def _model_size(store: Store | None, s: Scenario) -> float | None:
+    """Total parameters (billions) of the scenario's model: stated, else the catalog's (None when unknown)."""
+    if s.params_b or not s.model or store is None:
+        return s.params_b
+    from knowledge import catalog
+
+    try:
+        return catalog.resolve_model(store, s.model).value.params_b
+    except AdvisorError:
+        return None
+
+
+def _other_model(store: Store | None, s: Scenario, ms: list[Measurement]) -> bool:
+    """The output ran another model than the one the conversation named: both sizes known, more than 25 %
+    apart ("gpt-oss 120b" in the chat, a llama-bench table of ``qwen3moe 30B.A3B``). A generic name of the
+    same model ("llama 8B" for "Llama 3.1 8B") is the same model, and the person's name for it is kept."""
+    run = next((m.params_b for m in ms if m.params_b), None)
+    said = _model_size(store, s) if s.model else None
+    return bool(run and said and abs(run - said) > 0.25 * max(run, said))
+
+
+def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, store: Store | None = None) -> Scenario:
     """Fill the scenario's measured rates and counts from parsed tool output (first sound values).
 
     A measured rate is compared with the expectation at its own prompt length, so the measurement's
     prompt and answer lengths replace the scenario's. Aggregate serving-benchmark rates (vLLM) are
-    not single-stream rates and are not used as such.
+    not single-stream rates and are not used as such. When the output ran another model than the one the
+    conversation named (:func:`_other_model`), the run's model, format and size replace the conversation's:
+    the rates belong to the model that produced them.
     """
     upd: dict[str, Any] = {}
     if "vllm" in fmt:
         return s
+    if _other_model(store, s, ms):
+        s = s.model_copy(update=dict.fromkeys(_RUN_FIELDS))
     for m in ms:
         if m.decode_tps and "measured_decode_tps" not in upd and (m.batch or 1) == 1:
             upd["measured_decode_tps"] = m.decode_tps
@@ -236,7 +264,7 @@ def import_output(
         base = base.model_copy(update={"hardware": str(parsed.machine.get("hardware"))[:300]})
     if parsed.measurements:
         sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements,
-                                 parsed.format)
+                                 parsed.format, store=store)
         res = resolve_scenario(store, sc)
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",

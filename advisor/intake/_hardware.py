@@ -227,8 +227,24 @@ def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
     return out
 
 
+def _workstation_pattern(store: Store) -> re.Pattern[str]:
+    """AMD workstation cards by the model numbers the catalog names them with ("Radeon AI PRO R9700", "Radeon
+    PRO W7900", "FirePro W9100"), with or without their brand words: the GeForce/RX/Arc series pattern misses
+    them. Built from the catalog, so a number no card has ("W2000") is not read as one."""
+
+    def build() -> re.Pattern[str]:
+        nums = sorted({t.upper() for h in (*catalog.all_hardware(store).values(), *catalog.all_known_hardware(store).values())
+                       if h.kind != "apple_soc" and h.vendor == "AMD" for t in re.findall(r"\b[RW]\d{4}\b", h.name)})
+        words = r"(?:(?:amd|radeon|firepro|ai|pro)\s+)*"
+        return re.compile(rf"\b{words}(?:{'|'.join(nums) or '(?!)'})\b(?:\s*(?:\d{{2}})\s*gb\b)?", re.I)
+
+    return store.cached("intake:workstation_cards", build)
+
+
 def _other_mentions(msg: Msg, store: Store) -> list[_Mention]:
     out = [_Mention(m.start(), m.end(), m.group(0)) for m in msg.finditer(catalog.instance_pattern())]  # "p4d.24xlarge"
+    out += [_Mention(m.start(), m.end(), re.sub(r"\s+", " ", m.group(0)).strip())
+            for m in msg.finditer(_workstation_pattern(store))]
     for m in msg.finditer(_SPECIALS):
         phrase = re.sub(r"\s+", " ", m.group(0)).strip()
         if _SOCKETS.search(msg.orig[max(0, m.start() - 30):m.start()]) and not _ddr_id(store, phrase):

@@ -35,7 +35,8 @@ COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|
 MIXED_JOIN = re.compile(r"^\s*(?:\+|&|and|plus|with|alongside|together\s+with|,)\s*(?:an?\s+|one\s+|the\s+|my\s+)?"
                         r"(?:(?:old|older|other|second|spare|extra)\s+)?$", re.I)
 ASIDE = re.compile(r"for\s+comparison|same\s+(?:box|machine|pc|rig)|\balso\s+(?:have|has|got)|\bused\s+to\s+have|"
-                   r"\bprevious(?:ly)?\b|\bwas\s+on\b|\bmy\s+friend'?s?\b", re.I)
+                   r"\bprevious(?:ly)?\b|\b(?:when|before|earlier|faster|slower|better|worse)\b.{0,12}\bwas\s+on\b"
+                   r"|\bmy\s+friend'?s?\b", re.I)  # "faster when it was on my 3090"; not "that was on an R9700"
 
 
 def extract_layout(msg: Msg, ext: Extraction) -> None:

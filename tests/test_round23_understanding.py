@@ -1,0 +1,69 @@
+"""Workstation cards named in the chat, 'that was on <card>' after a paste, and a paste of another model."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import intake, service
+from advisor.models import Scenario
+from knowledge import catalog
+from knowledge.store import Store
+
+
+@pytest.fixture(scope="module")
+def store() -> Store:
+    return Store(":memory:")
+
+
+@pytest.mark.parametrize("msg, hw_id", [
+    ("I have a Radeon AI PRO R9700", "amd-radeon-ai-pro-r9700"),
+    ("Radeon AI PRO R9700 with qwen3 30b", "amd-radeon-ai-pro-r9700"),
+    ("R9700 running llama 3.1 8b", "amd-radeon-ai-pro-r9700"),
+    ("AMD Radeon AI PRO R9700 32GB, gemma 3 12b", "amd-radeon-ai-pro-r9700"),
+    ("Radeon Pro W7900, llama 70b", "amd-radeon-pro-w7900"),
+    ("my w6800 with mistral 7b", "amd-radeon-pro-w6800"),
+])
+def test_amd_workstation_cards_are_read(store, msg, hw_id):
+    hw = intake.extract(msg, store).hardware
+    assert hw and catalog.resolve_hardware(store, hw).value.id == hw_id
+
+
+@pytest.mark.parametrize("msg", ["a W2000 word essay about llama 3.1 8b", "R2000 rpm fan, llama 3.1 8b"])
+def test_numbers_no_card_has_are_not_cards(store, msg):
+    assert intake.extract(msg, store).hardware is None
+
+
+PASTED = Scenario(hardware="Mac Studio M3 Ultra", memory_gb=256, model="qwen3moe 30B.A3B", params_b=30.53,
+                  quant="Q4_K_M", concurrency=5, measured_prefill_tps=1410.34, measured_decode_tps=98.49)
+
+
+@pytest.mark.parametrize("msg, hw", [
+    ("that was on a Radeon AI PRO R9700. why is the prompt part slow?", "Radeon AI PRO R9700"),
+    ("it was on an RTX 4090", "RTX 4090"),
+    ("this was on a W7900", "W7900"),
+])
+def test_that_was_on_a_card_corrects_the_machine(store, msg, hw):
+    r = intake.update(PASTED, msg, store)
+    assert r.facts.hardware == hw and r.facts.measured_decode_tps == 98.49
+
+
+def test_an_earlier_machine_is_still_an_aside(store):
+    assert intake.extract("it was faster when it was on my 3090, now I have a 4060 with llama 8b", store).hardware == "RTX 4060"
+
+
+TABLE = ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | --: | ---: |\n"
+         "| qwen3moe 30B.A3B Q4_K - Medium | 17.28 GiB | 30.53 B | ROCm | 99 | pp512 | 1410.34 ± 10.2 |\n"
+         "| qwen3moe 30B.A3B Q4_K - Medium | 17.28 GiB | 30.53 B | ROCm | 99 | tg128 | 98.49 ± 0.3 |\n")
+
+
+def test_a_paste_of_another_model_replaces_the_conversations_model(store):
+    sc = Scenario(hardware="Radeon AI PRO R9700", model="gpt-oss 120b", concurrency=5)
+    f = service.import_output(store, TABLE, save=False, scenario=sc, words_read=True).facts
+    assert (f.model, f.params_b, f.quant) == ("qwen3moe 30B.A3B", 30.53, "Q4_K_M")
+
+
+def test_a_paste_of_the_same_model_keeps_the_persons_name_for_it(store):
+    llama = TABLE.replace("qwen3moe 30B.A3B", "llama 8B").replace("30.53 B", "8.03 B").replace("17.28", "4.58")
+    sc = Scenario(hardware="RTX 4090", model="llama 3.1 8b instruct")
+    f = service.import_output(store, llama, save=False, scenario=sc, words_read=True).facts
+    assert f.model == "llama 3.1 8b instruct" and f.measured_decode_tps == 98.49
