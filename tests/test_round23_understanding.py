@@ -67,3 +67,11 @@ def test_a_paste_of_the_same_model_keeps_the_persons_name_for_it(store):
     sc = Scenario(hardware="RTX 4090", model="llama 3.1 8b instruct")
     f = service.import_output(store, llama, save=False, scenario=sc, words_read=True).facts
     assert f.model == "llama 3.1 8b instruct" and f.measured_decode_tps == 98.49
+
+
+def test_a_machine_corrected_after_a_paste_rejudges_the_measured_numbers(store):
+    r1 = service.ask(store, "Mac Studio M3 Ultra 256GB, is this normal?\n" + TABLE)
+    r2 = service.ask(store, "sorry, that was on a Radeon AI PRO R9700. why is the prompt part slow?", r1.facts)
+    assert r2.facts.hardware == "Radeon AI PRO R9700" and r2.facts.measured_decode_tps == 98.49
+    exp = r2.verdict.prediction.decode_tps
+    assert f"98.49 tok/s measured, about {exp:.0f} expected" in r2.reply  # the measurement judged on the R9700

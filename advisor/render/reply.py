@@ -321,7 +321,10 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
     # A new measured rate alone leaves the expectation as it was ("speed still 62.6"): the verdict line says it.
     out = [head] if ch and all(c[0].startswith("measured_") for c in ch) else [head, line]
     measured_changed = any(v.measured.get(k) != before.measured.get(k) for k in ("decode_tps", "prefill_tps"))
-    if (v.bottleneck == "memory_fit" and fit_was != fit_now) or (measured_changed and any(v.measured.values())):
+    # The same measured numbers judged anew ("that was on an R9700", after a paste judged on another machine).
+    rejudged = any(v.measured.values()) and (v.status != before.status or v.bottleneck != before.bottleneck)
+    if (v.bottleneck == "memory_fit" and fit_was != fit_now) or (measured_changed and any(v.measured.values())) \
+            or rejudged:
         pv = plain_verdict(v, with_fix=False)  # the numbers line above already says the rest
         if pv:
             out.append(pv)
