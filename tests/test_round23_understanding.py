@@ -75,3 +75,18 @@ def test_a_machine_corrected_after_a_paste_rejudges_the_measured_numbers(store):
     assert r2.facts.hardware == "Radeon AI PRO R9700" and r2.facts.measured_decode_tps == 98.49
     exp = r2.verdict.prediction.decode_tps
     assert f"98.49 tok/s measured, about {exp:.0f} expected" in r2.reply  # the measurement judged on the R9700
+
+
+@pytest.mark.parametrize("hw, model", [("DGX Spark", "gpt-oss 120b"), ("Mac Studio M3 Ultra 256GB", "gpt-oss 120b"),
+                                       ("RTX 4090", "qwen2.5 32b")])
+def test_a_smaller_model_for_speed_reads_fewer_parameters_per_token(store, hw, model):
+    """For speed (the model fits), the smaller model must decode faster: fewer parameters read per token, not
+    fewer in all (a dense 72B instead of gpt-oss-120b, 5.1B active, is several times slower)."""
+    import re
+    v = service.diagnose_scenario(store, Scenario(hardware=hw, model=model, quant=None if "gpt" in model else "Q4_K_M"))
+    fx = next(f for f in v.fixes if f.id == "smaller_model")
+    new = float(re.search(r"decodes at ≈ ([\d.]+) tok/s", fx.predicted_effect).group(1))
+    assert new > 1.2 * v.prediction.decode_tps, fx
+    names = re.match(r"Use a smaller model: (.+) at \S+$", fx.title).group(1).split(" or ")
+    for name in names:  # every model named, not only the first
+        assert catalog.resolve_model(store, name).value.active_b < catalog.resolve_model(store, model).value.active_b, name
