@@ -293,6 +293,9 @@ class Scenario(BaseModel):
     hardware_kind: HardwareKind | None = None  # what kind of machine, when the name is not known yet ("my Mac")
     tensor_parallel: int | None = Field(default=None, ge=1, le=4096)  # tensor-parallel degree ("-tp 2"): a layout
     measured_is_aggregate: bool | None = None  # measured_decode_tps is summed over ``concurrency`` streams
+    # Streams that ran while the rates were measured, when the output says (1: a benchmark tool's single run,
+    # llama-bench or mlx_lm.generate): the rates are judged against that many, whatever the users stated.
+    measured_streams: int | None = Field(default=None, ge=1, le=100000)
     target_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # a TTFT the person needs ("under 2 s")
     target_decode_tps: float | None = Field(default=None, gt=0, le=MAX_TPS)  # a per-user speed they need
     # The model the advisor chose because none was named (a comparison needs one); a default while model equals it.

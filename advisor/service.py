@@ -183,6 +183,9 @@ def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None 
 
 
 _RUN_FIELDS = ("model", "quant", "params_b")  # what a run's output says about the model it ran
+# Tools whose rates are one stream running alone (a benchmark or a one-shot CLI run, not a shared server).
+_ALONE_FORMATS = ("llama-bench", "llama-cli", "llama-simple", "llama-run", "llama-perf", "llama-print-timings",
+                  "mlx-generate", "mlx-lm-benchmark", "mlx_lm.generate", "mlx_lm.benchmark")
 
 
 def _model_size(store: Store | None, s: Scenario) -> float | None:
@@ -220,6 +223,9 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, st
         return s
     if _other_model(store, s, ms):
         s = s.model_copy(update=dict.fromkeys(_RUN_FIELDS))
+    if fmt.startswith(_ALONE_FORMATS) and fmt != "llama-batched-bench" and any(
+            (m.batch or 1) == 1 and (m.decode_tps or m.prefill_tps) for m in ms):
+        upd["measured_streams"] = 1
     for m in ms:
         if m.decode_tps and "measured_decode_tps" not in upd and (m.batch or 1) == 1:
             upd["measured_decode_tps"] = m.decode_tps
@@ -412,10 +418,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         out = import_output(store, text, hardware=facts.hardware, save=True, scenario=facts, words_read=True)
         lines.insert(0, out.message)
         verdict = out.verdict
-        if out.facts is not None:  # the paste's measurements become facts (they round-trip with the rest)
-            pasted = {f: getattr(out.facts, f) for f in _PASTE_FACTS if getattr(facts, f) is None
-                      and getattr(out.facts, f) is not None}
-            facts = facts.model_copy(update=pasted)
+        if out.facts is not None:  # the paste's facts, merged once by the importer's rules (_merge_measurements)
+            facts = out.facts.model_copy(update={"raw_output": facts.raw_output})
             missing = intake.missing(facts, store)
             q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     if verdict is None and q is None and not missing:
@@ -447,8 +451,6 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
 
 _QUESTION_CHARS = 4000  # the person's words kept with the facts (several turns)
-_PASTE_FACTS = ("measured_prefill_tps", "measured_decode_tps", "prompt_tokens", "gen_tokens", "depth", "model",
-                "quant", "backend", "n_gpu_layers", "params_b", "gpu_fraction")
 _CHANGE_LABELS = {"hardware": "machine", "memory_gb": "memory", "model": "model", "params_b": "model size",
                   "quant": "weight format", "backend": "engine", "prompt_tokens": "prompt", "gen_tokens": "answer",
                   "concurrency": "users", "gpu_count": "GPUs", "context_window": "context window",

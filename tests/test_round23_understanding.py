@@ -90,3 +90,26 @@ def test_a_smaller_model_for_speed_reads_fewer_parameters_per_token(store, hw, m
     names = re.match(r"Use a smaller model: (.+) at \S+$", fx.title).group(1).split(" or ")
     for name in names:  # every model named, not only the first
         assert catalog.resolve_model(store, name).value.active_b < catalog.resolve_model(store, model).value.active_b, name
+
+
+def test_a_benchmark_run_among_stated_users_is_judged_as_one_stream_alone(store):
+    """llama-bench runs one stream by itself: with 5 users stated, its rate is judged against one stream alone,
+    not one stream's share of a 5-stream batch; a rate the person then states for the 5 users is judged as theirs."""
+    r0 = service.ask(store, "We're 5 developers on a Radeon AI PRO R9700 with qwen3 30b a3b")
+    r1 = service.ask(store, "is this normal?\n" + TABLE, r0.facts)
+    assert r1.facts.concurrency == 5 and r1.facts.measured_streams == 1
+    assert r1.verdict.prediction.concurrency == 1
+    lo, hi = r1.verdict.expected_range["decode_tps"]
+    assert lo < r1.verdict.prediction.decode_tps < hi
+    r2 = service.ask(store, "with all 5 of us using it I get 30 tok/s each", r1.facts)
+    assert r2.facts.measured_streams is None and r2.facts.measured_decode_tps == 30
+    assert r2.verdict.prediction.concurrency == 5
+
+
+def test_a_server_log_is_not_taken_as_a_run_alone(store):
+    ollama = ("total duration:       5.1s\nload duration:        20ms\nprompt eval count:    26 token(s)\n"
+              "prompt eval duration: 100ms\nprompt eval rate:     260.00 tokens/s\neval count:           300 token(s)\n"
+              "eval duration:        5s\neval rate:            60.00 tokens/s\n")
+    sc = Scenario(hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M", concurrency=4)
+    f = service.import_output(store, ollama, save=False, scenario=sc, words_read=True).facts
+    assert f.measured_decode_tps == 60 and f.measured_streams is None

@@ -75,6 +75,7 @@ FACT_LABELS: dict[str, str] = {
     "compare_hardware": "also weighing (machines)", "compare_models": "also weighing (models)",
     "gpu_count": "GPUs", "system_ram_gb": "system RAM (GB)", "context_window": "context window (tokens)",
     "measured_ttft_s": "measured first word (s)", "gpu_fraction": "share on the GPU",
+    "measured_streams": "streams when measured",
 }
 _HIDDEN_FACTS = {"raw_output", "question", "hardware_measured", "default_model"}
 # The bottleneck in plain words (verdict card).

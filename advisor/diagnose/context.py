@@ -293,9 +293,12 @@ def physics_bounds(store: Store, sit: Situation) -> Bounds | None:
 
 
 def build_ctx(store: Store, sit: Situation) -> Ctx:
-    """The context of one diagnosis: expected prediction, bounds when the machine is unresolved, per-stream rates."""
-    pred = predict_for(store, sit)
+    """The context of one diagnosis: expected prediction, bounds when the machine is unresolved, per-stream rates.
+
+    A single run that ran alone (llama-bench) is judged against one stream by itself, not one stream's share
+    of the users stated."""
     ms = sit.measured
+    pred = predict_for(store, sit, concurrency=1) if ms.alone and sit.workload.users > 1 else predict_for(store, sit)
     pp = ms.prefill_tps
     ttft = ms.ttft_s or sit.facts.measured_ttft_s
     if pp is None and ttft and (ms.prompt_tokens or "prompt_tokens" in sit.workload.stated):

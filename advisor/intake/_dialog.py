@@ -107,6 +107,8 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
         data["params_b"] = None
     if "hardware" in new and new["hardware"] != old.hardware:
         _forget_machine_details(data, new, ext, store)
+    if ("measured_decode_tps" in new or "measured_prefill_tps" in new) and "measured_streams" not in new:
+        data["measured_streams"] = None  # a rate the person states now: not the pasted single run's
     data.update(new)
     try:
         merged = Scenario.model_validate(data)

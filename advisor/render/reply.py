@@ -319,7 +319,9 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
     line = (f"{'With that' if ch else 'Still'}: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} "
             f"({feel_wait(q.ttft_s)})" + (f"; {whole}" if whole else "") + ".")
     # A new measured rate alone leaves the expectation as it was ("speed still 62.6"): the verdict line says it.
-    out = [head] if ch and all(c[0].startswith("measured_") for c in ch) else [head, line]
+    # A single run judged by itself (llama-bench among stated users) is not a change of the users' speed.
+    basis = p.concurrency == q.concurrency or any(c[0] == "concurrency" for c in ch)
+    out = [head] if (ch and all(c[0].startswith("measured_") for c in ch)) or not basis else [head, line]
     measured_changed = any(v.measured.get(k) != before.measured.get(k) for k in ("decode_tps", "prefill_tps"))
     # The same measured numbers judged anew ("that was on an R9700", after a paste judged on another machine).
     rejudged = any(v.measured.values()) and (v.status != before.status or v.bottleneck != before.bottleneck)

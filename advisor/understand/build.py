@@ -166,6 +166,7 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     measured = Measured(
         prefill_tps=prefill, decode_tps=s.measured_decode_tps, ttft_s=s.measured_ttft_s,
         decode_is_aggregate=aggregate, streams=(s.concurrency if aggregate else None),
+        alone=not aggregate and s.measured_streams == 1,
         prompt_tokens=s.prompt_tokens if prefill is not None else None,
         source="paste" if s.raw_output else ("chat" if (s.measured_decode_tps or prefill or s.measured_ttft_s) else None),
     )

@@ -171,6 +171,8 @@ class Measured(_Frozen):
         itl_ms (float | None): inter-token latency, ms.
         decode_is_aggregate (bool): the decode rate is summed over ``streams`` sequences (a batched server).
         streams (int | None): how many streams an aggregate rate covers, when known.
+        alone (bool): the rates are one stream that ran alone (a benchmark tool's single run), whatever the
+            users stated: judged against one stream by itself.
         decode_includes_prompt (bool): the tool's rate divides by the whole call (text-generation-webui):
             a lower bound on decode.
         prompt_tokens, gen_tokens, depth (int | None): the lengths the measurement was made at.
@@ -183,6 +185,7 @@ class Measured(_Frozen):
     itl_ms: float | None = None
     decode_is_aggregate: bool = False
     streams: int | None = None
+    alone: bool = False
     decode_includes_prompt: bool = False
     prompt_tokens: int | None = None
     gen_tokens: int | None = None
