@@ -35,7 +35,9 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
     """The prediction for this situation with some facts changed (``quant=``, ``model=``, ``hardware=``,
     ``concurrency=``, ``prompt_tokens=``, ``gpu_share=``...), or None when it cannot be made.
 
-    The only call of :func:`advisor.perf.predict` in diagnosis.
+    The only call of :func:`advisor.perf.predict` in diagnosis. A measured run that ran alone (llama-bench
+    among stated users) is judged, and its fixes sized, as one stream by itself unless ``concurrency=`` is
+    given (the batching fix asks for the users' batch itself).
     """
     hw = changes.pop("hardware", None) or sit.hardware
     model = changes.pop("model", None) or sit.model
@@ -44,7 +46,7 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
         return None
     w = sit.workload
     args: dict[str, Any] = dict(backend=sit.engine_text, prompt_tokens=w.prompt_tokens, gen_tokens=w.gen_tokens,
-                                depth=w.depth, concurrency=w.users)
+                                depth=w.depth, concurrency=1 if sit.measured.alone else w.users)
     args.update(changes)
     try:
         return predict(store, hardware=hw, model=model, quant=quant, **args)
@@ -293,12 +295,9 @@ def physics_bounds(store: Store, sit: Situation) -> Bounds | None:
 
 
 def build_ctx(store: Store, sit: Situation) -> Ctx:
-    """The context of one diagnosis: expected prediction, bounds when the machine is unresolved, per-stream rates.
-
-    A single run that ran alone (llama-bench) is judged against one stream by itself, not one stream's share
-    of the users stated."""
+    """The context of one diagnosis: expected prediction, bounds when the machine is unresolved, per-stream rates."""
+    pred = predict_for(store, sit)
     ms = sit.measured
-    pred = predict_for(store, sit, concurrency=1) if ms.alone and sit.workload.users > 1 else predict_for(store, sit)
     pp = ms.prefill_tps
     ttft = ms.ttft_s or sit.facts.measured_ttft_s
     if pp is None and ttft and (ms.prompt_tokens or "prompt_tokens" in sit.workload.stated):
