@@ -113,3 +113,10 @@ def test_a_server_log_is_not_taken_as_a_run_alone(store):
     sc = Scenario(hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M", concurrency=4)
     f = service.import_output(store, ollama, save=False, scenario=sc, words_read=True).facts
     assert f.measured_decode_tps == 60 and f.measured_streams is None
+
+
+@pytest.mark.parametrize("exp, meas, words", [(148, 98.49, "about 33%"), (300, 100, "≈ 3×"), (200, 100, "≈ 2×"),
+                                             (124, 98.49, "about 21%")])
+def test_a_gap_is_said_as_people_say_it(exp, meas, words):
+    from advisor.render.markdown import gap_words
+    assert gap_words(exp, meas) == words  # 1.5× is "about 33 %" below, never "≈ 2×" or "≈ 1×"

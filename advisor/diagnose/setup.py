@@ -14,6 +14,7 @@ from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.diagnose.tools import TOOLS, hint, platform_of
 from advisor.models import Fix
+from advisor.render.markdown import gap_words
 
 __all__ = ["SETUP", "checks"]
 
@@ -25,7 +26,9 @@ def _restore(c: Ctx) -> tuple[str, float | None, float | None]:
     if exp and c.tg:
         if exp <= c.tg * 1.05:
             return "removes this cause; the numbers are already near the expectation", None, None
-        return f"decode ≈ {exp:.0f} tok/s expected vs {c.tg:g} measured (≈ {exp / c.tg:.0f}×)", exp / c.tg, exp
+        gap = gap_words(exp, c.tg)
+        gap = gap if gap.startswith("≈") else f"{gap} below"  # "(≈ 3×)", "(about 33% below)"
+        return f"decode ≈ {exp:.0f} tok/s expected vs {c.tg:g} measured ({gap})", exp / c.tg, exp
     if exp:
         return f"decode ≈ {exp:.0f} tok/s expected with this fixed", None, exp
     b = c.bounds

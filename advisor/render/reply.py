@@ -31,6 +31,7 @@ from advisor.render.markdown import (
     feel_wait,
     fmt_rate,
     fmt_s,
+    gap_words,
     plain_verdict,
     prediction_markdown,
     tidy,
@@ -160,8 +161,7 @@ def _feel_measured(v: Verdict, mt: float) -> str:
     exp = _per_user(p) if p is not None else None
     words = f"≈ {mt * WORDS_PER_TOKEN:.0f} words a second"
     if exp and exp > mt:
-        gap = f"≈ {exp / mt:.0f}×" if exp >= 2 * mt else f"about {1 - mt / exp:.0%}"  # never "≈ 1× below"
-        return f"{words}: fast enough to read along, but {gap} below what this hardware does"
+        return f"{words}: fast enough to read along, but {gap_words(exp, mt)} below what this hardware does"
     return f"{words}: fast enough to read along, but below what this hardware does"
 
 
