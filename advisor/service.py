@@ -223,7 +223,7 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, st
         return s
     if _other_model(store, s, ms):
         s = s.model_copy(update=dict.fromkeys(_RUN_FIELDS))
-    if fmt.startswith(_ALONE_FORMATS) and fmt != "llama-batched-bench" and any(
+    if fmt.startswith(_ALONE_FORMATS) and any(
             (m.batch or 1) == 1 and (m.decode_tps or m.prefill_tps) for m in ms):
         upd["measured_streams"] = 1
     for m in ms:

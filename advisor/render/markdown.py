@@ -39,7 +39,7 @@ USE_LABELS = {"chat": "chat", "coding_agent": "a coding agent", "coding": "codin
 
 
 def gap_words(expected: float, measured: float) -> str:
-    """How far ``measured`` falls short of ``expected``, as people say it: "≈ 3×" from twice on, else "about 34 %"
+    """How far ``measured`` falls short of ``expected``, as people say it: "≈ 3×" from twice on, else "about 33%"
     (never "≈ 1×", which reads as no gap; a 1.5× gap is not "≈ 2×")."""
     return f"≈ {expected / measured:.0f}×" if expected >= 2 * measured else f"about {1 - measured / expected:.0%}"
 
