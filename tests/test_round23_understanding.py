@@ -120,3 +120,10 @@ def test_a_server_log_is_not_taken_as_a_run_alone(store):
 def test_a_gap_is_said_as_people_say_it(exp, meas, words):
     from advisor.render.markdown import gap_words
     assert gap_words(exp, meas) == words  # 1.5× is "about 33 %" below, never "≈ 2×" or "≈ 1×"
+
+
+def test_a_small_active_moe_is_not_offered_a_tiny_model_for_speed(store):
+    """Qwen3-30B-A3B reads 3.3B per token: a dense model reading less is a 1–2B, a quarter of the model or less,
+    not a like-for-like speed fix; none is offered (the batch and format fixes remain)."""
+    v = service.diagnose_scenario(store, Scenario(hardware="Mac Studio M3 Ultra 256GB", model="qwen3 30b a3b", quant="Q4_K_M"))
+    assert v.fixes and not any(f.id == "smaller_model" for f in v.fixes)

@@ -120,7 +120,7 @@ class Candidate:
 
 def fitting_models(store: Store, hw: Hardware, bits_per_weight: float, *, context_tokens: int, users: int = 1,
                    like: ModelSpec | None = None, below_b: float | None = None, below_active_b: float | None = None,
-                   limit: int = 2) -> list[Candidate]:
+                   at_least_b: float | None = None, limit: int = 2) -> list[Candidate]:
     """Up to ``limit`` real catalog models that fit ``hw`` at ``bits_per_weight`` with the margin, best first.
 
     Args:
@@ -128,6 +128,7 @@ def fitting_models(store: Store, hw: Hardware, bits_per_weight: float, *, contex
             variants are offered only when it is one.
         below_b: only models smaller than this many billion parameters.
         below_active_b: only models that read fewer than this many billion parameters per token (MoE: active).
+        at_least_b: only models with at least this many billion parameters in all.
 
     Returns:
         Largest first, one per line (a second line for a choice); empty when nothing fits.
@@ -135,6 +136,7 @@ def fitting_models(store: Store, hw: Hardware, bits_per_weight: float, *, contex
     kind = _special(like) if like is not None else ""
     pool = [m for m in _current(list(catalog.all_models(store).values())) if not m.generic and _special(m) == kind
             and (below_b is None or m.params_b < below_b) and (below_active_b is None or m.active_b < below_active_b)
+            and (at_least_b is None or m.params_b >= at_least_b)
             and (like is None or m.id != like.id)]
     fits: list[Candidate] = []
     for m in pool:

@@ -159,10 +159,12 @@ def _smaller_model(c: Ctx) -> Fix | None:
     if q is None or hw is None:
         return None
     # To fit: fewer parameters in all. For speed: fewer read per token (a MoE's active ones; gpt-oss-120b reads
-    # 5.1B, so a dense 72B is no faster), and no more memory than now.
+    # 5.1B, so a dense 72B is no faster), no more memory than now, and not a quarter of the model or less (a
+    # 30B-A3B's speed fix is not a 1.7B).
     cands = fitting_models(c.store, hw, q.bits_per_weight, context_tokens=_ctx_tokens(c), users=c.sit.workload.users,
                            like=m, below_b=m.params_b if spills else m.params_b * 1.0001,
-                           below_active_b=None if spills else 0.7 * m.active_b)
+                           below_active_b=None if spills else 0.7 * m.active_b,
+                           at_least_b=None if spills else 0.25 * m.params_b)
     if not cands:
         return None
     best = cands[0]
