@@ -118,6 +118,7 @@ class CalRow:
     prefill_attn_flops: float = 0.0
     prompt_tokens: int = 512
     moe: bool = False
+    flash_attn: bool = True  # llama.cpp family: the run used flash attention (advisor.perf.fit.row_flash_attn)
     cpu_cores: int = 0
     expert_tokens: float = 0.0  # MoE: tokens each routed expert multiplies per prefill step (m)
     expert_flop_share: float = 0.0  # MoE: share of the active matmul FLOPs in routed experts (s)
@@ -200,10 +201,19 @@ def m0_for(m0s: dict[str, float], g: dict[str, Any]) -> float:
     return m0s.get(POOLED_M0, 0.0)
 
 
+def beta_key(g: dict[str, Any]) -> str:
+    """The β key of a row or scenario: its API, with ``:nofa`` when it ran without flash attention."""
+    return str(g["accel"]) + ("" if g.get("flash_attn", True) else ":nofa")
+
+
 def beta_for(beta: dict[str, float], g: dict[str, Any]) -> float:
-    """Attention cost factor β of a scenario: fitted per API on llama.cpp-family rows; 1 for engines
-    with fused attention kernels (vLLM/SGLang/TensorRT-LLM FlashAttention, MLX SDPA)."""
-    return beta.get(g["accel"], 1.0) if engine_family(g.get("engine")) in TIER_ENGINES else 1.0
+    """Attention cost factor β of a scenario: fitted per API and flash-attention state on llama.cpp-family
+    rows (an API without a fit for the state takes the other state's); 1 for engines with fused attention
+    kernels (vLLM/SGLang/TensorRT-LLM FlashAttention, MLX SDPA)."""
+    if engine_family(g.get("engine")) not in TIER_ENGINES:
+        return 1.0
+    key = beta_key(g)
+    return beta.get(key, beta.get(str(g["accel"]), beta.get(str(g["accel"]) + ":nofa", 1.0)))
 
 
 def tier_of(gamma: dict[str, float], g: dict[str, Any]) -> float:

@@ -16,6 +16,7 @@ from advisor.calibration._model import (
     CalRow,
     accel_class,
     beta_for,
+    beta_key,
     engine_family,
     group_keys,
     m0_key,
@@ -33,25 +34,25 @@ MOE_M0_GRID = (0.0, 8.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0)  # up to the
 
 
 def _fit_beta(rows: list[CalRow]) -> dict[str, float]:
-    """β per accelerator API on the grid: the value at which prefill at different prompt lengths agrees best
-    (median absolute error), on dense llama.cpp-family rows of catalog models. APIs whose rows have a single
-    prompt length get none."""
+    """β per accelerator API and flash-attention state (:func:`beta_key`) on the grid: the value at which
+    prefill at different prompt lengths and depths agrees best (median absolute error), on dense
+    llama.cpp-family rows of catalog models. Keys whose rows have a single prompt length and depth get none."""
     beta: dict[str, float] = {}
-    for accel in sorted({r.accel for r in rows}):
+    for key in sorted({beta_key(r.__dict__) for r in rows}):
         # Dense models only: MoE prefill runs grouped expert matmuls at their own efficiency, which would
         # masquerade as attention cost (a hybrid MoE with 6 attention layers of 52 moved ROCm's β from 6 to 2).
         # Catalog shapes only: a generic model's attention is borrowed from another model of its size.
-        sub = [r for r in rows if r.accel == accel and engine_family(r.engine) in TIER_ENGINES and not r.moe
-               and not r.extra.get("generic")]
-        if len({r.prompt_tokens for r in sub}) < 2:
+        sub = [r for r in rows if beta_key(r.__dict__) == key and engine_family(r.engine) in TIER_ENGINES
+               and not r.moe and not r.extra.get("generic")]
+        if len({(r.prompt_tokens, r.extra.get("depth") or 0) for r in sub}) < 2:
             continue
         scores = []
         for b in BETA_GRID:
             effs = [r.prefill_tps * prefill_work(r.__dict__, b) / (r.tflops * 1e12) for r in sub]  # type: ignore[operator]
             groups = _fit_groups("prefill", sub, effs)
-            m = CalibrationModel({}, {"prefill": groups}, {"prefill": {}}, {}, {"prefill": len(sub)}, {accel: b})
+            m = CalibrationModel({}, {"prefill": groups}, {"prefill": {}}, {}, {"prefill": len(sub)}, {key: b})
             scores.append((statistics.median(abs(m.prefill_tps(r) / r.prefill_tps - 1) for r in sub), b))  # type: ignore[operator]
-        beta[accel] = min(scores)[1]
+        beta[key] = min(scores)[1]
     return beta
 
 

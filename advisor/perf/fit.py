@@ -87,6 +87,25 @@ def row_old_build(r: dict[str, Any]) -> bool:
     return bool(_YEAR_2023.search(backend) or (_YEAR_2023.search(notes) and re.search(r"snapshot|build", notes)))
 
 
+_FA_OFF = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn)\s*[= ]\s*(?:0|off|false)\b|\bFA off\b|\bno -fa\b|__fa0\b",
+                     re.IGNORECASE)
+_FA_ON = re.compile(r"(?:-fa|--flash-attn)(?![\w-])|\bFA on\b|__fa1\b|flash[_ ]attn(?:ention)?\s*[=: ]\s*(?:1|on|true)\b",
+                    re.IGNORECASE)
+_PRE_AUTO_FA = re.compile(r"\b(?:2023|2024|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug)\w*\.?\s+(?:\d{1,2},?\s+)?2025)\b")
+
+
+def row_flash_attn(r: dict[str, Any]) -> bool:
+    """Whether a llama.cpp-family row ran with flash attention: as its command or notes say (``-fa 1``,
+    ``FA off``, a ``__fa1`` log); otherwise off for builds dated before September 2025 and on after, when
+    llama.cpp made ``-fa auto`` the default (llama.cpp PR #15434, "common : set default flash_attn to auto")."""
+    text = " ".join(str(r.get(k) or "") for k in ("notes", "backend", "source_url"))
+    if _FA_OFF.search(text):
+        return False
+    if _FA_ON.search(text):
+        return True
+    return not _PRE_AUTO_FA.search(text)
+
+
 def row_accel(store: Store, r: dict[str, Any]) -> str:
     """The accelerator API of a result row as the prediction path reads it
     (:func:`advisor.understand.engine.engine_accel`): a backend label that names none
@@ -168,7 +187,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
             source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
             prefill_attn_flops=attention_flops(m, prompt, depth), cpu_cores=_cores(store, r),
-            old_build=row_old_build(r), extra={"model": r["model"], "depth": depth, "generic": m.generic},
+            old_build=row_old_build(r), flash_attn=row_flash_attn(r), extra={"model": r["model"], "depth": depth, "generic": m.generic},
             expert_tokens=tokens, expert_flop_share=share, ubatch=int(ub.group(1)) if ub else 0,
         ))
     return out

@@ -13,6 +13,7 @@ from advisor.calibration import (
     CalibrationModel,
     accel_class,
     attention_flops,
+    beta_for,
     cpu_compute_factor,
     features,
     pipeline_speedup,
@@ -207,7 +208,7 @@ def predict_step(
             "decode_bytes": dbytes, "prefill_flops": flops, "n_devices": 1 if tp else n,
             "params_active_b": model.active_b, "prompt_tokens": prompt_tokens or 1,
             "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False,
-            "moe": model.is_moe}
+            "moe": model.is_moe, "flash_attn": True}
     moe_share, moe_tokens = moe_prefill_terms(model, prompt_tokens or 1, engine)
     scen["expert_flop_share"], scen["expert_tokens"] = moe_share, moe_tokens
     dec_cal = cal.efficiency("decode", scen)
@@ -293,6 +294,13 @@ def predict_step(
             f"MoE prefill: each routed expert multiplies about {moe_tokens:.0f} tokens per step, so its grouped matmuls "
             f"run at about {moe_tokens / (moe_tokens + m0):.0%} of a dense matmul's efficiency (m / (m + m0), m0 = "
             f"{m0:g} tokens fitted on measured MoE prefill rows); a larger micro-batch (llama.cpp -ub 2048) raises it.")
+    b_attn = beta_for(cal.beta, scen)
+    attn, dense_flops = attention_flops(model, prompt_tokens or 1, depth), flops
+    if prefill1 and b_attn > 1 and attn > 0.1 * dense_flops:
+        assumptions.append(
+            f"Attention is {attn / dense_flops:.0%} of the prefill FLOPs at this context; llama.cpp runs it "
+            f"at about 1/{b_attn:g} of its matmul efficiency (fitted with flash attention on, the default since "
+            "September 2025; -fa 0 is slower at long context).")
     if prefill1 and tp:
         p_tok = max(1, prompt_tokens or 1)
         prefill1 = p_tok / (p_tok / (prefill1 * n) + tp_comm_s(model, p_tok, n, link_gbs, nvlink=nvlink))

@@ -12,11 +12,12 @@ from advisor.models import ModelSpec
 from knowledge.catalog._load import Match, all_models
 from knowledge.store import Store
 
-__all__ = ["generic_model", "resolve_model"]
+__all__ = ["family_key", "generic_model", "resolve_model"]
 
 
 # ----------------------------------------------------------------------------- models
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*b\b")
+_SIZE_M = re.compile(r"(?<![\w.])(\d{2,4})\s*m\b")  # a size in millions of parameters
 _ACTIVE = re.compile(r"\ba(\d+(?:\.\d+)?)b\b")
 _MOE_X = re.compile(r"\b(\d+)x(\d+(?:\.\d+)?)b\b")
 _QUANT_SUFFIX = re.compile(
@@ -50,7 +51,7 @@ def _family_tokens(t: str) -> list[str]:
 
 def _version(t: str) -> str | None:
     """The family version written ("llama 3.1" → "3.1", "gemma 3n" → "3n"), or None."""
-    m = re.search(r"(?:llama|qwen|gemma|phi|mistral)[\s-]?(\d(?:\.\d)?n?)(?!\d*\s*b\b)", t)
+    m = re.search(r"(?:llama|qwen|gemma|phi|mistral)[\s-]?(\d(?:\.\d)?n?)(?![\d.]*\s*b\b)", t)
     return m.group(1) if m else None
 
 
@@ -97,7 +98,8 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
     if sm:
         size = float(sm.group(1)) * float(sm.group(2))
     else:
-        sizes = [float(x) for x in _SIZE.findall(t)] or [float(x) for x in re.findall(r"\be(\d+(?:\.\d+)?)b\b", t)]
+        sizes = ([float(x) for x in _SIZE.findall(t)] or [float(x) for x in re.findall(r"\be(\d+(?:\.\d+)?)b\b", t)]
+                 or [float(x) / 1000 for x in _SIZE_M.findall(t)])  # "gemma-3-270m", "smollm2-135m"
         active = _ACTIVE.search(t)
         sizes = [s for s in sizes if not (active and s == float(active.group(1)))]
         size = sizes[0] if sizes else None
@@ -160,27 +162,85 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
     )
 
 
+_ORG_TOKENS = frozenset({"nvidia", "meta", "google", "microsoft", "ibm", "mistralai", "openai", "unsloth"})
+_SIZE_TOKEN = re.compile(r"e?\d+(?:\.\d+)?[bm]|a\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b")
+
+
+def family_key(name: str) -> str:
+    """The model line a name belongs to: its words up to the first one carrying a version number, without an
+    organisation prefix ("nvidia-nemotron-3-super-120b-a12b" → "nemotron-3", "Qwen/Qwen3.5-9B" → "qwen3.5",
+    "gemma-4-e4b" → "gemma-4"); "" when no word carries a version before the size."""
+    toks = [t for t in re.split(r"[-\s_]+", name.lower().split("/")[-1]) if t]
+    while toks and toks[0] in _ORG_TOKENS:
+        toks = toks[1:]
+    out: list[str] = []
+    for tok in toks:
+        if _SIZE_TOKEN.fullmatch(tok):
+            break
+        out.append(tok)
+        if re.search(r"\d", tok):
+            return "-".join(out)
+    return ""
+
+
+def _size_distance(m: ModelSpec, size: float) -> tuple[float, str]:
+    return (abs(math.log(max(m.params_b, 1e-3) / size)), m.id)
+
+
 def generic_model(store: Store, name: str, params_b: float, active_b: float | None = None) -> ModelSpec:
     """A model not in the catalog, sized ``params_b`` (total) / ``active_b`` (per token), billions.
 
-    The attention shape (layers, query and KV heads, head dim) is borrowed from the dense catalog model
-    of the nearest size among Llama 3.x / Qwen 2.5–3 (GQA with 8 or fewer KV heads), and the result is
-    marked ``generic=True``. A MoE is matched at ``√(total × active)``: its attention is that of a model
-    between the two (Qwen3-30B-A3B's, 786 k FLOPs per token per context token, lies between Qwen2.5-3B's
-    295 k and Qwen2.5-32B's 1.31 M; at √(30.5 × 3.3) ≈ 10B an 8B's 590 k is the nearest) — an ESTIMATE.
+    When the catalog holds other sizes of the same model line (:func:`family_key`: "qwen3.5-4b" is a
+    Qwen3.5, "nemotron-3-super-120b-a12b" a Nemotron 3), the shape is borrowed from the sibling of the
+    nearest size (by size ratio), of the same kind (MoE or dense) where there is one: layers, heads, and
+    the attention layout (hybrid linear-attention and sliding-window layers keep little or no KV cache,
+    so a Qwen3.5 or Gemma 4 of any size does); a MoE sibling lends its routing (experts, experts per
+    token). Otherwise the attention shape (layers, query and KV heads, head dim) is borrowed from the dense
+    catalog model of the nearest size among Llama 3.x / Qwen 2.5–3 (GQA with 8 or fewer KV heads). The
+    result is marked ``generic=True``. A MoE is matched at ``√(total × active)``: its attention is that of
+    a model between the two (Qwen3-30B-A3B's, 786 k FLOPs per token per context token, lies between
+    Qwen2.5-3B's 295 k and Qwen2.5-32B's 1.31 M; at √(30.5 × 3.3) ≈ 10B an 8B's 590 k is the nearest) —
+    an ESTIMATE either way, and the notes say which model lent the shape.
     """
     models = all_models(store)
-    ref_size = math.sqrt(params_b * active_b) if active_b and active_b < params_b else params_b
-    dense = [m for m in models.values() if not m.active_params_b and m.n_layers and m.n_kv_heads and m.head_dim
-             and m.kv_layers is None and re.search(r"llama-3|qwen2\.5|qwen3-", m.id.lower())]
-    ref = min(dense, key=lambda m: (abs(m.params_b - ref_size), m.id)) if dense else None  # ties: by id (stable)
+    is_moe = bool(active_b and active_b < params_b)
+    ref_size = math.sqrt(params_b * active_b) if is_moe and active_b else params_b
+    fam = family_key(name)
+    kin = [m for m in models.values() if fam and family_key(m.id) == fam and m.n_layers and m.n_kv_heads and m.head_dim]
+    same = [m for m in kin if bool(m.active_params_b) == is_moe]
+    sib = min(same or kin, key=lambda m: _size_distance(m, params_b)) if kin else None
+    routing = None
+    ref: ModelSpec | None
+    if sib is not None and _size_distance(sib, params_b)[0] <= math.log(2.0):
+        ref = sib
+        routing = sib if same and is_moe else None  # routing differs between sizes of a line (gpt-oss: 32 vs 128)
+        why = f"same model line ({fam}): shape and attention layout of {sib.id} (nearest size to {params_b:g}B)"
+    else:
+        dense = [m for m in models.values() if not m.active_params_b and m.n_layers and m.n_kv_heads and m.head_dim
+                 and m.kv_layers is None and re.search(r"llama-3|qwen2\.5|qwen3-", m.id.lower())]
+        ref = min(dense, key=lambda m: (abs(m.params_b - ref_size), m.id)) if dense else None  # ties: by id (stable)
+        why = f"attention shape of {ref.id if ref else 'none'} (nearest size to {ref_size:.3g}B)"
+        if sib is not None and ref is not None and (sib.kv_layers is not None or sib.sliding_layers):
+            why += f"; attention layout of the same model line's {sib.id}"
+    kv_layers = sliding_layers = sliding_window = None
+    if sib is not None and ref is not None and sib.n_layers:
+        # the sibling's layout as shares of its layers, on the borrowed layer count
+        share = ref.n_layers / sib.n_layers if ref.n_layers else 1.0
+        kv_layers = round(sib.kv_layers * share) if sib.kv_layers is not None else None
+        sliding_layers = round(sib.sliding_layers * share) if sib.sliding_layers is not None else None
+        sliding_window = sib.sliding_window
     return ModelSpec(
         id=name.strip()[:80] or f"generic-{params_b:g}b", family="generic", params_b=params_b,
-        active_params_b=active_b if active_b and active_b < params_b else None,
+        active_params_b=active_b if is_moe else None,
         n_layers=ref.n_layers if ref else None, n_heads=ref.n_heads if ref else None,
         n_kv_heads=ref.n_kv_heads if ref else None,
         head_dim=ref.head_dim if ref else None, hidden_size=ref.hidden_size if ref else None,
         vocab_size=ref.vocab_size if ref else None, generic=True,
-        notes=f"generic architecture: attention shape of {ref.id if ref else 'none'} (nearest size to {ref_size:.3g}B)",
+        kv_layers=kv_layers, sliding_layers=sliding_layers, sliding_window=sliding_window,
+        experts=routing.experts if routing else None,
+        experts_per_token=routing.experts_per_token if routing else None,
+        shared_experts=routing.shared_experts if routing else None,
+        moe_source_url=routing.moe_source_url if routing else "",
+        notes="generic architecture: " + why,
         source_url=ref.source_url if ref else "",
     )
