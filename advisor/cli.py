@@ -16,6 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from advisor.errors import load_json
+from advisor.render.options import DEFAULT_TPS_TARGET, DEFAULT_TTFT_TARGET_S
 from advisor.report import json_safe
 
 
@@ -474,17 +475,19 @@ def _server_probe(open_store: Any, url: str | None, model: str | None, budget: f
 @app.command()
 def compare(
     model: str = typer.Option(..., "--model", help="Model id or name, e.g. 'llama 3.3 70b'."),
-    quant: Optional[str] = typer.Option(None, "--quant", help="Weight format (default Q4_K_M)."),
+    quant: Optional[str] = typer.Option(None, "--quant", help="Weight format (default as in the chat: Q4_K_M; "
+                                        "MXFP4 for gpt-oss, MLX 4-bit for mlx, BF16 for vLLM/SGLang)."),
     prompt_tokens: int = typer.Option(2000, "--prompt-tokens"),
     gen_tokens: int = typer.Option(300, "--gen-tokens"),
     concurrency: int = typer.Option(1, "--concurrency", min=1, help="Users (sequences in flight at once, at most)."),
     requests_per_minute: Optional[float] = typer.Option(None, "--requests-per-minute", min=0,
                                                         help="Requests per minute per user (Poisson arrivals)."),
     ttft_target: Optional[float] = typer.Option(
-        30.0, "--ttft-target", help="Target TTFT p95, seconds (0 = no target). Default 30, as in the app."),
+        DEFAULT_TTFT_TARGET_S, "--ttft-target",
+        help=f"Target TTFT p95, seconds (0 = no target). Default {DEFAULT_TTFT_TARGET_S:g}, as in the app."),
     tps_per_user: Optional[float] = typer.Option(
-        10.0, "--tps-per-user", help="Target decode tok/s per user (0 = no target). Default 10 (about twice "
-        "reading speed), as in the app."),
+        DEFAULT_TPS_TARGET, "--tps-per-user", help=f"Target decode tok/s per user (0 = no target). Default "
+        f"{DEFAULT_TPS_TARGET:g} (about twice reading speed), as in the app."),
     candidates: Optional[str] = typer.Option(None, "--candidates", help="Comma-separated hardware ids or names."),
     price: Optional[str] = typer.Option(None, "--price", help="Purchase prices, ID=USD,... (e.g. 'nvidia-h200=32000, 2x 4090=3800')."),
     shared_prefix_tokens: int = typer.Option(0, "--shared-prefix-tokens", min=0,

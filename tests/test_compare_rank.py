@@ -45,7 +45,7 @@ def test_an_overloaded_machine_ranks_below_the_one_that_serves_the_team(tab_resu
     for c in (m3, spark):
         assert c["status"] == "overloaded" and c["holds_users"] is False and c["max_concurrency"] >= 20
         prefill_alone = rate * 8000 / c["prefill_tps"]  # λ × prompt / prefill rate: prefill work per second
-        assert prefill_alone > 2.0 and c["load"]["utilisation_lower_bound"] >= prefill_alone  # > 1: overloaded
+        assert prefill_alone > 1.5 and c["load"]["utilisation_lower_bound"] >= prefill_alone  # > 1: overloaded
         assert c["ttft_s"]["p95"] is None
     assert m3["hardware"]["memory_gb"] == 512  # memory not stated: the largest option, said in its notes
     assert rtx["status"] == "no_fit" and rtx["max_concurrency"] == 0

@@ -113,8 +113,12 @@ def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardwar
     model and format (from a Situation); they take the place of ``req.candidates``/``model``/``quant``.
     """
     model = model_spec or catalog.resolve_model(store, req.model).value
-    quant = quant_format or (catalog.resolve_quant(store, req.quant, backend=req.backend).value if req.quant
-                             else catalog.all_quants(store)["Q4_K_M"])
+    if quant_format is None and not req.quant:  # the chat's rule: gpt-oss → MXFP4, mlx → 4-bit, vLLM → BF16
+        from advisor.intake._dialog import default_quant
+
+        name, _why = default_quant(req.backend, model.id)
+        quant_format = catalog.resolve_quant(store, name).value
+    quant = quant_format or catalog.resolve_quant(store, req.quant, backend=req.backend).value
     hws = [(h, []) for h in hardware] if hardware else _resolve_candidates(store, req.candidates)
     prices, unmatched = match_prices(store, req.prices, [h.id for h, _ in hws])
     ctx = Ctx(req=req, model=model, quant=quant, cal=calibration_model(store), kv_bpe=KV_BYTES_PER_ELEMENT[req.kv_quant],

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from advisor.errors import AmbiguousError, NotFoundError
+from advisor.errors import AdvisorError, AmbiguousError, NotFoundError
 from advisor.intake._extract import TROUBLE, extract
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import WORDNUM, fmt, word_number
@@ -101,6 +101,7 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
     data = old.model_dump()
     _follow_up(old, new, ext, store, text)
     _same_measurement(old, new)
+    _forget_measurement(old, new, data, ext, store, text)
     if "params_b" in new and "model" not in new and old.model:
         _resize_model(old.model, new, data, ext, store)
     if "model" in new and "params_b" not in new:
@@ -120,6 +121,64 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
         merged = Scenario.model_validate(data)
     changed = [f for f in FACT_FIELDS if getattr(merged, f) != getattr(old, f)]
     return merged, changed
+
+
+_MEASURED = ("measured_decode_tps", "measured_prefill_tps", "measured_ttft_s")
+# "that was on an R9700", "it's actually Q8", "I meant the 14B", "sorry, Llama 3.1": the measurement's own set-up
+# corrected, so the measured rates stay with it.
+_CORRECTION = re.compile(r"\b(?:that|this|it|they|those|these)\s+(?:was|were|is|are|'s|ran)\b|\bit'?s\s+actually\b|"
+                         r"\b(?:i\s+)?mean(?:t)?\b|\bsorry\b|\bcorrection\b|\bmy\s+bad\b|\boops\b|\bactually\b|"
+                         r"\bnot\s+(?:the|a|an)?\s*\S+\s*,?\s*(?:but|it'?s)\b|\bmeasured\s+(?:on|with)\b|\bran\s+(?:it\s+)?on\b",
+                         re.I)
+
+
+def _forget_measurement(old: Scenario, new: dict[str, Any], data: dict[str, Any], ext: Extraction,
+                        store: Store, text: str) -> None:
+    """"What about nemotron?" after "granite gets 45 tok/s": the measured rates belong to the set-up they
+    were measured on. When a follow-up names another model, machine, format or engine and states no rate,
+    and it is not a correction of that set-up (:data:`_CORRECTION`), the rates are set aside (said)."""
+    if not any(getattr(old, f) for f in _MEASURED) or any(f in new for f in _MEASURED):
+        return
+    if _CORRECTION.search(text or ""):
+        return
+    moved: list[str] = [f for f in ("model", "hardware", "quant", "backend") if f in new and getattr(old, f)
+             and _differs(store, f, getattr(old, f), new[f])]
+    if "params_b" in new and old.params_b and abs(new["params_b"] - old.params_b) > 0.25 * old.params_b:
+        moved.append("model")
+    for f, label in (("prompt_tokens", "prompts"), ("depth", "tokens already in the cache")):
+        # "my real prompts are 16k" after a pp512 / tg128 run: the run says nothing about 16k-token prompts
+        was, now = getattr(old, f) or 0, new.get(f)
+        if now is not None and max(now, 1) > 2 * max(was, 1) or (now is not None and was > 2 * max(now, 1)):
+            moved.append(f)
+            data.setdefault("_labels", {})[f] = f"{fmt(was)}-token {label}" if was else f"no {label}"
+    if not moved:
+        return
+    said = ", ".join(f"{_rate(getattr(old, f))} {unit}" for f, unit in
+                     (("measured_decode_tps", "tok/s decode"), ("measured_prefill_tps", "tok/s prefill"),
+                      ("measured_ttft_s", "s to the first token")) if getattr(old, f))
+    labels = data.pop("_labels", {})
+    what = " / ".join(labels.get(f) or str(getattr(old, f)) for f in dict.fromkeys(moved) if labels.get(f) or getattr(old, f))
+    for f in (*_MEASURED, "measured_streams", "measured_is_aggregate"):
+        data[f] = None
+    ext.note(f"Set aside the {said} you measured: that was for {what}. Say it again if it applies to this one too.")
+
+
+def _rate(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def _differs(store: Store, field: str, a: Any, b: Any) -> bool:
+    """Whether two values of a fact name different things (the same catalog entry under two spellings does not)."""
+    if str(a).strip().lower() == str(b).strip().lower():
+        return False
+    if field in ("model", "hardware"):
+        look = catalog.resolve_model if field == "model" else catalog.resolve_hardware
+        try:
+            ra, rb = look(store, str(a)).value, look(store, str(b)).value
+        except AdvisorError:
+            return True
+        return bool(ra.id != rb.id)
+    return True
 
 
 def _same_measurement(old: Scenario, new: dict[str, Any]) -> None:

@@ -45,6 +45,11 @@ _AFTER_SIZE = re.compile(r".*?(?<![\w.])\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?b(?![\w]
                          r"(?:[\s_:-]+(?:a\d+(?:\.\d+)?b|instruct|it|chat|base|hf|preview|thinking|latest|beta|"
                          r"v\d+(?:\.\d+)?)(?![\w]|\.\d))*",
                          re.I)
+# The rest of a model name written as one slug ("-super-120b-a12b", "-h-tiny", ".5-35b-a3b"): words joined by
+# "-", "_" or "." with no space, up to the end of the run (a trailing "?" or "," is not part of it).
+_SLUG_REST = re.compile(r"(?:[-_.](?!(?:ud[-_])?[it]?q\d|f16\b|bf16\b|fp16\b|gguf\b|mlx\b|\d+-?bits?\b|mxfp4\b|awq\b|gptq\b)"
+                        r"[a-z0-9]+)+(?=[\s?!,;:)\]]|[.](?:\s|$)|[-_.](?:(?:ud[-_])?[it]?q\d|[bf]p?16|gguf|mlx|\d+-?bits?|mxfp4|awq|gptq)|$)",
+                        re.I)
 _REPO = re.compile(r"(?<![\w./-])(?P<org>[A-Za-z0-9][\w.-]{0,60})/(?P<name>[A-Za-z0-9][\w.-]{0,120})")
 _REPO_OK = re.compile(rf"(?:{_FAMILIES})|\d+(?:\.\d+)?[bm]\b", re.I)
 _SIZE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*-?\s*(?P<u>b|bn|billion|m|million)\b"
@@ -115,6 +120,8 @@ def _model_mentions(msg: Msg, ext: Extraction) -> list[tuple[int, str]]:
             continue  # "solar", "falcon", "hermes" alone are more often plain words than models
         cut = _AFTER_SIZE.match(m.group(0))  # "llama 3.1 8b llama 3.2 3b": two mentions, not one
         end = m.start() + (cut.end() if cut else len(m.group(0)))
+        if (slug := _SLUG_REST.match(msg.s, end)) is not None:  # "nemotron-3-super-120b-a12b": the whole slug
+            end = slug.end()
         phrase = msg.s[m.start():end].strip(" -_:")
         for typo, right in _TYPOS:
             phrase = typo.sub(right, phrase)
@@ -129,7 +136,13 @@ def _resolve_model(ext: Extraction, store: Store, phrase: str) -> None:
     except NotFoundError as e:
         cands = [c.split("/")[-1] for c in e.candidates]
         if not _HAS_SIZE.search(phrase):
-            ext.ambiguous["model"] = _size_choices(store, phrase) or cands
+            sizes = _size_choices(store, phrase)
+            if not sizes and re.search(r"[-_.]", phrase) and re.search(r"\d", phrase):
+                # a full name the catalog lacks ("granite-4.0-h-tiny"): its size is what the numbers need
+                ext.reject(f"I don't know the model '{phrase}' and its name gives no size: say how many parameters "
+                           "it has (e.g. '7B', or '7B with 1B active' for a MoE) to predict it.")
+                return
+            ext.ambiguous["model"] = sizes or cands
             return
         ext.suggestions["model"] = cands
         ext.reject(f"I don't know the model '{phrase}'." + (f" Did you mean {', '.join(cands[:3])}?" if cands else ""))

@@ -26,12 +26,17 @@ _QUANT_SUFFIX = re.compile(
 )
 
 
+_ARCH_VERSION = re.compile(r"\bqwen(\d)(\d)(?:moe)?\b|\bqwen(\d)moe\b")  # llama.cpp's arch names: qwen35, qwen3moe
+
+
 def _model_key(text: str) -> str:
     t = text.strip().lower()
     if "/" in t:
         t = t.split("/")[-1]
     t = t.replace("_", "-")
-    return t
+    # llama-bench prints the architecture: "qwen35 4B" is Qwen3.5, "qwen3moe 30B.A3B" Qwen3 (MoE)
+    t = _ARCH_VERSION.sub(lambda m: f"qwen{m.group(1)}.{m.group(2)}" if m.group(1) else f"qwen{m.group(3)}", t)
+    return re.sub(r"(\d)b\.a(\d)", r"\1b-a\2", t)
 
 
 def _strip_suffixes(t: str) -> str:
@@ -170,7 +175,7 @@ def family_key(name: str) -> str:
     """The model line a name belongs to: its words up to the first one carrying a version number, without an
     organisation prefix ("nvidia-nemotron-3-super-120b-a12b" → "nemotron-3", "Qwen/Qwen3.5-9B" → "qwen3.5",
     "gemma-4-e4b" → "gemma-4"); "" when no word carries a version before the size."""
-    toks = [t for t in re.split(r"[-\s_]+", name.lower().split("/")[-1]) if t]
+    toks = [t for t in re.split(r"[-\s_]+", _model_key(name)) if t]
     while toks and toks[0] in _ORG_TOKENS:
         toks = toks[1:]
     out: list[str] = []
