@@ -60,6 +60,7 @@ FIX_IDS: tuple[str, ...] = (
 
 # Upper bounds that no real machine or workload reaches; they only reject absurd input.
 MAX_TOKENS = 10_000_000
+MAX_PARAMS_B = 10_000.0  # 10 trillion parameters: beyond any model published (the largest are about 1-2 T)
 MAX_MEMORY_GB = 100_000.0
 MAX_TPS = 10_000_000.0
 MAX_NAME_CHARS = 300  # hardware/model/format names; longer text is a paste, not a name
@@ -350,7 +351,7 @@ class Scenario(BaseModel):
     @field_validator("params_b")
     @classmethod
     def _params(cls, v: float | None) -> float | None:
-        v = _finite_nonneg(v, "params_b", 100_000.0)
+        v = _finite_nonneg(v, "params_b", MAX_PARAMS_B)
         if v is not None and v < 0.001:
             raise ValueError(f"params_b = {v:g} is too small (minimum 0.001, i.e. one million parameters)")
         return v

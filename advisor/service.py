@@ -180,6 +180,8 @@ def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None 
             "I need at least the hardware and the model (or measured numbers) to diagnose. "
             + " ".join(res.problems.values())
         )
+    if "quant" in res.problems:  # a format named but unknown: judging it as Q4_K_M would call the wrong speed normal
+        raise InputError(res.problems["quant"])
     return diagnose_resolved(store, res, question=question)
 
 

@@ -140,6 +140,12 @@ class Store(StoreAdmin):
         if exists:
             con = self._connect_file(read_only=True)
             try:
+                foreign = storefile.foreign_tables(con)
+                if foreign:
+                    raise KnowledgeStoreError(
+                        f"{self.path} is a DuckDB database of another program (tables: {', '.join(foreign[:5])}"
+                        f"{', …' if len(foreign) > 5 else ''}), not an advisor knowledge store; nothing was written "
+                        "to it. Give another --store (a new file name makes a fresh store).")
                 newer = migrations.unknown_applied(con)
                 todo = migrations.pending(con)
                 try:

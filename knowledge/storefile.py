@@ -24,7 +24,7 @@ import duckdb
 
 from advisor.errors import KnowledgeStoreError, StoreLockedError
 
-__all__ = ["DUCKDB_MAGIC", "environment_problem", "file_signature", "has_duckdb_magic", "is_project_store",
+__all__ = ["DUCKDB_MAGIC", "environment_problem", "file_signature", "foreign_tables", "has_duckdb_magic", "is_project_store",
            "machine_fingerprint", "open_failure", "recover"]
 
 DUCKDB_MAGIC = b"DUCK"
@@ -75,6 +75,15 @@ def is_project_store(path: str) -> bool | None:
         return None
     finally:
         con.close()
+
+
+def foreign_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The tables of an open DuckDB file that is another program's database: it has tables but no
+    ``schema_migrations`` (every store of this project has one from its first step); [] for a store of this
+    project or an empty database (a fresh file the store may build in)."""
+    tables = sorted(r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall())
+    return [] if not tables or "schema_migrations" in tables else tables
 
 
 def environment_problem(e: BaseException) -> str | None:

@@ -139,3 +139,43 @@ def test_cli_compare_targets_are_the_apps():
 
     params = {p.name: p.default for p in typer.main.get_command(app).commands["compare"].params}  # type: ignore[attr-defined]
     assert (params["ttft_target"], params["tps_per_user"]) == (DEFAULT_TTFT_TARGET_S, DEFAULT_TPS_TARGET) == (10, 10)
+
+
+def test_an_impossible_single_stream_rate_is_an_error(store):
+    from advisor.errors import InputError
+    from advisor.models import Scenario
+
+    with pytest.raises(InputError, match=r"99,999 tok/s is [\d,]+× the most"):
+        service.diagnose_scenario(store, Scenario(hardware="RTX 3060", model="llama 3.1 8b",
+                                                  measured_decode_tps=99999))
+    # a batch's total over 32 streams is not one stream
+    v = service.diagnose_scenario(store, Scenario(hardware="RTX 3060", model="llama 3.1 8b", concurrency=32,
+                                                  measured_decode_tps=900))
+    assert v.status == "normal"
+
+
+def test_a_benchmark_prefill_above_the_fp16_figure_is_not_called_cached(store):
+    fast = TABLE.replace("2812.45", "3900.00")  # above the 3060's FP16 figure for an 8B at 512 tokens
+    r = _chat(store, "RTX 3060 12GB, is this normal?\n" + fast)
+    text = r.reply + " ".join(r.verdict.explanation if isinstance(r.verdict.explanation, list) else [str(r.verdict.explanation)])
+    assert "cache" not in text.split("Best fix")[0].lower() or "integer matrix units" in text
+    assert r.verdict.bottleneck != "prompt_cache"
+
+
+def test_a_new_size_after_a_comparison_answers_the_new_size(store):
+    r = _chat(store, "MacBook Pro M3 Pro with 18 GB. Can I run Qwen3 4B or Gemma 3 4B for homework?", "what about a 14B?")
+    assert r.facts.compare_models is None and r.facts.model == "Qwen3 14B"  # the same family at the new size
+    assert r.verdict is not None and r.verdict.prediction.decode_tps < 20  # a 14B at ~150 GB/s, not the 4B's ~38
+
+
+@pytest.mark.parametrize("msg", [
+    "both kids use it at the same time",
+    "both of us at once",
+    "the two of us would use it simultaneously",
+])
+def test_both_at_once_is_two_users(store, msg):
+    assert intake.extract(msg, store).concurrency == 2
+
+
+def test_both_alone_is_not_a_user_count(store):
+    assert intake.extract("both models are slow", store).concurrency is None

@@ -22,6 +22,7 @@ from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.rules import Finding, first_finding
 from advisor.diagnose.status import overall_status, phase_status, spec_factor
+from advisor.errors import InputError
 from advisor.models import Fix, Scenario, Verdict
 from advisor.resolve import Resolved, resolve_scenario
 from advisor.understand import situation_from_resolved
@@ -126,6 +127,26 @@ def _said_once(c: Ctx, f: Finding, out: list[Fix]) -> list[Fix]:
     return [fx for fx in res if fx.id not in _PURCHASE_IDS] + buy
 
 
+IMPOSSIBLE_X = 20.0  # a single stream this many times its roofline ceiling is a typo or another unit, not a speed
+
+
+def _check_possible(c: Ctx) -> None:
+    """Raise on a measured single-stream decode no machine could reach: over :data:`IMPOSSIBLE_X` × the
+    roofline ceiling (bandwidth ÷ bytes per token; speculative decoding gains at most a few times that).
+
+    Raises:
+        InputError: the rate, the ceiling, and what to check.
+    """
+    p = c.pred
+    if p is None or p.concurrency > 1 or c.sit.measured.decode_is_aggregate:
+        return
+    rate, top = c.tg, p.decode_ceiling_tps  # not prefill: a prompt-cache hit "reads" 9,000 tokens in 0.05 s
+    if rate and top and rate > IMPOSSIBLE_X * top:
+        raise InputError(f"A measured decode of {rate:,.0f} tok/s is {rate / top:,.0f}× the most this machine can "
+                         f"do for this model ({top:,.0f} tok/s): check the number (tokens per second, one "
+                         "stream), the model and the hardware.")
+
+
 def diagnose_situation(store: Store, situation: Situation) -> Verdict:
     """The verdict for a Situation (with or without measured rates).
 
@@ -136,6 +157,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         not settle, ``not_measured`` without measurements; ``fixes`` never empty, best first.
     """
     c = build_ctx(store, situation)
+    _check_possible(c)
     st_tg, dev_tg = phase_status(c, "decode")
     st_pp, dev_pp = phase_status(c, "prefill")
     f = first_finding(c)
@@ -145,6 +167,10 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         extra.append(f"The prefill rate {c.pp:,.0f} tok/s is above what this machine can compute (ceiling ≈ "
                      f"{p.prefill_ceiling_tps:,.0f} tok/s): most of the prompt came from a prompt cache, so it is not a "
                      "measure of the machine.")
+    elif c.pp and p and p.prefill_ceiling_tps and c.pp > 1.05 * p.prefill_ceiling_tps and c.sit.measured.alone:
+        extra.append(f"The measured prefill {c.pp:,.0f} tok/s is above the FP16 spec figure used here "
+                     f"({p.prefill_ceiling_tps:,.0f} tok/s): a benchmark run reads the whole prompt, so the card's "
+                     "integer matrix units (llama.cpp's quantized kernels multiply in INT8) outrun the FP16 figure.")
     elif c.pp and p and p.prefill_ceiling_tps and c.pp > 1.05 * p.prefill_ceiling_tps:
         extra.append(f"The measured prefill {c.pp:,.0f} tok/s is above the compute ceiling ({p.prefill_ceiling_tps:,.0f} "
                      "tok/s from the FP16 spec): part of the prompt was probably cached, or the card's matrix units "

@@ -144,9 +144,12 @@ class Ctx:
 
     @property
     def cache_hit(self) -> bool:
-        """The measured prefill is beyond what the machine can compute: the prompt came from a prompt cache."""
+        """The measured prefill is beyond what the machine can compute: the prompt came from a prompt cache.
+        Never for a benchmark tool's own run (llama-bench's pp test, mlx_lm.generate): those read the whole prompt."""
         p = self.pred
-        return bool(self.pp and p and p.prefill_ceiling_tps and self.pp > CACHE_HIT * p.prefill_ceiling_tps)
+        return bool(self.pp and p and p.prefill_ceiling_tps
+                    and self.pp > CACHE_HIT * max(p.prefill_ceiling_tps, p.prefill_tps or 0.0)
+                    and not self.sit.measured.alone)
 
     @property
     def fits(self) -> bool | None:

@@ -106,6 +106,9 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
         _resize_model(old.model, new, data, ext, store)
     if "model" in new and "params_b" not in new:
         data["params_b"] = None
+    if old.compare_models and ("model" in new or "params_b" in new) and "compare_models" not in new:
+        # "what about a 14B?" after comparing two 4B models: the one model asked about now, not the old pair
+        data["compare_models"] = None
     if "hardware" in new and new["hardware"] != old.hardware:
         _forget_machine_details(data, new, ext, store)
     if ("measured_decode_tps" in new or "measured_prefill_tps" in new) and "measured_streams" not in new:

@@ -23,6 +23,7 @@ from advisor.intake._specs import gpu_cores as _gpu_cores
 from advisor.intake._text import Msg, fmt, negated
 from advisor.models import Hardware
 from knowledge import catalog
+from knowledge.catalog._gpus import count_problem
 from knowledge.store import Store
 
 _PRODUCTS = r"mac\s?book\s?air|mac\s?book\s?pro|mac\s?mini|mac\s?studio|imac|mac\s?pro|mac\s?book"
@@ -396,6 +397,9 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     if ext.compare_hardware and len(men) > 1:
         mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
     hw = None
+    if men and (why := count_problem(msg.orig[max(0, men[0].start - 14):men[0].end])) is not None:
+        ext.reject(why)  # "1.5x RTX 4090", "0x", "9999x H100": no machine, and said so
+        men = []
     if men:
         first = men[0]
         if cores is not None and first.product != first.phrase and re.match(r"(?:Mac\w* \w+ )?M\d", first.phrase) \

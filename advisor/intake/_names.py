@@ -12,10 +12,9 @@ import re
 from advisor.errors import NotFoundError
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
+from advisor.models import MAX_PARAMS_B
 from knowledge import catalog
 from knowledge.store import Store
-
-MAX_PARAMS_B = 10_000.0  # 10 trillion parameters: beyond any model published
 
 _FAMILIES = (
     r"codellama|tinyllama|(?:meta[\s-])?llama|r1[\s-]distill|qwq|qwen|codegemma|gemma|mixtral|ministral|mistral|codestral|devstral|phi|"

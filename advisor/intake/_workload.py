@@ -82,6 +82,10 @@ _USERS = re.compile(
 )
 _EVERY = re.compile(rf"\b(?:one|a|1)?\s*(?:requests?|quer(?:y|ies)|messages?|calls?|questions?|prompts?)\s+every\s+"
                     rf"(?P<k>{NUM})\s*(?P<u>minutes?|mins?|seconds?|secs?|hours?|hrs?)\b", re.I)
+# "both kids use it at the same time", "the two of us at once": two users at once
+_BOTH = re.compile(r"\b(?:both(?:\s+of\s+(?:us|them))?|the\s+two\s+of\s+(?:us|them))\b[^.?!]{0,60}?"
+                   r"\b(?:at\s+(?:the\s+)?same\s+time|at\s+once|simultaneously|concurrently|in\s+parallel|together)\b",
+                   re.I)
 _ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
                     r"\bme\s+alone\b|\bone\s+person\b", re.I)
 _RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions|"
@@ -248,6 +252,8 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
                 msg.claim(m2.start(), m2.end())
         ext.concurrency = users
         break
+    if ext.concurrency is None and _BOTH.search(msg.s):
+        ext.concurrency = 2
     if ext.concurrency is None and _ALONE.search(msg.s):
         ext.concurrency = 1
     if total and ext.requests_per_minute:

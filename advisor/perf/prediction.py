@@ -52,6 +52,9 @@ SWAP_READ_GBS = 2.0
 SYSTEM_RESERVE_SHARE = 0.15
 
 
+PREFILL_EFF_CAP = 2.0  # INT8 : FP16 dense tensor-core rate on NVIDIA Turing and later (NVIDIA architecture whitepapers)
+
+
 def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
     """Share of the weights a unified-memory machine (Mac, APU, CPU) cannot hold in physical memory at all
     (beyond what the system keeps: :data:`SYSTEM_RESERVE_SHARE`), 0 when they fit in RAM; discrete GPUs offload
@@ -192,6 +195,11 @@ def predict_step(
     fitm = roofline.memory_fit(hardware, model, bpw, context_tokens=ctx, concurrency=b,
                                kv_bytes_per_element=kv_bytes_per_element)
     wbytes = roofline.weight_bytes_read_per_token(model, bpw)
+    if model.max_context and ctx > model.max_context:
+        assumptions.append(
+            f"{ctx:,} tokens of context (cache, prompt and answer) is more than {model.id.split('/')[-1]} was trained "
+            f"for ({model.max_context:,}): engines cut or refuse such a prompt, and the quality falls apart beyond it. "
+            "Predicted as if it held them.")
     if model.generic:
         assumptions.append(f"{model.id}: {model.notes}.")
     if model.is_moe and not model.experts:
@@ -216,7 +224,9 @@ def predict_step(
     eff_d = min(1.0, dec_cal.efficiency / read_share)
     # A compute figure estimated from achieved rates (bandwidth × achieved compute per GB/s) already
     # includes the efficiency.
-    eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else min(1.0, pre_cal.efficiency)
+    # The fitted share may exceed 1 of the FP16 figure: llama.cpp's quantized kernels multiply in INT8 on
+    # tensor cores (twice the FP16 dense rate), so it is capped at PREFILL_EFF_CAP, not at 1.
+    eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else min(PREFILL_EFF_CAP, pre_cal.efficiency)
     t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
@@ -326,7 +336,8 @@ def predict_step(
             f"per step instead of {step.weight_bytes(1) / 1e9:.1f} GB.")
     # Ranges come from the fit's residuals; nothing is predicted above the roofline.
     rng_d = (decode_tps * dec_cal.p10_ratio, min(decode_tps * dec_cal.p90_ratio, decode_ceiling))
-    rng_p = ((prefill1 * pre_cal.p10_ratio, min(prefill1 * pre_cal.p90_ratio, prefill_ceiling or float("inf")))
+    rng_p = ((prefill1 * pre_cal.p10_ratio,
+              min(prefill1 * pre_cal.p90_ratio, (prefill_ceiling or float("inf")) * max(1.0, eff_p)))
              if prefill1 else None)
     calib = [dec_cal, pre_cal]
     if b > 1:

@@ -19,7 +19,7 @@ from advisor.models import Hardware
 from knowledge.catalog._load import Match, all_known_hardware, is_spec_db, with_memory
 from knowledge.store import Store
 
-__all__ = ["VariantsError", "device_count", "gpu_tokens", "resolve_gpu"]
+__all__ = ["MAX_DEVICES", "VariantsError", "count_problem", "device_count", "gpu_tokens", "resolve_gpu"]
 
 SOFT = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "instinct", "quadro", "rtx", "gtx", "rx",
                   "arc", "pro", "ai", "jetson", "graphics", "blackwell", "ampere", "hopper", "lovelace", "generation",
@@ -133,6 +133,28 @@ def _brand(toks: set[str]) -> str | None:
     return None
 
 
+MAX_DEVICES = 16  # GPUs in one machine (an HGX board holds 8; a node of 16 is the most sold)
+# "2x RTX 4090", "4xRTX4090", "2x3090": a count, then x, then a space or the name; not "RX 7900 XT(X)"
+_WRITTEN_COUNT = re.compile(r"(?<![\w.])(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*[x×](?:\s+(?=\S)|(?=[a-z]{2,5}\d)|(?=\d{3,4}\b))",
+                            re.I)
+
+
+def count_problem(text: str) -> str | None:
+    """Why a GPU count written before the name ("1.5x RTX 4090", "0x", "-2x", "9999x H100") is no count of
+    GPUs in one machine (a whole number from 1 to :data:`MAX_DEVICES`); None when there is none or it is fine."""
+    m = _WRITTEN_COUNT.search(text or "")
+    if m is None:
+        return None
+    raw = m.group("n").replace("−", "-").replace(",", ".")
+    n = float(raw)
+    if n != int(n) or n < 1:
+        return f"'{m.group(0).strip()}' is not a number of GPUs: give a whole number, e.g. '2x RTX 4090'."
+    if n > MAX_DEVICES:
+        return (f"{int(n):,} GPUs in one machine is more than the advisor models (1–{MAX_DEVICES}); for a cluster, "
+                "ask about one node (e.g. '8x H100').")
+    return None
+
+
 def device_count(text: str) -> int:
     """Number of GPUs a phrase names: "8x H100", "2 x 3090", "dual 4090", "four A100s", "3090 x2" (1–16)."""
     t = _clean(text)
@@ -168,6 +190,8 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
         AmbiguousError: the text fits distinct products (Ti vs Ti Super, 40 vs 80 GB, PCIe vs SXM).
         NotFoundError: the model number is known but not with the variant words given.
     """
+    if (why := count_problem(text)) is not None:
+        raise NotFoundError(why, [])
     entries, by_token = _index(store)
     ftoks, mems, form = gpu_tokens(text)
     toks = set(ftoks)

@@ -8,7 +8,7 @@ import re
 from rapidfuzz import fuzz, process
 
 from advisor.errors import NotFoundError
-from advisor.models import ModelSpec
+from advisor.models import MAX_PARAMS_B, ModelSpec
 from knowledge.catalog._load import Match, all_models
 from knowledge.store import Store
 
@@ -152,6 +152,9 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
             return Match(models[best[1]], conf, assumptions + _release_note(raw, models[best[1]]), alts)
     if params_b is None:
         params_b = size
+    if params_b is not None and params_b > MAX_PARAMS_B:
+        raise NotFoundError(f"{raw[:80]!r} would have {params_b:,.0f}B parameters, more than any model (at most "
+                            f"{MAX_PARAMS_B:,.0f}B): check the name or the size.", [])
     if params_b is not None:
         return Match(generic_model(store, raw or f"{params_b:g}B model", params_b, active_b), 0.6,
                      [f"{raw or 'This model'} is not in the catalog: sized as a {params_b:g}B"
