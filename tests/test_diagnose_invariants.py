@@ -7,6 +7,7 @@ import itertools
 import pytest
 
 from advisor.diagnose import diagnose
+from advisor.errors import InputError
 from advisor.models import Scenario
 
 MACHINES = ["RTX 4090", "RTX 3060 12GB", "MacBook Air M2 16GB", "Mac Studio M2 Ultra 192GB", "H100 SXM",
@@ -18,17 +19,32 @@ ENGINES = ["ollama", "vllm", "llama.cpp -ngl 99"]
 GRID = list(itertools.product(MACHINES, MODELS, RATES, ENGINES))
 
 
+REFUSED: list[tuple[Scenario, str]] = []  # impossible single-stream rates: a clear error, not a verdict
+
+
 @pytest.fixture(scope="module")
 def verdicts(store):
     out = []
     for hw, (model, quant), rate, engine in GRID:
         sc = Scenario(hardware=hw, model=model, quant=quant, backend=engine, measured_decode_tps=rate)
-        out.append((sc, diagnose(store, sc)))
+        try:
+            out.append((sc, diagnose(store, sc)))
+        except InputError as e:
+            REFUSED.append((sc, str(e)))
     return out
 
 
 def test_grid_is_large(verdicts):
-    assert len(verdicts) == len(MACHINES) * len(MODELS) * len(RATES) * len(ENGINES) >= 500
+    assert len(verdicts) + len(REFUSED) == len(MACHINES) * len(MODELS) * len(RATES) * len(ENGINES) >= 500
+    assert len(verdicts) >= 500
+
+
+def test_only_impossible_rates_are_refused(verdicts):
+    # 3,000 (or even 60) tok/s of one stream of a 70B on a Raspberry Pi is over 100x what its memory can deliver
+    assert REFUSED and all((sc.measured_decode_tps or 0) >= 60 and "the most this machine can do" in why
+                           for sc, why in REFUSED)
+    assert not any(sc.hardware == "RTX 4090" and sc.model == "llama 3.1 8b" for sc, _ in REFUSED)
+    assert all(sc.backend != "vllm" for sc, _ in REFUSED)  # a batching server's rate is a total
 
 
 def test_no_verdict_without_fixes(verdicts):

@@ -127,7 +127,7 @@ def _said_once(c: Ctx, f: Finding, out: list[Fix]) -> list[Fix]:
     return [fx for fx in res if fx.id not in _PURCHASE_IDS] + buy
 
 
-IMPOSSIBLE_X = 20.0  # a single stream this many times its roofline ceiling is a typo or another unit, not a speed
+IMPOSSIBLE_X = 100.0  # a single stream 100× its roofline ceiling is a typo or another unit (drafts give a few ×)
 
 
 def _check_possible(c: Ctx) -> None:
@@ -138,8 +138,8 @@ def _check_possible(c: Ctx) -> None:
         InputError: the rate, the ceiling, and what to check.
     """
     p = c.pred
-    if p is None or p.concurrency > 1 or c.sit.measured.decode_is_aggregate:
-        return
+    if p is None or p.concurrency > 1 or c.sit.measured.decode_is_aggregate or c.server_engine:
+        return  # a batching server's rate is a total over streams, whatever the users said
     rate, top = c.tg, p.decode_ceiling_tps  # not prefill: a prompt-cache hit "reads" 9,000 tokens in 0.05 s
     if rate and top and rate > IMPOSSIBLE_X * top:
         raise InputError(f"A measured decode of {rate:,.0f} tok/s is {rate / top:,.0f}× the most this machine can "

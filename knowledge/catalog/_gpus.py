@@ -134,9 +134,11 @@ def _brand(toks: set[str]) -> str | None:
 
 
 MAX_DEVICES = 16  # GPUs in one machine (an HGX board holds 8; a node of 16 is the most sold)
-# "2x RTX 4090", "4xRTX4090", "2x3090": a count, then x, then a space or the name; not "RX 7900 XT(X)"
-_WRITTEN_COUNT = re.compile(r"(?<![\w.])(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*[x×](?:\s+(?=\S)|(?=[a-z]{2,5}\d)|(?=\d{3,4}\b))",
-                            re.I)
+# "2x RTX 4090", "4xRTX4090", "2x3090", "9999x H100": a count, then x, then a GPU's name (a series word or a
+# model number); not "RX 7900 XT(X)", "RTX 3090 x 2" (the count after the name) or "i9-10900X CPU".
+_GPU_START = (r"(?:rtx|gtx|rx|radeon|geforce|nvidia|amd|intel|arc|tesla|quadro|instinct|titan|mi\d{3}|[abhlptv]\d{1,4}|"
+              r"gh?b\d{3}|\d{3,4})\b")
+_WRITTEN_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*[x×]\s*(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
 
 
 def count_problem(text: str) -> str | None:
