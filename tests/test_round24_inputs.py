@@ -97,3 +97,12 @@ def test_a_prompt_longer_than_the_models_context_is_said(store):
     assert any("100,300 tokens of context" in a and "(4,096)" in a for a in p.assumptions)
     ok = service.predict_scenario(store, Scenario(hardware="RTX 4090", model="llama 2 7b", prompt_tokens=2000))
     assert not any("was trained for" in a for a in ok.assumptions)
+
+
+def test_an_impossible_rate_among_several_users_is_refused_too(store):
+    with pytest.raises(InputError, match="99,999 tok/s"):
+        service.diagnose_scenario(store, Scenario(hardware="RTX 3060", model="llama 3.1 8b", concurrency=2,
+                                                  measured_decode_tps=99999))
+    v = service.diagnose_scenario(store, Scenario(hardware="RTX 3060", model="llama 3.1 8b", backend="vllm",
+                                                  measured_decode_tps=9000))  # a server's total: judged, not refused
+    assert v.status
