@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -44,6 +45,12 @@ class _Commands(TyperGroup):
                 raise typer.Exit(getattr(e, "exit_code", 2)) from None
             if kinds & {"ClickException", "Exit", "Abort"}:
                 raise
+            if isinstance(e, BrokenPipeError):  # "advisor compare | head": the reader stopped; not a failure
+                try:
+                    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python flushes stdout at exit
+                except OSError:
+                    pass
+                raise typer.Exit(0) from None
             import logging
 
             logging.getLogger("advisor").debug("unexpected error", exc_info=True)

@@ -179,3 +179,15 @@ def test_both_at_once_is_two_users(store, msg):
 
 def test_both_alone_is_not_a_user_count(store):
     assert intake.extract("both models are slow", store).concurrency is None
+
+
+def test_a_length_first_stated_after_the_rate_describes_the_run(store):
+    # the prompt length was not known: "my prompt was 2000 tokens" says what the measured run was
+    r = _chat(store, "RTX 3060 12GB, llama 3.1 8b Q4_K_M with llama.cpp, I get 45 tok/s", "my prompt was 2000 tokens")
+    assert r.facts.prompt_tokens == 2000 and r.facts.measured_decode_tps == 45.0
+    assert not any(n.startswith("Set aside") for n in r.notes)
+
+
+def test_a_misread_rate_is_a_correction(store):
+    r = _chat(store, FIRST, "sorry I misread, it was 19 tok/s")
+    assert r.facts.measured_decode_tps == 19.0

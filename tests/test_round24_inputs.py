@@ -106,3 +106,13 @@ def test_an_impossible_rate_among_several_users_is_refused_too(store):
     v = service.diagnose_scenario(store, Scenario(hardware="RTX 3060", model="llama 3.1 8b", backend="vllm",
                                                   measured_decode_tps=9000))  # a server's total: judged, not refused
     assert v.status
+
+
+def test_a_pipe_closed_early_is_not_a_bug(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run(f"{sys.executable} -m advisor compare --model 'llama 3.1 8b' --concurrency 2 | head -1",
+                         shell=True, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "ADVISOR_STORE": str(tmp_path / "s.duckdb")})
+    assert "Llama-3.1-8B" in out.stdout and "bug" not in out.stderr and "Traceback" not in out.stderr

@@ -131,7 +131,8 @@ _MEASURED = ("measured_decode_tps", "measured_prefill_tps", "measured_ttft_s")
 # corrected, so the measured rates stay with it.
 _CORRECTION = re.compile(r"\b(?:that|this|it|they|those|these)\s+(?:was|were|is|are|'s|ran)\b|\bit'?s\s+actually\b|"
                          r"\b(?:i\s+)?mean(?:t)?\b|\bsorry\b|\bcorrection\b|\bmy\s+bad\b|\boops\b|\bactually\b|"
-                         r"\bnot\s+(?:the|a|an)?\s*\S+\s*,?\s*(?:but|it'?s)\b|\bmeasured\s+(?:on|with)\b|\bran\s+(?:it\s+)?on\b",
+                         r"\bnot\s+(?:the|a|an)?\s*\S+\s*,?\s*(?:but|it'?s)\b|\bmeasured\s+(?:on|with)\b|\bran\s+(?:it\s+)?on\b|"
+                         r"(?<!\bif\s)\b(?:my|the|our)\s+(?:\w+\s+){0,2}(?:was|were)\b|\bmisread\b",
                          re.I)
 
 
@@ -149,9 +150,12 @@ def _forget_measurement(old: Scenario, new: dict[str, Any], data: dict[str, Any]
     if "params_b" in new and old.params_b and abs(new["params_b"] - old.params_b) > 0.25 * old.params_b:
         moved.append("model")
     for f, label in (("prompt_tokens", "prompts"), ("depth", "tokens already in the cache")):
-        # "my real prompts are 16k" after a pp512 / tg128 run: the run says nothing about 16k-token prompts
-        was, now = getattr(old, f) or 0, new.get(f)
-        if now is not None and max(now, 1) > 2 * max(was, 1) or (now is not None and was > 2 * max(now, 1)):
+        # "my real prompts are 16k" after a pp512 / tg128 run: the run says nothing about 16k-token prompts.
+        # A length not known before ("my prompt was 2000 tokens") says what the run was: the rates stay.
+        was, now = getattr(old, f), new.get(f)
+        if was is None or now is None or (f == "depth" and not was):
+            continue
+        if max(now, 1) > 2 * max(was, 1) or was > 2 * max(now, 1):
             moved.append(f)
             data.setdefault("_labels", {})[f] = f"{fmt(was)}-token {label}" if was else f"no {label}"
     if not moved:
