@@ -39,6 +39,11 @@ class InputError(AdvisorError, ValueError):
     """The input is malformed or out of range."""
 
 
+class ImpossibleRateError(InputError):
+    """A measured rate no machine could reach for the model (a typo or another unit): the caller may judge
+    the rest without it."""
+
+
 class _LookupError(AdvisorError, LookupError):
     """``candidates``: what to show the person; ``candidate_ids``: the catalog ids behind them, where the
     resolver knows them (with the device count the text gave: ``nvidia-h100-pciex2``), for callers that match

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from advisor import report
 from advisor.diagnose import diagnose_resolved
-from advisor.errors import AdvisorError, InputError
+from advisor.errors import AdvisorError, ImpossibleRateError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
 from advisor.perf import predict
 from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario
@@ -438,6 +438,14 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     if verdict is None and q is None and not missing:
         try:
             verdict = diagnose_scenario(store, facts, question=text)
+        except ImpossibleRateError as e:  # "I get 99999 tok/s": said, left out, and the rest still answered
+            facts = facts.model_copy(update={"measured_decode_tps": None, "measured_streams": None})
+            lines.insert(0, f"**{e}** I left that number out; the rest is answered without it.")
+            notes = [n for n in notes if "taken as the generation" not in n]
+            try:
+                verdict = diagnose_scenario(store, facts, question=text)
+            except AdvisorError as e2:
+                lines.append(str(e2))
         except AdvisorError as e:
             lines.append(str(e))
     corrected = [c for c in upd.changes if c[1] is not None and c[0] in _CHANGE_LABELS]

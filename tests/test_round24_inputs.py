@@ -121,3 +121,11 @@ def test_a_pipe_closed_early_is_not_a_bug(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, err
     assert "bug" not in err and "Traceback" not in err
+
+
+def test_the_chat_leaves_an_impossible_rate_out_and_answers_the_rest(store):
+    r = service.ask(store, "RTX 3060 12GB with llama 3.1 8b Q4_K_M on llama.cpp")
+    r = service.ask(store, "I get 99999 tok/s", r.facts)
+    assert r.reply.startswith("**A measured decode of 99,999 tok/s is")
+    assert r.facts.measured_decode_tps is None and r.verdict is not None and r.verdict.status == "not_measured"
+    assert "Tell me the hardware and the model" not in r.reply

@@ -22,7 +22,7 @@ from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.rules import Finding, first_finding
 from advisor.diagnose.status import overall_status, phase_status, spec_factor
-from advisor.errors import InputError
+from advisor.errors import ImpossibleRateError
 from advisor.models import Fix, Scenario, Verdict
 from advisor.resolve import Resolved, resolve_scenario
 from advisor.understand import situation_from_resolved
@@ -135,7 +135,7 @@ def _check_possible(c: Ctx) -> None:
     roofline ceiling (bandwidth ÷ bytes per token; speculative decoding gains at most a few times that).
 
     Raises:
-        InputError: the rate, the ceiling, and what to check.
+        ImpossibleRateError: the rate, the ceiling, and what to check.
     """
     p = c.pred
     if p is None or c.server_engine:
@@ -143,7 +143,7 @@ def _check_possible(c: Ctx) -> None:
     # not prefill: a prompt-cache hit "reads" 9,000 tokens in 0.05 s; several users: each at most one ceiling
     rate, top = c.tg, p.decode_ceiling_tps * max(1, p.concurrency)
     if rate and top and rate > IMPOSSIBLE_X * top:
-        raise InputError(f"A measured decode of {rate:,.0f} tok/s is {rate / top:,.0f}× the most this machine can "
+        raise ImpossibleRateError(f"A measured decode of {rate:,.0f} tok/s is {rate / top:,.0f}× the most this machine can "
                          f"do for this model ({top:,.0f} tok/s): check the number (tokens per second, one "
                          "stream), the model and the hardware.")
 
