@@ -7,7 +7,6 @@ be reproduced from the command line.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdi
 from advisor.perf import predict
 from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario
 from advisor.understand.engine import engine_of_format
+from advisor.understand.symptoms import read_symptoms
 from advisor.understand.text import looks_pasted
 from knowledge.store import Store
 
@@ -212,12 +212,6 @@ def _other_model(store: Store | None, s: Scenario, ms: list[Measurement]) -> boo
     return bool(run and said and abs(run - said) > 0.25 * max(run, said))
 
 
-# The person asks about a long context: the rows measured deepest in the cache answer it.
-_LONG_CONTEXT = re.compile(r"\b(?:long|deep|large|big|full|longer)\s+(?:context|prompts?|conversations?|chats?)\b|"
-                           r"\bcontext\b|\bdepth\b|\bat\s+\d+(?:[.,]\d+)?\s*k\b|\b\d+(?:[.,]\d+)?\s*k\s+(?:tokens|ctx)\b",
-                           re.I)
-
-
 def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, store: Store | None = None) -> Scenario:
     """Fill the scenario's measured rates and counts from parsed tool output (first sound values).
 
@@ -231,7 +225,7 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, st
     if "vllm" in fmt:
         return s
     deep = max((m.depth or 0 for m in ms), default=0)
-    if deep and _LONG_CONTEXT.search(s.question or ""):
+    if deep and read_symptoms(s.question).long_context:
         # "why is prompt processing slow at 16k?" over a table with `pp512 @ d16384` rows: judge the deep rows
         ms = [m for m in ms if (m.depth or 0) == deep] + [m for m in ms if (m.depth or 0) != deep]
     if _other_model(store, s, ms):

@@ -149,6 +149,7 @@ def _forget_measurement(old: Scenario, new: dict[str, Any], data: dict[str, Any]
              and _differs(store, f, getattr(old, f), new[f])]
     if "params_b" in new and old.params_b and abs(new["params_b"] - old.params_b) > 0.25 * old.params_b:
         moved.append("model")
+    labels: dict[str, str] = {}
     for f, label in (("prompt_tokens", "prompts"), ("depth", "tokens already in the cache")):
         # "my real prompts are 16k" after a pp512 / tg128 run: the run says nothing about 16k-token prompts.
         # A length not known before ("my prompt was 2000 tokens") says what the run was: the rates stay.
@@ -157,13 +158,12 @@ def _forget_measurement(old: Scenario, new: dict[str, Any], data: dict[str, Any]
             continue
         if max(now, 1) > 2 * max(was, 1) or was > 2 * max(now, 1):
             moved.append(f)
-            data.setdefault("_labels", {})[f] = f"{fmt(was)}-token {label}" if was else f"no {label}"
+            labels[f] = f"{fmt(was)}-token {label}" if was else f"no {label}"
     if not moved:
         return
     said = ", ".join(f"{_rate(getattr(old, f))} {unit}" for f, unit in
                      (("measured_decode_tps", "tok/s decode"), ("measured_prefill_tps", "tok/s prefill"),
                       ("measured_ttft_s", "s to the first token")) if getattr(old, f))
-    labels = data.pop("_labels", {})
     what = " / ".join(labels.get(f) or str(getattr(old, f)) for f in dict.fromkeys(moved) if labels.get(f) or getattr(old, f))
     for f in (*_MEASURED, "measured_streams", "measured_is_aggregate"):
         data[f] = None

@@ -45,7 +45,8 @@ _NO_GPU = re.compile(
 _THERMAL = re.compile(r"throttl|fanless|gets? (?:slower|hot)|after (?:a few|some|\d+) minutes|thermal|overheat", re.I)
 _LONG_CTX = re.compile(
     r"(?:long|large|growing|bigger|full) (?:context|conversation|chat|history)|as the (?:context|conversation|chat) grows|"
-    r"\d+k (?:context|tokens of context)|deeper into|context fills", re.I)
+    r"\d+k (?:context|tokens of context)|deeper into|context fills|\blong(?:er)? prompts?\b|\bdepth\b|"
+    r"\bat \d+(?:\.\d+)?\s?k\b", re.I)
 _THREADS = re.compile(r"(?:\s-t|--threads|threads?\s*[=:]?)\s*(\d{1,3})\b", re.I)
 _CPU_ONLY = re.compile(r"cpu[- ]only|-ngl 0\b|ngl 0\b|cpu backend|n[_-]gpu[_-]layers\s*=\s*0|num_gpu\s*[=:]?\s*0\b", re.I)
 _TOP_K0 = re.compile(r"(?:--?top[-_ ]?k|top_k)\s*[=:]?\s*0\b", re.I)
