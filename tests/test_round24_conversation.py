@@ -191,3 +191,8 @@ def test_a_length_first_stated_after_the_rate_describes_the_run(store):
 def test_a_misread_rate_is_a_correction(store):
     r = _chat(store, FIRST, "sorry I misread, it was 19 tok/s")
     assert r.facts.measured_decode_tps == 19.0
+
+
+def test_a_bare_new_size_sets_a_named_models_rate_aside(store):
+    r = _chat(store, FIRST, "what about a 14B?")
+    assert r.facts.measured_decode_tps is None and any(n.startswith("Set aside the 45 tok/s") for n in r.notes)

@@ -129,3 +129,9 @@ def test_the_chat_leaves_an_impossible_rate_out_and_answers_the_rest(store):
     assert r.reply.startswith("**A measured decode of 99,999 tok/s is")
     assert r.facts.measured_decode_tps is None and r.verdict is not None and r.verdict.status == "not_measured"
     assert "Tell me the hardware and the model" not in r.reply
+
+
+def test_a_negative_model_size_is_refused(store):
+    ext = intake.extract("llama.cpp with a -5B model", store)
+    assert ext.params_b is None and "A model of -5B parameters is not possible; I ignored it." in ext.not_understood
+    assert intake.extract("qwen-7b on a 4090", store).model == "qwen-7b"  # a hyphen inside a name is no sign

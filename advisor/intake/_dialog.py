@@ -147,7 +147,8 @@ def _forget_measurement(old: Scenario, new: dict[str, Any], data: dict[str, Any]
         return
     moved: list[str] = [f for f in ("model", "hardware", "quant", "backend") if f in new and getattr(old, f)
              and _differs(store, f, getattr(old, f), new[f])]
-    if "params_b" in new and old.params_b and abs(new["params_b"] - old.params_b) > 0.25 * old.params_b:
+    was_b = old.params_b or _catalog_size(store, old.model)
+    if "params_b" in new and was_b and abs(new["params_b"] - was_b) > 0.25 * was_b:
         moved.append("model")
     labels: dict[str, str] = {}
     for f, label in (("prompt_tokens", "prompts"), ("depth", "tokens already in the cache")):
@@ -168,6 +169,16 @@ def _forget_measurement(old: Scenario, new: dict[str, Any], data: dict[str, Any]
     for f in (*_MEASURED, "measured_streams", "measured_is_aggregate"):
         data[f] = None
     ext.note(f"Set aside the {said} you measured: that was for {what}. Say it again if it applies to this one too.")
+
+
+def _catalog_size(store: Store, model: str | None) -> float | None:
+    """Total parameters (billions) of a named model, or None when it does not resolve."""
+    if not model:
+        return None
+    try:
+        return float(catalog.resolve_model(store, model).value.params_b)
+    except AdvisorError:
+        return None
 
 
 def _rate(v: float) -> str:

@@ -189,7 +189,7 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
     elif sizes:
         v, raw = sizes[0]
         if not 0 < v <= MAX_PARAMS_B:
-            ext.reject(f"A model of {raw} parameters is not possible; I ignored it.")
+            ext.reject(f"A model of {fmt(v)}B parameters is not possible; I ignored it.")
         else:
             ext.params_b = v
             if len(sizes) > 1:
@@ -214,7 +214,9 @@ def _sizes(msg: Msg) -> list[tuple[float, str]]:
         million = m.group("u").lower().startswith("m")
         if negated(msg, m.start()) or (million and not re.search(r"param|model", m.group(0), re.I)):
             continue  # "5m" alone is minutes or metres
-        sizes.append((float(m.group("num")) / (1000 if million else 1), m.group(0).strip()))
+        sign = -1.0 if re.search(r"[-−]\s*$", msg.orig[max(0, m.start() - 2):m.start()]) and \
+            not re.search(r"\w[-−]\s*$", msg.orig[max(0, m.start() - 3):m.start()]) else 1.0  # "-5B", not "qwen-7b"
+        sizes.append((sign * float(m.group("num")) / (1000 if million else 1), m.group(0).strip()))
     return sizes
 
 
