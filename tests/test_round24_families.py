@@ -99,3 +99,17 @@ def test_long_prompt_prediction_states_the_attention_cost(store):
     short = service.predict_scenario(store, Scenario(hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M",
                                                      prompt_tokens=512))
     assert not any("of the prefill FLOPs" in a for a in short.assumptions)
+
+
+def test_prefill_above_the_fp16_figure_is_bounded_by_the_int8_rate(store):
+    from advisor import service
+    from advisor.models import Scenario
+
+    p = service.predict_scenario(store, Scenario(hardware="RTX 3060", model="llama 3.1 8b", quant="Q4_K_M",
+                                                 prompt_tokens=512))
+    fp16 = 25.5e12 / (2 * 8.03e9 + 4 * 32 * 32 * 128 * 256)  # spec ÷ FLOPs per token at mean context 256
+    assert p.prefill_tps > fp16  # the 3060's fitted share of its FP16 figure is above 1
+    assert p.prefill_ceiling_tps == pytest.approx(2 * fp16, rel=0.02) and p.prefill_tps <= p.prefill_ceiling_tps
+    assert any(a.startswith("Prefill ceiling from the INT8 tensor-core rate") for a in p.assumptions)
+    h = service.predict_scenario(store, Scenario(hardware="H100 PCIe", model="llama 3.1 70b", quant="Q4_K_M"))
+    assert not any("INT8 tensor-core" in a for a in h.assumptions)
