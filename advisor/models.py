@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "SCENARIO_KEYS",
@@ -263,6 +263,8 @@ class Scenario(BaseModel):
     backend: str | None = None
     model: str | None = None
     params_b: float | None = None
+    # MoE: parameters used per token, billions ("30B with 3B active"); sizes a model the catalog lacks as a MoE.
+    active_params_b: float | None = None
     quant: str | None = None
     prompt_tokens: int | None = None
     gen_tokens: int | None = None
@@ -348,13 +350,20 @@ class Scenario(BaseModel):
             raise ValueError(f"memory_gb = {v:g} is too small (minimum 0.1 GB)")
         return v
 
-    @field_validator("params_b")
+    @field_validator("params_b", "active_params_b")
     @classmethod
-    def _params(cls, v: float | None) -> float | None:
-        v = _finite_nonneg(v, "params_b", MAX_PARAMS_B)
+    def _params(cls, v: float | None, info: Any) -> float | None:
+        v = _finite_nonneg(v, info.field_name, MAX_PARAMS_B)
         if v is not None and v < 0.001:
-            raise ValueError(f"params_b = {v:g} is too small (minimum 0.001, i.e. one million parameters)")
+            raise ValueError(f"{info.field_name} = {v:g} is too small (minimum 0.001, i.e. one million parameters)")
         return v
+
+    @model_validator(mode="after")
+    def _active_within_total(self) -> Scenario:
+        if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
+            raise ValueError(f"active_params_b = {self.active_params_b:g} is more than params_b = {self.params_b:g}: "
+                             "a MoE uses a part of its parameters per token, never more than all of them")
+        return self
 
     @field_validator("prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens")
     @classmethod
@@ -503,6 +512,9 @@ class Verdict(BaseModel):
     deviation_pct: dict[str, float | None] = Field(default_factory=dict)
     signals: list[str] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
+    # The person says it is slow, gave no number, and the prediction says that phase should not be: the first
+    # signal says what the hardware should do, what usually causes the slowness, and asks for the number.
+    felt_slow: bool = False
 
 
 class ModelRun(BaseModel):

@@ -5,6 +5,9 @@ machine, predict that machine's rows, and compare with what was measured. Prints
 90th-percentile absolute percentage error per phase, overall and per hardware kind, next to the
 plain roofline (spec bandwidth ÷ bytes, spec FLOPS ÷ FLOPs) on the same rows.
 
+Held-back section: rows dealt into 10 random folds, each predicted from a fit on the other folds (the
+row's machine stays in the fit: the case of new measurements on a machine the store already has).
+
 Batched section: on measured rows with batch > 1 (llama-batched-bench, servers at fixed concurrency;
 aggregate tok/s over all sequences), the step model of ``predict(concurrency=b)`` held out by
 hardware and by source, against a plain "batch × single-stream" estimate on the same rows.
@@ -91,6 +94,26 @@ def evaluate(store: Store, *, only: set[str] | None = None) -> dict[str, dict[st
         for r in held:
             _score(cal, r, errs)
     return errs
+
+
+def evaluate_folds(store: Store, *, folds: int = 10, seed: int = 1) -> dict[str, dict[str, dict[str, list[tuple[float, float]]]]]:
+    """Held-back rows with their hardware still in the fit: rows dealt at random into ``folds`` folds; each
+    fold is predicted from a fit on the others. Errors of batch-1 rows split ``{"older": ..., "new": ...}``
+    (results.csv sources vs results_more sources), each as :func:`evaluate` returns them."""
+    import random
+
+    rows = build_cal_rows(store)
+    more = more_ids(store)
+    ids = sorted({r.result_id for r in rows})
+    random.Random(seed).shuffle(ids)
+    fold = {rid: k % folds for k, rid in enumerate(ids)}
+    out = {s: {"decode": defaultdict(list), "prefill": defaultdict(list)} for s in ("older", "new")}
+    for k in range(folds):
+        cal = fit(bounded([r for r in rows if fold[r.result_id] != k]))
+        for r in rows:
+            if fold[r.result_id] == k:
+                _score(cal, r, out["new" if r.result_id in more else "older"])
+    return out
 
 
 def batched_rows(store: Store) -> list[dict]:
@@ -193,6 +216,10 @@ def main() -> None:
                 "leave-one-hardware-out", evaluate(store, only=older))
     print_table("\nNewly collected rows only (results_more sources), batch 1, leave-one-hardware-out",
                 evaluate(store, only=more_ids(store)))
+    held = evaluate_folds(store)
+    print_table("\nOlder rows, batch 1, held back in 10 random folds (each row's hardware stays in the fit, as for "
+                "held-back rows of machines the store has measured)", held["older"])
+    print_table("\nNewly collected rows, batch 1, held back in 10 random folds (hardware stays in the fit)", held["new"])
     print_batched(store)
 
 

@@ -21,6 +21,7 @@ from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.rules import Finding, first_finding
+from advisor.diagnose.rules_engine import FELT_SLOW_RULE
 from advisor.diagnose.status import overall_status, phase_status, spec_factor
 from advisor.errors import ImpossibleRateError
 from advisor.models import Fix, Scenario, Verdict
@@ -207,4 +208,5 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         measured={"prefill_tps": c.pp, "decode_tps": c.tg_raw},
         expected_range=exp_range, deviation_pct={"prefill_tps": dev_pp, "decode_tps": dev_tg},
         signals=[f.signal, *extra], assumptions=situation.assumption_texts() + (p.assumptions if p else []),
+        felt_slow=f.rule == FELT_SLOW_RULE,
     )

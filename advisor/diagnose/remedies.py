@@ -206,8 +206,11 @@ def _batching(c: Ctx) -> Fix | None:
         return None
     base = c.tg_raw if (c.tg_raw and now > 1) else before.decode_tps
     new_b, after = 0, None
-    for b in (max(2 * now, 8), 4 * now, 8 * now, 256):  # the first batch step that gains something
-        if b <= now or b > 4096:
+    # stated users and nothing measured: a batch holds at most the users' requests (more sequences do not exist)
+    cap = w.users if (not c.tg_raw and w.users > 1 and "concurrency" in w.stated) else 4096
+    steps = (max(2 * now, 8), 4 * now, 8 * now, 256) if cap == 4096 else (cap,)
+    for b in steps:  # the first batch step that gains something
+        if b <= now or b > cap:
             continue
         p = what_if(c, concurrency=b)
         # against what the person measured when there is a measured aggregate (a larger batch gains on THAT)

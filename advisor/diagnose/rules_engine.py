@@ -6,14 +6,17 @@ tried in the order of ``rules.RULES``.
 
 from __future__ import annotations
 
-from advisor.diagnose.context import Ctx
+from advisor.diagnose.context import Ctx, predict_for
 from advisor.diagnose.rules import Finding, _below, _far, _suspect
 
-__all__ = ["slow_prefill_backend", "power_limited", "plain_framework", "gpu_slowed", "PLAIN_FRAMEWORKS"]
+__all__ = ["slow_prefill_backend", "power_limited", "plain_framework", "gpu_slowed", "felt_slow", "PLAIN_FRAMEWORKS",
+           "FELT_SLOW_RULE"]
 
 PLAIN_FRAMEWORKS = ("transformers",)  # eager PyTorch generate(): no CUDA graphs, no fused decode kernels
 PLAIN_BELOW = 0.6  # decode under this share of the prediction on a plain framework: the framework's overhead
 
+FELT_SLOW_RULE = "felt_slow"
+LONG_PROMPTS = (8_000, 32_000)  # prompt lengths a chat history, a pasted document or RAG context reach (tokens)
 PP_FAR_BELOW = 0.35  # measured prefill under this share of the prediction: a setup cause, not the GPU's compute
 
 
@@ -67,3 +70,50 @@ def gpu_slowed(c: Ctx) -> Finding | None:
                    "speed (a power or clock limit, heat, another program on it, a mobile variant of the card, the memory "
                    "clock or PCIe link trained down, or an old or wrong build), not the placement.",
                    ["setup:gpu_state"], status="below_expected", rule="gpu_slowed")
+
+
+def felt_slow(c: Ctx) -> Finding | None:
+    """The person says it is slow but gives no number, and the prediction says that phase should not be.
+
+    Prefill (the wait before the first word): at the assumed prompt the first token comes in under a second, so a
+    wait they notice comes from what the prediction does not see — a much longer prompt than assumed (history,
+    documents: the TTFT at :data:`LONG_PROMPTS` is stated), the model loading before the request, or part of it on
+    the CPU. Decode: the machine should stream faster than reading, so a slow stream is a setup cause. The finding
+    asks for the number that settles it (status ``not_measured``).
+    """
+    from advisor.render.markdown import COMFORTABLE_TPS, TTFT_INSTANT_S
+
+    s, p = c.sit.symptoms, c.pred
+    if not s.complaint or p is None or c.tg or c.pp or c.sit.measured.ttft_s or c.fits is False:
+        return None
+    per_user = p.decode_tps_per_seq or p.decode_tps
+    prefill_ok = p.ttft_s is not None and p.ttft_s < TTFT_INSTANT_S
+    if "prefill" in s.asks_about and prefill_ok and p.prefill_tps:
+        waits = []
+        for n in (n for n in LONG_PROMPTS if n > 2 * p.prompt_tokens):
+            q = predict_for(c.store, c.sit, prompt_tokens=n)  # the same prediction at that length (it fits or not)
+            if q is not None and q.ttft_s and q.memory.fits:
+                waits.append(f"{n // 1000}k tokens ≈ {_secs(q.ttft_s)}")
+        at = "; ".join(waits)
+        return Finding("prefill", f"At a {p.prompt_tokens:,}-token prompt the first token should come after ≈ "
+                       f"{_secs(p.ttft_s or 0)} here (prefill ≈ {p.prefill_tps:,.0f} tok/s), so a wait you notice is not "
+                       "the hardware's compute. It grows with the prompt the app really sends (chat history, system "
+                       f"prompt, documents){': ' + at if at else ''}; other causes are the model loading before the "
+                       "answer and part of the model running on the CPU. How long are your prompts, and how long is the "
+                       "wait?", ["setup:model_load", "prefix_caching", "shorter_prompt", "setup:check_placement"],
+                       status="not_measured", rule=FELT_SLOW_RULE)
+    if "prefill" not in s.asks_about and per_user >= COMFORTABLE_TPS and prefill_ok:
+        mac = c.kind == "apple_soc"
+        causes = ("memory pressure (other apps, swapping), the model reloading for each request, Low Power Mode or "
+                  "heat" if mac else "part of the model on the CPU, the model reloading for each request, a "
+                  "power-saving mode, or another program on the GPU")
+        return Finding("decode", f"This setup should stream at ≈ {per_user:.0f} tok/s, faster than you read, and start "
+                       f"in ≈ {_secs(p.ttft_s or 0)}, so if it feels slow something in the setup is off. The usual "
+                       f"causes: {causes}. What tok/s does your tool print?",
+                       ["setup:check_placement", "setup:model_load", "setup:thermal" if mac else "setup:power"],
+                       status="not_measured", rule=FELT_SLOW_RULE)
+    return None
+
+
+def _secs(t: float) -> str:
+    return f"{t:.2f} s" if t < 1 else f"{t:.1f} s" if t < 60 else f"{t / 60:.1f} min"

@@ -127,6 +127,66 @@ def _gpu_state(c: Ctx) -> Fix | None:
     return _setup(c, title, why, "; ".join(x for x in looks if x) + ".")
 
 
+def _placement_check(c: Ctx) -> str:
+    """Where this engine shows which device the layers run on."""
+    eng = c.sit.engine or ""
+    if eng == "ollama":
+        return f"`ollama ps` (PROCESSOR should say 100% GPU); {hint(c, 'gpu_memory')}"
+    if eng == "lm-studio":
+        return f"the GPU offload setting in the model's load options (all layers); {hint(c, 'gpu_memory')}"
+    if eng in ("llama.cpp", "ik_llama.cpp", "koboldcpp"):
+        return f"the -ngl in the command and the log line 'offloaded N/N layers to GPU'; {hint(c, 'gpu_memory')}"
+    if eng == "mlx":
+        return f"Activity Monitor's GPU History while it writes; {hint(c, 'ram')}: swapping slows MLX most"
+    return f"the engine's startup log (the device it loads the weights on); {hint(c, 'gpu_memory')}"
+
+
+@register("setup:check_placement", "fix_configuration", 0)
+def _check_placement(c: Ctx) -> Fix | None:
+    """Check where the layers run and what else holds the GPU (the check in this engine's own words)."""
+    if c.sit.engine == "mlx" or c.kind == "apple_soc":
+        title = "Check that nothing else holds the Mac's memory or GPU (other apps, swapping) while it runs"
+        why = "MLX and Metal run every layer on the GPU; what slows them is memory pressure or another app on the GPU."
+    else:
+        title = "Check where the layers run and that nothing else holds the GPU"
+        why = "Layers on the CPU, or another program on the GPU, slow decode below what this hardware reaches."
+    return _setup(c, title, why, _placement_check(c) + ".")
+
+
+SSD_READ_GBS = 3.0  # ESTIMATE: sequential read of a PCIe 3.0 NVMe SSD (a SATA SSD ≈ 0.5 GB/s, PCIe 4.0 ≈ 7)
+# (title, why) of keeping the model loaded, per engine; Ollama's default keep_alive is 5 minutes (Ollama FAQ,
+# "How do I keep a model loaded in memory or make it unload immediately?").
+_KEEP_LOADED: dict[str, tuple[str, str]] = {
+    "ollama": ("Keep the model loaded between requests (OLLAMA_KEEP_ALIVE=-1, or keep_alive in the request) and keep "
+               "num_ctx the same", "Ollama unloads a model after 5 minutes idle, and reloads it when a request asks for "
+               "another num_ctx or another model; the load comes before the first token."),
+    "lm-studio": ("Keep the model loaded in LM Studio (turn off auto-unload of idle models / the JIT load TTL)",
+                  "With just-in-time loading LM Studio loads the model on the first request and unloads it when idle."),
+    "llama.cpp": ("Serve the model once with llama-server instead of a new llama-cli run per prompt",
+                  "Each command-line run loads every weight before its first token; a server loads it once."),
+    "mlx": ("Serve the model once with mlx_lm.server instead of a new mlx_lm.generate run per prompt",
+            "Each mlx_lm.generate run loads every weight before its first token; a server loads it once."),
+}
+
+
+@register("setup:model_load", "fix_configuration", 0)
+def _model_load(c: Ctx) -> Fix | None:
+    """Keep the model loaded: a load before the request adds weights ÷ disk speed to the first token."""
+    p, eng = c.pred, c.sit.engine or ""
+    if p is None or eng in ("vllm", "sglang", "tensorrt-llm"):
+        return None  # a serving engine loads the weights once at start-up
+    title, why = _KEEP_LOADED.get(eng, ("Keep the model loaded between requests (a server that stays up, not a new "
+                                        "process per prompt)", "Loading the weights comes before the first token."))
+    load = p.memory.weights_gb / SSD_READ_GBS
+    ttft = p.ttft_s or 0.0
+    effect = (f"first token ≈ {ttft:.2f} s expected with the model loaded, instead of ≈ {load + ttft:.1f} s when it "
+              f"has to load {p.memory.weights_gb:.1f} GB first (estimate: {SSD_READ_GBS:g} GB/s, an NVMe SSD's read)")
+    check = ("`ollama ps` shows whether the model is loaded and until when" if eng == "ollama" else
+             "time a second request right after the first: if only the first is slow, it was the load")
+    return fix("fix_configuration", title, effect, f"{why} Check: {check}.", speedup=None,
+               new_ttft_s=p.ttft_s)
+
+
 SETUP: dict[str, tuple[str, str, str]] = {
     "output_layer": ("Set -ngl to 99 (any number above the layer count), not the layer count",
                      "The output layer is one more tensor than the repeating blocks; -ngl N leaves it on the CPU.",
@@ -192,9 +252,6 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "cpu_tuning": ("Set threads to the physical core count; close background load; check memory speed",
                    "CPU decode is bandwidth-bound; oversubscribed threads or slow DIMMs waste it.",
                    "the memory speed the BIOS reports; tok/s with the machine idle."),
-    "check_placement": ("Check where the layers run and that nothing else holds the GPU",
-                        "Decode is below what this hardware reaches elsewhere.",
-                        "`ollama ps`, {gpu_memory}, the -ngl the engine used."),
     "thermal": ("Keep it cool and on full power (no Low Power Mode, on a hard surface or a stand; a fan for fanless "
                 "laptops)", "Fanless and thin machines lower their clocks when hot; sustained decode drops.",
                 "tok/s of a cold run vs after five minutes."),

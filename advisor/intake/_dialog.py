@@ -31,16 +31,22 @@ DEFAULT_QUANT_SERVER = "BF16"  # vLLM / SGLang / TensorRT-LLM serve the checkpoi
 def default_quant(backend: str | None, model: str | None) -> tuple[str, str]:
     """The weight format assumed when none is stated, and why (one rule for the chat and the resolver).
 
-    MLX engines → mlx-community's 4-bit; gpt-oss → MXFP4 (the format it is released in); vLLM / SGLang /
-    TensorRT-LLM → BF16 (the checkpoint's own weights); anything else → Q4_K_M (Ollama's and most GGUFs').
+    MLX engines → mlx-community's 4-bit; a model released in MXFP4 (gpt-oss) → MXFP4 everywhere else (its GGUFs
+    keep it); vLLM / SGLang / TensorRT-LLM → the checkpoint's own weights: its release format (FP8 for
+    DeepSeek-V3/R1, :func:`knowledge.catalog.release_format`), else BF16; anything else → Q4_K_M (Ollama's and
+    most GGUFs'). ``model``: a catalog id or the name as written.
     """
     from advisor.understand.engine import classify_engine
 
     if "mlx" in (backend or "").lower():
         return DEFAULT_QUANT_MLX, "mlx-community's usual 4-bit conversion"
-    if "gpt-oss" in (model or "").lower().replace("_", "-").replace(" ", "-"):
-        return "MXFP4", "the format gpt-oss is released in (its MoE weights ship as MXFP4)"
+    released = catalog.release_format(model) or (
+        "MXFP4" if "gpt-oss" in (model or "").lower().replace("_", "-").replace(" ", "-") else None)
+    if released == "MXFP4":
+        return "MXFP4", "the format the model is released in (its MoE weights ship as MXFP4)"
     if backend and classify_engine(backend)[0] in ("vllm", "sglang", "tensorrt-llm"):
+        if released:
+            return released, "the checkpoint's own weights (the format it is released in), what vLLM/SGLang serve"
         return DEFAULT_QUANT_SERVER, "the checkpoint's own 16-bit weights, what vLLM/SGLang serve unless told otherwise"
     return DEFAULT_QUANT, "what Ollama and most GGUF downloads use"
 DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
@@ -106,6 +112,8 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
         _resize_model(old.model, new, data, ext, store)
     if "model" in new and "params_b" not in new:
         data["params_b"] = None
+    if ("model" in new or "params_b" in new) and "active_params_b" not in new:
+        data["active_params_b"] = None  # a new model or size: the earlier MoE's active share is not its
     if old.compare_models and ("model" in new or "params_b" in new) and "compare_models" not in new:
         # "what about a 14B?" after comparing two 4B models: the one model asked about now, not the old pair
         data["compare_models"] = None

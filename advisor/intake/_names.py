@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.errors import NotFoundError
+from advisor.errors import AdvisorError, NotFoundError
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
@@ -53,6 +53,11 @@ _REPO = re.compile(r"(?<![\w./-])(?P<org>[A-Za-z0-9][\w.-]{0,60})/(?P<name>[A-Za
 _REPO_OK = re.compile(rf"(?:{_FAMILIES})|\d+(?:\.\d+)?[bm]\b", re.I)
 _SIZE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*-?\s*(?P<u>b|bn|billion|m|million)\b"
                    r"(?:\s*(?:param(?:eter)?s?|model))?", re.I)
+# A size marked as the MoE's per-token share: "3B active", "3B active parameters", "3B activated", "3B per token",
+# or written "-A3B" after the total ("30B-A3B"); "active" may also come before it ("active 3B", "with 3B active").
+_ACTIVE_AFTER = re.compile(r"\s*(?:param(?:eter)?s?\s+)?(?:active|activated|per[\s-]token|used\s+per\s+token)\b", re.I)
+_ACTIVE_BEFORE = re.compile(r"\b(?:active|activated)(?:\s+param(?:eter)?s?)?\s*(?:of|:|=|is|are)?\s*$", re.I)
+_TOTAL_A = re.compile(r"(?<![\w.])(?P<total>\d+(?:\.\d+)?)\s*b\s*[-_ ]?\s*a(?P<active>\d+(?:\.\d+)?)\s*b\b", re.I)
 _HAS_SIZE = re.compile(r"\d\s*b\b|\d+x\d|a\d+b", re.I)
 
 _GGUF = re.compile(r"(?<![\w])(?:ud[-_])?(?P<q>[it]?q\d(?:_[a-z0-9]+)*)(?![\w])", re.I)
@@ -186,14 +191,50 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
                      "verdict.")
         elif others and ext.model:
             ext.note(f"You also mentioned {', '.join(others)}; I'm using {ext.model} for now.")
+        _active_share(ext, store, sizes, msg)
     elif sizes:
-        v, raw = sizes[0]
+        totals = [(v, raw) for v, raw in sizes if not _is_active(msg, raw)]
+        v, raw = (totals or sizes)[0]
         if not 0 < v <= MAX_PARAMS_B:
             ext.reject(f"A model of {fmt(v)}B parameters is not possible; I ignored it.")
         else:
             ext.params_b = v
-            if len(sizes) > 1:
+            if len(totals) > 1:
                 ext.note(f"Several sizes mentioned; I'm using {fmt(v)}B for now.")
+            _active_share(ext, store, sizes, msg)
+
+
+def _is_active(msg: Msg, raw: str) -> bool:
+    """Whether the size phrase ``raw`` is marked as the per-token (active) share of a MoE."""
+    for m in re.finditer(re.escape(raw), msg.orig):
+        if _ACTIVE_AFTER.match(msg.orig, m.end()) or _ACTIVE_BEFORE.search(msg.orig[max(0, m.start() - 30):m.start()]):
+            return True
+    return False
+
+
+def _active_share(ext: Extraction, store: Store, sizes: list[tuple[float, str]], msg: Msg) -> None:
+    """A MoE's active parameters stated in words ("7B total with 1B active", "30B-A3B"): ``ext.active_params_b``
+    when the total is known (stated, or the size of a model the catalog lacks) and the catalog does not
+    already know the model's routing."""
+    if ext.model and ext.resolved.get("model", "").startswith("generic-") is False:
+        return  # a catalog model: its own total and active parameters
+    total = ext.params_b
+    if total is None and ext.model:
+        try:
+            total = catalog.resolve_model(store, ext.model).value.params_b
+        except AdvisorError:
+            return
+    active = next((v for v, raw in sizes if _is_active(msg, raw)), None)
+    if active is None and (m := _TOTAL_A.search(msg.orig)):
+        active = float(m.group("active"))
+    if active is None or total is None:
+        return
+    if not 0 < active < total:
+        ext.reject(f"{fmt(active)}B active of {fmt(total)}B in all is not a mixture of experts (the active part "
+                   "is smaller than the total); I ignored the active size.")
+        return
+    ext.active_params_b = active
+    ext.note(f"Mixture of experts: {fmt(total)}B parameters in all, {fmt(active)}B used per token.")
 
 
 def _compared(msg: Msg, men: list[tuple[int, str]]) -> bool:

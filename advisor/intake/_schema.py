@@ -10,7 +10,7 @@ from advisor.models import Scenario
 
 # Scenario fields that intake reads out of chat text (``raw_output`` is the importers' business).
 FACT_FIELDS: tuple[str, ...] = (
-    "hardware", "memory_gb", "gpu_cores", "bandwidth_gbs", "tflops", "model", "params_b", "quant", "backend",
+    "hardware", "memory_gb", "gpu_cores", "bandwidth_gbs", "tflops", "model", "params_b", "active_params_b", "quant", "backend",
     "prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens", "concurrency", "requests_per_minute", "use",
     "measured_prefill_tps", "measured_decode_tps", "n_gpu_layers",
     "gpu_count", "interconnect", "system_ram_gb", "context_window", "measured_ttft_s", "compare_hardware",
@@ -44,6 +44,7 @@ class Extraction(BaseModel):
     tflops: float | None = None
     model: str | None = None
     params_b: float | None = None
+    active_params_b: float | None = None
     quant: str | None = None
     backend: str | None = None
     prompt_tokens: int | None = None

@@ -66,6 +66,16 @@ def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
 SERVER_ENGINE_USERS = 4  # from this many users on a datacenter GPU with no engine stated, assume vLLM
 
 
+def assumed_engine(hw: Hardware, users: int) -> tuple[str | None, str]:
+    """The engine assumed when none is stated, and the words that say so: vLLM for
+    :data:`SERVER_ENGINE_USERS` or more users on a datacenter GPU (what teams serve with there), else None
+    (the hardware's usual llama.cpp build, :func:`default_backend`)."""
+    if users >= SERVER_ENGINE_USERS and hw.kind == "datacenter_gpu":
+        return "vllm", (f"Engine not stated: {users} users on a datacenter GPU are assumed to be served by vLLM "
+                        "(continuous batching, paged KV cache); name the engine to change it.")
+    return None, ""
+
+
 def default_backend(hw: Hardware) -> str:
     """The engine most people run on this hardware (llama.cpp via Ollama/LM Studio)."""
     return f"llama.cpp-{default_accel(hw)}"
@@ -169,10 +179,10 @@ def predict_step(
     model = with_moe(model)
     assumptions: list[str] = []
     b = max(1, concurrency)
-    if backend is None and b >= SERVER_ENGINE_USERS and hardware.kind == "datacenter_gpu":
-        backend = "vllm"
-        assumptions.append(f"Engine not stated: {b} users on a datacenter GPU are assumed to be served by vLLM "
-                           "(continuous batching, paged KV cache); name the engine to change it.")
+    if backend is None:
+        backend, why = assumed_engine(hardware, b)
+        if why:
+            assumptions.append(why)
     engine, accel, label = engine_accel(backend, hardware)
     bw = hardware.bandwidth_gbs
     tflops, tf_source = resolve_compute(hardware, accel, cal, quant=quant.name, engine=engine)

@@ -269,9 +269,19 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
 
     At most about 250 words outside the ``<details>`` blocks (:func:`visible_words`).
     """
-    out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
-    out.append("\n".join(f"- {n}" for n in _numbers(v)))
-    if v.fixes and _comfortable(v):
+    if v.felt_slow and v.signals:  # "it takes forever", no number: what it should do, the usual causes, a question
+        first, _, more = v.signals[0].partition(". ")
+        out = [f"**{first.rstrip('.')}.**", "\n".join(f"- {n}" for n in _numbers(v))]
+        if more:
+            out.append(more)
+        if v.fixes:
+            out.append(_fix_line(v.fixes[0], "First thing to check"))
+    else:
+        out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
+        out.append("\n".join(f"- {n}" for n in _numbers(v)))
+    if v.felt_slow:
+        pass  # its fix line is above; "nothing you need to change" would contradict what the person sees
+    elif v.fixes and _comfortable(v):
         f = _no_purchase(v) or v.fixes[0]  # "faster still" without buying anything when a change does it
         out.append(f"**Nothing you need to change.** Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}.")
     elif v.fixes:

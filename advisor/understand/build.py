@@ -143,8 +143,8 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     s = res.scenario
     text = " ".join(filter(None, [question or s.question, s.backend, s.hardware, s.raw_output, s.quant, s.use]))
     engine: str | None = None
-    if s.backend:
-        engine = classify_engine(s.backend)[0]
+    if res.backend:  # as stated, or the engine assumed for a team on a datacenter GPU (resolve_scenario)
+        engine = classify_engine(res.backend)[0]
         if engine == "other":
             engine = None
     stated = frozenset(f for f in ("prompt_tokens", "gen_tokens", "depth", "concurrency", "shared_prefix_tokens",
@@ -176,7 +176,7 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     machines, models = _candidates(store, s, unresolved) if store is not None else ([], [])
     return Situation(
         facts=s, machine=_machine(res, s), model=res.model, quant=res.quant, engine=engine,  # type: ignore[arg-type]
-        engine_text=s.backend, workload=workload, measured=measured, symptoms=symptoms,
+        engine_text=res.backend, workload=workload, measured=measured, symptoms=symptoms,
         compare_hardware=machines, compare_models=models, assumptions=assumptions, unresolved=unresolved,
         question=question or s.question, remote=remote, audience=_audience(s, measured),
     )

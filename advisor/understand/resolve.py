@@ -255,8 +255,12 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             m = _resolve_model_text(store, s.model or "", s.params_b)
             model = m.value
             if s.params_b and model.generic is False and abs(model.params_b - s.params_b) / s.params_b > 0.3:
-                model = catalog.generic_model(store, s.model or "model", s.params_b)
+                model = catalog.generic_model(store, s.model or "model", s.params_b, s.active_params_b)
                 res.assumptions.append(f"Sized from the stated {s.params_b:g}B parameters.")
+            elif model.generic and s.active_params_b and s.active_params_b < model.params_b:
+                model = catalog.generic_model(store, s.model or "model", model.params_b, s.active_params_b)
+                res.assumptions.append(f"A mixture of experts: {model.params_b:g}B parameters, "
+                                       f"{s.active_params_b:g}B read per token (as stated).")
             res.model = model
             res.assumptions += m.assumptions
         except NotFoundError as e:
@@ -273,6 +277,14 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
                                    f"{qv.name} (≈ {params:.2f}B parameters).")
         except AdvisorError:
             pass
+    # Engine: none stated and a team on a datacenter GPU → vLLM (the one rule, perf.prediction.assumed_engine), so
+    # the format default, the fixes and the prediction all assume the same engine
+    if not s.backend and res.hardware is not None:
+        from advisor.perf.prediction import assumed_engine
+
+        res.backend, why = assumed_engine(res.hardware, s.concurrency or 1)
+        if why:
+            res.assumptions.append(why)
     # Format
     if row.get("quant") and (not s.quant or re.search(r"\bto\b|sweep|various|,", s.quant)):
         s = s.model_copy(update={"quant": row["quant"]})
@@ -284,13 +296,13 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
         quant_text = None
     try:
         if quant_text:
-            q = catalog.resolve_quant(store, quant_text, backend=s.backend)
+            q = catalog.resolve_quant(store, quant_text, backend=res.backend)
             res.quant = q.value
             res.assumptions += q.assumptions
         else:
             from advisor.intake._dialog import default_quant
 
-            name, why = default_quant(s.backend, res.model.id if res.model is not None else s.model)
+            name, why = default_quant(res.backend, res.model.id if res.model is not None else s.model)
             res.quant = catalog.resolve_quant(store, name).value
             res.assumptions.append(f"Weight format not stated: assumed {res.quant.name} "
                                    f"({res.quant.bits_per_weight:g} bits per weight), {why}.")

@@ -266,6 +266,7 @@ class Symptoms(_Frozen):
     household: bool = False
     intel_mac: bool = False
     power_limited: bool = False  # on battery / a power-saving mode / a lowered power limit
+    complaint: bool = False  # the person says it is slow as they see it ("takes forever"), numbers or not
 
 
 class Situation(_Frozen):

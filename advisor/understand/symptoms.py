@@ -47,6 +47,17 @@ _LONG_CTX = re.compile(
     r"(?:long|large|growing|bigger|full) (?:context|conversation|chat|history)|as the (?:context|conversation|chat) grows|"
     r"\d+k (?:context|tokens of context)|deeper into|context fills|\blong(?:er)? prompts?\b|\bdepth\b|"
     r"\bat \d+(?:\.\d+)?\s?k\b", re.I)
+# The person says it IS slow, as they see it (not a worry about what it will be): "so slow", "takes forever",
+# "terrible", "why is my ... slow". A future or conditional before it in the sentence ("will it be slow?") is no
+# complaint (:func:`_complains`).
+_COMPLAINT = re.compile(
+    r"\b(?:so|too|very|really|painfully|super|incredibly|unbearably|extremely|quite|way|kinda|pretty)\s+slow\b|"
+    r"\b(?:is|are|feels?|runs?|seems?|got|gets|getting|been|being)\s+(?:\w+\s+)?slow\b|\bslow(?:er)? than (?:i |it |expected)|"
+    r"sluggish|\blaggy\b|\blags?\b|\bcrawl(?:s|ing)?\b|\bterrible\b|\bhorrible\b|\bawful\b|\bunusabl[ey]\b|"
+    r"\bpainful(?:ly)?\b|\bforever\b|\btakes? (?:so |too |very |really )?long\b|\btoo long\b|\bages\b|"
+    r"\bwait(?:ing)? (?:for ages|forever|so long|too long|a long time|minutes)\b|"
+    r"\bwhy (?:is|does|do|are) (?:it|this|my|the|ollama|lm studio|llama)\b[^.?!]{0,80}\b(?:slow|long)\b", re.I)
+_NOT_YET = re.compile(r"\b(?:will|would|going to|gonna|might|could|should i expect|if i|before i buy|planning)\b[^.?!]*$", re.I)
 _THREADS = re.compile(r"(?:\s-t|--threads|threads?\s*[=:]?)\s*(\d{1,3})\b", re.I)
 _CPU_ONLY = re.compile(r"cpu[- ]only|-ngl 0\b|ngl 0\b|cpu backend|n[_-]gpu[_-]layers\s*=\s*0|num_gpu\s*[=:]?\s*0\b", re.I)
 _TOP_K0 = re.compile(r"(?:--?top[-_ ]?k|top_k)\s*[=:]?\s*0\b", re.I)
@@ -209,7 +220,18 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         household=bool(_HOUSEHOLD.search(t)),
         intel_mac=_intel_mac(t),
         power_limited=bool(_POWER.search(t)),
+        complaint=_complains(t),
     )
+
+
+def _complains(text: str) -> bool:
+    """The text says the run is slow as the person sees it now (:data:`_COMPLAINT`), not as a worry ("will it
+    be slow?"): no future or conditional earlier in the same sentence."""
+    for m in _COMPLAINT.finditer(text):
+        start = max(text.rfind(".", 0, m.start()), text.rfind("?", 0, m.start()), text.rfind("!", 0, m.start())) + 1
+        if not _NOT_YET.search(text[start:m.start()]):
+            return True
+    return False
 
 
 def _intel_mac(text: str) -> bool:

@@ -34,7 +34,7 @@ from knowledge.catalog._load import (
     with_memory,
 )
 from knowledge.catalog._mixed import GPU_KINDS, MIXED_SEP, host_cpu_note, mixed_hardware
-from knowledge.catalog._models import generic_model, resolve_model
+from knowledge.catalog._models import generic_model, release_format, resolve_model
 from knowledge.catalog._quants import resolve_quant
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "all_known_hardware",
     "all_models",
     "all_quants",
+    "release_format",
     "catalog_stats",
     "cloud_instance",
     "closest_hardware",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
 from advisor.errors import NotFoundError
 from advisor.models import MAX_PARAMS_B, ModelSpec
 from knowledge.catalog._load import Match, all_models
+from knowledge.seed import read_csv
 from knowledge.store import Store
 
 __all__ = ["family_key", "generic_model", "resolve_model"]
@@ -252,3 +254,16 @@ def generic_model(store: Store, name: str, params_b: float, active_b: float | No
         notes="generic architecture: " + why,
         source_url=ref.source_url if ref else "",
     )
+
+
+@lru_cache(maxsize=1)
+def _release_formats() -> dict[str, str]:
+    return {r["model_id"].lower(): r["release_format"].strip()
+            for r in read_csv("models.csv") if (r.get("release_format") or "").strip()}
+
+
+def release_format(model_id: str | None) -> str | None:
+    """The weight format a model is released in when it is not 16-bit (``"FP8 (E4M3)"`` for DeepSeek-V3/R1,
+    ``"MXFP4"`` for gpt-oss), from the seed's ``release_format`` column (its config's quantization_config,
+    source in ``release_format_source``); None for a 16-bit release or a model the catalog lacks."""
+    return _release_formats().get((model_id or "").lower())
