@@ -13,7 +13,7 @@ import pytest
 from advisor import service
 from advisor.diagnose import fit
 from advisor.diagnose.context import build_ctx
-from advisor.diagnose.setup import SETUP, checks
+from advisor.diagnose.setup import SETUP, _placement_check, checks
 from advisor.diagnose.tools import TOOLS, platform_of
 from advisor.models import Fix, Scenario
 from advisor.render.plain import gloss, quant_words
@@ -256,7 +256,7 @@ def _ctx(store, **kw):
 def test_every_check_names_this_platforms_tool(store, hw, plat, tool, never):
     c = _ctx(store, hardware=hw, model="llama 3.1 8b", quant="q4_k_m")
     assert platform_of(c) == plat
-    words = " ".join(checks(c, chk) for _t, _w, chk in SETUP.values() if "{" in chk)
+    words = " ".join(checks(c, chk) for _t, _w, chk in SETUP.values() if "{" in chk) + " " + _placement_check(c)
     assert tool in words
     if plat != "nvidia":
         assert never not in words.replace("`nvidia-smi topo -m`", "")
