@@ -180,3 +180,36 @@ def test_a_team_on_datacenter_gpus_is_assumed_on_vllm_with_the_release_format(st
 def test_default_engine_and_format_follow_the_team(store, text, quant, engine):
     v = service.ask(store, text).verdict
     assert v is not None and v.prediction.quant == quant and v.prediction.backend.startswith(engine)
+
+
+# --------------------------------------------------------------------------- a measured wait, no prompt length
+def test_a_wait_after_a_pause_is_the_model_reloading(store):
+    r = service.ask(store, "every time i send a message after a few min break ollama takes like 20 seconds before "
+                           "anything shows up. gemma3 12b, rtx 4070")
+    v = r.verdict
+    assert r.facts.measured_ttft_s == 20
+    assert v is not None and v.felt_slow and v.bottleneck == "prefill"
+    assert "OLLAMA_KEEP_ALIVE" in v.fixes[0].title
+    assert "after a pause" in v.signals[0] and "5 minutes" in v.signals[0]
+    assert "Nothing you need to change" not in r.reply
+
+
+def test_a_long_wait_without_a_pause_asks_for_the_prompt(store):
+    v = service.ask(store, "llama 3.1 8b on my 4090 in lm studio takes 12 s before it starts answering").verdict
+    assert v is not None and v.felt_slow
+    assert "How long is the prompt" in v.signals[0]
+    assert "Ollama" not in v.signals[0] and "LM Studio" in v.fixes[0].title
+    # the prompt that would take 12 s at the predicted prefill rate (an upper bound), said in tokens
+    p = v.prediction
+    assert f"{float(f'{12 * p.prefill_tps:.2g}'):,.0f} tokens" in v.signals[0]
+
+
+def test_a_wait_no_prompt_could_cause_is_the_load_or_the_cpu(store):
+    v = service.ask(store, "llama 3.2 3b on my 4090 in lm studio takes 60 s before it starts answering").verdict
+    assert v is not None and "No prompt this model accepts" in v.signals[0]
+
+
+def test_a_wait_that_matches_the_prediction_is_not_felt_slow(store):
+    # 70B on a 64 GB Mac, a 0.5k prompt: a few seconds is what the machine needs
+    v = service.ask(store, "llama 3.3 70b q4_k_m on my M1 Max 64GB takes 2 s to start answering").verdict
+    assert v is not None and not v.felt_slow

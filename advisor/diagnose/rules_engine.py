@@ -84,7 +84,12 @@ def felt_slow(c: Ctx) -> Finding | None:
     from advisor.render.markdown import COMFORTABLE_TPS, TTFT_INSTANT_S
 
     s, p = c.sit.symptoms, c.pred
-    if not s.complaint or p is None or c.tg or c.pp or c.sit.measured.ttft_s or c.fits is False:
+    if p is None or c.tg or c.pp or c.fits is False:
+        return None
+    waited = c.sit.measured.ttft_s
+    if waited and p.ttft_s is not None and p.prefill_tps and waited > max(3 * p.ttft_s, TTFT_INSTANT_S):
+        return _long_wait(c, waited)
+    if not s.complaint or waited:
         return None
     per_user = p.decode_tps_per_seq or p.decode_tps
     prefill_ok = p.ttft_s is not None and p.ttft_s < TTFT_INSTANT_S
@@ -113,6 +118,29 @@ def felt_slow(c: Ctx) -> Finding | None:
                        ["setup:check_placement", "setup:model_load", "setup:thermal" if mac else "setup:power"],
                        status="not_measured", rule=FELT_SLOW_RULE)
     return None
+
+
+def _long_wait(c: Ctx, waited: float) -> Finding:
+    """A measured wait for the first word, no prompt length: far longer than this machine needs at the usual
+    prompt. After an idle pause it is the model loading again; otherwise a prompt of about ``waited × prefill``
+    tokens (chat history, documents) or the model loading."""
+    p = c.pred
+    assert p is not None and p.prefill_tps and p.ttft_s is not None
+    tokens = float(f"{waited * p.prefill_tps:.2g}")  # an upper bound: prefill slows as the prompt grows (attention)
+    ctx_max = c.sit.model.max_context if c.sit.model is not None else None
+    ollama = c.sit.engine == "ollama"
+    unload = "Ollama unloads an idle model after 5 minutes" if ollama else "apps unload an idle model to free memory"
+    first = (f"You wait ≈ {_secs(waited)} for the first word; at a {p.prompt_tokens:,}-token prompt this machine needs ≈ "
+             f"{_secs(p.ttft_s)} (prefill ≈ {p.prefill_tps:,.0f} tok/s), so the wait is not prompt processing at usual lengths.")
+    if c.sit.symptoms.after_idle or (ctx_max and tokens > ctx_max):
+        why = (f"Slow only after a pause: the model is loaded again before it answers ({unload})" if c.sit.symptoms.after_idle else
+               f"No prompt this model accepts ({ctx_max:,} tokens at most) takes that long: the model is loaded before "
+               "it answers, or part of it runs on the CPU")
+        return Finding("prefill", first + f" {why}. Only a prompt of up to about {tokens:,.0f} tokens "
+                       "would take that long to read.", ["setup:model_load", "setup:check_placement"], rule=FELT_SLOW_RULE)
+    return Finding("prefill", first + f" Either the app sends a prompt of up to about {tokens:,.0f} tokens (chat history, "
+                   "system prompt, documents: trim or cache them), or the model is loaded before it answers. How long is "
+                   "the prompt your app sends?", ["setup:model_load", "prefix_caching", "shorter_prompt"], rule=FELT_SLOW_RULE)
 
 
 def _secs(t: float) -> str:

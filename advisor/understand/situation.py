@@ -267,6 +267,7 @@ class Symptoms(_Frozen):
     intel_mac: bool = False
     power_limited: bool = False  # on battery / a power-saving mode / a lowered power limit
     complaint: bool = False  # the person says it is slow as they see it ("takes forever"), numbers or not
+    after_idle: bool = False  # the slow request comes after a pause ("after a few min break"): a reload
 
 
 class Situation(_Frozen):

@@ -57,6 +57,10 @@ _COMPLAINT = re.compile(
     r"\bpainful(?:ly)?\b|\bforever\b|\btakes? (?:so |too |very |really )?long\b|\btoo long\b|\bages\b|"
     r"\bwait(?:ing)? (?:for ages|forever|so long|too long|a long time|minutes)\b|"
     r"\bwhy (?:is|does|do|are) (?:it|this|my|the|ollama|lm studio|llama)\b[^.?!]{0,80}\b(?:slow|long)\b", re.I)
+# The slow request comes after a pause (the model was unloaded meanwhile): "after a few min break", "after being idle".
+_AFTER_IDLE = re.compile(r"after (?:a |an |some )?(?:few |couple of |\d+ )?(?:min(?:ute)?s?|hours?|while|break|pause|idle|"
+                         r"inactivity)\b|after (?:being |sitting |it sits )?idle|cold start|first (?:message|request|prompt|"
+                         r"question) (?:of the day|after|in a while)|when i come back|(?:left|leave) it (?:for|idle)", re.I)
 _NOT_YET = re.compile(r"\b(?:will|would|going to|gonna|might|could|should i expect|if i|before i buy|planning)\b[^.?!]*$", re.I)
 _THREADS = re.compile(r"(?:\s-t|--threads|threads?\s*[=:]?)\s*(\d{1,3})\b", re.I)
 _CPU_ONLY = re.compile(r"cpu[- ]only|-ngl 0\b|ngl 0\b|cpu backend|n[_-]gpu[_-]layers\s*=\s*0|num_gpu\s*[=:]?\s*0\b", re.I)
@@ -221,6 +225,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         intel_mac=_intel_mac(t),
         power_limited=bool(_POWER.search(t)),
         complaint=_complains(t),
+        after_idle=bool(_AFTER_IDLE.search(t)),
     )
 
 
