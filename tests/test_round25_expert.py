@@ -213,3 +213,13 @@ def test_a_wait_that_matches_the_prediction_is_not_felt_slow(store):
     # 70B on a 64 GB Mac, a 0.5k prompt: a few seconds is what the machine needs
     v = service.ask(store, "llama 3.3 70b q4_k_m on my M1 Max 64GB takes 2 s to start answering").verdict
     assert v is not None and not v.felt_slow
+
+
+def test_a_non_apple_machine_after_mlx_drops_the_mlx_engine(store):
+    first = service.ask(store, "OLMoE, 7B total with 1B active, on my M2 Pro 16GB with mlx-lm")
+    second = service.ask(store, "We want to serve DeepSeek V3 to 50 engineers on 8x H200", first.facts)
+    assert second.facts.backend is None
+    assert second.verdict is not None and second.verdict.prediction.backend.startswith("vllm")
+    assert any("MLX runs on Apple Silicon" in n for n in second.notes) or "MLX runs on Apple Silicon" in second.reply
+    kept = service.ask(store, "what about an M3 Max?", first.facts)
+    assert kept.facts.backend == first.facts.backend  # another Mac keeps MLX

@@ -240,9 +240,13 @@ def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extr
     for f in ("gpu_cores", "bandwidth_gbs", "tflops", "gpu_count", "hardware_kind"):
         if f not in new:
             data[f] = None
+    hw = _hardware_of(store, new["hardware"])
+    if ("backend" not in new and "mlx" in (data.get("backend") or "").lower() and hw is not None
+            and hw.kind != "apple_soc"):
+        ext.note(f"MLX runs on Apple Silicon: the engine for the {hw.name} is assumed instead (name it to change it).")
+        data["backend"] = None
     if "memory_gb" in new or data.get("memory_gb") is None:
         return
-    hw = _hardware_of(store, new["hardware"])
     before = _hardware_of(store, data.get("hardware"))
     if hw is not None and before is not None and hw.kind == before.kind == "apple_soc":
         return  # a Mac's memory is chosen apart from its chip: "it's the M4 Pro" keeps the 16 GB said
