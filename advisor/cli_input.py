@@ -29,7 +29,7 @@ MAX_IMPORT_BYTES = 5_000_000
 
 #: Columns of a ``predict --input`` table (DESIGN.md: hardware, model, params_b, quant, backend,
 #: prompt_tokens, gen_tokens, depth, batch; plus the flags that describe hardware not in the catalog).
-ROW_KEYS = frozenset({"hardware", "model", "params_b", "quant", "backend", "prompt_tokens", "gen_tokens", "depth",
+ROW_KEYS = frozenset({"hardware", "model", "params_b", "active_params_b", "quant", "backend", "prompt_tokens", "gen_tokens", "depth",
                       "batch", "concurrency", "memory_gb", "bandwidth_gbs", "tflops"})
 _INT_KEYS = frozenset({"prompt_tokens", "gen_tokens", "depth", "batch", "concurrency"})
 _WHOLE = re.compile(r"^\s*[+]?\d+(?:\.0*)?\s*$")

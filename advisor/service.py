@@ -429,15 +429,18 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
             facts = out.facts.model_copy(update={"raw_output": facts.raw_output})
             missing = intake.missing(facts, store)
             q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
+    # A reply to the advisor's own question ("RTX 4090" after "which machine?") completes the earlier message:
+    # its words (a complaint, "in Docker") are read with it; after an answer, a follow-up's own words are.
+    said_here = facts.question if (before.question and intake.missing(before, store)) else text
     if verdict is None and q is None and not missing:
         try:
-            verdict = diagnose_scenario(store, facts, question=text)
+            verdict = diagnose_scenario(store, facts, question=said_here)
         except ImpossibleRateError as e:  # "I get 99999 tok/s": said, left out, and the rest still answered
             facts = facts.model_copy(update={"measured_decode_tps": None, "measured_streams": None})
             lines.insert(0, f"**{e}** I left that number out; the rest is answered without it.")
             notes = [n for n in notes if "taken as the generation" not in n]
             try:
-                verdict = diagnose_scenario(store, facts, question=text)
+                verdict = diagnose_scenario(store, facts, question=said_here)
             except AdvisorError as e2:
                 lines.append(str(e2))
         except AdvisorError as e:

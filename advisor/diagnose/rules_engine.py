@@ -16,7 +16,10 @@ PLAIN_FRAMEWORKS = ("transformers",)  # eager PyTorch generate(): no CUDA graphs
 PLAIN_BELOW = 0.6  # decode under this share of the prediction on a plain framework: the framework's overhead
 
 FELT_SLOW_RULE = "felt_slow"
-LONG_PROMPTS = (8_000, 32_000)  # prompt lengths a chat history, a pasted document or RAG context reach (tokens)
+LONG_PROMPTS = (8_000, 32_000)
+# A first-token wait whose implied prefill rate is under this share of the prediction is not prompt processing
+# (a GPU does not read a prompt 10× slower than its kernels): the model loading or layers on the CPU.
+LOAD_NOT_PREFILL = 0.1  # prompt lengths a chat history, a pasted document or RAG context reach (tokens)
 PP_FAR_BELOW = 0.35  # measured prefill under this share of the prediction: a setup cause, not the GPU's compute
 
 
@@ -84,12 +87,13 @@ def felt_slow(c: Ctx) -> Finding | None:
     from advisor.render.markdown import COMFORTABLE_TPS, TTFT_INSTANT_S
 
     s, p = c.sit.symptoms, c.pred
-    if p is None or c.tg or c.pp or c.fits is False:
+    if p is None or c.tg or c.fits is False:
         return None
     waited = c.sit.measured.ttft_s
-    if waited and p.ttft_s is not None and p.prefill_tps and waited > max(3 * p.ttft_s, TTFT_INSTANT_S):
+    if (waited and p.ttft_s is not None and p.prefill_tps and waited > max(3 * p.ttft_s, TTFT_INSTANT_S)
+            and (not c.pp or c.pp < LOAD_NOT_PREFILL * p.prefill_tps)):
         return _long_wait(c, waited)
-    if not s.complaint or waited:
+    if not s.complaint or waited or c.pp:
         return None
     per_user = p.decode_tps_per_seq or p.decode_tps
     prefill_ok = p.ttft_s is not None and p.ttft_s < TTFT_INSTANT_S
@@ -103,13 +107,16 @@ def felt_slow(c: Ctx) -> Finding | None:
         return Finding("prefill", f"At a {p.prompt_tokens:,}-token prompt the first token should come after ≈ "
                        f"{_secs(p.ttft_s or 0)} here (prefill ≈ {p.prefill_tps:,.0f} tok/s), so a wait you notice is not "
                        "the hardware's compute. It grows with the prompt the app really sends (chat history, system "
-                       f"prompt, documents){': ' + at if at else ''}; other causes are the model loading before the "
-                       "answer and part of the model running on the CPU. How long are your prompts, and how long is the "
-                       "wait?", ["setup:model_load", "prefix_caching", "shorter_prompt", "setup:check_placement"],
+                       f"prompt, documents){': ' + at if at else ''}; {_other_ttft_causes(c)}. How long are your "
+                       "prompts, and how long is the wait?",
+                       ["setup:model_load", "prefix_caching", "shorter_prompt", "setup:check_placement"],
                        status="not_measured", rule=FELT_SLOW_RULE)
     if "prefill" not in s.asks_about and per_user >= COMFORTABLE_TPS and prefill_ok:
         mac = c.kind == "apple_soc"
-        causes = ("memory pressure (other apps, swapping), the model reloading for each request, Low Power Mode or "
+        causes = ("many requests sharing the GPU at once (each stream gets a share of the batch), long prompts "
+                  "prefilled between decode steps, CUDA graphs off (--enforce-eager), or a client that does not stream"
+                  if c.server_engine else
+                  "memory pressure (other apps, swapping), the model reloading for each request, Low Power Mode or "
                   "heat" if mac else "part of the model on the CPU, the model reloading for each request, a "
                   "power-saving mode, or another program on the GPU")
         return Finding("decode", f"This setup should stream at ≈ {per_user:.0f} tok/s, faster than you read, and start "
@@ -118,6 +125,16 @@ def felt_slow(c: Ctx) -> Finding | None:
                        ["setup:check_placement", "setup:model_load", "setup:thermal" if mac else "setup:power"],
                        status="not_measured", rule=FELT_SLOW_RULE)
     return None
+
+
+def _other_ttft_causes(c: Ctx) -> str:
+    """Causes of a slow first token besides the prompt's length, for this engine and platform."""
+    if c.server_engine:
+        return ("other causes are requests queueing behind others (the server's batch is full) and long prompts "
+                "of other users prefilled first (chunked prefill spreads them)")
+    if c.kind == "apple_soc":
+        return "other causes are the model loading before the answer and memory pressure (swapping)"
+    return "other causes are the model loading before the answer and part of the model running on the CPU"
 
 
 def _long_wait(c: Ctx, waited: float) -> Finding:
@@ -132,12 +149,16 @@ def _long_wait(c: Ctx, waited: float) -> Finding:
     unload = "Ollama unloads an idle model after 5 minutes" if ollama else "apps unload an idle model to free memory"
     first = (f"You wait ≈ {_secs(waited)} for the first word; at a {p.prompt_tokens:,}-token prompt this machine needs ≈ "
              f"{_secs(p.ttft_s)} (prefill ≈ {p.prefill_tps:,.0f} tok/s), so the wait is not prompt processing at usual lengths.")
-    if c.sit.symptoms.after_idle or (ctx_max and tokens > ctx_max):
-        why = (f"Slow only after a pause: the model is loaded again before it answers ({unload})" if c.sit.symptoms.after_idle else
+    stated = "prompt_tokens" in c.sit.workload.stated
+    if c.sit.symptoms.after_idle or stated or (ctx_max and tokens > ctx_max):
+        why = (f"Slow only after a pause: the model is loaded again before it answers ({unload})" if c.sit.symptoms.after_idle
+               else "At the prompt you send, the model is loaded before it answers, or part of it runs on the CPU"
+               if stated else
                f"No prompt this model accepts ({ctx_max:,} tokens at most) takes that long: the model is loaded before "
                "it answers, or part of it runs on the CPU")
         return Finding("prefill", first + f" {why}. Only a prompt of up to about {tokens:,.0f} tokens "
-                       "would take that long to read.", ["setup:model_load", "setup:check_placement"], rule=FELT_SLOW_RULE)
+                       "would take that long to read.", ["setup:model_load", "setup:check_placement"],
+                       status="below_expected" if stated else None, rule=FELT_SLOW_RULE)
     return Finding("prefill", first + f" Either the app sends a prompt of up to about {tokens:,.0f} tokens (chat history, "
                    "system prompt, documents: trim or cache them), or the model is loaded before it answers. How long is "
                    "the prompt your app sends?", ["setup:model_load", "prefix_caching", "shorter_prompt"], rule=FELT_SLOW_RULE)

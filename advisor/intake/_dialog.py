@@ -114,6 +114,11 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
         data["params_b"] = None
     if ("model" in new or "params_b" in new) and "active_params_b" not in new:
         data["active_params_b"] = None  # a new model or size: the earlier MoE's active share is not its
+    total = new.get("params_b") or data.get("params_b")
+    if new.get("active_params_b") and total and new["active_params_b"] >= total:
+        ext.not_understood.append(f"{fmt(new['active_params_b'])}B active is not less than the {fmt(total)}B in all; "
+                                  "I ignored the active size.")
+        del new["active_params_b"]  # the earlier share (if any) stays
     if old.compare_models and ("model" in new or "params_b" in new) and "compare_models" not in new:
         # "what about a 14B?" after comparing two 4B models: the one model asked about now, not the old pair
         data["compare_models"] = None

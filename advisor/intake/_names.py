@@ -194,7 +194,13 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
         _active_share(ext, store, sizes, msg)
     elif sizes:
         totals = [(v, raw) for v, raw in sizes if not _is_active(msg, raw)]
-        v, raw = (totals or sizes)[0]
+        if not totals:  # "and with 5B active instead?": the per-token share alone; the total stays as it was
+            a = sizes[0][0]
+            if 0 < a <= MAX_PARAMS_B:
+                ext.active_params_b = a
+                ext.note(f"{fmt(a)}B used per token (a mixture of experts); the total size is needed for memory.")
+            return
+        v, raw = totals[0]
         if not 0 < v <= MAX_PARAMS_B:
             ext.reject(f"A model of {fmt(v)}B parameters is not possible; I ignored it.")
         else:
@@ -230,8 +236,8 @@ def _active_share(ext: Extraction, store: Store, sizes: list[tuple[float, str]],
     if active is None or total is None:
         return
     if not 0 < active < total:
-        ext.reject(f"{fmt(active)}B active of {fmt(total)}B in all is not a mixture of experts (the active part "
-                   "is smaller than the total); I ignored the active size.")
+        ext.reject(f"{fmt(active)}B active of {fmt(total)}B in all is not a mixture of experts (a MoE's active part is "
+                   "more than 0 and less than its total); I ignored the active size.")
         return
     ext.active_params_b = active
     ext.note(f"Mixture of experts: {fmt(total)}B parameters in all, {fmt(active)}B used per token.")

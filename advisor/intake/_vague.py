@@ -46,6 +46,8 @@ _TTFT_WORDS = re.compile(
 _TTFT_TARGET = re.compile(r"\b(?:under|below|less\s+than|within|at\s+most|max(?:imum)?|target|goal|need|needs|want|"
                           r"require[sd]?|should|must|sla|no\s+more\s+than|<)\s*(?:(?:be|of|to|is|a|the|ttft|first\s+token|"
                           r"about|around|~)\s*)*$", re.I)
+_FILLER = re.compile(r"\W*(?:like|about|around|maybe|roughly|approx\w*|easily|at\s+least|over|almost|nearly|"
+                     r"sometimes|often|usually)?\W*", re.I)
 _LOAD_WORDS = re.compile(r"\bload(?:s|ing|ed)?\b|\bboot|\bdownload|\bper\s+(?:request|answer|reply)\s+in\s+total|"
                          r"\btotal\b|\bwhole\s+(?:answer|reply)|\bfull\s+(?:answer|reply)", re.I)
 
@@ -135,7 +137,13 @@ def extract_depth(msg: Msg, ext: Extraction) -> None:
 def extract_ttft(msg: Msg, ext: Extraction) -> None:
     """Read a measured time to first token ("40 seconds before the first word", "TTFT 2.5 s")."""
     for m in msg.finditer(_DURATION):
-        clause = msg.before(m.start(), 80) + " " + msg.after(m.end(), 80)
+        before = msg.before(m.start(), 80)
+        if _FILLER.fullmatch(before):  # "first token takes forever, like 30 seconds": the clause before says what
+            start = m.start() - len(before)
+            while start > 0 and msg.orig[start - 1] in " ,;:-–—(":
+                start -= 1
+            before = msg.before(start, 80) + " " + before
+        clause = before + " " + msg.after(m.end(), 80)
         if not _TTFT_WORDS.search(clause) or _LOAD_WORDS.search(msg.before(m.start(), 30) + msg.after(m.end(), 30)):
             continue
         raw, unit = m.group("n").lower(), m.group("u").lower()

@@ -56,7 +56,10 @@ _COMPLAINT = re.compile(
     r"sluggish|\blaggy\b|\blags?\b|\bcrawl(?:s|ing)?\b|\bterrible\b|\bhorrible\b|\bawful\b|\bunusabl[ey]\b|"
     r"\bpainful(?:ly)?\b|\bforever\b|\btakes? (?:so |too |very |really )?long\b|\btoo long\b|\bages\b|"
     r"\bwait(?:ing)? (?:for ages|forever|so long|too long|a long time|minutes)\b|"
-    r"\bwhy (?:is|does|do|are) (?:it|this|my|the|ollama|lm studio|llama)\b[^.?!]{0,80}\b(?:slow|long)\b", re.I)
+    r"\bwhy (?:is|does|do|are) (?:it|this|my|the|ollama|lm studio|llama)\b[^.?!]{0,80}\b(?:slow|long)\b|"
+    # the same in other languages people write in: es/pt lento, de langsam, fr lent(e), it lento, ru медленно, zh/ja 慢/遅い
+    r"\b(?:muy |tan |bem |muito |sehr |so |zu |très |trop |troppo )?(?:lent[oae]s?|langsam|lente?s?)\b|"
+    r"медленн|тормоз|慢|遅い|느려", re.I)
 # The slow request comes after a pause (the model was unloaded meanwhile): "after a few min break", "after being idle".
 _AFTER_IDLE = re.compile(r"after (?:a |an |some )?(?:few |couple of |\d+ )?(?:min(?:ute)?s?|hours?|while|break|pause|idle|"
                          r"inactivity)\b|after (?:being |sitting |it sits )?idle|cold start|first (?:message|request|prompt|"
