@@ -470,6 +470,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
 _QUESTION_CHARS = 4000  # the person's words kept with the facts (several turns)
 _CHANGE_LABELS = {"hardware": "machine", "memory_gb": "memory", "model": "model", "params_b": "model size",
+                  "active_params_b": "active per token",
                   "quant": "weight format", "backend": "engine", "prompt_tokens": "prompt", "gen_tokens": "answer",
                   "concurrency": "users", "gpu_count": "GPUs", "context_window": "context window",
                   "measured_decode_tps": "measured decode", "measured_prefill_tps": "measured prefill",

@@ -66,7 +66,8 @@ FACT_FIELDS: tuple[str, ...] = (
 )
 FACT_LABELS: dict[str, str] = {
     "hardware": "hardware", "memory_gb": "memory (GB)", "backend": "engine", "model": "model",
-    "params_b": "size (billion params)", "quant": "quantization", "prompt_tokens": "prompt (tokens)",
+    "params_b": "size (billion params)", "active_params_b": "MoE: active per token (billion params)",
+    "quant": "quantization", "prompt_tokens": "prompt (tokens)",
     "gen_tokens": "answer (tokens)", "concurrency": "users at once", "use": "use",
     "measured_prefill_tps": "measured prefill (tok/s)", "measured_decode_tps": "measured decode (tok/s)",
     "depth": "context already in cache (tokens)", "n_gpu_layers": "GPU layers (-ngl)",

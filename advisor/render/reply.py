@@ -48,7 +48,8 @@ __all__ = ["CHANGE_LABELS", "answer_markdown", "changes", "details", "feel_speed
 # Facts whose change a follow-up names, with how to say the value.
 CHANGE_LABELS: dict[str, str] = {
     "hardware": "hardware", "memory_gb": "memory", "gpu_cores": "GPU cores", "gpu_count": "GPUs",
-    "model": "model", "params_b": "model size", "quant": "weight format", "backend": "engine",
+    "model": "model", "params_b": "model size", "active_params_b": "active per token", "quant": "weight format",
+    "backend": "engine",
     "prompt_tokens": "prompt", "gen_tokens": "answer", "depth": "conversation so far",
     "concurrency": "users", "measured_decode_tps": "your generation speed",
     "measured_prefill_tps": "your prompt speed", "context_window": "context window",
@@ -63,7 +64,7 @@ def _val(field: str, v: Any) -> str:
         return f"{v:g} GB"
     if field in ("prompt_tokens", "gen_tokens", "depth", "context_window", "shared_prefix_tokens"):
         return f"{int(v):,} tokens"
-    if field == "params_b":
+    if field in ("params_b", "active_params_b"):
         return f"{v:g}B"
     if field in ("measured_decode_tps", "measured_prefill_tps"):
         return f"{v:g} tok/s"
