@@ -512,8 +512,8 @@ class Verdict(BaseModel):
     deviation_pct: dict[str, float | None] = Field(default_factory=dict)
     signals: list[str] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
-    # The person says it is slow, gave no number, and the prediction says that phase should not be: the first
-    # signal says what the hardware should do, what usually causes the slowness, and asks for the number.
+    # The person says it is slow and gave no rate: the first signal says what the hardware does with the model, and
+    # (when that should feel fast) what usually causes the slowness, with a question for the number.
     felt_slow: bool = False
 
 
