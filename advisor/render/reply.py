@@ -278,6 +278,7 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
         if v.fixes:
             setup = v.fixes[0].id in ("fix_configuration", "gpu_offload")
             out.append(_fix_line(v.fixes[0], "First thing to check" if setup else "Best fix"))
+            out.append(_without_buying(v))
     else:
         out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
         out.append("\n".join(f"- {n}" for n in _numbers(v)))
