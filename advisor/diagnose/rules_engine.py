@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from advisor.diagnose.context import Ctx, predict_for
 from advisor.diagnose.rules import Finding, _below, _far, _suspect
+from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN
+from advisor.render.markdown import fmt_s
 
 __all__ = ["slow_prefill_backend", "power_limited", "plain_framework", "gpu_slowed", "felt_slow", "PLAIN_FRAMEWORKS",
            "FELT_SLOW_RULE"]
@@ -16,11 +18,11 @@ PLAIN_FRAMEWORKS = ("transformers",)  # eager PyTorch generate(): no CUDA graphs
 PLAIN_BELOW = 0.6  # decode under this share of the prediction on a plain framework: the framework's overhead
 
 FELT_SLOW_RULE = "felt_slow"
-LONG_PROMPTS = (8_000, 32_000)
+LONG_PROMPTS = (8_000, 32_000)  # prompt lengths a chat history, a pasted document or RAG context reach (tokens)
 # A first-token wait whose implied prefill rate is under this share of the prediction is not prompt processing
 # (a GPU does not read a prompt 10× slower than its kernels): the model loading or layers on the CPU.
 LOAD_NOT_PREFILL = 0.1
-CLEARLY_FAST = 2.0  # × the comfortable reading rate: a stream this fast that "feels slow" points at the setup  # prompt lengths a chat history, a pasted document or RAG context reach (tokens)
+CLEARLY_FAST = 2.0  # × the comfortable reading rate: a stream this fast that "feels slow" points at the setup
 PP_FAR_BELOW = 0.35  # measured prefill under this share of the prediction: a setup cause, not the GPU's compute
 
 
@@ -105,10 +107,10 @@ def felt_slow(c: Ctx) -> Finding | None:
         for n in (n for n in LONG_PROMPTS if n > 2 * p.prompt_tokens):
             q = predict_for(c.store, c.sit, prompt_tokens=n)  # the same prediction at that length (it fits or not)
             if q is not None and q.ttft_s and q.memory.fits:
-                waits.append(f"{n // 1000}k tokens ≈ {_secs(q.ttft_s)}")
+                waits.append(f"{n // 1000}k tokens ≈ {fmt_s(q.ttft_s)}")
         at = "; ".join(waits)
         return Finding("prefill", f"At a {p.prompt_tokens:,}-token prompt the first token should come after ≈ "
-                       f"{_secs(p.ttft_s or 0)} here (prefill ≈ {p.prefill_tps:,.0f} tok/s), so a wait you notice is not "
+                       f"{fmt_s(p.ttft_s or 0)} here (prefill ≈ {p.prefill_tps:,.0f} tok/s), so a wait you notice is not "
                        "the hardware's compute. It grows with the prompt the app really sends (chat history, system "
                        f"prompt, documents){': ' + at if at else ''}; {_other_ttft_causes(c)}. How long are your "
                        "prompts, and how long is the wait?",
@@ -123,7 +125,7 @@ def felt_slow(c: Ctx) -> Finding | None:
                   "heat" if mac else "part of the model on the CPU, the model reloading for each request, a "
                   "power-saving mode, or another program on the GPU")
         return Finding("decode", f"This setup should stream at ≈ {per_user:.0f} tok/s, faster than you read, and start "
-                       f"in ≈ {_secs(p.ttft_s or 0)}, so if it feels slow something in the setup is off. The usual "
+                       f"in ≈ {fmt_s(p.ttft_s or 0)}, so if it feels slow something in the setup is off. The usual "
                        f"causes: {causes}. What tok/s does your tool print?",
                        ["setup:check_placement", "setup:model_load", "setup:thermal" if mac else "setup:power"],
                        status="not_measured", rule=FELT_SLOW_RULE)
@@ -134,7 +136,7 @@ def felt_slow(c: Ctx) -> Finding | None:
                "prompts shorten it." if wait else "Each token reads every weight, so memory bandwidth sets the "
                "stream: a smaller model or format, or a machine with more bandwidth, is what makes it faster.")
         rate = f"{per_user:.0f}" if per_user >= 10 else f"{per_user:.1f}"
-        return Finding("prefill" if wait else "decode", f"A wait of ≈ {_secs(p.ttft_s)} before the first word and ≈ "
+        return Finding("prefill" if wait else "decode", f"A wait of ≈ {fmt_s(p.ttft_s)} before the first word and ≈ "
                        f"{rate} tok/s after it is what this machine does with this model at a "
                        f"{p.prompt_tokens:,}-token prompt, so nothing is broken. {how}",
                        [], status="not_measured", rule=FELT_SLOW_RULE)
@@ -160,9 +162,9 @@ def _long_wait(c: Ctx, waited: float) -> Finding:
     tokens = float(f"{waited * p.prefill_tps:.2g}")  # an upper bound: prefill slows as the prompt grows (attention)
     ctx_max = c.sit.model.max_context if c.sit.model is not None else None
     ollama = c.sit.engine == "ollama"
-    unload = "Ollama unloads an idle model after 5 minutes" if ollama else "apps unload an idle model to free memory"
-    first = (f"You wait ≈ {_secs(waited)} for the first word; at a {p.prompt_tokens:,}-token prompt this machine needs ≈ "
-             f"{_secs(p.ttft_s)} (prefill ≈ {p.prefill_tps:,.0f} tok/s), so the wait is not prompt processing at usual lengths.")
+    unload = f"Ollama unloads an idle model after {OLLAMA_IDLE_UNLOAD_MIN} minutes" if ollama else "apps unload an idle model to free memory"
+    first = (f"You wait ≈ {fmt_s(waited)} for the first word; at a {p.prompt_tokens:,}-token prompt this machine needs ≈ "
+             f"{fmt_s(p.ttft_s)} (prefill ≈ {p.prefill_tps:,.0f} tok/s), so the wait is not prompt processing at usual lengths.")
     stated = "prompt_tokens" in c.sit.workload.stated
     if c.sit.symptoms.after_idle or stated or (ctx_max and tokens > ctx_max):
         why = (f"Slow only after a pause: the model is loaded again before it answers ({unload})" if c.sit.symptoms.after_idle
@@ -176,7 +178,3 @@ def _long_wait(c: Ctx, waited: float) -> Finding:
     return Finding("prefill", first + f" Either the app sends a prompt of up to about {tokens:,.0f} tokens (chat history, "
                    "system prompt, documents: trim or cache them), or the model is loaded before it answers. How long is "
                    "the prompt your app sends?", ["setup:model_load", "prefix_caching", "shorter_prompt"], rule=FELT_SLOW_RULE)
-
-
-def _secs(t: float) -> str:
-    return f"{t:.2f} s" if t < 1 else f"{t:.1f} s" if t < 60 else f"{t / 60:.1f} min"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from advisor import roofline
 from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.remedies import fix, register, what_if
-from advisor.diagnose.tools import TOOLS, hint, platform_of
+from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN, TOOLS, hint, platform_of
 from advisor.models import Fix
 from advisor.render.markdown import gap_words
 
@@ -154,12 +154,11 @@ def _check_placement(c: Ctx) -> Fix | None:
 
 
 SSD_READ_GBS = 3.0  # ESTIMATE: sequential read of a PCIe 3.0 NVMe SSD (a SATA SSD ≈ 0.5 GB/s, PCIe 4.0 ≈ 7)
-# (title, why) of keeping the model loaded, per engine; Ollama's default keep_alive is 5 minutes (Ollama FAQ,
-# "How do I keep a model loaded in memory or make it unload immediately?").
+# (title, why) of keeping the model loaded, per engine (Ollama's idle unload: tools.OLLAMA_IDLE_UNLOAD_MIN).
 _KEEP_LOADED: dict[str, tuple[str, str]] = {
     "ollama": ("Keep the model loaded between requests (OLLAMA_KEEP_ALIVE=-1, or keep_alive in the request) and keep "
-               "num_ctx the same", "Ollama unloads a model after 5 minutes idle, and reloads it when a request asks for "
-               "another num_ctx or another model; the load comes before the first token."),
+               "num_ctx the same", f"Ollama unloads a model after {OLLAMA_IDLE_UNLOAD_MIN} minutes idle, and reloads it "
+               "when a request asks for another num_ctx or another model; the load comes before the first token."),
     "lm-studio": ("Keep the model loaded in LM Studio (turn off auto-unload of idle models / the JIT load TTL)",
                   "With just-in-time loading LM Studio loads the model on the first request and unloads it when idle."),
     "llama.cpp": ("Serve the model once with llama-server instead of a new llama-cli run per prompt",
@@ -173,7 +172,7 @@ _KEEP_LOADED: dict[str, tuple[str, str]] = {
 def _model_load(c: Ctx) -> Fix | None:
     """Keep the model loaded: a load before the request adds weights ÷ disk speed to the first token."""
     p, eng = c.pred, c.sit.engine or ""
-    if p is None or eng in ("vllm", "sglang", "tensorrt-llm"):
+    if p is None or c.server_engine:
         return None  # a serving engine loads the weights once at start-up
     title, why = _KEEP_LOADED.get(eng, ("Keep the model loaded between requests (a server that stays up, not a new "
                                         "process per prompt)", "Loading the weights comes before the first token."))

@@ -22,7 +22,11 @@ from typing import Literal
 
 from advisor.diagnose.context import Ctx
 
-__all__ = ["Platform", "TOOLS", "hint", "platform_of"]
+__all__ = ["OLLAMA_IDLE_UNLOAD_MIN", "Platform", "TOOLS", "hint", "platform_of"]
+
+# Ollama's default keep_alive: an idle model is unloaded after this many minutes (Ollama FAQ, "How do I keep a model
+# loaded in memory or make it unload immediately?").
+OLLAMA_IDLE_UNLOAD_MIN = 5
 
 Platform = Literal["mac", "nvidia", "amd", "intel", "cpu", "unknown"]
 
