@@ -55,6 +55,14 @@ SYSTEM_RESERVE_SHARE = 0.15
 PREFILL_EFF_CAP = 2.0  # INT8 : FP16 dense tensor-core rate on NVIDIA Turing and later (NVIDIA architecture whitepapers)
 
 
+# A CPU's matrix-vector decode step reaches about this share of the compute its prefill (matrix-matrix) reaches
+# for the same weight format: no reuse of a dequantised block across tokens. Fitted on the CPU quant sweeps of
+# ../shared/data/results_more.csv (llama.cpp CPU on an M2 Max and a Ryzen 9 7950X, 16 formats each): held out by
+# hardware, 0.33–0.4 fit best (bench/accuracy.py via predict). It makes codebook formats (IQ2/IQ3) compute-bound
+# on CPUs, as measured (an M2 Max decodes Llama-3.1-8B IQ3_S at 5.3 tok/s, Q4_0 at 23.9).
+CPU_DECODE_COMPUTE_SHARE = 0.4
+
+
 def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
     """Share of the weights a unified-memory machine (Mac, APU, CPU) cannot hold in physical memory at all
     (beyond what the system keeps: :data:`SYSTEM_RESERVE_SHARE`), 0 when they fit in RAM; discrete GPUs offload
@@ -295,7 +303,7 @@ def predict_step(
         bw_bytes_per_s=x_bw, t0_s=t0, flops_per_seq=2.0 * model.active_b * 1e9, flops_per_s=c_fl,
         host_share=1.0 - share, host_bw_bytes_per_s=host_bw * roofline.GB * host_eff,
         comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope,
-        batched_max_batch=cal.batched_max_batch(scen))
+        batched_max_batch=cal.batched_max_batch(scen), b1_compute_share=CPU_DECODE_COMPUTE_SHARE if accel == "cpu" else 0.0)
     own = own_machine_factors(store, base_id, cal) if own_results else {}
     f_dec = own.get("decode", (1.0, 0))[0]
     f_pre = own.get("prefill", (1.0, 0))[0]

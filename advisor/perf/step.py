@@ -184,6 +184,7 @@ class StepModel:
     comm_s_per_seq: float = 0.0
     batched_slope: float = 0.0
     batched_max_batch: int = 0
+    b1_compute_share: float = 0.0  # a CPU: share of flops_per_s a batch-1 step reaches (0: no compute bound)
 
     def batched_factor(self, b: int) -> float:
         """Calibrated measured ÷ modelled aggregate decode at batch ``b`` (1 at ``b = 1``).
@@ -221,11 +222,17 @@ class StepModel:
     def physics_s(self, b: int) -> float:
         """The uncalibrated step: ``max(bandwidth, compute) + communication``, s.
 
-        At ``b = 1`` the bandwidth term alone: the single-stream fit measured it that way (its
-        efficiency already absorbs what little compute a matrix-vector step costs).
+        At ``b = 1`` the bandwidth term alone on GPUs: the single-stream fit measured it that way (its
+        efficiency already absorbs what little compute a matrix-vector step costs). A CPU's matrix-vector
+        kernels can bind at batch 1 (codebook formats such as IQ3_S): there the step is at least
+        ``compute_s(1) / b1_compute_share`` (:data:`advisor.perf.prediction.CPU_DECODE_COMPUTE_SHARE`).
         """
         t = self.bandwidth_s(b)
-        return (max(t, self.compute_s(b)) if b > 1 else t) + self.comm_s(b)
+        if b > 1:
+            t = max(t, self.compute_s(b))
+        elif self.b1_compute_share:
+            t = max(t, self.compute_s(1) / self.b1_compute_share)
+        return t + self.comm_s(b)
 
     def step_s(self, b: int) -> float:
         """One decode step for ``b`` sequences, s (calibrated batched factor for ``b > 1``)."""

@@ -1,0 +1,52 @@
+"""A CPU's batch-1 decode can be compute-bound (codebook formats), not only bandwidth-bound (round 26)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import service
+from advisor.models import Scenario
+from advisor.perf.prediction import CPU_DECODE_COMPUTE_SHARE
+from advisor.perf.step import StepModel
+from knowledge.store import Store
+
+
+def _step(share: float) -> StepModel:
+    # 4 GB of weights at 100 GB/s achieved = 40 ms; 16 GFLOP per token at 0.2 TFLOP/s achieved prefill compute.
+    return StepModel(dense_bytes=4e9, routed_bytes=0.0, expert_fraction=0.0, kv_bytes_per_seq=0.0,
+                     bw_bytes_per_s=100e9, t0_s=0.0, flops_per_seq=16e9, flops_per_s=0.2e12, b1_compute_share=share)
+
+
+def test_batch_one_compute_bound_by_hand():
+    # without the share (a GPU): the bandwidth term alone, 40 ms → 25 tok/s
+    assert _step(0.0).per_seq_tps(1) == pytest.approx(25.0)
+    # a CPU at share 0.4: 16e9 / 0.2e12 / 0.4 = 200 ms > 40 ms → 5 tok/s
+    assert _step(0.4).per_seq_tps(1) == pytest.approx(5.0)
+    # a batch keeps the matrix-matrix rate: 8 × 16e9 / 0.2e12 = 640 ms vs 40 ms → 12.5 tok/s aggregate
+    assert _step(0.4).aggregate_tps(8) == pytest.approx(12.5)
+    assert CPU_DECODE_COMPUTE_SHARE == pytest.approx(0.4)
+
+
+@pytest.fixture(scope="module")
+def store() -> Store:
+    return Store(":memory:")
+
+
+def _decode(store: Store, quant: str) -> float:
+    sc = Scenario(hardware="M2-Max (CPU only, ARM_NEON build)", model="llama-3.1-8b-instruct", params_b=8.03,
+                  quant=quant, backend="llama.cpp-cpu (ARM_NEON)", prompt_tokens=512, gen_tokens=128)
+    return service.predict_scenario(store, sc).decode_tps
+
+
+def test_codebook_format_on_cpu_is_compute_bound(store: Store):
+    # Measured (ik_llama.cpp discussion, mainline llama.cpp CPU-only on an M2 Max): IQ3_S 5.34 tok/s, Q4_0 23.89.
+    iq3, q40 = _decode(store, "IQ3_S"), _decode(store, "Q4_0")
+    assert 0.7 < iq3 / 5.34 < 1.5  # was 38 tok/s (7×) from bandwidth alone
+    assert 0.7 < q40 / 23.89 < 1.5
+    assert iq3 < q40 / 2.5  # the smaller file decodes slower: its kernel, not its bytes, sets the rate
+
+
+def test_gpu_batch_one_unchanged(store: Store):
+    # A GPU's batch-1 step stays the bandwidth term: the compute figure would allow far more.
+    p = service.predict_scenario(store, Scenario(hardware="RTX 4090", model="llama 3.1 8b", quant="IQ3_S"))
+    assert p.decode_tps > 100
