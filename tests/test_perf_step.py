@@ -408,7 +408,7 @@ def test_a_server_cpu_family_range_is_read_at_its_middle():
     def hw(cores: str) -> Hardware:
         return Hardware(id="x", name="x", kind="cpu", bandwidth_gbs=100, cpu_cores=cores)
 
-    assert cpu_core_count(hw("8-60")) == 34 and cpu_core_count(hw("6;8;12;16")) == 6
+    assert cpu_core_count(hw("8-60")) == 34 and cpu_core_count(hw("6;8;12;16")) == 8  # bins: the middle (lower of two), not the smallest part
     assert cpu_core_count(hw("16")) == 16 and cpu_core_count(hw("")) == 0
 
 

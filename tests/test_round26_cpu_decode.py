@@ -50,3 +50,20 @@ def test_gpu_batch_one_unchanged(store: Store):
     # A GPU's batch-1 step stays the bandwidth term: the compute figure would allow far more.
     p = service.predict_scenario(store, Scenario(hardware="RTX 4090", model="llama 3.1 8b", quant="IQ3_S"))
     assert p.decode_tps > 100
+
+
+def test_server_offload_is_not_a_default(store: Store):
+    # vLLM refuses to start when the weights do not fit (no spill to system RAM unless --cpu-offload-gb).
+    p = service.predict_scenario(store, Scenario(hardware="A100 40GB", model="llama 3.1 70b", quant="F16", backend="vLLM"))
+    assert any("vLLM does not put weights in system RAM by default" in a for a in p.assumptions)
+    q = service.predict_scenario(store, Scenario(hardware="RTX 4090", model="llama 3.1 70b", quant="Q4_K_M", backend="llama.cpp"))
+    assert not any("does not put weights in system RAM" in a for a in q.assumptions)
+
+
+def test_a_laptop_family_is_not_read_at_its_smallest_part(store: Store):
+    # "i7-12700H" matches the 12th–13th gen mobile family (parts of 4, 10, 12, 14 cores): the middle part, said.
+    p = service.predict_scenario(store, Scenario(hardware="Intel Core i7-12700H", model="llama 3.1 8b", quant="Q4_K_M",
+                                                 backend="llama.cpp-cpu"))
+    note = next(a for a in p.assumptions if "cores" in a)
+    assert "10 cores (the middle of the family's 4, 10, 12, 14 cores; say how many it has)" in note
+    assert 7 < p.decode_tps < 14  # bandwidth-bound at ~77 GB/s DDR5-4800 (the smallest part, 4 cores, had been assumed)

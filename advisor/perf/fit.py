@@ -132,14 +132,18 @@ def _cores(store: Store, r: dict[str, Any]) -> int:
 def cpu_core_count(hw: Hardware) -> int:
     """Cores of a catalog CPU (``cpu_cores`` as the spec sheet gives it), 0 when unknown.
 
-    A list of bins ("6;8;12;16", the parts of a desktop family) → the first; a family range ("8-60", server
-    parts from 8 to 60 cores) → its middle (34): the smallest part of a server family would put a 56-core
-    Xeon at 8 cores (the prediction says which was assumed, :func:`advisor.perf.prediction.resolve_compute`).
+    A list of bins ("4;10;12;14", the parts of a laptop family) → the middle one (the lower of two: 10): the
+    first is the smallest part (an i3), which put a 14-core i7-12700H at 4 cores; a family range ("8-60",
+    server parts from 8 to 60 cores) → its middle (34). The prediction says which was assumed
+    (:func:`advisor.perf.prediction.resolve_compute`).
     """
     text = str(hw.cpu_cores or "")
     rng = re.match(r"\s*(\d+)\s*-\s*(\d+)", text)
     if rng:
         return (int(rng.group(1)) + int(rng.group(2))) // 2
+    bins = sorted(int(x) for x in re.findall(r"\d+", text)) if ";" in text else []
+    if bins:
+        return bins[(len(bins) - 1) // 2]
     m = re.match(r"\s*(\d+)", text)
     return int(m.group(1)) if m else 0
 

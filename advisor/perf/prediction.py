@@ -15,6 +15,8 @@ from advisor.calibration import (
     attention_flops,
     beta_for,
     cpu_compute_factor,
+    cpu_qclass,
+    engine_family,
     features,
     pipeline_speedup,
     t0_key,
@@ -55,12 +57,14 @@ SYSTEM_RESERVE_SHARE = 0.15
 PREFILL_EFF_CAP = 2.0  # INT8 : FP16 dense tensor-core rate on NVIDIA Turing and later (NVIDIA architecture whitepapers)
 
 
-# A CPU's matrix-vector decode step reaches about this share of the compute its prefill (matrix-matrix) reaches
-# for the same weight format: no reuse of a dequantised block across tokens. Fitted on the CPU quant sweeps of
-# ../shared/data/results_more.csv (llama.cpp CPU on an M2 Max and a Ryzen 9 7950X, 16 formats each): held out by
-# hardware, 0.33–0.4 fit best (bench/accuracy.py via predict). It makes codebook formats (IQ2/IQ3) compute-bound
-# on CPUs, as measured (an M2 Max decodes Llama-3.1-8B IQ3_S at 5.3 tok/s, Q4_0 at 23.9).
+# A CPU's matrix-vector decode step in a codebook format (IQ1–IQ3, IQ4_XS: a table lookup per weight) reaches about
+# this share of the compute its prefill reaches for the same format, so those formats are compute-bound on CPUs
+# (an M2 Max's CPU decodes Llama-3.1-8B IQ3_S at 5.3 tok/s, Q4_0 at 23.9). Fitted on the CPU quant sweeps of
+# ../shared/data/results_more.csv (llama.cpp CPU on an M2 Max and a Ryzen 9 7950X): held out by hardware through
+# predict, 0.33–0.4 fit best. Block formats (Q4_0, K-quants, Q8_0, F16) are left bandwidth-bound: the per-core
+# compute estimate of an unmeasured CPU is too rough (3–5× between CPUs) to cap them with.
 CPU_DECODE_COMPUTE_SHARE = 0.4
+_SERVER_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}
 
 
 def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
@@ -108,7 +112,8 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel, *, quant: s
                                               cal.compute_per_bw.get("cpu-per-core:base", per_core))
             f = cpu_compute_factor(cal, quant, engine)
         how = f" × {f:.2f} for {quant or 'the format'} with {engine or 'the engine'}" if abs(f - 1) > 0.01 else ""
-        span = f" (the middle of the family's {hw.cpu_cores} cores; say how many it has)" if "-" in str(hw.cpu_cores) else ""
+        span = (f" (the middle of the family's {str(hw.cpu_cores).replace(';', ', ')} cores; say how many it has)"
+                if any(c in str(hw.cpu_cores) for c in "-;") else "")
         return per_core * cores * f, (
             f"FITTED: no FLOPS spec; {cores} cores{span} × median achieved prefill compute per core of measured CPUs "
             f"({per_core * 1000:.0f} GFLOP/s per core{how}; achieved, not peak)")
@@ -276,6 +281,11 @@ def predict_step(
             f"Only {share:.0%} of the weights fit in GPU memory; the rest run from system RAM at ~{host_bw:g} GB/s "
             "(assumed dual-channel DDR5 unless stated)."
         )
+        if engine_family(engine) == "server":
+            assumptions.append(
+                f"{_SERVER_NAMES.get(engine, engine)} does not put weights in system RAM by default: it stops at load "
+                "with an out-of-memory error. These figures assume --cpu-offload-gb; more GPUs (tensor parallel) or a smaller format "
+                "is the usual way.")
     dense, routed, ke = moe_split_bytes(model, bpw)
     x_bw = bw * roofline.GB * eff_d * (n if tp else 1)
     c_fl = (tflops * 1e12 * eff_p * (n if tp else 1)) if tflops else 0.0
@@ -303,7 +313,7 @@ def predict_step(
         bw_bytes_per_s=x_bw, t0_s=t0, flops_per_seq=2.0 * model.active_b * 1e9, flops_per_s=c_fl,
         host_share=1.0 - share, host_bw_bytes_per_s=host_bw * roofline.GB * host_eff,
         comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope,
-        batched_max_batch=cal.batched_max_batch(scen), b1_compute_share=CPU_DECODE_COMPUTE_SHARE if accel == "cpu" else 0.0)
+        batched_max_batch=cal.batched_max_batch(scen), b1_compute_share=CPU_DECODE_COMPUTE_SHARE if accel == "cpu" and cpu_qclass(quant.name) == "iq" else 0.0)
     own = own_machine_factors(store, base_id, cal) if own_results else {}
     f_dec = own.get("decode", (1.0, 0))[0]
     f_pre = own.get("prefill", (1.0, 0))[0]
