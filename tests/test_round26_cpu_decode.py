@@ -67,3 +67,24 @@ def test_a_laptop_family_is_not_read_at_its_smallest_part(store: Store):
     note = next(a for a in p.assumptions if "cores" in a)
     assert "10 cores (the middle of the family's 4, 10, 12, 14 cores; say how many it has)" in note
     assert 7 < p.decode_tps < 14  # bandwidth-bound at ~77 GB/s DDR5-4800 (the smallest part, 4 cores, had been assumed)
+
+
+def test_cpu_codebook_format_fix_is_a_block_format(store: Store):
+    # On CPU cores IQ3_S is compute-bound: the format fix is Q4_0 (more bits, faster), never "more compressed".
+    v = service.diagnose_scenario(store, Scenario(hardware="Intel Core i7-12700H", model="llama 3.1 8b", quant="IQ3_S",
+                                                  backend="llama.cpp-cpu"))
+    fx = next(f for f in v.fixes if f.id == "quantization")
+    assert fx.title.startswith("Switch to a Q4_0 build: more bits, but faster on a CPU"), fx.title
+    assert fx.speedup is not None and fx.speedup >= 1.2 and "IQ3_S → Q4_0" in fx.predicted_effect
+    # the same format on a GPU is bandwidth-bound: no such advice
+    g = service.diagnose_scenario(store, Scenario(hardware="RTX 4090", model="llama 3.1 8b", quant="IQ3_S"))
+    assert not any(f.title.startswith("Switch to") for f in g.fixes)
+
+
+def test_compute_bound_cpu_decode_is_said(store: Store):
+    sc = Scenario(hardware="M2-Max (CPU only, ARM_NEON build)", model="llama-3.1-8b-instruct", params_b=8.03,
+                  quant="IQ3_S", backend="llama.cpp-cpu (ARM_NEON)")
+    notes = [a for a in service.predict_scenario(store, sc).assumptions if "compute-bound here" in a]
+    assert len(notes) == 1 and "IQ3_S decodes each weight through a codebook lookup" in notes[0]
+    q40 = service.predict_scenario(store, sc.model_copy(update={"quant": "Q4_0"}))
+    assert not any("compute-bound here" in a for a in q40.assumptions)

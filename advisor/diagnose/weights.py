@@ -10,6 +10,7 @@ at Q4_K_M" — Gemma 3 12B needs 8.5 GB …), never "a ~13.7B model".
 from __future__ import annotations
 
 from advisor import roofline
+from advisor.calibration import cpu_qclass
 from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_words
 from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
@@ -55,6 +56,9 @@ def _quantization(c: Ctx) -> Fix | None:
     cur = c.sit.quant
     assert cur is not None
     quants = catalog.all_quants(c.store)
+    block = _cpu_block_format(c, cur, quants)
+    if block is not None:
+        return block
     for name in targets(c):
         q = quants.get(name)
         if q is None or q.bits_per_weight >= cur.bits_per_weight - 0.5:
@@ -77,6 +81,38 @@ def _quantization(c: Ctx) -> Fix | None:
                f"{new.decode_tps_per_seq or new.decode_tps:.1f} tok/s (from {base or 0:.3g}){fit}")
         return fix("quantization", f"Use {_a(q.name)} {q.name} build", eff, why, speedup=sp, new_decode_tps=new.decode_tps,
                    new_ttft_s=new.ttft_s, **room)  # type: ignore[arg-type]
+    return None
+
+
+def _on_cpu(c: Ctx) -> bool:
+    """The run decodes on CPU cores (no GPU, or a CPU backend on a machine with one)."""
+    return not c.has_gpu or (c.pred is not None and "cpu" in (c.pred.backend or "").lower())
+
+
+def _cpu_block_format(c: Ctx, cur: QuantFormat, quants: dict[str, QuantFormat]) -> Fix | None:
+    """On a CPU, a codebook format (IQ1–IQ3, IQ4_XS) decodes through a table lookup per weight and is
+    compute-bound (:data:`advisor.perf.prediction.CPU_DECODE_COMPUTE_SHARE`): a block format of more bits
+    (Q4_0, Q4_K_M) decodes faster. Offered when the prediction says so by at least 1.2× and it fits."""
+    if cpu_qclass(cur.name) != "iq" or not _on_cpu(c) or c.pred is None:
+        return None
+    base = today_tg(c)
+    for name in ("Q4_0", "Q4_K_M"):
+        q = quants.get(name)
+        new = what_if(c, quant=q) if q is not None else None
+        if q is None or new is None or not new.memory.fits or not base:
+            continue
+        per = new.decode_tps_per_seq or new.decode_tps
+        if per < 1.2 * base:
+            continue
+        m = new.memory
+        room = _room(m.required_gb, m.usable_gb) if m.total_gb is not None else {}
+        return fix("quantization", f"Switch to {_a(q.name)} {q.name} build: more bits, but faster on a CPU",
+                   f"{cur.name} → {q.name}: weights {c.pred.memory.weights_gb:.1f} → {m.weights_gb:.1f} GB; decode ≈ "
+                   f"{per:.1f} tok/s (from {base:.3g})",
+                   f"On CPU cores {cur.name} decodes each weight through a codebook lookup, so decode is limited by "
+                   f"arithmetic, not memory; {q.name}'s simple blocks (int8 dot products) decode faster despite "
+                   "the larger file.", speedup=per / base, new_decode_tps=new.decode_tps, new_ttft_s=new.ttft_s,
+                   **room)  # type: ignore[arg-type]
     return None
 
 

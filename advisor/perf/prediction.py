@@ -314,6 +314,12 @@ def predict_step(
         host_share=1.0 - share, host_bw_bytes_per_s=host_bw * roofline.GB * host_eff,
         comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope,
         batched_max_batch=cal.batched_max_batch(scen), b1_compute_share=CPU_DECODE_COMPUTE_SHARE if accel == "cpu" and cpu_qclass(quant.name) == "iq" else 0.0)
+    if step.b1_compute_share and step.compute_s(1) / step.b1_compute_share > step.bandwidth_s(1):
+        assumptions.append(
+            f"On CPU cores {quant.name} decodes each weight through a codebook lookup: one token's arithmetic "
+            f"({step.compute_s(1) / step.b1_compute_share * 1000:.0f} ms) takes longer than reading its weights "
+            f"({step.bandwidth_s(1) * 1000:.0f} ms), so decode is compute-bound here, not bandwidth-bound; a block "
+            "format (Q4_0) reads more bytes but decodes faster.")
     own = own_machine_factors(store, base_id, cal) if own_results else {}
     f_dec = own.get("decode", (1.0, 0))[0]
     f_pre = own.get("prefill", (1.0, 0))[0]
