@@ -168,6 +168,8 @@ class StepModel:
         batched_slope: calibrated slope ``s``: measured ÷ modelled aggregate decode is ``b ** s`` for
             ``b > 1`` (0 = physics only; clamped to 0.35–2), :meth:`batched_factor`.
         batched_max_batch: largest batch the slope was fitted on (0: no cap); the factor is held there.
+        b1_compute_share: a CPU in a codebook format: share of ``flops_per_s`` its batch-1 (matrix-vector)
+            step reaches, 0–1 (0: no compute bound at batch 1, GPUs), :meth:`physics_s`.
     """
 
     dense_bytes: float
