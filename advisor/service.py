@@ -248,7 +248,9 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, st
                              ("n_gpu_layers", "n_gpu_layers"), ("params_b", "params_b"), ("depth", "depth"),
                              ("gpu_fraction", "gpu_fraction")):
             v = getattr(m, f_src)
-            if v is not None and getattr(s, f_dst) is None and f_dst not in upd:
+            # The format the tool printed is the run's own (the file it loaded): it replaces one said earlier
+            # in the conversation ("what if Q4_K_M?" before a paste of an IQ3_M run is not what was measured).
+            if v is not None and f_dst not in upd and (getattr(s, f_dst) is None or f_dst == "quant"):
                 upd[f_dst] = v
     return s.model_copy(update=upd)
 

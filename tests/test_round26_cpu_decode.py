@@ -88,3 +88,18 @@ def test_compute_bound_cpu_decode_is_said(store: Store):
     assert len(notes) == 1 and "IQ3_S decodes each weight through a codebook lookup" in notes[0]
     q40 = service.predict_scenario(store, sc.model_copy(update={"quant": "Q4_0"}))
     assert not any("compute-bound here" in a for a in q40.assumptions)
+
+
+PASTE_IQ3 = """| model                          |       size |     params | backend    | threads |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | -------------------: |
+| llama 8B IQ3_S mix - 3.66 bpw  |   3.43 GiB |     8.03 B | CPU        |      10 |           pp512 |         21.40 ± 0.30 |
+| llama 8B IQ3_S mix - 3.66 bpw  |   3.43 GiB |     8.03 B | CPU        |      10 |           tg128 |          4.90 ± 0.05 |
+"""
+
+
+def test_a_pasted_run_is_judged_in_its_own_format(store: Store):
+    # The conversation had asked "what if Q4_K_M?"; the pasted run loaded an IQ3_M file: its rates are IQ3_M's.
+    said = Scenario(hardware="Intel Core i7-12700H", model="llama 3.1 8b", quant="Q4_K_M", backend="llama.cpp")
+    out = service.import_output(store, PASTE_IQ3, scenario=said, save=False)
+    assert out.facts is not None and out.facts.quant == "IQ3_M"
+    assert out.verdict is not None and out.verdict.prediction.quant == "IQ3_M"
