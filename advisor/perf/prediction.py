@@ -64,7 +64,6 @@ PREFILL_EFF_CAP = 2.0  # INT8 : FP16 dense tensor-core rate on NVIDIA Turing and
 # predict, 0.33–0.4 fit best. Block formats (Q4_0, K-quants, Q8_0, F16) are left bandwidth-bound: the per-core
 # compute estimate of an unmeasured CPU is too rough (3–5× between CPUs) to cap them with.
 CPU_DECODE_COMPUTE_SHARE = 0.4
-_SERVER_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}
 
 
 def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
@@ -282,8 +281,10 @@ def predict_step(
             "(assumed dual-channel DDR5 unless stated)."
         )
         if engine_family(engine) == "server":
+            from advisor.probe.server_engines import ENGINE_LABELS  # how people name the engine (one home)
+
             assumptions.append(
-                f"{_SERVER_NAMES.get(engine, engine)} does not put weights in system RAM by default: it stops at load "
+                f"{ENGINE_LABELS.get(engine, engine)} does not put weights in system RAM by default: it stops at load "
                 "with an out-of-memory error. These figures assume --cpu-offload-gb; more GPUs (tensor parallel) or a smaller format "
                 "is the usual way.")
     dense, routed, ke = moe_split_bytes(model, bpw)
@@ -314,10 +315,10 @@ def predict_step(
         host_share=1.0 - share, host_bw_bytes_per_s=host_bw * roofline.GB * host_eff,
         comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope,
         batched_max_batch=cal.batched_max_batch(scen), b1_compute_share=CPU_DECODE_COMPUTE_SHARE if accel == "cpu" and cpu_qclass(quant.name) == "iq" else 0.0)
-    if step.b1_compute_share and step.compute_s(1) / step.b1_compute_share > step.bandwidth_s(1):
+    if step.b1_compute_s() > step.bandwidth_s(1):
         assumptions.append(
             f"On CPU cores {quant.name} decodes each weight through a codebook lookup: one token's arithmetic "
-            f"({step.compute_s(1) / step.b1_compute_share * 1000:.0f} ms) takes longer than reading its weights "
+            f"({step.b1_compute_s() * 1000:.0f} ms) takes longer than reading its weights "
             f"({step.bandwidth_s(1) * 1000:.0f} ms), so decode is compute-bound here, not bandwidth-bound; a block "
             "format (Q4_0) reads more bytes but decodes faster.")
     own = own_machine_factors(store, base_id, cal) if own_results else {}

@@ -230,11 +230,11 @@ class StepModel:
         ``compute_s(1) / b1_compute_share`` (:data:`advisor.perf.prediction.CPU_DECODE_COMPUTE_SHARE`).
         """
         t = self.bandwidth_s(b)
-        if b > 1:
-            t = max(t, self.compute_s(b))
-        elif self.b1_compute_share:
-            t = max(t, self.compute_s(1) / self.b1_compute_share)
-        return t + self.comm_s(b)
+        return max(t, self.compute_s(b) if b > 1 else self.b1_compute_s()) + self.comm_s(b)
+
+    def b1_compute_s(self) -> float:
+        """Seconds of arithmetic in a batch-1 step where it can bind (a CPU in a codebook format), else 0."""
+        return self.compute_s(1) / self.b1_compute_share if self.b1_compute_share else 0.0
 
     def step_s(self, b: int) -> float:
         """One decode step for ``b`` sequences, s (calibrated batched factor for ``b > 1``)."""
