@@ -228,7 +228,11 @@ def ask(
         return service.ask(_store(store), text, f)
 
     r = _guard(run, as_json)
-    _say(r, as_json, r.reply)
+    text_out = r.reply
+    if r.question is not None and r.question.choices:  # the app shows them as buttons; a terminal lists them
+        text_out += ("\n\nFor example: " + " · ".join(r.question.choices) + "\n\nTo answer, run `advisor ask --json` "
+                     f"and pass its facts on: `advisor ask \"{r.question.choices[0]}\" --facts '<its facts JSON>'`")
+    _say(r, as_json, text_out)
 
 
 @app.command()

@@ -450,7 +450,9 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     corrected = [c for c in upd.changes if c[1] is not None and c[0] in _CHANGE_LABELS]
     from advisor.render.conversation import turn_reply
 
-    answer = turn_reply(store, verdict, facts=facts, before=before, notes=notes)
+    # The previous turn ended in a question (no answer was shown): this answer is the first, not a change of one.
+    shown = before if not intake.missing(before, store) else None
+    answer = turn_reply(store, verdict, facts=facts, before=shown, notes=notes)
     if answer is not None:
         reply = "\n\n".join(x for x in (*lines[:1], answer) if x) if verdict is not None and lines else answer
     else:

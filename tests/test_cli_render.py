@@ -53,3 +53,13 @@ def test_import_prints_a_table_and_the_answer(tmp_path):
     assert r.exit_code == 0, r.output
     assert "from llama-bench output" in r.output and "191" in r.output and "17.2" in r.output
     assert "decode tok/s" in r.output and "|" not in r.output.split("decode tok/s")[1].splitlines()[0]
+
+
+def test_ask_lists_the_choices_of_its_question_and_how_to_answer():
+    r = runner.invoke(app, ["ask", "Mac mini M4, llama 3.1 8b", *STORE])
+    assert r.exit_code == 0, r.output
+    assert "How much unified memory" in r.output
+    assert "For example: 16 GB · 24 GB · 32 GB" in r.output and "--facts" in r.output
+    j = runner.invoke(app, ["ask", "Mac mini M4, llama 3.1 8b", *STORE, "--json"])
+    d = json.loads(j.output.strip().splitlines()[-1])
+    assert "For example" not in d["reply"] and d["question"]["choices"] == ["16 GB", "24 GB", "32 GB"]

@@ -60,6 +60,17 @@ DEFAULT_DEPTH = 0
 
 HARDWARE_CHOICES = ["MacBook Air M2", "MacBook Pro M3 Max", "Mac Studio M2 Ultra", "RTX 4090", "RTX 3090",
                     "2x RTX 3090"]
+# The hardware question when the kind of machine is known but not the machine ("no GPU", "my Mac", "a GPU"): a
+# CPU-only computer is sized by its memory system (decode reads the weights from RAM), so it is asked for that.
+KIND_QUESTIONS: dict[str, tuple[str, list[str]]] = {
+    "cpu": ("Which CPU, or which RAM does it have (decode speed follows the memory: e.g. DDR5-5600 dual channel)?",
+            ["DDR4-3200 dual channel", "DDR5-5600 dual channel", "DDR5-6000 dual channel", "Ryzen 7 7840HS",
+             "Core Ultra 7 155H", "Raspberry Pi 5"]),
+    "apple_soc": ("Which Mac is it (chip and memory)?",
+                  ["MacBook Air M2", "MacBook Pro M3 Pro", "MacBook Pro M3 Max", "Mac mini M4", "Mac Studio M2 Ultra"]),
+    "discrete_gpu": ("Which GPU is it?", ["RTX 4090", "RTX 3090", "RTX 4060", "RTX 3060 12GB", "RX 7900 XTX", "2x RTX 3090"]),
+    "datacenter_gpu": ("Which GPU is it?", ["H100 SXM", "A100 80GB", "L40S", "L4", "8x H100"]),
+}
 MODEL_CHOICES = ["Llama 3.2 3B", "Llama 3.1 8B", "Qwen3 14B", "Gemma 3 27B", "Qwen3 30B A3B", "Llama 3.3 70B"]
 QUANT_CHOICES = ["4-bit (Q4_K_M)", "8-bit", "16-bit"]
 _ASK_ORDER = ("hardware", "memory_gb", "model")
@@ -92,6 +103,8 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
             q = next_question(old, store)
             asked = q.field if q else None
         ext = extract(text, store, context=old, asked=asked)
+        if asked == "memory_gb" and ext.memory_gb is None and _SMALLEST_ANSWER.search(text):
+            _smallest_memory(old, ext, store, text)
         new, changed = _merge(old, ext, store, text)
     except Exception:  # last line of defence: the chat must keep going
         log.exception("intake.update failed")
@@ -100,6 +113,24 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
         facts=new, changed=changed, changes=[(f, getattr(old, f), getattr(new, f)) for f in changed], notes=ext.notes, not_understood=ext.not_understood, ambiguous=ext.ambiguous,
         suggestions=ext.suggestions, resolved=ext.resolved, looks_like_tool_output=ext.looks_like_tool_output,
     )
+
+
+# An answer to "how much memory?" that names no size: the base configuration, or "I don't know".
+_SMALLEST_ANSWER = re.compile(r"\b(?:base|basic|standard|default|entry[\s-]level|cheapest|smallest|lowest|least|minimum|stock)\b|"
+                              r"\b(?:not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|"
+                              r"whatever|forgot|can'?t\s+remember)\b", re.I)
+
+
+def _smallest_memory(old: Scenario, ext: Extraction, store: Store, text: str) -> None:
+    """The asked-for memory size answered without a number: the machine's smallest size, said so (the slowest-fitting
+    assumption: a larger one only adds room)."""
+    hw = _hardware_of(store, old.hardware)
+    if hw is None or not hw.memory_gb_options:
+        return
+    ext.memory_gb = min(hw.memory_gb_options)
+    base = re.search(r"\b(?:base|basic|standard|default|entry|cheapest|smallest|lowest|least|minimum|stock)", text, re.I)
+    ext.note(f"{'Took the base' if base else 'Not known: assumed the smallest'} {hw.name} memory size, "
+             f"{fmt(ext.memory_gb)} GB" + ("." if base else "; tell me the size if it has more."))
 
 
 def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tuple[Scenario, list[str]]:
@@ -375,8 +406,9 @@ def next_question(facts: Scenario, store: Store, ambiguous: dict[str, list[str]]
     if field in ("hardware", "model") and getattr(facts, field):
         return _fix_name_question(facts, store, field)
     if field == "hardware":
-        return Question(field=field, text="What will you run it on? A Mac, a GPU, or a server?",
-                        choices=HARDWARE_CHOICES)
+        text, choices = KIND_QUESTIONS.get(facts.hardware_kind or "", (
+            "What will you run it on? A Mac, a GPU, or a server?", HARDWARE_CHOICES))
+        return Question(field=field, text=text, choices=choices)
     if field == "memory_gb":
         hw = _hardware_of(store, facts.hardware)
         assert hw is not None  # missing() only lists memory for a resolved machine

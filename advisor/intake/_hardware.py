@@ -65,7 +65,7 @@ _GPU = re.compile(
 )
 _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
-    r"|\bjetson(?:\s*agx)?\s*(?:orin|thor)\b|\bagx\s*thor\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
+    r"|\bjetson(?:\s*(?:agx|nx))?\s*(?:orin|thor)(?:\s*(?:nano|nx|agx))?(?:\s*super)?\b|\bagx\s*(?:thor|orin)\b|\borin\s*(?:nano|nx)\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
     r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
@@ -339,6 +339,7 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
         except (AmbiguousError, NotFoundError):
             pass
     if men.product == "cpu":
+        ext.hardware_kind = "cpu"  # the question that follows asks for its CPU model or RAM, not "a Mac or a GPU?"
         ext.suggestions["hardware"] = ["DDR5-5600 dual channel", "DDR4-3200 dual channel"]
         ext.reject(f"I can't size '{men.phrase}' from its name. For a computer without a supported GPU, tell me its "
                    "RAM (e.g. 'DDR5-5600 dual channel') or its memory bandwidth in GB/s.")
@@ -431,6 +432,10 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None, "variant") for m in mems
                                                                           if m.value == ext.memory_gb):
         ext.memory_gb = None
+    if (hw is not None and ext.memory_gb is None and hw.memory_gb_options and not ext.bandwidth_gbs
+            and _BASE_CONFIG.search(msg.orig)):
+        ext.memory_gb = min(hw.memory_gb_options)
+        ext.note(f"Took the base {hw.name} as its smallest memory size, {fmt(ext.memory_gb)} GB.")
     if hw is not None and hw.n_devices > 1 and ext.gpu_count is None:
         ext.gpu_count = hw.n_devices
     elif men and (n := count_of(men[0].phrase if ext.hardware is None else ext.hardware)) > 1:
@@ -441,6 +446,13 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
         ext.bandwidth_gbs = ext.tflops = None
+
+
+# "the base Mac mini", "M4 base model", "entry-level MacBook Air": the configuration with the least memory.
+_MACHINE_WORD = r"(?:mac(?:book)?(?:\s*(?:air|pro|mini|studio))?|imac|m[1-5](?:\s*(?:pro|max|ultra))?|laptop|machine|config(?:uration)?|spec)"
+_BASE_CONFIG = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|lowest[\s-]spec)(?:\s+model)?\s+(?:(?!(?:on|with|for|of|in|and|to)\b)\w+\s+){{0,2}}{_MACHINE_WORD}\b|"
+                          rf"\b{_MACHINE_WORD}\s+(?:(?!(?:on|with|for|of|in|and|to|llama|qwen|gemma|mistral|phi)\b)\w+\s+){{0,2}}(?:base|entry[\s-]level)(?:\s+(?:model|config(?:uration)?|version|spec))?"
+                          r"\b(?!\s+(?:of|llm|weights|checkpoint|instruct))", re.I)
 
 
 # ----------------------------------------------------------------------------- several machines

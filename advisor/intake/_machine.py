@@ -23,12 +23,24 @@ _OF_THEM = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:of\s+(?:them|those|th
                       re.I)
 _PEOPLE = re.compile(r"\b(?:kids|children|sons?|daughters?|people|users|friends|colleagues|folks|family|us|we|"
                      r"engineers|devs|developers|students|members|staff)\b", re.I)
+# A machine said to have no GPU is a CPU-only one, whatever else the words name ("no GPU", "no dedicated graphics
+# card", "without a GPU", "CPU only", "just the CPU"): checked first, since "GPU" in them would read as a GPU.
+_NO_GPU = re.compile(r"\bcpu[\s-]*only\b|\bonly\s+(?:the\s+|a\s+|my\s+)?cpu\b|\bjust\s+(?:the\s+|a\s+|my\s+)?cpu\b|"
+                     r"\b(?:no|without\s+(?:an?|any)?|lacks?\s+(?:an?|any)?|(?:do|does|did)(?:n'?t|\s+not)\s+have\s+(?:an?|any)?|ha(?:s|ve)\s+no)\s*"
+                     r"(?:dedicated\s+|discrete\s+|separate\s+|real\s+|proper\s+|nvidia\s+|external\s+)?"
+                     r"(?:gpu|graphics\s+card|video\s+card|graphics)s?\b", re.I)
+# Words that name a CPU-only computer without a model number ("12th gen Intel laptop", "an old i7", "Ryzen laptop").
+_CPU_WORDS = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)[\s-]*gen(?:eration)?\s+(?:intel|core|i[3579])\b|\bintel\s+(?:core\s+)?"
+                        r"(?:i[3579]|ultra)\b|\bcore\s+(?:i[3579]|ultra)\b|\b(?:an?\s+|my\s+|old\s+)i[3579]\b|"
+                        r"\b(?:intel|ryzen|amd)\s+(?:laptop|notebook|desktop|pc|mini\s*pc|box)\b|\bxeon\b|\bepyc\b|"
+                        r"\bthreadripper\b", re.I)
 _KIND_WORDS = (
+    ("cpu", _NO_GPU),
     ("apple_soc", re.compile(r"\b(?:mac|macbook|imac|apple\s+silicon|mac\s?book)\b", re.I)),
     ("datacenter_gpu", re.compile(r"\bdata\s?cent(?:er|re)\s+gpus?\b|\bserver\s+gpus?\b", re.I)),
     ("discrete_gpu", re.compile(r"\b(?:nvidia|geforce|radeon|amd)\s+(?:gpu|card|graphics)|\bgpus?\b|\bgraphics\s+card\b|"
                                 r"\bvideo\s+card\b", re.I)),
-    ("cpu", re.compile(r"\bcpu[\s-]only\b|\bno\s+gpu\b|\bwithout\s+a\s+gpu\b", re.I)),
+    ("cpu", _CPU_WORDS),
 )
 COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|with)\b|\bagainst\b|\binstead\s+of\b|"
                           r"\bbetter\b|\bthan\b", re.I)
