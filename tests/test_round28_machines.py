@@ -120,3 +120,65 @@ def test_the_answer_after_a_question_is_a_first_answer_not_a_change(store):
     assert r.reply.startswith("**Yes")
     again = service.ask(store, "what about 24GB?", r.facts)  # after an answer, a change is a change
     assert again.reply.startswith("**Changed:** memory 16 GB → 24 GB")
+
+
+def _chat(store, *msgs):
+    r, facts = None, None
+    for m in msgs:
+        r = service.ask(store, m, facts)
+        facts = r.facts
+    return r
+
+
+MINI = "llama 3.1 8b on a mac mini M4"
+
+
+@pytest.mark.parametrize("answer", [
+    "whatever, 32 maybe", "at least 24", "more than the base", "not the base one, the upgraded one",
+    "the base model, not the instruct one", "the default 4-bit quant",
+])
+def test_an_answer_that_says_more_is_not_taken_as_the_smallest_memory(store, answer):
+    r = _chat(store, MINI, answer)
+    assert r.facts.memory_gb != 16.0
+    assert not any("smallest" in n or "Took the base" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("answer,hw,memory", [
+    ("idk, what about on an RTX 4090 instead?", "nvidia-rtx-4090", 24.0),
+])
+def test_a_new_machine_in_the_answer_does_not_get_the_old_ones_memory(store, answer, hw, memory):
+    r = _chat(store, MINI, answer)
+    assert r.verdict is not None and r.verdict.prediction.hardware["id"] == hw
+    assert r.facts.memory_gb in (None, memory)
+
+
+def test_a_new_mac_in_the_answer_is_asked_its_own_memory(store):
+    r = _chat(store, MINI, "not sure, let's say a MacBook Pro M3 Max instead")
+    assert r.facts.memory_gb is None and r.question is not None and r.question.field == "memory_gb"
+
+
+@pytest.mark.parametrize("msg,kind", [
+    ("no gpu, only a mac. qwen3 14b", "apple_soc"),
+    ("I have no GPU yet, planning a GPU server. llama 3.3 70b", "discrete_gpu"),
+    ("no GPU offload in llama.cpp on my gaming pc", "discrete_gpu"),
+])
+def test_no_gpu_words_that_do_not_mean_a_cpu_only_computer(store, msg, kind):
+    assert service.ask(store, msg).facts.hardware_kind == kind
+
+
+@pytest.mark.parametrize("msgs,hw_id", [
+    (("I have no GPU. llama 3.1 8b", "DDR4"), "cpu-ddr4-3200-2ch"),
+    (("I have no GPU. llama 3.1 8b", "ddr5"), "cpu-ddr5-5600-2ch"),
+    (("I have no GPU. llama 3.1 8b", "not sure"), "cpu-ddr4-3200-2ch"),
+    (("I have no GPU, 64GB DDR5 RAM, llama 3.1 8b",), "cpu-ddr5-5600-2ch"),
+    (("no graphics card, 12th gen intel laptop with 16GB DDR4, llama 3.1 8b",), "cpu-ddr4-3200-2ch"),
+])
+def test_a_cpu_only_computer_named_by_its_ram_generation_gets_a_stated_default(store, msgs, hw_id):
+    r = _chat(store, *msgs)
+    assert r.verdict is not None and r.verdict.prediction.hardware["id"] == hw_id
+    assert any(n.startswith("Took the computer as DDR") for n in r.notes)
+
+
+def test_orin_nano_super_without_the_word_jetson(store):
+    r = service.ask(store, "llama 3.1 8b on an Orin Nano Super")
+    assert r.verdict is not None and r.verdict.prediction.hardware["id"] == "nvidia-jetson-orin-nano-super"

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from advisor.errors import AdvisorError, AmbiguousError, NotFoundError
 from advisor.intake._extract import TROUBLE, extract
+from advisor.intake._hardware import default_cpu_memory
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import WORDNUM, fmt, word_number
 from advisor.models import Hardware, Scenario
@@ -103,8 +104,10 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
             q = next_question(old, store)
             asked = q.field if q else None
         ext = extract(text, store, context=old, asked=asked)
-        if asked == "memory_gb" and ext.memory_gb is None and _SMALLEST_ANSWER.search(text):
+        if asked == "memory_gb" and ext.memory_gb is None and _plain_answer(ext, text) and _SMALLEST_ANSWER.search(text):
             _smallest_memory(old, ext, store, text)
+        elif asked == "hardware" and old.hardware_kind == "cpu" and ext.hardware is None and _plain_answer(ext, text):
+            default_cpu_memory(ext, text)
         new, changed = _merge(old, ext, store, text)
     except Exception:  # last line of defence: the chat must keep going
         log.exception("intake.update failed")
@@ -116,9 +119,22 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
 
 
 # An answer to "how much memory?" that names no size: the base configuration, or "I don't know".
-_SMALLEST_ANSWER = re.compile(r"\b(?:base|basic|standard|default|entry[\s-]level|cheapest|smallest|lowest|least|minimum|stock)\b|"
+_SMALLEST_ANSWER = re.compile(r"\b(?:base|entry[\s-]level|cheapest|smallest|lowest|minimum)\b|"
                               r"\b(?:not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|"
                               r"whatever|forgot|can'?t\s+remember)\b", re.I)
+
+
+# Words that make "base"/"not sure" something else: another size ("more than the base", "not the base one"), an LLM's
+# base model ("the base model, not the instruct one"), a format ("the default 4-bit quant").
+_NOT_SMALLEST = re.compile(r"\bnot\s+(?:the\s+)?(?:base|smallest|cheapest)|\bmore\s+than\b|\bbigger\b|\blarger\b|"
+                           r"\bupgrad|\bmax(?:ed)?\b|\binstruct\b|\bchat\b|\bquant|\bbits?\b|\bmodel\b(?!\s*$)", re.I)
+
+
+def _plain_answer(ext: Extraction, text: str) -> bool:
+    """A short answer that names nothing else: no number, machine, model, format or comparison."""
+    return (len(text.split()) <= 8 and not re.search(r"\d", text) and not _NOT_SMALLEST.search(text)
+            and ext.hardware is None and not ext.model and not ext.quant and not ext.compare_hardware
+            and not ext.compare_models)
 
 
 def _smallest_memory(old: Scenario, ext: Extraction, store: Store, text: str) -> None:

@@ -65,7 +65,7 @@ _GPU = re.compile(
 )
 _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
-    r"|\bjetson(?:\s*(?:agx|nx))?\s*(?:orin|thor)(?:\s*(?:nano|nx|agx))?(?:\s*super)?\b|\bagx\s*(?:thor|orin)\b|\borin\s*(?:nano|nx)\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
+    r"|\bjetson(?:\s*(?:agx|nx))?\s*(?:orin|thor)(?:\s*(?:nano|nx|agx))?(?:\s*super)?\b|\bagx\s*(?:thor|orin)\b|\borin\s*(?:nano|nx)(?:\s*super)?\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
     r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
@@ -442,10 +442,33 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.gpu_count = n
     if ext.hardware is None and not men:
         ext.hardware_kind = hardware_kind(msg)
+        if ext.hardware_kind == "cpu" and _DDR.search(msg.orig):  # "no GPU, 64GB DDR5": the generation's usual speed
+            default_cpu_memory(ext, msg.orig)
     if hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
         ext.bandwidth_gbs = ext.tflops = None
+
+
+_DDR = re.compile(r"\bddr([45])\b", re.I)
+_DUNNO = re.compile(r"\b(?:not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|whatever|"
+                    r"forgot|can'?t\s+remember|normal|regular|ordinary|standard|typical)\b", re.I)
+# A CPU-only computer whose RAM is only named by generation: the usual dual-channel speed of that generation
+# (DDR4-3200: the fastest JEDEC DDR4 grade most desktops and laptops run; DDR5-5600: the catalog's AM5 / Intel 13-14th
+# gen desktop entry), or the slower of the two when not known.
+_CPU_DEFAULT = {"4": ("DDR4-3200 dual channel", "cpu-ddr4-3200-2ch"), "5": ("DDR5-5600 dual channel", "cpu-ddr5-5600-2ch")}
+
+
+def default_cpu_memory(ext: Extraction, text: str) -> None:
+    """The CPU question ("which CPU or RAM?") answered with only a RAM generation or "not sure": a stated default."""
+    gen = _DDR.search(text)
+    if not gen and not _DUNNO.search(text):
+        return
+    name, hw_id = _CPU_DEFAULT[gen.group(1) if gen else "4"]
+    ext.hardware, ext.resolved["hardware"] = name, hw_id
+    ext.note(f"Took the computer as {name} ({'its usual speed' if gen else 'not known: the slower common kind'}); "
+             "tell me the RAM speed or the CPU model to refine.")
+
 
 
 # "the base Mac mini", "M4 base model", "entry-level MacBook Air": the configuration with the least memory.

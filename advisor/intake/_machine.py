@@ -28,15 +28,20 @@ _PEOPLE = re.compile(r"\b(?:kids|children|sons?|daughters?|people|users|friends|
 _NO_GPU = re.compile(r"\bcpu[\s-]*only\b|\bonly\s+(?:the\s+|a\s+|my\s+)?cpu\b|\bjust\s+(?:the\s+|a\s+|my\s+)?cpu\b|"
                      r"\b(?:no|without\s+(?:an?|any)?|lacks?\s+(?:an?|any)?|(?:do|does|did)(?:n'?t|\s+not)\s+have\s+(?:an?|any)?|ha(?:s|ve)\s+no)\s*"
                      r"(?:dedicated\s+|discrete\s+|separate\s+|real\s+|proper\s+|nvidia\s+|external\s+)?"
-                     r"(?:gpu|graphics\s+card|video\s+card|graphics)s?\b", re.I)
+                     r"(?:gpu|graphics\s+card|video\s+card|graphics)s?\b"
+                     # "no GPU offload", "no GPU usage": a symptom of a machine with one; "no GPU yet": one is coming
+                     r"(?!\s*(?:offload\w*|usage|use|utili[sz]ation|acceleration|layers?|support|load|memory|vram|yet)\b)",
+                     re.I)
+_GPU_CONTEXT = re.compile(r"\bgaming\s+(?:pc|rig|laptop|desktop|computer)\b|"
+                          r"\bplan(?:ning|s)?\s+(?:to\s+(?:buy|get)\s+)?(?:an?\s+)?(?:\w+\s+)?gpu", re.I)
 # Words that name a CPU-only computer without a model number ("12th gen Intel laptop", "an old i7", "Ryzen laptop").
 _CPU_WORDS = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)[\s-]*gen(?:eration)?\s+(?:intel|core|i[3579])\b|\bintel\s+(?:core\s+)?"
                         r"(?:i[3579]|ultra)\b|\bcore\s+(?:i[3579]|ultra)\b|\b(?:an?\s+|my\s+|old\s+)i[3579]\b|"
                         r"\b(?:intel|ryzen|amd)\s+(?:laptop|notebook|desktop|pc|mini\s*pc|box)\b|\bxeon\b|\bepyc\b|"
-                        r"\bthreadripper\b", re.I)
+                        r"\bthreadripper\b|\bddr[345]\b", re.I)
 _KIND_WORDS = (
+    ("apple_soc", re.compile(r"\b(?:mac|macbook|imac|apple\s+silicon|mac\s?book)\b", re.I)),  # "no GPU, only a Mac"
     ("cpu", _NO_GPU),
-    ("apple_soc", re.compile(r"\b(?:mac|macbook|imac|apple\s+silicon|mac\s?book)\b", re.I)),
     ("datacenter_gpu", re.compile(r"\bdata\s?cent(?:er|re)\s+gpus?\b|\bserver\s+gpus?\b", re.I)),
     ("discrete_gpu", re.compile(r"\b(?:nvidia|geforce|radeon|amd)\s+(?:gpu|card|graphics)|\bgpus?\b|\bgraphics\s+card\b|"
                                 r"\bvideo\s+card\b", re.I)),
@@ -90,7 +95,7 @@ def extract_layout(msg: Msg, ext: Extraction) -> None:
 def hardware_kind(msg: Msg) -> str | None:
     """The kind of machine when no name resolves: "my Mac" → apple_soc, "a GPU" → discrete_gpu."""
     for kind, pat in _KIND_WORDS:
-        if pat.search(msg.orig):
+        if pat.search(msg.orig) and not (pat is _NO_GPU and _GPU_CONTEXT.search(msg.orig)):
             return kind
     return None
 
