@@ -182,3 +182,18 @@ def test_a_cpu_only_computer_named_by_its_ram_generation_gets_a_stated_default(s
 def test_orin_nano_super_without_the_word_jetson(store):
     r = service.ask(store, "llama 3.1 8b on an Orin Nano Super")
     assert r.verdict is not None and r.verdict.prediction.hardware["id"] == "nvidia-jetson-orin-nano-super"
+
+
+def test_a_cpu_boxs_zero_gpu_layers_do_not_follow_the_person_to_a_mac(store):
+    """"no GPU" set 0 GPU layers on the CPU box; on the Mac mini asked about next they read as "layers on the CPU"
+    ("Best fix: run natively with Metal so every layer is on the GPU")."""
+    r = _chat(store, "12th gen intel laptop, 16GB RAM, no GPU, llama 3.1 8b q4_k_m", "DDR4-3200 dual channel",
+              "Mac mini M4, llama 3.1 8b q4_k_m", "not sure")
+    assert r.facts.n_gpu_layers is None
+    assert r.verdict is not None and r.verdict.prediction.hardware["kind"] == "apple_soc"
+    assert "every layer is on the GPU" not in r.reply and "holding it back" not in r.reply
+
+
+def test_a_correction_to_the_same_kind_keeps_the_layer_count(store):
+    r = _chat(store, "RTX 3060 12GB, llama 3.1 8b q4_k_m with -ngl 20, I get 9 tok/s", "sorry, it's an RTX 3090")
+    assert r.facts.n_gpu_layers == 20

@@ -297,9 +297,14 @@ def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extr
             and hw.kind != "apple_soc"):
         ext.note(f"MLX runs on Apple Silicon: the engine for the {hw.name} is assumed instead (name it to change it).")
         data["backend"] = None
+    before = _hardware_of(store, data.get("hardware"))
+    if hw is not None and (before is None or before.kind != hw.kind):
+        # Layer placement belongs to the machine it was said for: "no GPU" (0 layers) on a CPU box is not the Mac's.
+        for f in ("n_gpu_layers", "gpu_fraction"):
+            if f not in new:
+                data[f] = None
     if "memory_gb" in new or data.get("memory_gb") is None:
         return
-    before = _hardware_of(store, data.get("hardware"))
     if hw is not None and before is not None and hw.kind == before.kind == "apple_soc":
         return  # a Mac's memory is chosen apart from its chip: "it's the M4 Pro" keeps the 16 GB said
     if hw is None or not hw.memory_gb_options or data["memory_gb"] not in hw.memory_gb_options:
