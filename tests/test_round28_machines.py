@@ -197,3 +197,12 @@ def test_a_cpu_boxs_zero_gpu_layers_do_not_follow_the_person_to_a_mac(store):
 def test_a_correction_to_the_same_kind_keeps_the_layer_count(store):
     r = _chat(store, "RTX 3060 12GB, llama 3.1 8b q4_k_m with -ngl 20, I get 9 tok/s", "sorry, it's an RTX 3090")
     assert r.facts.n_gpu_layers == 20
+
+
+def test_the_memory_said_before_the_machine_is_named_stays(store):
+    r = _chat(store, "12th gen intel laptop, 16GB RAM, no GPU, llama 3.1 8b q4_k_m", "DDR4-3200 dual channel")
+    assert r.facts.memory_gb == 16.0
+    assert not any("Forgot the 16 GB" in n for n in r.notes)
+    assert "say how much the machine has" not in r.reply
+    r2 = _chat(store, "RTX 3060 12GB, llama 3.1 8b", "what about an RTX 4090?")  # a previous machine: its memory goes
+    assert r2.facts.memory_gb in (None, 24.0)

@@ -303,8 +303,8 @@ def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extr
         for f in ("n_gpu_layers", "gpu_fraction"):
             if f not in new:
                 data[f] = None
-    if "memory_gb" in new or data.get("memory_gb") is None:
-        return
+    if "memory_gb" in new or data.get("memory_gb") is None or not data.get("hardware"):
+        return  # no machine before: the memory said was this one's ("16GB RAM, no GPU" → "DDR4-3200")
     if hw is not None and before is not None and hw.kind == before.kind == "apple_soc":
         return  # a Mac's memory is chosen apart from its chip: "it's the M4 Pro" keeps the 16 GB said
     if hw is None or not hw.memory_gb_options or data["memory_gb"] not in hw.memory_gb_options:
