@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from advisor.errors import AdvisorError, AmbiguousError, NotFoundError
 from advisor.intake._extract import TROUBLE, extract
-from advisor.intake._hardware import default_cpu_memory
+from advisor.intake._hardware import DUNNO, default_cpu_memory
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import WORDNUM, fmt, word_number
 from advisor.models import Hardware, Scenario
@@ -119,9 +119,7 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
 
 
 # An answer to "how much memory?" that names no size: the base configuration, or "I don't know".
-_SMALLEST_ANSWER = re.compile(r"\b(?:base|entry[\s-]level|cheapest|smallest|lowest|minimum)\b|"
-                              r"\b(?:not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|"
-                              r"whatever|forgot|can'?t\s+remember)\b", re.I)
+_SMALLEST_ANSWER = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|smallest|lowest|minimum|{DUNNO})\b", re.I)
 
 
 # Words that make "base"/"not sure" something else: another size ("more than the base", "not the base one"), an LLM's

@@ -451,8 +451,9 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
 
 
 _DDR = re.compile(r"\bddr([45])\b", re.I)
-_DUNNO = re.compile(r"\b(?:not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|whatever|"
-                    r"forgot|can'?t\s+remember|normal|regular|ordinary|standard|typical)\b", re.I)
+# "I don't know" as an answer (one home: the CPU question here, the memory question in intake._dialog).
+DUNNO = r"not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|whatever|forgot|can'?t\s+remember"
+_DUNNO = re.compile(rf"\b(?:{DUNNO}|normal|regular|ordinary|standard|typical)\b", re.I)
 # A CPU-only computer whose RAM is only named by generation: the usual dual-channel speed of that generation
 # (DDR4-3200: the fastest JEDEC DDR4 grade most desktops and laptops run; DDR5-5600: the catalog's AM5 / Intel 13-14th
 # gen desktop entry), or the slower of the two when not known.
