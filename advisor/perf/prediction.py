@@ -196,6 +196,10 @@ def predict_step(
         if why:
             assumptions.append(why)
     engine, accel, label = engine_accel(backend, hardware)
+    if accel == "cpu" and hardware.kind != "cpu" and label.startswith("ollama") and default_accel(hardware) in ("vulkan", "sycl"):
+        assumptions.append(f"Ollama runs this on the CPU cores, not the {hardware.name}: it uses CUDA, ROCm (the GPUs on "
+                           "ROCm's list) or Metal, and its Vulkan backend is off unless OLLAMA_VULKAN=1. Say "
+                           "'Ollama with Vulkan' if you turned it on.")
     bw = hardware.bandwidth_gbs
     tflops, tf_source = resolve_compute(hardware, accel, cal, quant=quant.name, engine=engine)
     probe_used = hardware.measured

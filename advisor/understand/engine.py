@@ -104,6 +104,22 @@ def default_accel(hw: Hardware) -> str:
 
 
 _PERF_ACCELS = ("metal", "cuda", "rocm", "vulkan", "sycl", "cpu")
+# AMD integrated GPUs on ROCm's support list (gfx1151, ROCm 6.4.1+/7.x), which Ollama's ROCm build runs on.
+_ROCM_APU_FAMILIES = ("AMD Strix Halo",)
+
+
+def ollama_accel(hw: Hardware, accel: str) -> str:
+    """The API Ollama runs on when its label does not name one: CUDA, ROCm (GPUs on ROCm's list) or Metal.
+
+    Ollama's Vulkan backend is experimental and off unless ``OLLAMA_VULKAN=1`` (Ollama docs/gpu.mdx; its GPU
+    discovery drops AMD GPUs ROCm does not support to the CPU), so where llama.cpp would use Vulkan (Intel
+    GPUs and iGPUs, AMD iGPUs off ROCm's list) Ollama runs on the CPU cores. A label that says Vulkan keeps it.
+    """
+    if accel == "vulkan" and hw.kind == "apu" and hw.family in _ROCM_APU_FAMILIES:
+        return "rocm"
+    if accel in ("vulkan", "sycl") and hw.kind in ("apu", "discrete_gpu", "datacenter_gpu"):
+        return "cpu"
+    return accel
 
 
 def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
@@ -129,6 +145,8 @@ def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
         from advisor.understand.symptoms import parse_ngl
 
         accel = "cpu" if parse_ngl(b) == 0 else default_accel(hw)
+        if engine == "ollama":
+            accel = ollama_accel(hw, accel)
     label = f"llama.cpp-{accel}"
     if engine == "ollama":
         label = f"ollama ({label})"

@@ -241,13 +241,6 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
         res.assumptions.append(
             f"The {res.hardware.name} ships with {', '.join(f'{x:g}' for x in hw_opts)} GB; using the stated "
             f"{s.memory_gb:g} GB — check it, since memory decides what fits.")
-    if res.hardware is not None and res.hardware.memory_gb is None and res.hardware.memory_gb_options:
-        mem = min(res.hardware.memory_gb_options)
-        res.hardware = res.hardware.model_copy(update={"memory_gb": mem})
-        res.assumptions.append(
-            f"Memory not stated: assumed {mem:g} GB, the smallest {res.hardware.name} "
-            f"(options: {', '.join(f'{x:g}' for x in res.hardware.memory_gb_options)} GB)."
-        )
     # Model
     row = _quoted_row(s.raw_output, s.measured_decode_tps or s.measured_prefill_tps)
     if s.model or s.params_b or row.get("size_gb"):
@@ -328,9 +321,37 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     res.concurrency = s.concurrency or 1
     res.n_gpu_layers = s.n_gpu_layers
     res.gpu_fraction = s.gpu_fraction
+    _assume_memory(res)
     if res.n_gpu_layers is None:
         res.n_gpu_layers = parse_ngl(s.backend) or parse_ngl(s.raw_output, s.measured_decode_tps)
     return res
+
+
+def _assume_memory(res: Resolved) -> None:
+    """A machine sold in several memory sizes, its size not stated: the smallest that holds the model at this
+    context and number of users (weights + KV cache + overhead, :func:`advisor.roofline.memory_fit`), else the
+    largest; without a model, the smallest. Said in the assumptions. Speed does not depend on the size chosen
+    (one catalog entry, one bandwidth); what fits does, and a measured run shows the model fitted."""
+    hw = res.hardware
+    if hw is None or hw.memory_gb is not None or not hw.memory_gb_options:
+        return
+    from advisor import roofline
+
+    opts = sorted(hw.memory_gb_options)
+    listed = ", ".join(f"{x:g}" for x in opts)
+    mem, why = opts[0], f"the smallest {hw.name}"
+    if res.model is not None and res.quant is not None and len(opts) > 1:
+        ctx = res.depth + res.prompt_tokens + res.gen_tokens
+        holds = [x for x in opts if roofline.memory_fit(hw, res.model, res.quant.bits_per_weight, context_tokens=ctx,
+                                                        concurrency=res.concurrency, memory_gb=x).fits]
+        if not holds:
+            mem, why = opts[-1], f"the largest {hw.name}, and even that cannot hold this model"
+        elif holds[0] != opts[0]:
+            smaller = [f"{x:g}" for x in opts if x < holds[0]]
+            mem, why = holds[0], (f"the smallest {hw.name} that holds this model; the {' and '.join(smaller)} GB "
+                                  f"version{'s' if len(smaller) > 1 else ''} cannot")
+    res.hardware = hw.model_copy(update={"memory_gb": mem})
+    res.assumptions.append(f"Memory not stated: assumed {mem:g} GB, {why} (options: {listed} GB).")
 
 
 def _host_cpu(got: list[catalog.Match], res: Resolved) -> Hardware | None:
