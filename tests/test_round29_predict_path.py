@@ -12,7 +12,6 @@ import math
 import pytest
 
 from advisor import service
-from advisor.calibration import CalRow
 from advisor.models import Hardware, Scenario
 from advisor.understand.engine import engine_accel, ollama_accel
 from knowledge.store import Store
@@ -128,7 +127,9 @@ def test_core_peak_by_hand() -> None:
     assert core_peak("DDR5 desktop") is None and core_peak(None) is None
 
 
-def _peak_row(i: int, hw: str, family: str, gflops_per_core: float) -> CalRow:
+def _peak_row(i: int, hw: str, family: str, gflops_per_core: float) -> "CalRow":
+    from advisor.calibration import CalRow
+
     return CalRow(result_id=f"p{i}", hw_id=hw, kind="cpu", family=family, accel="cpu", engine="llama.cpp",
                   quant="Q4_K_M", multi=False, bandwidth_gbs=100, tflops=None, decode_bytes=4e9, prefill_flops=16e9,
                   decode_tps=None, prefill_tps=gflops_per_core, params_active_b=8.0, source_set="synthetic",
