@@ -7,8 +7,6 @@ on a GPU that only Vulkan would drive (Intel iGPUs, AMD iGPUs off ROCm's list) r
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from advisor import service
@@ -111,69 +109,3 @@ def test_ollama_on_an_nvidia_card_is_unchanged(store: Store) -> None:
     p = _predict(store, hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M", backend="ollama")
     assert p.calibration[0].group.startswith("gpu")
     assert not any("OLLAMA_VULKAN" in a for a in p.assumptions)
-
-
-# ----------------------------------------------------------------------------- CPU compute from the cores' vector peak
-def test_core_peak_by_hand() -> None:
-    from knowledge.catalog import core_peak
-
-    assert core_peak("AMD Zen 4 (Raphael)").gflops == pytest.approx(32 * 5.0)  # two 256-bit FMA × 8 lanes × 2
-    assert core_peak("Intel Xeon E5 v4 (Broadwell-EP)").gflops == pytest.approx(32 * 2.4)
-    assert core_peak("AMD Zen+ (Picasso)").flops_per_cycle == 16  # 128-bit pipes
-    assert core_peak("AMD EPYC 9005 (Zen 5, SP5)").flops_per_cycle == 64  # full 512-bit datapath
-    assert core_peak("AMD Zen 5 (Strix Point)").flops_per_cycle == 32  # the laptop part's 256-bit datapath
-    assert core_peak("Intel Xeon W (Cascade Lake)").clock_ghz == pytest.approx(3.5)  # not the Xeon SP row
-    assert core_peak("Intel Meteor Lake").flops_per_cycle == 22  # 6 P-cores at 32, 10 E-cores at 16
-    assert core_peak("DDR5 desktop") is None and core_peak(None) is None
-
-
-def _peak_row(i: int, hw: str, family: str, gflops_per_core: float) -> "CalRow":
-    from advisor.calibration import CalRow
-
-    return CalRow(result_id=f"p{i}", hw_id=hw, kind="cpu", family=family, accel="cpu", engine="llama.cpp",
-                  quant="Q4_K_M", multi=False, bandwidth_gbs=100, tflops=None, decode_bytes=4e9, prefill_flops=16e9,
-                  decode_tps=None, prefill_tps=gflops_per_core, params_active_b=8.0, source_set="synthetic",
-                  cpu_cores=16)
-
-
-def test_the_peak_share_is_fitted_per_machine_and_pooled() -> None:
-    from advisor.calibration import _fit_cpu_per_core
-
-    # Zen 4 at 160 GFLOP/s peak reaching 80 (0.5); Broadwell at 76.8 reaching 30.72 (0.4); a family the table
-    # lacks does not count. Rates in GFLOP/s per core: prefill_tps × 16 GFLOP / 16 cores.
-    rows = [_peak_row(k, "zen4", "AMD Zen 4 (Raphael)", 80.0) for k in range(3)]
-    rows += [_peak_row(3 + k, "bdw", "Intel Xeon E5 v4 (Broadwell-EP)", 30.72) for k in range(3)]
-    rows += [_peak_row(6, "other", "DDR5 desktop", 500.0)]
-    out = _fit_cpu_per_core(rows)
-    assert out["cpu-peak-share:base"] == pytest.approx(0.45)  # median of 0.5 and 0.4
-    # each machine's own share shrunk toward the base with weight n / (n + 2): 3 rows
-    assert out["cpu-peak-share:hw:zen4"] == pytest.approx(math.exp((3 * math.log(0.5) + 2 * math.log(0.45)) / 5))
-    assert "cpu-peak-share:hw:other" not in out
-
-
-def test_an_unmeasured_cpu_is_predicted_from_its_own_peak(store: Store) -> None:
-    from advisor.perf import calibration_model
-    from advisor.perf.prediction import resolve_compute
-    from knowledge import catalog
-
-    cal = calibration_model(store)
-    share = cal.compute_per_bw["cpu-peak-share:base"]
-    assert 0.3 < share < 0.6
-    laptop = catalog.get_hardware(store, "amd-ryzen-7-7840hs")  # Zen 4 laptop, 8 cores, no rows in the store
-    server = catalog.get_hardware(store, "intel-xeon-e5-v3-haswell")  # Haswell-EP, no rows either
-    tf_l, why = resolve_compute(laptop, "cpu", cal)
-    tf_s, _ = resolve_compute(server, "cpu", cal)
-    assert tf_l == pytest.approx(8 * 32 * 4.3 / 1000 * share)  # cores × FLOP/cycle × GHz × share, TFLOP/s
-    assert "32 FLOP/cycle × 4.3 GHz" in why and "ESTIMATE" in why
-    # per core, a 4.3 GHz Zen 4 does 4.3 / 2.4 of a 2.4 GHz Haswell-EP core's work (same vector width)
-    from advisor.perf.fit import cpu_core_count
-
-    per_core = (tf_l / cpu_core_count(laptop)) / (tf_s / cpu_core_count(server))
-    assert per_core == pytest.approx(4.3 / 2.4)
-
-
-def test_cpu_prefill_of_a_zen4_laptop_is_not_the_slow_machines_median(store: Store) -> None:
-    # 8 Zen 4 cores at ~4.3 GHz: about 0.5 TFLOP/s achieved, ~30 tok/s for an 8B model's 16 GFLOP per token
-    # (the per-core median of the measured CPUs alone gave 19 tok/s, a Broadwell core's rate).
-    p = _predict(store, hardware="AMD Ryzen 7 7840HS", model="llama 3.1 8b", quant="Q4_K_M", backend="llama.cpp")
-    assert 25 < p.prefill_tps < 40

@@ -77,30 +77,6 @@ def _fit_cpu_per_core(rows: list[CalRow]) -> dict[str, float]:
                                                 / (n + SHRINK_K))
     out.update({f"cpu-per-core:q:{k}": v for k, v in fq.items()})
     out.update({f"cpu-per-core:e:{k}": v for k, v in fe.items()})
-    out.update(_fit_peak_share(rows, per_hw))
-    return out
-
-
-def _fit_peak_share(rows: list[CalRow], per_hw: dict[str, list[float]]) -> dict[str, float]:
-    """Share of the cores' vector peak (:func:`knowledge.catalog.core_peak`) that measured CPUs reach, format and
-    engine factors divided out: ``cpu-peak-share:base`` (median over machines whose family the table has) and
-    ``cpu-peak-share:hw:<id>`` (a machine's own, shrunk toward the base). Clock and vector width are what set
-    one core's matmul rate apart from another's (a Broadwell core at 2.4 GHz reaches about half a Zen 4 core at
-    5 GHz), so a machine with no rows is predicted from its own peak × this share. Needs 2+ machines."""
-    from knowledge.catalog import core_peak
-
-    fam = {r.hw_id: r.family for r in rows}
-    share: dict[str, tuple[float, int]] = {}
-    for hw, v in per_hw.items():
-        peak = core_peak(fam.get(hw))
-        if peak is not None:
-            share[hw] = (statistics.median(v) / (peak.gflops / 1000.0), len(v))
-    if len(share) < 2:
-        return {}
-    base = statistics.median(x for x, _ in share.values())
-    out = {"cpu-peak-share:base": base}
-    for hw, (x, n) in share.items():
-        out[f"cpu-peak-share:hw:{hw}"] = math.exp((n * math.log(x) + SHRINK_K * math.log(base)) / (n + SHRINK_K))
     return out
 
 

@@ -40,7 +40,6 @@ from advisor.perf.step import (
     tp_comm_s,
 )
 from advisor.understand.engine import default_accel, engine_accel  # the one engine classifier
-from knowledge import catalog
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
@@ -105,19 +104,6 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel, *, quant: s
         return hw.fp16_tflops, "spec estimate" if hw.fp16_tflops_is_estimate else "spec"
     per_core = cal.compute_per_bw.get("cpu-per-core") if accel == "cpu" else None
     cores = cpu_core_count(hw)
-    peak = catalog.core_peak(hw.family) if accel == "cpu" else None
-    share = cal.compute_per_bw.get("cpu-peak-share:base")
-    if peak is not None and share and cores:
-        # The cores' vector peak (FLOP/cycle × clock) × the share of it measured CPUs reach × format and engine.
-        share = cal.compute_per_bw.get(f"cpu-peak-share:hw:{split_hw_id(hw.id)[0]}", share)
-        f = cpu_compute_factor(cal, quant, engine) if (quant or engine) else 1.0
-        how = f" × {f:.2f} for {quant or 'the format'} with {engine or 'the engine'}" if abs(f - 1) > 0.01 else ""
-        span = (f" (the middle of the family's {str(hw.cpu_cores).replace(';', ', ')} cores; say how many it has)"
-                if any(c in str(hw.cpu_cores) for c in "-;") else "")
-        return peak.gflops / 1000.0 * share * cores * f, (
-            f"FITTED: no FLOPS spec; {cores} cores{span} × {peak.gflops:.0f} GFLOP/s vector peak per core (ESTIMATE: "
-            f"{peak.flops_per_cycle:g} FLOP/cycle × {peak.clock_ghz:g} GHz for {hw.family}) × {share:.0%} of that peak, "
-            f"as measured CPUs reach{how}; achieved, not peak")
     if per_core and cores:
         f = 1.0
         if quant or engine:  # prefill: the machine's own (or the machine-balanced base) × format × engine factors

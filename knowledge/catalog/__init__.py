@@ -19,7 +19,6 @@ Hardware comes from the curated seed rows and the GPU spec database (see
 from __future__ import annotations
 
 from knowledge.catalog._cloud import cloud_instance, instance_pattern
-from knowledge.catalog._cpu_arch import CorePeak, core_peak
 from knowledge.catalog._gpus import VariantsError
 from knowledge.catalog._hardware import card_head, closest_hardware, drop_presets, resolve_hardware
 from knowledge.catalog._load import (
@@ -39,8 +38,6 @@ from knowledge.catalog._models import generic_model, release_format, resolve_mod
 from knowledge.catalog._quants import resolve_quant
 
 __all__ = [
-    "CorePeak",
-    "core_peak",
     "MIXED_SEP",
     "Match",
     "VariantsError",
