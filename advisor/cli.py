@@ -280,27 +280,59 @@ def _row_error(e: Exception) -> str:
 
 def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
     """One JSON object per row, in order; exit status 2 when no row could be predicted."""
-    from advisor import service
-    from advisor.cli_input import read_rows, row_scenario
+    from advisor.cli_input import read_rows, row_measured, row_scenario
 
     rows = _guard(lambda: read_rows(path), as_json)
     if not rows:
         _fail(f"{path} has no rows to predict (expected a CSV header and rows, or JSON lines)", as_json)
     done = 0
+    errs: dict[str, list[float]] = {"prefill": [], "decode": []}
     for i, r in enumerate(rows, 1):
         if "_error" in r:
             typer.echo(json.dumps({"row": i, "error": r["_error"]}))
             continue
         try:
-            p = service.predict_scenario(st, row_scenario(r, f"scenario of row {i}"))
+            where = f"scenario of row {i}"
+            measured = row_measured(r, where)
+            p = _predict_row(st, row_scenario(r, where), r.get("hw_id"))
             out = json_safe(p.model_dump(mode="json"))
             out["row"] = i
+            for phase in ("prefill", "decode"):
+                m, pred = measured.get(f"{phase}_tps"), out.get(f"{phase}_tps")
+                if m:
+                    out[f"measured_{phase}_tps"] = m
+                    if phase == "prefill" and not str(r.get("prompt_tokens") or "").strip():
+                        # a prefill rate depends on the prompt length: without it the two are not comparable
+                        out["prefill_error_pct"] = None
+                    elif pred:
+                        out[f"{phase}_error_pct"] = round((pred / m - 1) * 100, 1)
+                        errs[phase].append(abs(pred / m - 1) * 100)
             done += 1
         except Exception as e:  # noqa: BLE001 - one bad row must not stop the others
             out = {"row": i, "error": _row_error(e)}
         typer.echo(json.dumps(out, default=_default))
+    if any(errs.values()):  # a table of measured results: how far the predictions are, on stderr (stdout stays rows)
+        import statistics
+
+        typer.echo("; ".join(f"{ph}: median |error| {statistics.median(v):.1f} % over {len(v)} measured rows"
+                             for ph, v in errs.items() if v), err=True)
     if not done:
         raise typer.Exit(2)
+
+
+def _predict_row(st: Any, scenario: Any, hw_id: Any) -> Any:
+    """Predict one table row; a hardware name that does not resolve falls back to the row's catalog ``hw_id``."""
+    from advisor import service
+    from advisor.errors import AdvisorError
+    from advisor.understand.resolve import resolve_scenario
+
+    try:
+        return service.predict_scenario(st, scenario)
+    except AdvisorError:
+        hw_id = hw_id.strip() if isinstance(hw_id, str) else ""
+        if not hw_id or scenario.hardware == hw_id or resolve_scenario(st, scenario).hardware is not None:
+            raise
+        return service.predict_scenario(st, scenario.model_copy(update={"hardware": hw_id}))
 
 
 @app.command()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["MAX_IMPORT_BYTES", "MAX_INPUT_BYTES", "ROW_KEYS", "decode_text", "read_input_file", "read_rows",
-           "read_text_file", "row_scenario"]
+           "read_text_file", "row_measured", "row_scenario"]
 
 #: Largest --input file read (a scenario or a table of rows is a few kB; a bigger one is a wrong file).
 MAX_INPUT_BYTES = 50_000_000
@@ -31,6 +31,12 @@ MAX_IMPORT_BYTES = 5_000_000
 #: prompt_tokens, gen_tokens, depth, batch; plus the flags that describe hardware not in the catalog).
 ROW_KEYS = frozenset({"hardware", "model", "params_b", "active_params_b", "quant", "backend", "prompt_tokens", "gen_tokens", "depth",
                       "batch", "concurrency", "memory_gb", "bandwidth_gbs", "tflops"})
+#: Columns of a table of measured results (``knowledge/seed/results*.csv``, a benchmark's export): the rates
+#: measured, compared with the prediction (``measured_*`` and ``*_error_pct`` in the output; batch > 1: aggregate
+#: over the batch), and columns that describe the row (``hw_id``: a catalog id, used when ``hardware`` does not
+#: resolve).
+MEASURED_KEYS = frozenset({"prefill_tps", "decode_tps"})
+INFO_KEYS = frozenset({"hw_id", "source_set", "source_url", "notes", "result_id"})
 _INT_KEYS = frozenset({"prompt_tokens", "gen_tokens", "depth", "batch", "concurrency"})
 _WHOLE = re.compile(r"^\s*[+]?\d+(?:\.0*)?\s*$")
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
@@ -167,11 +173,12 @@ def row_scenario(row: dict[str, Any], where: str) -> Any:
     from advisor.errors import InputError
     from advisor.models import parse_scenario
 
-    clean = {k: (None if v is None or (isinstance(v, str) and not v.strip()) else v) for k, v in row.items()}
+    clean = {k: (None if v is None or (isinstance(v, str) and not v.strip()) else v) for k, v in row.items()
+             if k not in MEASURED_KEYS | INFO_KEYS}
     unknown = [k for k in clean if k not in ROW_KEYS]
     if unknown:
         raise InputError(f"unknown column{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown[:5])}; "
-                         f"known: {', '.join(sorted(ROW_KEYS))}")
+                         f"known: {', '.join(sorted(ROW_KEYS | MEASURED_KEYS | INFO_KEYS))}")
     for k in _INT_KEYS & set(clean):
         v = clean[k]
         if isinstance(v, str) and _WHOLE.match(v):
@@ -184,3 +191,26 @@ def row_scenario(row: dict[str, Any], where: str) -> Any:
     if batch is not None and clean.get("concurrency") is None:
         clean["concurrency"] = batch
     return parse_scenario({k: v for k, v in clean.items() if v is not None}, what=where)
+
+
+def row_measured(row: dict[str, Any], where: str) -> dict[str, float]:
+    """The measured rates of a results-table row (``prefill_tps``, ``decode_tps``; blank cells left out).
+
+    Raises:
+        InputError: a rate that is not a positive number.
+    """
+    from advisor.errors import InputError
+
+    out: dict[str, float] = {}
+    for k in sorted(MEASURED_KEYS):
+        v = row.get(k)
+        if v is None or (isinstance(v, str) and not v.strip()):
+            continue
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"{k} in the {where} is {str(v)[:40]!r}; it takes a rate in tok/s") from None
+        if isinstance(v, bool) or not (0 < x < 1e9):
+            raise InputError(f"{k} in the {where} is {str(v)[:40]!r}; it takes a positive rate in tok/s")
+        out[k] = x
+    return out

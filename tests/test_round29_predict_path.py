@@ -7,6 +7,8 @@ on a GPU that only Vulkan would drive (Intel iGPUs, AMD iGPUs off ROCm's list) r
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from advisor import service
@@ -109,3 +111,71 @@ def test_ollama_on_an_nvidia_card_is_unchanged(store: Store) -> None:
     p = _predict(store, hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M", backend="ollama")
     assert p.calibration[0].group.startswith("gpu")
     assert not any("OLLAMA_VULKAN" in a for a in p.assumptions)
+
+
+# ----------------------------------------------------------------------------- predict --input on a table of results
+_RESULTS_HEADER = ("source_set,hardware,hw_id,backend,model,params_b,quant,prompt_tokens,gen_tokens,depth,batch,"
+                   "prefill_tps,decode_tps,source_url,notes\n")
+
+
+def _table(tmp_path, body: str):
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+
+    f = tmp_path / "results.csv"
+    f.write_text(_RESULTS_HEADER + body)
+    r = CliRunner().invoke(app, ["predict", "--input", str(f), "--json"])
+    return r, [json.loads(x) for x in r.stdout.strip().splitlines()]
+
+
+def test_a_results_table_is_predicted_and_compared_row_by_row(tmp_path) -> None:
+    r, rows = _table(tmp_path,
+                     'me,RTX 4090,nvidia-rtx-4090,llama.cpp-cuda,llama 3.1 8b,8.03,Q4_K_M,512,128,0,1,12000,130,'
+                     'https://example.org/run,"pp512/tg128, 2025 build"\n'
+                     "me,My Strange Box 9000,nvidia-rtx-3090,llama.cpp-cuda,llama 3.1 8b,8.03,Q4_K_M,512,128,0,1,,100,,\n"
+                     "me,RTX 4090,,llama.cpp-cuda,llama 3.1 8b,8.03,Q4_K_M,,128,0,1,9000,,,prompt not stated\n")
+    assert r.exit_code == 0, r.output
+    first, second, third = rows
+    assert first["measured_decode_tps"] == 130 and first["measured_prefill_tps"] == 12000
+    assert first["decode_error_pct"] == pytest.approx((first["decode_tps"] / 130 - 1) * 100, abs=0.06)
+    assert first["prefill_error_pct"] == pytest.approx((first["prefill_tps"] / 12000 - 1) * 100, abs=0.06)
+    # a name the catalog does not know: the row's catalog id decides the machine
+    assert second["hardware"]["id"] == "nvidia-rtx-3090" and "prefill_error_pct" not in second
+    # a prefill rate without its prompt length is kept but not compared (the rate depends on the length)
+    assert third["measured_prefill_tps"] == 9000 and third["prefill_error_pct"] is None
+    assert "decode: median |error|" in r.stderr and "over 2 measured rows" in r.stderr
+
+
+def test_the_seed_results_table_predicts_every_row(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+    from knowledge.seed import SEED_DIR
+
+    r = CliRunner().invoke(app, ["predict", "--input", str(SEED_DIR / "results_more.csv"), "--json"])
+    rows = [json.loads(x) for x in r.stdout.strip().splitlines()]
+    assert len(rows) == 687
+    assert not [x for x in rows if "error" in x]  # it was 'unknown columns' for every row
+    decode = sorted(abs(x["decode_error_pct"]) for x in rows if x.get("decode_error_pct") is not None)
+    assert len(decode) > 600 and decode[len(decode) // 2] < 15  # in-sample: these rows are in the fit
+
+
+@pytest.mark.parametrize("bad", ["fast", "-3", "0"])
+def test_a_measured_rate_that_is_not_a_rate_is_a_row_error(tmp_path, bad: str) -> None:
+    r, rows = _table(tmp_path, f"me,RTX 4090,,llama.cpp,llama 3.1 8b,,Q4_K_M,512,128,0,1,,{bad},,\n"
+                               "me,RTX 4090,,llama.cpp,llama 3.1 8b,,Q4_K_M,512,128,0,1,,130,,\n")
+    assert "decode_tps" in rows[0]["error"] and "tok/s" in rows[0]["error"]
+    assert rows[1]["measured_decode_tps"] == 130  # the other rows are still predicted
+
+
+def test_an_unknown_column_is_still_named(tmp_path) -> None:
+    r, rows = _table(tmp_path, "")
+    f = tmp_path / "x.csv"
+    f.write_text("hardware,model,colour\nRTX 4090,llama 3.1 8b,red\n")
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+
+    out = json.loads(CliRunner().invoke(app, ["predict", "--input", str(f), "--json"]).stdout.strip())
+    assert "'colour'" in out["error"] and "decode_tps" in out["error"]  # the known ones listed, measured included
