@@ -179,3 +179,43 @@ def test_an_unknown_column_is_still_named(tmp_path) -> None:
 
     out = json.loads(CliRunner().invoke(app, ["predict", "--input", str(f), "--json"]).stdout.strip())
     assert "'colour'" in out["error"] and "decode_tps" in out["error"]  # the known ones listed, measured included
+
+
+# ----------------------------------------------------------------------------- flash attention as the label says
+@pytest.mark.parametrize("label,state", [
+    ("ik_llama.cpp-vulkan (no FA)", False), ("llama.cpp -fa 0", False), ("llama-server --flash-attn off", False),
+    ("llama.cpp-cpu (FA off)", False), ("llama.cpp without flash attention", False),
+    ("llama.cpp-cuda -fa 1", True), ("llama-bench -fa", True), ("llama.cpp-cuda", None), ("ollama", None),
+])
+def test_flash_attention_read_off_a_label(label: str, state: bool | None) -> None:
+    from advisor.perf.fit import label_flash_attn
+
+    assert label_flash_attn(label) is state
+
+
+def test_flash_attention_off_costs_long_prompts_and_says_so(store: Store) -> None:
+    kw = dict(hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M", prompt_tokens=16000, gen_tokens=128)
+    on = _predict(store, backend="llama.cpp-cuda", **kw)
+    off = _predict(store, backend="llama.cpp-cuda (no FA)", **kw)
+    short_on = _predict(store, backend="llama.cpp-cuda", **{**kw, "prompt_tokens": 256})
+    short_off = _predict(store, backend="llama.cpp-cuda (no FA)", **{**kw, "prompt_tokens": 256})
+    assert off.prefill_tps < 0.8 * on.prefill_tps  # unfused attention over a 16k prompt
+    assert short_off.prefill_tps > 0.9 * short_on.prefill_tps  # a short prompt barely attends
+    assert off.decode_tps == pytest.approx(on.decode_tps)
+    assert any(a.startswith("Flash attention off") for a in off.assumptions)
+    assert not any(a.startswith("Flash attention off") for a in on.assumptions)
+    # vLLM runs its own FlashAttention kernels: a llama.cpp flag changes nothing there
+    v_on = _predict(store, backend="vllm", **kw)
+    v_off = _predict(store, backend="vllm (no FA)", **kw)
+    assert v_off.prefill_tps == pytest.approx(v_on.prefill_tps)
+
+
+def test_flash_attention_off_said_in_words_reaches_the_prediction(store: Store) -> None:
+    from advisor.perf.prediction import predict_situation
+    from advisor.understand import understand
+
+    base = dict(hardware="RTX 4090", model="llama 3.1 8b", quant="Q4_K_M", backend="llama.cpp", prompt_tokens=16000)
+    off = understand(store, Scenario(**base, raw_output="llama-server -m model.gguf --flash-attn off -c 32768"))
+    on = understand(store, Scenario(**base))
+    assert off.symptoms.flash_attention is False
+    assert predict_situation(store, off).prefill_tps < 0.8 * predict_situation(store, on).prefill_tps

@@ -87,11 +87,19 @@ def row_old_build(r: dict[str, Any]) -> bool:
     return bool(_YEAR_2023.search(backend) or (_YEAR_2023.search(notes) and re.search(r"snapshot|build", notes)))
 
 
-_FA_OFF = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn)\s*[= ]\s*(?:0|off|false)\b|\bFA off\b|\bno -fa\b|__fa0\b",
-                     re.IGNORECASE)
+_FA_OFF = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn)\s*[= ]\s*(?:0|off|false)\b|\bFA off\b|\bno -fa\b|__fa0\b"
+                     r"|\(no FA\)|\bwithout (?:FA|flash[- ]attention)\b", re.IGNORECASE)
 _FA_ON = re.compile(r"(?:-fa|--flash-attn)(?![\w-])|\bFA on\b|__fa1\b|flash[_ ]attn(?:ention)?\s*[=: ]\s*(?:1|on|true)\b",
                     re.IGNORECASE)
 _PRE_AUTO_FA = re.compile(r"\b(?:2023|2024|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug)\w*\.?\s+(?:\d{1,2},?\s+)?2025)\b")
+
+
+def label_flash_attn(text: str | None) -> bool | None:
+    """Flash attention as an engine label or command says it (``"llama.cpp-cpu (no FA)"``, ``-fa 1``); None when
+    it says nothing."""
+    if _FA_OFF.search(text or ""):
+        return False
+    return True if _FA_ON.search(text or "") else None
 
 
 def row_flash_attn(r: dict[str, Any]) -> bool:
@@ -99,11 +107,8 @@ def row_flash_attn(r: dict[str, Any]) -> bool:
     ``FA off``, a ``__fa1`` log); otherwise off for builds dated before September 2025 and on after, when
     llama.cpp made ``-fa auto`` the default (llama.cpp PR #15434, "common : set default flash_attn to auto")."""
     text = " ".join(str(r.get(k) or "") for k in ("notes", "backend", "source_url"))
-    if _FA_OFF.search(text):
-        return False
-    if _FA_ON.search(text):
-        return True
-    return not _PRE_AUTO_FA.search(text)
+    said = label_flash_attn(text)
+    return said if said is not None else not _PRE_AUTO_FA.search(text)
 
 
 def row_accel(store: Store, r: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from advisor import roofline
 from advisor.calibration import (
+    TIER_ENGINES,
     CalibrationModel,
     accel_class,
     attention_flops,
@@ -28,6 +29,7 @@ from advisor.perf.fit import (
     build_cal_rows,
     calibration_model,
     cpu_core_count,
+    label_flash_attn,
     own_machine_factors,
 )
 from advisor.perf.moe import moe_prefill_terms, with_moe
@@ -166,6 +168,7 @@ def predict_step(
     interconnect: str | None = None,
     pcie_lanes: int | None = None,
     own_results: bool = False,
+    flash_attn: bool | None = None,
 ) -> tuple[Prediction, StepModel]:
     """Predict one scenario and return the step model behind it (compare's simulator uses the same).
 
@@ -180,6 +183,8 @@ def predict_step(
             splits layers; vLLM/SGLang/TensorRT-LLM run tensor parallel).
         interconnect, pcie_lanes: the link between GPUs for tensor parallel (default PCIe 4.0 x16).
         own_results: scale by the person's own results on this machine (:func:`own_machine_factors`).
+        flash_attn: llama.cpp-family flash attention (default: as the backend label says, else on, the default of
+            current builds): off, long prompts pay the unfused attention (the fitted β of rows run without it).
 
     Returns:
         (Prediction with ceilings, calibrated rates, 10–90 % ranges and the calibration used, StepModel).
@@ -243,6 +248,12 @@ def predict_step(
             "params_active_b": model.active_b, "prompt_tokens": prompt_tokens or 1,
             "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False,
             "moe": model.is_moe, "flash_attn": True}
+    if flash_attn is None:
+        flash_attn = label_flash_attn(backend)
+    if flash_attn is False and engine_family(engine) in TIER_ENGINES:
+        scen["flash_attn"] = False
+        assumptions.append("Flash attention off, as stated: prompt processing pays the unfused attention, more so "
+                           "the longer the context (-fa on is the setting that removes it).")
     moe_share, moe_tokens = moe_prefill_terms(model, prompt_tokens or 1, engine)
     scen["expert_flop_share"], scen["expert_tokens"] = moe_share, moe_tokens
     dec_cal = cal.efficiency("decode", scen)
@@ -429,7 +440,7 @@ def predict_situation(store: Store, situation: Any, **changes: Any) -> Predictio
         backend=situation.engine_text or situation.engine, prompt_tokens=w.prompt_tokens,
         gen_tokens=w.gen_tokens, depth=w.depth, concurrency=w.users,
         layout=("tensor_parallel" if (m.tensor_parallel or 0) > 1 else m.layout),
-        interconnect=m.interconnect, pcie_lanes=m.pcie_lanes,
+        interconnect=m.interconnect, pcie_lanes=m.pcie_lanes, flash_attn=situation.symptoms.flash_attention,
     )
     kw.update(changes)
     return predict(store, **kw)
