@@ -8,6 +8,7 @@ how the GPUs talk; "(an RTX 3090 in the same box for comparison)" is not the mac
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, word_number
@@ -47,6 +48,18 @@ _KIND_WORDS = (
                                 r"\bvideo\s+card\b", re.I)),
     ("cpu", _CPU_WORDS),
 )
+@dataclass
+class Mention:
+    """A machine named in a message: where (``start``/``end``, characters), the tidied ``phrase``, GPU ``cores``
+    said with it, and ``product`` (a Mac product named without its chip, or ``"cpu"`` for a CPU model)."""
+
+    start: int
+    end: int
+    phrase: str
+    cores: int | None = None
+    product: str = ""
+
+
 COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|with)\b|\bagainst\b|\binstead\s+of\b|"
                           r"\bbetter\b|\bthan\b", re.I)
 MIXED_JOIN = re.compile(r"^\s*(?:\+|&|and|plus|with|alongside|together\s+with|,)\s*(?:an?\s+|one\s+|the\s+|my\s+)?"
