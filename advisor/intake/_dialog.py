@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from advisor.errors import AdvisorError, AmbiguousError, NotFoundError
 from advisor.intake._extract import TROUBLE, extract
-from advisor.intake._hardware import DUNNO, default_cpu_memory
+from advisor.intake._hardware import DUNNO, default_cpu_memory, shown_name
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import WORDNUM, fmt, word_number
 from advisor.models import Hardware, Scenario
@@ -99,6 +99,7 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
         old = facts if isinstance(facts, Scenario) else Scenario.model_validate(facts or {})
     except ValidationError:
         old = Scenario()
+    old = named_machines(old, store)
     try:
         if asked is None and old != Scenario():
             q = next_question(old, store)
@@ -116,6 +117,15 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
         facts=new, changed=changed, changes=[(f, getattr(old, f), getattr(new, f)) for f in changed], notes=ext.notes, not_understood=ext.not_understood, ambiguous=ext.ambiguous,
         suggestions=ext.suggestions, resolved=ext.resolved, looks_like_tool_output=ext.looks_like_tool_output,
     )
+
+
+def named_machines(facts: Scenario, store: Store) -> Scenario:
+    """Facts carried in with a machine written as its catalog id (``cpu-ddr4-3200-2ch``): its name instead."""
+    hw = shown_name(store, facts.hardware) if facts.hardware else None
+    cands = [shown_name(store, c) for c in facts.compare_hardware] if facts.compare_hardware else None
+    if hw == facts.hardware and cands == facts.compare_hardware:
+        return facts
+    return facts.model_copy(update={"hardware": hw, "compare_hardware": cands})
 
 
 # An answer to "how much memory?" that names no size: the base configuration, or "I don't know".

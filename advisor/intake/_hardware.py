@@ -103,6 +103,20 @@ def _ddr_id(store: Store, phrase: str) -> str | None:
     return hid if hid in catalog.all_hardware(store) else None
 
 
+def shown_name(store: Store, phrase: str) -> str:
+    """The name people read for a machine written as its catalog id (``cpu-ddr4-3200-2ch`` → ``Desktop dual-channel
+    DDR4-3200``), when that name resolves back to the same entry; any other phrase as it is."""
+    hws = catalog.all_hardware(store)
+    hid = phrase.strip().lower()
+    if hid not in hws:
+        return phrase
+    name = hws[hid].name
+    try:
+        return name if catalog.resolve_hardware(store, name).value.id == hid else phrase
+    except (AmbiguousError, NotFoundError):
+        return phrase
+
+
 # ----------------------------------------------------------------------------- names
 def _product(raw: str | None) -> str:
     return _PRODUCT_NAMES.get(re.sub(r"\s+", "", raw or "").lower(), "") if raw else ""
@@ -140,7 +154,8 @@ def _other_mentions(msg: Msg, store: Store) -> list[Mention]:
         phrase = re.sub(r"\s+", " ", m.group(0)).strip()
         if _SOCKETS.search(msg.orig[max(0, m.start() - 30):m.start()]) and not _ddr_id(store, phrase):
             phrase = f"dual-socket {phrase}"  # advisor.resolve doubles the bandwidth for two sockets
-        out.append(Mention(m.start(), m.end(), _ddr_id(store, phrase) or phrase))
+        hid = _ddr_id(store, phrase)
+        out.append(Mention(m.start(), m.end(), shown_name(store, hid) if hid else phrase))
     return out
 
 
@@ -277,7 +292,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         store (Store): the knowledge store.
         known (str | None): hardware already known from earlier turns, to interpret memory sizes.
     """
-    ids = [Mention(m.start(), m.end(), m.group(0).lower()) for m in msg.finditer(_id_pattern(store))]
+    ids = [Mention(m.start(), m.end(), shown_name(store, m.group(0).lower())) for m in msg.finditer(_id_pattern(store))]
     for i in ids:
         msg.claim(i.start, i.end)
     _bandwidth(msg, ext)

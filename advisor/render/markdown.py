@@ -226,9 +226,17 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     exp = (p.decode_tps_per_seq or p.decode_tps) if p else None
     if v.bottleneck == "misconfiguration":
         lo = (v.expected_range.get("decode_tps") or (None,))[0] if p is None else None
-        got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}" if (mt and exp) else \
-            (f"you get {mt:g} tok/s where any machine of this kind does at least {_fmt_rate(lo)} tok/s" if (mt and lo) else
-             "the numbers point at the setup, not the hardware")
+        # Only the prompt is read slowly (decode judged fine): the sentence names prefill, not the decode rate.
+        pre_only = (v.phase_status.get("prefill_tps") == "below_expected"
+                    and v.phase_status.get("decode_tps") != "below_expected" and mp and p is not None and p.prefill_tps)
+        if pre_only and p is not None:
+            got = f"prompts are read at {mp:,.0f} tok/s where this hardware normally does about {_fmt_rate(p.prefill_tps)}"
+        elif mt and exp:
+            got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}"
+        elif mt and lo:
+            got = f"you get {mt:g} tok/s where any machine of this kind does at least {_fmt_rate(lo)} tok/s"
+        else:
+            got = "the numbers point at the setup, not the hardware"
         fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes and with_fix else ""
         return f"**Something in the setup is holding it back: {got}.**{fix}"
     if v.bottleneck == "memory_fit":
@@ -249,7 +257,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if v.status == "below_expected" and p is None and mt and rng:
             return f"**Far slower than any machine of this kind: {what} measured, at least {_fmt_rate(rng[0])} tok/s expected.**"
         if v.status == "below_expected":
-            return f"**Slower than it should be: {what} measured, about {_fmt_rate(exp if mt else (p.prefill_tps if p else None))} expected.**"
+            return f"**Slower than it should be: {_slow_phases(v, exp)}.**"
         if v.status == "above_expected":
             if mt and mp and rng and rng[0] <= mt <= rng[1]:  # decode is in range: prefill is the fast one
                 what = f"prefill {mp:,.0f} tok/s; decode {mt:g} tok/s is normal"
@@ -258,6 +266,23 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
     return plain_answer(p) if p is not None else ""
+
+
+def _slow_phases(v: Verdict, exp_decode: float | None) -> str:
+    """"prefill 120 tok/s measured, about 520 expected; decode 55 tok/s is normal": the phase(s) judged below what the
+    hardware does named first, with what was expected (tok/s), and a measured phase that is normal said so. A verdict
+    below expected for another reason (a setup rule, no phase judged low) names the decode rate, else the prefill."""
+    p = v.prediction
+    mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
+    exp = {"decode_tps": exp_decode, "prefill_tps": p.prefill_tps if p else None}
+    said = {"decode_tps": f"decode {mt:g} tok/s" if mt else "", "prefill_tps": f"prefill {mp:,.0f} tok/s" if mp else ""}
+    slow = [k for k in ("decode_tps", "prefill_tps") if said[k] and v.phase_status.get(k) == "below_expected"]
+    if not slow:
+        slow = ["decode_tps" if mt else "prefill_tps"]
+    parts = [f"{said[k]} measured, about {_fmt_rate(exp[k])} expected" for k in slow]
+    parts += [f"{said[k]} is normal" for k in ("decode_tps", "prefill_tps")
+              if k not in slow and said[k] and v.phase_status.get(k) == "normal"]
+    return "; ".join(parts)
 
 
 def prediction_markdown(p: Prediction) -> str:
