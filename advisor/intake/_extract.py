@@ -63,6 +63,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         lambda: _names.extract_backend(msg, ext),
         lambda: _names.extract_model(msg, ext, store),
         lambda: _hardware.extract_hardware(msg, ext, store, known=context.hardware if context else None),
+        lambda: _hardware.settle_cpu_only(msg, ext, store, known=context.hardware if context else None),
         lambda: _names.extract_quant(msg, ext, store),
         lambda: _workload.extract_users(msg, ext),
         lambda: _vague.mark_aggregate(msg, ext),

@@ -21,6 +21,7 @@ from advisor.intake._machine import (
     ASIDE,
     COMPARE_JOIN,
     MIXED_JOIN,
+    PLANNED,
     Mention,
     count_of,
     hardware_kind,
@@ -298,7 +299,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     _bandwidth(msg, ext)
     mems = memory_mentions(msg, ext)
     cores = _gpu_cores(msg)
-    men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start) and not _aside(msg, x)]
+    said = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
+    men = [x for x in said if not _aside(msg, x)] or _owned_only(msg, ext, said)
     men = _several(msg, ext, store, men)
     if ext.compare_hardware and len(men) > 1:
         mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
@@ -355,6 +357,33 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.bandwidth_gbs = ext.tflops = None
 
 
+_HAS_GPU = ("apple_soc", "apu", "discrete_gpu", "datacenter_gpu")
+
+
+def settle_cpu_only(msg: Msg, ext: Extraction, store: Store, *, known: str | None = None) -> None:
+    """Whether words that put the run on the CPU (``n_gpu_layers`` 0, read by :mod:`advisor.intake._names`) hold for
+    the machine named: "no GPU" said beside a Mac or a GPU box is about a separate graphics card or another computer
+    ("my old PC has no GPU but I also have a Mac mini"), and a GPU the person plans to buy ("no GPU yet, plan to buy
+    an RTX 4090") runs with every layer on it; "CPU only" / "-ngl 0" stay."""
+    if ext.n_gpu_layers != 0 or ext.cpu_only_said is None:
+        return
+    hid = ext.resolved.get("hardware")
+    hw = None
+    try:
+        hw = catalog.get_hardware(store, hid) if hid else (catalog.resolve_hardware(store, known).value if known else None)
+    except (AmbiguousError, NotFoundError):
+        hw = None
+    planned = hw is not None and hw.kind in ("discrete_gpu", "datacenter_gpu", "apple_soc") and PLANNED.search(msg.orig)
+    if hw is not None and hw.kind in _HAS_GPU and (ext.cpu_only_said == "machine" or planned):
+        ext.n_gpu_layers = None
+        if planned:
+            ext.note(f"Took the {hw.name} as a machine you plan to buy: answered with the whole model on its GPU.")
+        elif ext.hardware_kind is None and hw.kind == "apple_soc":
+            ext.note(f"Took “no GPU” as no separate graphics card: the {hw.name} runs the model on its own GPU.")
+        return
+    ext.note("Running on the CPU only: no layers offloaded to a GPU.")
+
+
 _DDR = re.compile(r"\bddr([45])\b", re.I)
 # "I don't know" as an answer (one home: the CPU question here, the memory question in intake._dialog).
 DUNNO = r"not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|whatever|forgot|can'?t\s+remember"
@@ -393,6 +422,20 @@ def _aside(msg: Msg, men: Mention) -> bool:
         if ASIDE.search(inside):
             return True
     return bool(ASIDE.search(msg.before(men.start, 24)) and not re.search(r"\bvs|\bor\b", msg.before(men.start, 24)))
+
+
+_ALSO_OWN = re.compile(r"\balso\s+(?:have|has|got|own)\b|\bi'?ve\s+also\s+got\b", re.I)
+
+
+def _owned_only(msg: Msg, ext: Extraction, said: list[Mention]) -> list[Mention]:
+    """"My old PC has no GPU but I also have a Mac mini M4": a machine the person also owns, when no other machine is
+    named, is the one to answer for (the other is only described); said so."""
+    own = [x for x in said if _ALSO_OWN.search(msg.before(x.start, 24))]
+    if not own:
+        return []
+    ext.note(f"You described two computers; I'm answering for the {own[0].phrase}, the one you named. To size the other "
+             "one instead, name it (its CPU or RAM, e.g. 'DDR4-3200', for a computer without a GPU).")
+    return own[:1]
 
 
 _SIZES = re.compile(r"\(?\s*\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?\s*\)?", re.I)  # "(24GB)" between cards
