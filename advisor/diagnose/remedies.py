@@ -22,6 +22,7 @@ from advisor import roofline
 from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Hardware, Prediction
+from advisor.render.markdown import fmt_rate
 from knowledge import catalog
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
@@ -279,7 +280,7 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
         base = c.expected_tg or 1.0
         per = new.decode_tps_per_seq or new.decode_tps
         return fix("more_bandwidth", f"More memory bandwidth, e.g. {_with_memory(pick, mem)} ({pick.bandwidth_gbs:g} GB/s)",
-                   f"decode ≈ {per:.1f} tok/s (from {base:.1f} expected here)",
+                   f"decode ≈ {fmt_rate(per)} tok/s (from {fmt_rate(base)} expected here)",
                    "Decode is bandwidth-bound: tok/s scales with GB/s for the same bytes per token.",
                    speedup=per / base, new_decode_tps=new.decode_tps, **room)
     if not new.prefill_tps or not p.prefill_tps:
