@@ -14,8 +14,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.errors import AdvisorError, AmbiguousError, NotFoundError
+from advisor.intake._cpu import DUNNO, default_cpu_memory
 from advisor.intake._extract import TROUBLE, extract
-from advisor.intake._hardware import DUNNO, default_cpu_memory, shown_name
+from advisor.intake._hardware import shown_name
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import WORDNUM, fmt, word_number
 from advisor.models import Hardware, Scenario

@@ -6,8 +6,8 @@ import logging
 import re
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake import _hardware, _machine, _memory, _names, _vague, _workload
-from advisor.intake._hardware import DUNNO
+from advisor.intake import _cpu, _hardware, _machine, _memory, _names, _vague, _workload
+from advisor.intake._cpu import DUNNO
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize, spell_numbers
 from advisor.models import Scenario
@@ -69,7 +69,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         lambda: _names.extract_backend(msg, ext),
         lambda: _names.extract_model(msg, ext, store),
         lambda: _hardware.extract_hardware(msg, ext, store, known=context.hardware if context else None),
-        lambda: _hardware.settle_cpu_only(msg, ext, store, known=context.hardware if context else None),
+        lambda: _cpu.settle_cpu_only(msg, ext, store, known=context.hardware if context else None),
         lambda: _names.extract_quant(msg, ext, store),
         lambda: _workload.extract_users(msg, ext),
         lambda: _vague.mark_aggregate(msg, ext),
