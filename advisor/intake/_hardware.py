@@ -33,6 +33,7 @@ from advisor.intake._specs import bandwidth as _bandwidth
 from advisor.intake._specs import gpu_cores as _gpu_cores
 from advisor.intake._text import Msg, fmt, negated
 from advisor.models import Hardware
+from advisor.understand.symptoms import intel_mac
 from knowledge import catalog
 from knowledge.catalog._gpus import count_problem
 from knowledge.store import Store
@@ -175,7 +176,28 @@ def _mentions(msg: Msg, store: Store, found: list[Mention]) -> list[Mention]:
             msg.claim(m.start(), m.end())
             phrase = _product(m.group("prod")) if kind == "" else re.sub(r"\s+", " ", m.group(0)).strip()
             found.append(Mention(m.start(), m.end(), phrase, product=kind or phrase))
-    return found
+    return _x86_macs(msg, store, found)
+
+
+def _x86_macs(msg: Msg, store: Store, found: list[Mention]) -> list[Mention]:
+    """Intel Macs ("my 2019 intel macbook pro", "an intel iMac") are CPU machines, not Apple Silicon ones: each becomes
+    a CPU mention (sized by its processor or RAM), and gives way to a CPU model named with it ("... with an i7-9750H")."""
+    out = []
+    for men in found:
+        mac = men.product in _PRODUCT_NAMES.values() and not re.search(r"\bM\d", men.phrase)
+        if mac and intel_mac(msg.orig[max(0, men.start - 40):men.end + 40]) and not _resolves(store, men.phrase):
+            men = Mention(men.start, men.end, f"Intel {men.product}", product="cpu", x86_mac=True)
+        out.append(men)
+    if any(m.product == "cpu" and not m.x86_mac and re.search(r"\d{3,}", m.phrase) for m in out):
+        out = [m for m in out if not m.x86_mac]
+    return out
+
+
+def _resolves(store: Store, phrase: str) -> bool:
+    try:
+        return catalog.resolve_hardware(store, phrase).confidence >= 0.9
+    except (AmbiguousError, NotFoundError):
+        return False
 
 
 def _clean_candidates(cands: list[str], product: str) -> list[str]:
@@ -247,6 +269,10 @@ def _resolve(ext: Extraction, store: Store, men: Mention, memory: float | None, 
     if men.product == "cpu":
         ext.hardware_kind = "cpu"  # the question that follows asks for its CPU model or RAM, not "a Mac or a GPU?"
         ext.suggestions["hardware"] = ["DDR5-5600 dual channel", "DDR4-3200 dual channel"]
+        if men.x86_mac:
+            ext.reject(f"An {men.phrase} runs a model on its x86 CPU (no Apple Silicon GPU), so it is sized like a PC "
+                       "without a GPU: tell me its processor (About This Mac, e.g. 'Core i7-9750H') or its RAM.")
+            return None
         ext.reject(f"I can't size '{men.phrase}' from its name. For a computer without a supported GPU, tell me its "
                    "RAM (e.g. 'DDR5-5600 dual channel') or its memory bandwidth in GB/s.")
         return None

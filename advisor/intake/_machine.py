@@ -59,13 +59,15 @@ _KIND_WORDS = (
 @dataclass
 class Mention:
     """A machine named in a message: where (``start``/``end``, characters), the tidied ``phrase``, GPU ``cores``
-    said with it, and ``product`` (a Mac product named without its chip, or ``"cpu"`` for a CPU model)."""
+    said with it, ``product`` (a Mac product named without its chip, or ``"cpu"`` for a CPU model) and ``x86_mac``
+    (an Intel Mac: a CPU machine)."""
 
     start: int
     end: int
     phrase: str
     cores: int | None = None
     product: str = ""
+    x86_mac: bool = False
 
 
 COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|with)\b|\bagainst\b|\binstead\s+of\b|"

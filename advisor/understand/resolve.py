@@ -171,9 +171,9 @@ def _tidy_hardware(store: Store, text: str) -> Any:
 
 
 def _names_intel_mac(text: str) -> bool:
-    from advisor.understand.symptoms import _intel_mac
+    from advisor.understand.symptoms import intel_mac
 
-    return bool(re.search(r"\bintel\b|core\s*i[3579]|\bi[3579]-?\d|xeon", text, re.I)) and _intel_mac(text)
+    return bool(re.search(r"\bintel\b|core\s*i[3579]|\bi[3579]-?\d|xeon", text, re.I)) and intel_mac(text)
 
 
 def resolve_scenario(store: Store, s: Scenario) -> Resolved:
