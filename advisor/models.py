@@ -510,6 +510,8 @@ class Verdict(BaseModel):
     measured: dict[str, float | None] = Field(default_factory=dict)
     expected_range: dict[str, tuple[float, float] | None] = Field(default_factory=dict)
     deviation_pct: dict[str, float | None] = Field(default_factory=dict)
+    # Each measured phase judged on its own (``prefill_tps`` / ``decode_tps`` → a Status): which one is off.
+    phase_status: dict[str, Status] = Field(default_factory=dict)
     signals: list[str] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
     # The person says it is slow and gave no rate: the first signal says what the hardware does with the model, and

@@ -367,7 +367,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     from advisor import intake
 
     t0 = time.perf_counter()
-    facts = facts or Scenario()
+    facts = intake.named_machines(facts or Scenario(), store)  # a machine carried in as its catalog id: its name
     before = facts
     text = (message or "").strip()
     if not text:

@@ -59,7 +59,7 @@ PHRASINGS = [
     ("2x RTX 3090", {"hardware": "2x RTX 3090"}, {"hardware": "nvidia-rtx-3090x2"}),
     ("RTX 4060 Ti 16GB", {"hardware": "RTX 4060 Ti", "memory_gb": 16.0}, {"hardware": "nvidia-rtx-4060-ti"}),
     ("NVIDIA A100-SXM4-80GB", {"hardware": "A100 SXM4", "memory_gb": 80.0}, {"hardware": "nvidia-a100-80gb-sxm"}),
-    ("a desktop with DDR5-6000 and no GPU", {"hardware": "cpu-ddr5-6000-2ch", "n_gpu_layers": 0}, {}),
+    ("a desktop with DDR5-6000 and no GPU", {"hardware": "Desktop dual-channel DDR5-6000", "n_gpu_layers": 0}, {}),
     ("qwen3 30b a3b", {"model": "qwen3 30b a3b"}, {"model": "Qwen/Qwen3-30B-A3B"}),
     ("Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B"}, {"model": "Qwen/Qwen3-8B"}),
     ("mlx-community/Qwen3.5-9B-4bit", {"model": "mlx-community/Qwen3.5-9B-4bit", "quant": "MLX 4-bit", "backend": "mlx"},

@@ -207,6 +207,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         explanation=explanation(c, f, status, extra), headline=headline(c, f.bottleneck, status),
         measured={"prefill_tps": c.pp, "decode_tps": c.tg_raw},
         expected_range=exp_range, deviation_pct={"prefill_tps": dev_pp, "decode_tps": dev_tg},
+        phase_status={"prefill_tps": st_pp, "decode_tps": st_tg},
         signals=[f.signal, *extra], assumptions=situation.assumption_texts() + (p.assumptions if p else []),
         felt_slow=f.rule == FELT_SLOW_RULE,
     )

@@ -22,6 +22,7 @@ from advisor import roofline
 from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Hardware, Prediction
+from advisor.render.markdown import fmt_rate
 from knowledge import catalog
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
@@ -253,9 +254,12 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
         # The allocated context (num_ctx / -c) reserves its cache up front: the new machine must hold it too.
         need = max(need, roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
                                              concurrency=sit.workload.users).required_gb)
-    # Machines whose memory is not fixed (generic DDR rows list no sizes) take what the model needs.
+    # A machine of the same kind suggested instead has at least the memory this one has (a faster machine with less
+    # memory is no upgrade), any machine what the model needs; machines whose memory is not fixed (generic DDR rows
+    # list no sizes) get that.
+    floor = p.memory.total_gb or 0.0
     hws = [h for h in catalog.all_hardware(c.store).values() if h.n_devices == 1
-           and (not h.memory_gb_options or max(h.memory_gb_options) >= need)]
+           and (not h.memory_gb_options or max(h.memory_gb_options) >= max(need, floor if h.kind == hw.kind else 0))]
     if pick_by == "bandwidth":
         fam = [h for h in hws if h.kind == hw.kind and h.bandwidth_gbs >= 1.8 * p.bandwidth_gbs]
         # The same family first, then the smallest step up (the cheapest machine that makes the difference).
@@ -264,7 +268,7 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
         fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops
                and h.kind in (hw.kind, "discrete_gpu", "datacenter_gpu")]
         fam.sort(key=lambda h: (h.kind != hw.kind, h.kind != "discrete_gpu", h.fp16_tflops or 0))
-    got = _holding(c, fam, need)
+    got = _holding(c, fam, need, floor)
     if got is None:
         return None
     pick, mem, new = got
@@ -276,7 +280,7 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
         base = c.expected_tg or 1.0
         per = new.decode_tps_per_seq or new.decode_tps
         return fix("more_bandwidth", f"More memory bandwidth, e.g. {_with_memory(pick, mem)} ({pick.bandwidth_gbs:g} GB/s)",
-                   f"decode ≈ {per:.1f} tok/s (from {base:.1f} expected here)",
+                   f"decode ≈ {fmt_rate(per)} tok/s (from {fmt_rate(base)} expected here)",
                    "Decode is bandwidth-bound: tok/s scales with GB/s for the same bytes per token.",
                    speedup=per / base, new_decode_tps=new.decode_tps, **room)
     if not new.prefill_tps or not p.prefill_tps:
@@ -287,13 +291,16 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
                speedup=new.prefill_tps / p.prefill_tps, new_ttft_s=new.ttft_s, **room)
 
 
-def _holding(c: Ctx, fam: list[Hardware], need: float) -> tuple[Hardware, float, Prediction] | None:
+def _holding(c: Ctx, fam: list[Hardware], need: float, floor: float = 0.0) -> tuple[Hardware, float, Prediction] | None:
     """The first machine of ``fam`` (best first) in its smallest memory size that holds what this situation needs
-    (weights + KV cache + overhead, with the headroom of :mod:`advisor.diagnose.fit`), with that size and its
-    prediction; None when none does. A machine named without the memory that holds the model is no fix."""
+    (``need``, GB: weights + KV cache + overhead, with the headroom of :mod:`advisor.diagnose.fit`) and, when of the
+    same kind as the person's machine, is no smaller than ``floor`` (GB: the memory the person has), with that size
+    and its prediction; None when none does.
+    A machine named without the memory that holds the model is no fix."""
     for h in fam[:12]:
-        sizes = sorted(o for o in (h.memory_gb_options or []) if o >= need) or (
-            [] if h.memory_gb_options else [float(2 ** math.ceil(math.log2(max(need * 1.3, 1))))])
+        mine = floor if c.sit.hardware is not None and h.kind == c.sit.hardware.kind else 0.0  # VRAM is not RAM
+        sizes = sorted(o for o in (h.memory_gb_options or []) if o >= max(need, mine)) or (
+            [] if h.memory_gb_options else [max(mine, float(2 ** math.ceil(math.log2(max(need * 1.3, 1)))))])
         for mem in sizes:
             new = what_if(c, hardware=h.model_copy(update={"memory_gb": mem}))
             if new is None:

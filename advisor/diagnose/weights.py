@@ -16,6 +16,7 @@ from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_word
 from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
 from advisor.diagnose.tools import hint
 from advisor.models import Fix, QuantFormat
+from advisor.render.markdown import fmt_gb_apart
 from knowledge import catalog
 
 __all__ = ["four_bit", "targets"]
@@ -164,9 +165,10 @@ def _format_fix(c: Ctx, q: QuantFormat, need: float, usable: float) -> Fix | Non
         return None
     base = today_tg(c)
     tight = thin_words(need, usable)
+    was, room, now = fmt_gb_apart(p.memory.required_gb, p.memory.usable_gb, need, least=1)
     return fix("fit_in_memory", f"Make it fit: {q.name}, or a shorter context",
-               f"needs {p.memory.required_gb:.1f} GB, {p.memory.usable_gb:.1f} GB usable; at {q.name} it needs "
-               f"{need:.1f} GB and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s"
+               f"needs {was} GB, {room} GB usable; at {q.name} it needs "
+               f"{now} GB and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s"
                + (f" — but {tight}" if tight else ""),
                "Whatever does not fit runs from system RAM or swap, at a fraction of the speed.",
                speedup=(new.decode_tps / base) if base else None, new_decode_tps=new.decode_tps, **_room(need, usable))
@@ -215,11 +217,12 @@ def _smaller_model(c: Ctx) -> Fix | None:
     known = (p is not None and p.memory.total_gb is not None) or bool(total)
     room = _room(best.required_gb, best.usable_gb) if known else {}
     also = f"; {cands[1].label} needs {cands[1].required_gb:.1f} GB" if len(cands) > 1 else ""
+    needs, usable = fmt_gb_apart(best.required_gb, best.usable_gb, least=1)
     if new is None:
-        return fix("smaller_model", title, f"{best.label} needs {best.required_gb:.1f} GB"
-                   + (f" of about {best.usable_gb:.1f} GB usable" if room else "") + also, why, **room)  # type: ignore[arg-type]
+        return fix("smaller_model", title, f"{best.label} needs {needs} GB"
+                   + (f" of about {usable} GB usable" if room else "") + also, why, **room)  # type: ignore[arg-type]
     per = new.decode_tps_per_seq or new.decode_tps
-    eff = (f"{best.label} needs {best.required_gb:.1f} GB" + (f" of {best.usable_gb:.1f} GB usable" if room else "")
+    eff = (f"{best.label} needs {needs} GB" + (f" of {usable} GB usable" if room else "")
            + f" and decodes at ≈ {per:.1f} tok/s, first word ≈ {new.ttft_s or 0:.1f} s{also}")
     return fix("smaller_model", title, eff, why, speedup=per / base if base else None, new_decode_tps=new.decode_tps,
                new_ttft_s=new.ttft_s, **room)  # type: ignore[arg-type]

@@ -39,6 +39,7 @@ from advisor.intake._dialog import (
     QUANT_CHOICES,
     defaults_for,
     missing,
+    named_machines,
     next_question,
     update,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "defaults_for",
     "extract",
     "missing",
+    "named_machines",
     "looks_like_tool_output",
     "next_question",
     "own_words",

@@ -14,8 +14,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.errors import AdvisorError, AmbiguousError, NotFoundError
+from advisor.intake._cpu import default_cpu_memory
 from advisor.intake._extract import TROUBLE, extract
-from advisor.intake._hardware import DUNNO, default_cpu_memory
+from advisor.intake._hardware import shown_name
+from advisor.intake._replies import SMALLEST_ANSWER, picked_choice, plain_answer, smallest_memory
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import WORDNUM, fmt, word_number
 from advisor.models import Hardware, Scenario
@@ -99,14 +101,16 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
         old = facts if isinstance(facts, Scenario) else Scenario.model_validate(facts or {})
     except ValidationError:
         old = Scenario()
+    old = named_machines(old, store)
     try:
         if asked is None and old != Scenario():
             q = next_question(old, store)
             asked = q.field if q else None
-        ext = extract(text, store, context=old, asked=asked)
-        if asked == "memory_gb" and ext.memory_gb is None and _plain_answer(ext, text) and _SMALLEST_ANSWER.search(text):
-            _smallest_memory(old, ext, store, text)
-        elif asked == "hardware" and old.hardware_kind == "cpu" and ext.hardware is None and _plain_answer(ext, text):
+        picked = picked_choice(old, text, asked, store)  # "yes, that one" / "the second" after a choice was offered
+        ext = extract(picked or text, store, context=old, asked=asked)
+        if asked == "memory_gb" and ext.memory_gb is None and plain_answer(ext, text) and SMALLEST_ANSWER.search(text):
+            smallest_memory(old, ext, store, text)
+        elif asked == "hardware" and old.hardware_kind == "cpu" and ext.hardware is None and plain_answer(ext, text):
             default_cpu_memory(ext, text)
         new, changed = _merge(old, ext, store, text)
     except Exception:  # last line of defence: the chat must keep going
@@ -118,33 +122,13 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
     )
 
 
-# An answer to "how much memory?" that names no size: the base configuration, or "I don't know".
-_SMALLEST_ANSWER = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|smallest|lowest|minimum|{DUNNO})\b", re.I)
-
-
-# Words that make "base"/"not sure" something else: another size ("more than the base", "not the base one"), an LLM's
-# base model ("the base model, not the instruct one"), a format ("the default 4-bit quant").
-_NOT_SMALLEST = re.compile(r"\bnot\s+(?:the\s+)?(?:base|smallest|cheapest)|\bmore\s+than\b|\bbigger\b|\blarger\b|"
-                           r"\bupgrad|\bmax(?:ed)?\b|\binstruct\b|\bchat\b|\bquant|\bbits?\b|\bmodel\b(?!\s*$)", re.I)
-
-
-def _plain_answer(ext: Extraction, text: str) -> bool:
-    """A short answer that names nothing else: no number, machine, model, format or comparison."""
-    return (len(text.split()) <= 8 and not re.search(r"\d", text) and not _NOT_SMALLEST.search(text)
-            and ext.hardware is None and not ext.model and not ext.quant and not ext.compare_hardware
-            and not ext.compare_models)
-
-
-def _smallest_memory(old: Scenario, ext: Extraction, store: Store, text: str) -> None:
-    """The asked-for memory size answered without a number: the machine's smallest size, said so (the slowest-fitting
-    assumption: a larger one only adds room)."""
-    hw = _hardware_of(store, old.hardware)
-    if hw is None or not hw.memory_gb_options:
-        return
-    ext.memory_gb = min(hw.memory_gb_options)
-    base = re.search(r"\b(?:base|basic|standard|default|entry|cheapest|smallest|lowest|least|minimum|stock)", text, re.I)
-    ext.note(f"{'Took the base' if base else 'Not known: assumed the smallest'} {hw.name} memory size, "
-             f"{fmt(ext.memory_gb)} GB" + ("." if base else "; tell me the size if it has more."))
+def named_machines(facts: Scenario, store: Store) -> Scenario:
+    """Facts carried in with a machine written as its catalog id (``cpu-ddr4-3200-2ch``): its name instead."""
+    hw = shown_name(store, facts.hardware) if facts.hardware else None
+    cands = [shown_name(store, c) for c in facts.compare_hardware] if facts.compare_hardware else None
+    if hw == facts.hardware and cands == facts.compare_hardware:
+        return facts
+    return facts.model_copy(update={"hardware": hw, "compare_hardware": cands})
 
 
 def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tuple[Scenario, list[str]]:

@@ -6,7 +6,8 @@ import logging
 import re
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake import _hardware, _machine, _memory, _names, _vague, _workload
+from advisor.intake import _cpu, _hardware, _machine, _memory, _names, _vague, _workload
+from advisor.intake._cpu import DUNNO
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize, spell_numbers
 from advisor.models import Scenario
@@ -18,7 +19,12 @@ log = logging.getLogger(__name__)
 EMPTY_HINT = ("Tell me your hardware (e.g. 'MacBook Air M2 with 16 GB' or 'RTX 4090') and the model "
               "(e.g. 'Llama 3.1 8B'), and what you use it for.")
 TROUBLE = "I had trouble reading part of that message; please rephrase it if something is missing."
-_BARE_NUMBER = re.compile(r"^\s*(?:about\s+|~)?(\d+(?:\.\d+)?)\s*(?:gb|g|gigs?)?\s*$", re.I)
+_BARE_NUMBER = re.compile(r"^\s*(?:about\s+|~)?(?P<neg>[-−–]\s?)?(\d+(?:\.\d+)?)\s*(?:gb|g|gigs?)?\s*$", re.I)
+# Words around a number given as an answer that only say how sure the person is ("whatever, 32 maybe", "32 i think",
+# "probably 64"); the "I don't know" words are intake._hardware.DUNNO.
+_HEDGE = re.compile(rf"\b(?:{DUNNO}|maybe|probably|perhaps|possibly|likely|i\s+think|i\s+guess|i\s+believe|i'?d\s+say|"
+                    r"i\s+reckon|around|about|roughly|approx(?:imately)?|or\s+so|ish|ok(?:ay)?|so|well|um+|uh+|hmm+|err?|"
+                    r"like|it'?s|i\s+have|it\s+has|got)\b|[,;!?~]|\.(?!\d)|\.\.\.", re.I)
 
 
 def extract(text: str, store: Store, *, context: Scenario | None = None, asked: str | None = None) -> Extraction:
@@ -63,6 +69,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         lambda: _names.extract_backend(msg, ext),
         lambda: _names.extract_model(msg, ext, store),
         lambda: _hardware.extract_hardware(msg, ext, store, known=context.hardware if context else None),
+        lambda: _cpu.settle_cpu_only(msg, ext, store, known=context.hardware if context else None),
         lambda: _names.extract_quant(msg, ext, store),
         lambda: _workload.extract_users(msg, ext),
         lambda: _vague.mark_aggregate(msg, ext),
@@ -112,11 +119,17 @@ def _bare_reply(text: str, ext: Extraction, store: Store, asked: str | None) -> 
     """A short answer to the question just asked ("16", "M2 Pro", "llama 3.1 8b")."""
     if asked is None or ext.facts().get(asked) is not None or len(text) > 60:
         return
-    if asked == "memory_gb" and (m := _BARE_NUMBER.match(text)):
-        v = float(m.group(1))
-        if 0 < v <= _memory.MAX_MEMORY_GB:
+    if asked == "memory_gb" and any("not a memory size" in n for n in ext.not_understood):
+        return  # the size written was already rejected (said once)
+    if asked == "memory_gb" and (m := _BARE_NUMBER.match(_HEDGE.sub(" ", text))):
+        v = float(m.group(2))
+        if m.group("neg"):
+            ext.reject(f"-{fmt(v)} is not a memory size (a size cannot be negative); I ignored it.")
+        elif 0 < v <= _memory.MAX_MEMORY_GB:
             ext.memory_gb = v
             ext.note(f"Took {fmt(v)} as {fmt(v)} GB of memory.")
+        else:
+            ext.reject(f"{fmt(v)} GB is not a memory size any machine has; I ignored it.")
     elif asked in ("concurrency", "gpu_cores") and re.fullmatch(r"\s*\d{1,5}\s*", text):
         v = int(text)
         if v >= 1:

@@ -12,16 +12,28 @@ sizes are read by :mod:`advisor.intake._memory`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake._machine import ASIDE, COMPARE_JOIN, MIXED_JOIN, count_of, hardware_kind, strip_count
+from advisor.intake._cpu import DDR_GENERATION, default_cpu_memory
+from advisor.intake._gpus import GPU as _GPU
+from advisor.intake._gpus import gpu_mentions as _gpu_mentions
+from advisor.intake._gpus import workstation_pattern as _workstation_pattern
+from advisor.intake._machine import (
+    ASIDE,
+    COMPARE_JOIN,
+    MIXED_JOIN,
+    Mention,
+    count_of,
+    hardware_kind,
+    strip_count,
+)
 from advisor.intake._memory import choose_memory, memory_mentions, tentative, with_memory_after
 from advisor.intake._schema import Extraction
 from advisor.intake._specs import bandwidth as _bandwidth
 from advisor.intake._specs import gpu_cores as _gpu_cores
 from advisor.intake._text import Msg, fmt, negated
 from advisor.models import Hardware
+from advisor.understand.symptoms import intel_mac
 from knowledge import catalog
 from knowledge.catalog._gpus import count_problem
 from knowledge.store import Store
@@ -52,17 +64,6 @@ _MAC_YEAR = re.compile(
     re.I,
 )
 _MAC_ONLY = re.compile(rf"\b(?P<prod>{_PRODUCTS})\b", re.I)
-_GPU = re.compile(
-    r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
-    r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
-    r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,4})"
-    r"|(?P<dc>gh200|gb200|h100|h200|h800|h20|b200|b300|a100|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
-    r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|mi60|mi50|v100|p40|p100)"
-    r"|(?P<bare>(?<![\d.,])\d{4}))"
-    r"(?P<var>(?:[\s-]*(?:ti|super|xtx|xt|ada|pcie|sxm\d?|nvl)(?=s?\b))*)(?P<plural>s)?\b"
-    r"(?:\s*(?:x|×)\s*(?P<count2>\d{1,2})\b)?",
-    re.I,
-)
 _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
     r"|\bjetson(?:\s*(?:agx|nx))?\s*(?:orin|thor)(?:\s*(?:nano|nx|agx))?(?:\s*super)?\b|\bagx\s*(?:thor|orin)\b|\borin\s*(?:nano|nx)(?:\s*super)?\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
@@ -77,47 +78,7 @@ _CPU_NAMES = re.compile(
     r"|\bthreadripper\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
 _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
                       re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets
-_COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
-                "eight": 8, "single": 1, "one": 1}
-_VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
-_BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
-                             r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|\d\s?(?:gb|gigs?)|[,(/+:]|^)\s*$", re.I)
-_BARE_NOT_AFTER = re.compile(r"^\s*(?:-\s*)?(?:tokens?|toks?|words?|t/s|tok|tps|ms|users?|people|requests?|lines?|"
-                             r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|watts?)", re.I)
-_BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
-
-@dataclass
-class _Mention:
-    start: int
-    end: int
-    phrase: str
-    cores: int | None = None
-    product: str = ""
-
-
 # ----------------------------------------------------------------------------- catalog views
-def _gpu_numbers(store: Store) -> dict[str, str]:
-    """Model numbers of catalog GPUs → the series word to put in front ("3090" → "RTX")."""
-
-    def build() -> dict[str, str]:
-        out: dict[str, str] = {}
-        for h in catalog.all_hardware(store).values():
-            if h.kind in ("apple_soc", "cpu"):
-                continue
-            for num in re.findall(r"(?<![\w.])(\d{3,4})(?!\d)", h.name):
-                series = re.search(r"\b(RTX|GTX|RX|Arc)\b", h.name)
-                out.setdefault(num, series.group(1) if series else "")
-        # Consumer cards of the spec database too ("a 1070", "my 6700 XT"), by their GTX/RTX/RX number; round
-        # thousands ("RTX 2000 Ada") are left out, since "a 2000 word essay" is a length, not a card.
-        for h in catalog.all_known_hardware(store).values():
-            series = re.search(r"\b(RTX|GTX|RX)\s+(\d{3,4})(?!\d)", h.name)
-            if h.kind == "discrete_gpu" and series and int(series.group(2)) % 1000:
-                out.setdefault(series.group(2), series.group(1))
-        return out
-
-    return store.cached("intake:gpu_numbers", build)
-
-
 def _id_pattern(store: Store) -> re.Pattern[str]:
     def build() -> re.Pattern[str]:
         ids = sorted(catalog.all_hardware(store), key=len, reverse=True)
@@ -144,117 +105,63 @@ def _ddr_id(store: Store, phrase: str) -> str | None:
     return hid if hid in catalog.all_hardware(store) else None
 
 
+def shown_name(store: Store, phrase: str) -> str:
+    """The name people read for a machine written as its catalog id (``cpu-ddr4-3200-2ch`` → ``Desktop dual-channel
+    DDR4-3200``), when that name resolves back to the same entry; any other phrase as it is."""
+    hws = catalog.all_hardware(store)
+    hid = phrase.strip().lower()
+    if hid not in hws:
+        return phrase
+    name = hws[hid].name
+    try:
+        return name if catalog.resolve_hardware(store, name).value.id == hid else phrase
+    except (AmbiguousError, NotFoundError):
+        return phrase
+
+
 # ----------------------------------------------------------------------------- names
 def _product(raw: str | None) -> str:
     return _PRODUCT_NAMES.get(re.sub(r"\s+", "", raw or "").lower(), "") if raw else ""
 
 
-def _apple_mentions(msg: Msg) -> list[_Mention]:
+def _apple_mentions(msg: Msg) -> list[Mention]:
     out = []
     for m in msg.finditer(_APPLE):
         prod = _product(m.group("prod"))
         chip = f"M{m.group('gen')}" + (f" {m.group('tier').title()}" if m.group("tier") else "")
         cores = int(m.group("cores")) if m.group("cores") else None
         phrase = " ".join(x for x in (prod, chip, f"{cores}-core" if cores else "") if x)
-        out.append(_Mention(m.start(), m.end(), phrase, cores, prod))
+        out.append(Mention(m.start(), m.end(), phrase, cores, prod))
     for m in msg.finditer(_MAC_YEAR):
         prod = _product(m.group("prod") or m.group("prod2"))
-        out.append(_Mention(m.start(), m.end(), f"{prod} {m.group('year') or m.group('year2')}", product=prod))
+        out.append(Mention(m.start(), m.end(), f"{prod} {m.group('year') or m.group('year2')}", product=prod))
     return out
 
 
-def _unknown_apple(msg: Msg) -> list[_Mention]:
+def _unknown_apple(msg: Msg) -> list[Mention]:
     out = []
     for m in msg.finditer(_APPLE_UNKNOWN):
         rest = m.group("rest").strip()
         chip_word = re.match(r"\s*chip\b", msg.s[m.end():], re.I)
         if rest or chip_word or _MAC_ONLY.search(msg.orig[max(0, m.start() - 30):m.start()]):
-            out.append(_Mention(m.start(), m.end(), f"M{m.group('gen')} {rest}".strip()))
+            out.append(Mention(m.start(), m.end(), f"M{m.group('gen')} {rest}".strip()))
     return out
 
 
-def _gpu_count(m: re.Match[str]) -> int:
-    raw = (m.group("count2") or m.group("count") or "1").lower()
-    if raw.isdigit():
-        return int(raw)
-    return 2 if "pair" in raw else _COUNT_WORDS.get(raw.split()[-1], 1)
-
-
-_LAPTOP_AFTER = re.compile(r"^\s*(?:laptop|notebook|mobile|max-?q)\b", re.I)
-_LAPTOP_BEFORE = re.compile(r"\b(?:laptop|notebook)\b(?![^.;!?]*\b(?:desktop|tower|pc|server|workstation|rig)\b)"
-                            r"[^.;!?]{0,24}$", re.I)
-
-
-def _laptop_card(msg: Msg, m: re.Match[str]) -> bool:
-    """A GeForce card named as a laptop's ("4070 laptop GPU", "my laptop with a 4070"): its mobile version."""
-    return bool(_LAPTOP_AFTER.match(msg.orig[m.end():m.end() + 12])
-                or _LAPTOP_BEFORE.search(msg.orig[max(0, m.start() - 40):m.start()]))
-
-
-_CPU_BEFORE = re.compile(r"\b(?:ryzen|athlon|core|xeon|epyc|threadripper|celeron|pentium)(?:\s+(?:ai\s+)?(?:pro\s+)?"
-                         r"(?:i?[3579]|hx?))?\s*$", re.I)
-
-
-def _gpu_mentions(msg: Msg, store: Store) -> list[_Mention]:
-    numbers = _gpu_numbers(store)
-    out = []
-    for m in msg.finditer(_GPU):
-        if _CPU_BEFORE.search(msg.orig[max(0, m.start() - 16):m.start()]):
-            continue  # "Ryzen 5 5600", "Core i5 12400": a CPU's model number, not "5x RX 5600"
-        if m.group("bare"):
-            num = m.group("bare")
-            ok_ctx = (m.group("count") or _BARE_OK_BEFORE.search(msg.orig[max(0, m.start() - 12):m.start()])
-                      or _BARE_OK_AFTER.search(msg.orig[m.start("bare") + 4:m.start("bare") + 14]))
-            if num not in numbers or not ok_ctx or _BARE_NOT_AFTER.match(msg.orig[m.start("bare") + 4:]):
-                continue
-            name = f"{numbers[num]} {num}".strip()
-        elif m.group("series"):
-            series = m.group("series")
-            pro = "PRO " if m.group("pro") else ""
-            name = f"{'Arc' if series.lower() == 'arc' else series.upper()} {pro}{m.group('snum').upper()}"
-        else:
-            name = m.group("dc").upper()
-        var = [_VARIANTS.get(v.lower(), v.upper()) for v in re.findall(r"[a-z]+\d?", m.group("var") or "", re.I)]
-        form = re.match(r"\s*(?:\d{1,3}\s*gb\s*)?\(?(sxm\d?|pcie|hbm3(?!e))\b", msg.orig[m.end():m.end() + 16], re.I)
-        if form and not any(v.lower().startswith(("sxm", "pcie", "hbm")) for v in var):  # "80GB HBM3": nvidia-smi's SXM
-            var.append(_VARIANTS.get(form.group(1).lower(), form.group(1).upper()))  # "two A100s 80GB SXM"
-        n = _gpu_count(m)
-        if n < 1:
-            continue
-        if (m.group("series") or m.group("bare")) and _laptop_card(msg, m):
-            var.append("Laptop")  # "my Legion laptop with a 4070", "RTX 4090 laptop GPU": the mobile chip
-        phrase = (f"{n}x " if n > 1 else "") + " ".join([name, *var])
-        out.append(_Mention(m.start(), m.end(), phrase))
-    return out
-
-
-def _workstation_pattern(store: Store) -> re.Pattern[str]:
-    """AMD workstation cards by the model numbers the catalog names them with ("Radeon AI PRO R9700", "Radeon
-    PRO W7900", "FirePro W9100"), with or without their brand words: the GeForce/RX/Arc series pattern misses
-    them. Built from the catalog, so a number no card has ("W2000") is not read as one."""
-
-    def build() -> re.Pattern[str]:
-        nums = sorted({t.upper() for h in (*catalog.all_hardware(store).values(), *catalog.all_known_hardware(store).values())
-                       if h.kind != "apple_soc" and h.vendor == "AMD" for t in re.findall(r"\b[RW]\d{4}\b", h.name)})
-        words = r"(?:(?:amd|radeon|firepro|ai|pro)\s+)*"
-        return re.compile(rf"\b{words}(?:{'|'.join(nums) or '(?!)'})\b(?:\s*(?:\d{{2}})\s*gb\b)?", re.I)
-
-    return store.cached("intake:workstation_cards", build)
-
-
-def _other_mentions(msg: Msg, store: Store) -> list[_Mention]:
-    out = [_Mention(m.start(), m.end(), m.group(0)) for m in msg.finditer(catalog.instance_pattern())]  # "p4d.24xlarge"
-    out += [_Mention(m.start(), m.end(), re.sub(r"\s+", " ", m.group(0)).strip())
+def _other_mentions(msg: Msg, store: Store) -> list[Mention]:
+    out = [Mention(m.start(), m.end(), m.group(0)) for m in msg.finditer(catalog.instance_pattern())]  # "p4d.24xlarge"
+    out += [Mention(m.start(), m.end(), re.sub(r"\s+", " ", m.group(0)).strip())
             for m in msg.finditer(_workstation_pattern(store))]
     for m in msg.finditer(_SPECIALS):
         phrase = re.sub(r"\s+", " ", m.group(0)).strip()
         if _SOCKETS.search(msg.orig[max(0, m.start() - 30):m.start()]) and not _ddr_id(store, phrase):
             phrase = f"dual-socket {phrase}"  # advisor.resolve doubles the bandwidth for two sockets
-        out.append(_Mention(m.start(), m.end(), _ddr_id(store, phrase) or phrase))
+        hid = _ddr_id(store, phrase)
+        out.append(Mention(m.start(), m.end(), shown_name(store, hid) if hid else phrase))
     return out
 
 
-def _mentions(msg: Msg, store: Store, found: list[_Mention]) -> list[_Mention]:
+def _mentions(msg: Msg, store: Store, found: list[Mention]) -> list[Mention]:
     """Machine names, in the order written; Macs named without a chip and CPU models come last."""
     for finder in (_other_mentions, lambda ms, _s: _apple_mentions(ms), _gpu_mentions,
                    lambda ms, _s: _unknown_apple(ms)):
@@ -268,8 +175,29 @@ def _mentions(msg: Msg, store: Store, found: list[_Mention]) -> list[_Mention]:
         for m in msg.finditer(pat):
             msg.claim(m.start(), m.end())
             phrase = _product(m.group("prod")) if kind == "" else re.sub(r"\s+", " ", m.group(0)).strip()
-            found.append(_Mention(m.start(), m.end(), phrase, product=kind or phrase))
-    return found
+            found.append(Mention(m.start(), m.end(), phrase, product=kind or phrase))
+    return _x86_macs(msg, store, found)
+
+
+def _x86_macs(msg: Msg, store: Store, found: list[Mention]) -> list[Mention]:
+    """Intel Macs ("my 2019 intel macbook pro", "an intel iMac") are CPU machines, not Apple Silicon ones: each becomes
+    a CPU mention (sized by its processor or RAM), and gives way to a CPU model named with it ("... with an i7-9750H")."""
+    out = []
+    for men in found:
+        mac = men.product in _PRODUCT_NAMES.values() and not re.search(r"\bM\d", men.phrase)
+        if mac and intel_mac(msg.orig[max(0, men.start - 40):men.end + 40]) and not _resolves(store, men.phrase):
+            men = Mention(men.start, men.end, f"Intel {men.product}", product="cpu", x86_mac=True)
+        out.append(men)
+    if any(m.product == "cpu" and not m.x86_mac and re.search(r"\d{3,}", m.phrase) for m in out):
+        out = [m for m in out if not m.x86_mac]
+    return out
+
+
+def _resolves(store: Store, phrase: str) -> bool:
+    try:
+        return catalog.resolve_hardware(store, phrase).confidence >= 0.9
+    except (AmbiguousError, NotFoundError):
+        return False
 
 
 def _clean_candidates(cands: list[str], product: str) -> list[str]:
@@ -324,7 +252,7 @@ def _resolve_counted(store: Store, phrase: str, memory: float | None, cores: int
         return catalog.Match(multi, one.confidence, one.assumptions)
 
 
-def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None, cores: int | None) -> Hardware | None:
+def _resolve(ext: Extraction, store: Store, men: Mention, memory: float | None, cores: int | None) -> Hardware | None:
     if men.phrase in _PRODUCT_CHIPS:
         ext.ambiguous["hardware"] = _product_choices(store, men.phrase)
         return None
@@ -341,6 +269,10 @@ def _resolve(ext: Extraction, store: Store, men: _Mention, memory: float | None,
     if men.product == "cpu":
         ext.hardware_kind = "cpu"  # the question that follows asks for its CPU model or RAM, not "a Mac or a GPU?"
         ext.suggestions["hardware"] = ["DDR5-5600 dual channel", "DDR4-3200 dual channel"]
+        if men.x86_mac:
+            ext.reject(f"An {men.phrase} runs a model on its x86 CPU (no Apple Silicon GPU), so it is sized like a PC "
+                       "without a GPU: tell me its processor (About This Mac, e.g. 'Core i7-9750H') or its RAM.")
+            return None
         ext.reject(f"I can't size '{men.phrase}' from its name. For a computer without a supported GPU, tell me its "
                    "RAM (e.g. 'DDR5-5600 dual channel') or its memory bandwidth in GB/s.")
         return None
@@ -387,13 +319,14 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         store (Store): the knowledge store.
         known (str | None): hardware already known from earlier turns, to interpret memory sizes.
     """
-    ids = [_Mention(m.start(), m.end(), m.group(0).lower()) for m in msg.finditer(_id_pattern(store))]
+    ids = [Mention(m.start(), m.end(), shown_name(store, m.group(0).lower())) for m in msg.finditer(_id_pattern(store))]
     for i in ids:
         msg.claim(i.start, i.end)
     _bandwidth(msg, ext)
     mems = memory_mentions(msg, ext)
     cores = _gpu_cores(msg)
-    men = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start) and not _aside(msg, x)]
+    said = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
+    men = [x for x in said if not _aside(msg, x)] or _owned_only(msg, ext, said)
     men = _several(msg, ext, store, men)
     if ext.compare_hardware and len(men) > 1:
         mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
@@ -442,34 +375,12 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.gpu_count = n
     if ext.hardware is None and not men:
         ext.hardware_kind = hardware_kind(msg)
-        if ext.hardware_kind == "cpu" and _DDR.search(msg.orig):  # "no GPU, 64GB DDR5": the generation's usual speed
+        if ext.hardware_kind == "cpu" and DDR_GENERATION.search(msg.orig):  # "no GPU, 64GB DDR5": the generation's usual speed
             default_cpu_memory(ext, msg.orig)
     if hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
         ext.bandwidth_gbs = ext.tflops = None
-
-
-_DDR = re.compile(r"\bddr([45])\b", re.I)
-# "I don't know" as an answer (one home: the CPU question here, the memory question in intake._dialog).
-DUNNO = r"not\s+sure|no\s+idea|dunno|don'?t\s+know|do\s+not\s+know|idk|no\s+clue|unsure|whatever|forgot|can'?t\s+remember"
-_DUNNO = re.compile(rf"\b(?:{DUNNO}|normal|regular|ordinary|standard|typical)\b", re.I)
-# A CPU-only computer whose RAM is only named by generation: the usual dual-channel speed of that generation
-# (DDR4-3200: the fastest JEDEC DDR4 grade most desktops and laptops run; DDR5-5600: the catalog's AM5 / Intel 13-14th
-# gen desktop entry), or the slower of the two when not known.
-_CPU_DEFAULT = {"4": ("DDR4-3200 dual channel", "cpu-ddr4-3200-2ch"), "5": ("DDR5-5600 dual channel", "cpu-ddr5-5600-2ch")}
-
-
-def default_cpu_memory(ext: Extraction, text: str) -> None:
-    """The CPU question ("which CPU or RAM?") answered with only a RAM generation or "not sure": a stated default."""
-    gen = _DDR.search(text)
-    if not gen and not _DUNNO.search(text):
-        return
-    name, hw_id = _CPU_DEFAULT[gen.group(1) if gen else "4"]
-    ext.hardware, ext.resolved["hardware"] = name, hw_id
-    ext.note(f"Took the computer as {name} ({'its usual speed' if gen else 'not known: the slower common kind'}); "
-             "tell me the RAM speed or the CPU model to refine.")
-
 
 
 # "the base Mac mini", "M4 base model", "entry-level MacBook Air": the configuration with the least memory.
@@ -480,7 +391,7 @@ _BASE_CONFIG = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|lowest[\s-]spec)
 
 
 # ----------------------------------------------------------------------------- several machines
-def _aside(msg: Msg, men: _Mention) -> bool:
+def _aside(msg: Msg, men: Mention) -> bool:
     """A machine named in passing: "(an RTX 3090 in the same box for comparison)", "my old 1080"."""
     opened = msg.orig.rfind("(", 0, men.start)
     if opened != -1 and msg.orig.find(")", opened) >= men.end or (opened != -1 and msg.orig.find(")", opened) == -1):
@@ -490,28 +401,42 @@ def _aside(msg: Msg, men: _Mention) -> bool:
     return bool(ASIDE.search(msg.before(men.start, 24)) and not re.search(r"\bvs|\bor\b", msg.before(men.start, 24)))
 
 
+_ALSO_OWN = re.compile(r"\balso\s+(?:have|has|got|own)\b|\bi'?ve\s+also\s+got\b", re.I)
+
+
+def _owned_only(msg: Msg, ext: Extraction, said: list[Mention]) -> list[Mention]:
+    """"My old PC has no GPU but I also have a Mac mini M4": a machine the person also owns, when no other machine is
+    named, is the one to answer for (the other is only described); said so."""
+    own = [x for x in said if _ALSO_OWN.search(msg.before(x.start, 24))]
+    if not own:
+        return []
+    ext.note(f"You described two computers; I'm answering for the {own[0].phrase}, the one you named. To size the other "
+             "one instead, name it (its CPU or RAM, e.g. 'DDR4-3200', for a computer without a GPU).")
+    return own[:1]
+
+
 _SIZES = re.compile(r"\(?\s*\b\d{1,3}\s*(?:gb|gigs?|g)\b(?:\s+(?:of\s+)?vram)?\s*\)?", re.I)  # "(24GB)" between cards
 
 
 _PLUS = re.compile(r"^\s*(?:\+|&|plus)\s*(?:an?\s+|one\s+|the\s+)?$", re.I)
 
 
-def _boxes(msg: Msg, cands: list[_Mention]) -> list[_Mention]:
+def _boxes(msg: Msg, cands: list[Mention]) -> list[Mention]:
     """Candidates to compare, with cards written "A + B" / "A & B" / "A plus B" merged into one mixed box."""
-    out: list[_Mention] = []
+    out: list[Mention] = []
     for d in cands:
         prev = out[-1] if out else None
         if prev is not None and _GPU.search(prev.phrase) and _GPU.search(d.phrase) \
                 and _PLUS.match(_SIZES.sub(" ", msg.orig[prev.end:d.start])):
-            out[-1] = _Mention(prev.start, d.end, f"{prev.phrase} + {d.phrase}", prev.cores, prev.product)
+            out[-1] = Mention(prev.start, d.end, f"{prev.phrase} + {d.phrase}", prev.cores, prev.product)
         else:
             out.append(d)
     return out
 
 
-def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> list[_Mention]:
+def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list[Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
-    distinct: list[_Mention] = []
+    distinct: list[Mention] = []
     for x in men:
         if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",):
             distinct.append(x)
@@ -537,7 +462,7 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[_Mention]) -> li
                  for d in distinct]
         phrase = " + ".join(d.phrase + (f" {z.group(1)}GB" if z else "") for d, z in zip(distinct, sizes, strict=True))
         first = distinct[0]
-        return [_Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
+        return [Mention(first.start, distinct[-1].end, phrase, first.cores, first.product)]
     if joined or re.search(r"\b(?:which|compare|should\s+i|better|faster|worth|between|pick|choose|decide|deciding)\b",
                            msg.orig, re.I):
         distinct = _boxes(msg, distinct)  # "a 4090 + 3090 box or an M4 Max": two candidates, the first a mixed box

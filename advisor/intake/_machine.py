@@ -8,6 +8,7 @@ how the GPUs talk; "(an RTX 3090 in the same box for comparison)" is not the mac
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, word_number
@@ -23,15 +24,23 @@ _OF_THEM = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:of\s+(?:them|those|th
                       re.I)
 _PEOPLE = re.compile(r"\b(?:kids|children|sons?|daughters?|people|users|friends|colleagues|folks|family|us|we|"
                      r"engineers|devs|developers|students|members|staff)\b", re.I)
-# A machine said to have no GPU is a CPU-only one, whatever else the words name ("no GPU", "no dedicated graphics
-# card", "without a GPU", "CPU only", "just the CPU"): checked first, since "GPU" in them would read as a GPU.
+# A machine said to lack a GPU ("no GPU", "no dedicated graphics card", "without a GPU", "has no GPU"); not "no GPU
+# offload" / "no GPU usage" (a symptom of a machine with one) nor "no GPU yet" (one is coming).
+LACKS_GPU = re.compile(r"\b(?:no|without\s+(?:an?|any)?|lacks?\s+(?:an?|any)?|(?:do|does|did)(?:n'?t|\s+not)\s+have\s+(?:an?|any)?|"
+                       r"ha(?:s|ve)\s+no)\s*(?:dedicated\s+|discrete\s+|separate\s+|real\s+|proper\s+|nvidia\s+|external\s+)?"
+                       r"(?:gpu|graphics\s+card|video\s+card|graphics)s?\b"
+                       r"(?!\s*(?:offload\w*|usage|use|utili[sz]ation|acceleration|layers?|support|load|memory|vram|yet)\b)",
+                       re.I)
+# A machine said to have no GPU is a CPU-only one, whatever else the words name (also "CPU only", "just the CPU"):
+# checked first, since "GPU" in them would read as a GPU.
 _NO_GPU = re.compile(r"\bcpu[\s-]*only\b|\bonly\s+(?:the\s+|a\s+|my\s+)?cpu\b|\bjust\s+(?:the\s+|a\s+|my\s+)?cpu\b|"
-                     r"\b(?:no|without\s+(?:an?|any)?|lacks?\s+(?:an?|any)?|(?:do|does|did)(?:n'?t|\s+not)\s+have\s+(?:an?|any)?|ha(?:s|ve)\s+no)\s*"
-                     r"(?:dedicated\s+|discrete\s+|separate\s+|real\s+|proper\s+|nvidia\s+|external\s+)?"
-                     r"(?:gpu|graphics\s+card|video\s+card|graphics)s?\b"
-                     # "no GPU offload", "no GPU usage": a symptom of a machine with one; "no GPU yet": one is coming
-                     r"(?!\s*(?:offload\w*|usage|use|utili[sz]ation|acceleration|layers?|support|load|memory|vram|yet)\b)",
-                     re.I)
+                     + LACKS_GPU.pattern, re.I)
+# A machine the person means to buy ("plan to buy an RTX 4090", "thinking of getting a 3090", "no GPU yet"): what
+# they lack today says nothing about how that machine runs a model.
+PLANNED = re.compile(r"\b(?:plan(?:ning|s|ned)?\s+(?:to|on)\s+(?:buy|get|order|purchas)\w*|(?:thinking|thought)\s+(?:of|about)\s+"
+                     r"(?:buying|getting)|consider(?:ing)?\s+(?:buying|getting)|before\s+(?:i\s+)?buy\w*|saving\s+(?:up\s+)?for|"
+                     r"(?:going\s+to|gonna|about\s+to|want\s+to|wanna|should\s+i|if\s+i|once\s+i)\s+(?:buy|get|order|purchase)"
+                     r"\s+(?:an?|the|one|two|\d|(?:rtx|gtx|rx|nvidia|amd|apple|mac)\w*)\b|(?:gpu|graphics\s+card)s?\s+yet)\b", re.I)
 _GPU_CONTEXT = re.compile(r"\bgaming\s+(?:pc|rig|laptop|desktop|computer)\b|"
                           r"\bplan(?:ning|s)?\s+(?:to\s+(?:buy|get)\s+)?(?:an?\s+)?(?:\w+\s+)?gpu", re.I)
 # Words that name a CPU-only computer without a model number ("12th gen Intel laptop", "an old i7", "Ryzen laptop").
@@ -47,6 +56,20 @@ _KIND_WORDS = (
                                 r"\bvideo\s+card\b", re.I)),
     ("cpu", _CPU_WORDS),
 )
+@dataclass
+class Mention:
+    """A machine named in a message: where (``start``/``end``, characters), the tidied ``phrase``, GPU ``cores``
+    said with it, ``product`` (a Mac product named without its chip, or ``"cpu"`` for a CPU model) and ``x86_mac``
+    (an Intel Mac: a CPU machine)."""
+
+    start: int
+    end: int
+    phrase: str
+    cores: int | None = None
+    product: str = ""
+    x86_mac: bool = False
+
+
 COMPARE_JOIN = re.compile(r"\bor\b|\bvs\.?(?!\w)|\bversus\b|\bcompared?\s+(?:to|with)\b|\bagainst\b|\binstead\s+of\b|"
                           r"\bbetter\b|\bthan\b", re.I)
 MIXED_JOIN = re.compile(r"^\s*(?:\+|&|and|plus|with|alongside|together\s+with|,)\s*(?:an?\s+|one\s+|the\s+|my\s+)?"

@@ -25,6 +25,8 @@ _MEM = re.compile(
     r"(?P<qual>vram|ram|memory|unified|card|gpu|graphics\s+card))?",
     re.I,
 )
+# A minus sign written on the number ("-5 GB", "DDR4 −5 GB"), not a dash between words or a range ("DDR4-3200", "16-32GB").
+_NEGATIVE = re.compile(r"(?:^|[\s(:=,])[-−–]\s?$")
 _MEM_BEFORE = re.compile(r"\b(?P<q>vram|ram|memory)\s*(?:[:=]|of|is|size)?\s*$", re.I)
 _MEM_SKIP_BEFORE = re.compile(
     r"(?:\b(?:model|file|weights?|gguf|download)(?:\s+(?:size|file))?\s*(?:is|was|=|:|of|weighs|takes|needs|uses|\()?"
@@ -66,6 +68,9 @@ def memory_mentions(msg: Msg, ext: Extraction) -> list[Mem]:
         elif qual == "memory":
             qual = "unified" if "unified" in tail else ("ram" if "system" in tail else "mem")
         msg.claim(m.start(), m.end())
+        if _NEGATIVE.search(msg.orig[max(0, m.start() - 3):m.start()]):
+            ext.reject(f"-{m.group(0).strip()} is not a memory size (a size cannot be negative); I ignored it.")
+            continue
         if not 0 < value <= MAX_MEMORY_GB:
             ext.reject(f"{m.group(0).strip()} is not a memory size any machine has; I ignored it.")
             continue

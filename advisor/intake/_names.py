@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from advisor.errors import AdvisorError, NotFoundError
+from advisor.intake._machine import LACKS_GPU
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
@@ -85,8 +86,9 @@ _BACKENDS = (
 _ACCEL = re.compile(r"\b(?P<a>cuda|cublas|vulkan|rocm|hip|metal|sycl)\b", re.I)
 _ACCEL_NAMES = {"cuda": "CUDA", "cublas": "CUDA", "vulkan": "Vulkan", "rocm": "ROCm", "hip": "ROCm", "metal": "Metal",
                 "sycl": "SYCL"}
-_CPU_ONLY = re.compile(r"\bcpu[\s-]only\b|\bon\s+(?:the\s+)?cpu\b|\bwithout\s+(?:a\s+|the\s+|any\s+)?gpu\b|"
-                       r"\bno\s+gpu(?:\s+offload\w*)?\b", re.I)
+# The run is on the CPU ("CPU only", "on the CPU", "no GPU offload"); a machine said to lack a GPU
+# (intake._machine.LACKS_GPU) is settled once the machine is known (intake._hardware.settle_cpu_only).
+_CPU_ONLY = re.compile(r"\bcpu[\s-]only\b|\bon\s+(?:the\s+)?cpu\b|\bno\s+gpu\s+offload\w*\b", re.I)
 _NGL = re.compile(rf"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|\bgpu[_ ]layers)\s*[=:]?\s*(?P<n>\d{{1,4}})\b"
                   rf"|\boffload(?:ed|ing)?\s+(?P<n2>\d{{1,4}}|{WORDNUM})\s+layers?\b"
                   rf"|\b(?P<n3>\d{{1,4}}|{WORDNUM})\s+(?:gpu\s+)?layers?\s+(?:offloaded|on\s+the\s+gpu)\b", re.I)
@@ -324,5 +326,6 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
         ext.n_gpu_layers = int(raw) if raw.isdigit() else word_number(raw)
         msg.claim(m.start(), m.end())
     elif _CPU_ONLY.search(msg.orig):
-        ext.n_gpu_layers = 0
-        ext.note("Running on the CPU only: no layers offloaded to a GPU.")
+        ext.n_gpu_layers, ext.cpu_only_said = 0, "run"
+    elif LACKS_GPU.search(msg.orig):
+        ext.n_gpu_layers, ext.cpu_only_said = 0, "machine"

@@ -35,6 +35,8 @@ class Extraction(BaseModel):
         suggestions (dict[str, list[str]]): field → closest catalog entries for a name not found.
         resolved (dict[str, str]): field → catalog id the phrase resolved to (``"apple-m2-10gpu"``).
         looks_like_tool_output (bool): the message contains pasted output of llama-bench, ollama, ...
+        cpu_only_said (str | None): why ``n_gpu_layers`` is 0 without a number: ``"run"`` ("CPU only", "on the
+            CPU") or ``"machine"`` ("no GPU": said of a computer, which may not be the one named).
     """
 
     hardware: str | None = None
@@ -76,6 +78,7 @@ class Extraction(BaseModel):
     suggestions: dict[str, list[str]] = Field(default_factory=dict)
     resolved: dict[str, str] = Field(default_factory=dict)
     looks_like_tool_output: bool = False
+    cpu_only_said: str | None = None
 
     def facts(self) -> dict[str, Any]:
         """The fact fields this message set, as a dict ready for :class:`Scenario`."""

@@ -25,7 +25,7 @@ from typing import Any
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
 __all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
-           "answer_time", "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
+           "answer_time", "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_gb_apart", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
            "plain_verdict", "prediction_markdown", "probe_markdown", "quote_line", "skipped_lines", "tidy", "use_label",
            "verdict_markdown"]
 
@@ -45,10 +45,45 @@ def gap_words(expected: float, measured: float) -> str:
 
 
 def fmt_rate(x: float | None) -> str:
-    """A rate for people: ``1,234``, ``45.2``, ``3.1``; ``?`` when unknown."""
+    """A rate (tok/s) for people: ``1,234``, ``45.2``, ``3.1``; below 0.1 two significant figures (``0.012``,
+    never ``0.0``); ``?`` when unknown.
+
+    >>> fmt_rate(1234.5), fmt_rate(3.14), fmt_rate(0.0123), fmt_rate(0.000456)
+    ('1,234', '3.1', '0.012', '0.00046')
+    """
     if x is None:
         return "?"
+    if 0 < x < 0.1:
+        return f"{x:.{1 - math.floor(math.log10(x))}f}"
     return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def fmt_gb_apart(*sizes: float, least: int = 0) -> list[str]:
+    """Sizes (GB) compared in one sentence, each with as few decimals as keep it apart from the others: whole GB for a
+    size a fifth or more from every other, else one decimal, two when that still reads the same; a whole size (a
+    machine's 16 GB) keeps no decimals unless another size reads the same. ``least``: decimals always shown.
+
+    >>> fmt_gb_apart(45.2, 30.0), fmt_gb_apart(16.2, 13.6, 16.0), fmt_gb_apart(256.7, 7.5, 8.0), fmt_gb_apart(16.04, 16.0)
+    (['45', '30'], ['16.2', '13.6', '16'], ['257', '7.5', '8'], ['16.04', '16'])
+    """
+    def close(i: int) -> bool:
+        return any(j != i and sizes[j] and max(sizes[i], sizes[j]) < 1.2 * min(sizes[i], sizes[j]) for j in range(len(sizes)))
+
+    digits = [max(least, 1 if close(i) else 0) for i in range(len(sizes))]
+
+    def show(i: int) -> str:
+        v = sizes[i]
+        return f"{v:g}" if digits[i] and not least and v == int(v) else f"{v:.{digits[i]}f}"
+
+    for _ in range(3):
+        out = [show(i) for i in range(len(sizes))]
+        same = {i for i in range(len(sizes)) for j in range(len(sizes))
+                if i != j and sizes[i] != sizes[j] and float(out[i]) == float(out[j])}
+        if not same:
+            return out
+        for i in same:
+            digits[i] = min(digits[i] + 1, max(2, least))
+    return [show(i) for i in range(len(sizes))]
 
 
 def fmt_s(x: float | None) -> str:
@@ -146,6 +181,8 @@ def feel_speed(tps: float | None) -> str:
         return f"≈ {words:.0f} words a second, about reading speed"
     if tps >= 0.5 * READING_TPS:
         return f"≈ {words:.1f} words a second, slower than you read"
+    if words < 0.1:  # "≈ 0.0 words a second" says nothing: per minute
+        return f"≈ {fmt_rate(words * 60)} words a minute, painfully slow"
     return f"≈ {words:.1f} words a second, painfully slow"
 
 
@@ -167,8 +204,10 @@ def answer_time(p: Prediction, tps: float | None = None) -> str:
         said = "about a minute"
     elif total < 3000:
         said = f"about {round(total / 60)} minutes"
-    else:
+    elif total < 48 * 3600:
         said = f"about {total / 3600:.1f} hours".replace("about 1.0 hours", "about an hour")
+    else:
+        said = f"about {total / 86400:.0f} days"
     return f"a {p.gen_tokens:,}-token answer takes {said}"
 
 
@@ -226,18 +265,27 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     exp = (p.decode_tps_per_seq or p.decode_tps) if p else None
     if v.bottleneck == "misconfiguration":
         lo = (v.expected_range.get("decode_tps") or (None,))[0] if p is None else None
-        got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}" if (mt and exp) else \
-            (f"you get {mt:g} tok/s where any machine of this kind does at least {_fmt_rate(lo)} tok/s" if (mt and lo) else
-             "the numbers point at the setup, not the hardware")
+        # Only the prompt is read slowly (decode judged fine): the sentence names prefill, not the decode rate.
+        pre_only = (v.phase_status.get("prefill_tps") == "below_expected"
+                    and v.phase_status.get("decode_tps") != "below_expected" and mp and p is not None and p.prefill_tps)
+        if pre_only and p is not None:
+            got = f"prompts are read at {mp:,.0f} tok/s where this hardware normally does about {_fmt_rate(p.prefill_tps)}"
+        elif mt and exp:
+            got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}"
+        elif mt and lo:
+            got = f"you get {mt:g} tok/s where any machine of this kind does at least {_fmt_rate(lo)} tok/s"
+        else:
+            got = "the numbers point at the setup, not the hardware"
         fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes and with_fix else ""
         return f"**Something in the setup is holding it back: {got}.**{fix}"
     if v.bottleneck == "memory_fit":
         if p is not None and not p.memory.fits:
             total, need, usable = p.memory.total_gb, p.memory.required_gb, p.memory.usable_gb
-            whole = f" — more than this machine's whole {total:g} GB" if total and need > total else ""
-            fmt = "{:.1f}" if need < 1.2 * usable else "{:.0f}"  # close calls keep a decimal: 24.7 vs 23.5
-            return (f"**No: it does not fit. It needs about {fmt.format(need)} GB{whole}, and about "
-                    f"{fmt.format(usable)} GB is usable for the model here,** so part of it runs from slow memory"
+            # close calls keep a decimal (24.7 vs 23.5), and sizes that would read the same are told apart (16.2 vs 16)
+            shown = fmt_gb_apart(need, usable, *([total] if total and need > total else []))
+            whole = f" — more than this machine's whole {shown[2]} GB" if len(shown) > 2 else ""
+            return (f"**No: it does not fit. It needs about {shown[0]} GB{whole}, and about "
+                    f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory"
                     + (f" — that is why you see {mt:g} tok/s." if mt else "."))
         return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
@@ -249,7 +297,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if v.status == "below_expected" and p is None and mt and rng:
             return f"**Far slower than any machine of this kind: {what} measured, at least {_fmt_rate(rng[0])} tok/s expected.**"
         if v.status == "below_expected":
-            return f"**Slower than it should be: {what} measured, about {_fmt_rate(exp if mt else (p.prefill_tps if p else None))} expected.**"
+            return f"**Slower than it should be: {_slow_phases(v, exp)}.**"
         if v.status == "above_expected":
             if mt and mp and rng and rng[0] <= mt <= rng[1]:  # decode is in range: prefill is the fast one
                 what = f"prefill {mp:,.0f} tok/s; decode {mt:g} tok/s is normal"
@@ -258,6 +306,23 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
     return plain_answer(p) if p is not None else ""
+
+
+def _slow_phases(v: Verdict, exp_decode: float | None) -> str:
+    """"prefill 120 tok/s measured, about 520 expected; decode 55 tok/s is normal": the phase(s) judged below what the
+    hardware does named first, with what was expected (tok/s), and a measured phase that is normal said so. A verdict
+    below expected for another reason (a setup rule, no phase judged low) names the decode rate, else the prefill."""
+    p = v.prediction
+    mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
+    exp = {"decode_tps": exp_decode, "prefill_tps": p.prefill_tps if p else None}
+    said = {"decode_tps": f"decode {mt:g} tok/s" if mt else "", "prefill_tps": f"prefill {mp:,.0f} tok/s" if mp else ""}
+    slow = [k for k in ("decode_tps", "prefill_tps") if said[k] and v.phase_status.get(k) == "below_expected"]
+    if not slow:
+        slow = ["decode_tps" if mt else "prefill_tps"]
+    parts = [f"{said[k]} measured, about {_fmt_rate(exp[k])} expected" for k in slow]
+    parts += [f"{said[k]} is normal" for k in ("decode_tps", "prefill_tps")
+              if k not in slow and said[k] and v.phase_status.get(k) == "normal"]
+    return "; ".join(parts)
 
 
 def prediction_markdown(p: Prediction) -> str:
@@ -283,8 +348,9 @@ def prediction_markdown(p: Prediction) -> str:
                f"{m.kv_cache_gb:.2f} + overhead {m.overhead_gb:.1f}); the machine's memory is not known, so the fit "
                "is not checked — say how much it has.")
     else:
+        need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)
         mem = (f"**Memory:** weights {m.weights_gb:.1f} GB + KV cache {m.kv_cache_gb:.2f} GB + overhead {m.overhead_gb:.1f} GB "
-               f"= {m.required_gb:.1f} GB of {m.usable_gb:.1f} GB usable"
+               f"= {need} GB of {usable} GB usable"
                + (f" ({m.note})" if m.note else "") + (" → **fits**." if m.fits else " → **does not fit**."))
     hw = (f"{p.hardware['name']}: {p.bandwidth_gbs:g} GB/s"
           + (f", {p.tflops:.1f} TFLOPS FP16" + (" (estimate)" if p.tflops_is_estimate else "") if p.tflops else "")

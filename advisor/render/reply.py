@@ -29,6 +29,7 @@ from advisor.render.markdown import (
     calibration_note,
     feel_speed,
     feel_wait,
+    fmt_gb_apart,
     fmt_rate,
     fmt_s,
     gap_words,
@@ -124,14 +125,16 @@ def _numbers(v: Verdict) -> list[str]:
     m = p.memory
     if m.total_gb is not None and not m.fits:
         if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
-            out.append(f"**Memory:** needs {m.required_gb:.1f} GB, only {m.usable_gb:.1f} GB usable: does not fit")
+            need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)
+            out.append(f"**Memory:** needs {need} GB, only {usable} GB usable: does not fit")
         if not mt:
             whole = answer_time(p)
             paged = p.hardware.get("kind") not in ("discrete_gpu", "datacenter_gpu") and \
                 m.required_gb > m.total_gb * (1 - SYSTEM_RESERVE_SHARE)
             tail = (": the part that does not fit is read from the disk for every token." if paged
                     else ", and it crawls once it swaps.")
-            out.append(f"**Even if it ran:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
+            label = "In practice it will not run" if paged and m.required_gb > m.total_gb else "Even if it ran"
+            out.append(f"**{label}:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
                        f"{fmt_s(p.ttft_s)}" + (f", {whole}" if whole else "") + tail)
         return out
     if not mt:
@@ -146,7 +149,8 @@ def _numbers(v: Verdict) -> list[str]:
         out.append(f"**Memory:** needs about {m.required_gb:.0f} GB; say how much the machine has to check the fit")
     elif len(out) < 3 or not roomy(m.required_gb, m.usable_gb):
         tight = thin_words(m.required_gb, m.usable_gb)
-        out.append(f"**Memory:** needs {m.required_gb:.1f} of {m.usable_gb:.1f} GB usable: fits"
+        need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)
+        out.append(f"**Memory:** needs {need} of {usable} GB usable: fits"
                    + (f", but {tight}" if tight else ""))
     return out
 

@@ -171,9 +171,9 @@ def _tidy_hardware(store: Store, text: str) -> Any:
 
 
 def _names_intel_mac(text: str) -> bool:
-    from advisor.understand.symptoms import _intel_mac
+    from advisor.understand.symptoms import intel_mac
 
-    return bool(re.search(r"\bintel\b|core\s*i[3579]|\bi[3579]-?\d|xeon", text, re.I)) and _intel_mac(text)
+    return bool(re.search(r"\bintel\b|core\s*i[3579]|\bi[3579]-?\d|xeon", text, re.I)) and intel_mac(text)
 
 
 def resolve_scenario(store: Store, s: Scenario) -> Resolved:
@@ -211,8 +211,10 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
                                           else split_hw_id(hw.id)[0], memory_gb=hw.memory_gb)
             n = _sockets(s.hardware or "")
             if hw.kind == "cpu" and n > 1:
+                # The catalog's figure is one socket's ("… per socket"); the bandwidth here is all sockets together.
+                one = re.sub(r"\s*\bper[\s-]socket\b", "", hw.name).strip()
                 hw = hw.model_copy(update={"n_devices": n, "bandwidth_gbs": hw.bandwidth_gbs * n,
-                                           "name": f"{n}× {hw.name}"})
+                                           "name": f"{one}, {n} sockets together"})
                 res.assumptions.append(f"{n} sockets: memory bandwidth adds up only when the model is spread "
                                        "over both NUMA nodes (--numa distribute).")
             if hw.kind == "apple_soc" and _names_intel_mac(s.hardware or ""):

@@ -106,8 +106,11 @@ _CARVEOUT = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:gb|gib|mb)\s*(?:of )?(?:bios |
                        r"(?=[^.]*\b(?:bios|carve|uma|strix|ryzen ai|apu|igpu|780m|890m|8060s)\b)|"
                        r"(?:carve-?out|uma frame buffer|bios vram)\s*(?:of|=|:|set to)?\s*(\d{1,3}(?:\.\d+)?)\s*(gb|gib|mb)", re.I)
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*|\b(\d{1,2})\s*[x×]\s*(?=[a-z])|\b(dual|two|quad|four)\b", re.I)
+# An Intel Mac: a Mac named with an Intel CPU, or from a year before Apple Silicon (2019 and earlier) — one home, read by
+# intake (the machine is sized as an x86 CPU one) and here.
 _INTEL_MAC_RE = (r"intel\s+(?:mac|imac)|\b(?:mac\w*|imac)\b.*\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b|"
-     r"\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b.*\b(?:mac\w*|imac)\b|\b(?:mac\w*|imac)\b[^.]*\b20(?:0\d|1\d)\b")
+     r"\b(?:intel|core\s*i[3579]|i[3579]|xeon)\b.*\b(?:mac\w*|imac)\b|\b(?:mac\w*|imac)\b[^.]*\b20(?:0\d|1\d)\b|"
+     r"\b20(?:0\d|1\d)\s+(?:(?:1[3-7](?:\.\d)?[\s-]*(?:inch|in|\")?|late|early|mid)\s+)*(?:mac\w*|imac)\b")
 _KIND_HINTS: tuple[tuple[str, str], ...] = (
     (_INTEL_MAC_RE, "cpu"),
     (r"\bmac(?:book|\s?mini|\s?studio|\s?pro)?\b|\bimac\b|apple silicon|\bm[1-5]\s*(?:pro|max|ultra)?\b", "apple_soc"),
@@ -225,7 +228,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         p2p_disabled=bool(_P2P_OFF.search(t)),
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
-        intel_mac=_intel_mac(t),
+        intel_mac=intel_mac(t),
         power_limited=bool(_POWER.search(t)),
         complaint=_complains(t),
         after_idle=bool(_AFTER_IDLE.search(t)),
@@ -242,7 +245,7 @@ def _complains(text: str) -> bool:
     return False
 
 
-def _intel_mac(text: str) -> bool:
+def intel_mac(text: str) -> bool:
     """An Intel Mac is named (and no Apple Silicon chip is)."""
     return bool(re.search(_INTEL_MAC_RE, text, re.I)) and not re.search(r"\bm[1-5]\b|apple silicon", text, re.I)
 
@@ -256,7 +259,7 @@ def guess_kind(text: str | None) -> str | None:
     ('apple_soc', 'datacenter_gpu', 'apu')
     """
     t = (text or "")[:2000]
-    if _intel_mac(t):
+    if intel_mac(t):
         return "cpu"
     return next((kind for pat, kind in _KIND_HINTS[1:] if re.search(pat, t, re.I)), None)
 
