@@ -219,3 +219,29 @@ def test_flash_attention_off_said_in_words_reaches_the_prediction(store: Store) 
     on = understand(store, Scenario(**base))
     assert off.symptoms.flash_attention is False
     assert predict_situation(store, off).prefill_tps < 0.8 * predict_situation(store, on).prefill_tps
+
+
+# ----------------------------------------------------------------------------- integrated GPUs named in a chat message
+@pytest.mark.parametrize("msg,hw_id", [
+    ("I use ollama on my laptop with Intel Iris Xe graphics and 16GB RAM. gemma 3 4b gets about 8 tok/s, is that normal?",
+     "intel-iris-xe-i7-1270p-igpu"),
+    ("my laptop has intel iris xe, running gemma3:4b in ollama at 8 tokens per second", "intel-iris-xe-i7-1270p-igpu"),
+    ("Radeon 780M laptop with ollama, llama 3.1 8b gets 9 tok/s", "amd-radeon-780m-igpu"),
+    ("my mini pc has a 780M iGPU, can it run mistral 7b?", "amd-radeon-780m-igpu"),
+    ("radeon 890m, qwen3 8b q4, 20 tok/s normal?", "amd-radeon-890m-igpu"),
+    ("Lunar Lake laptop with Arc 140V, llama.cpp vulkan, qwen3 8b q4_k_m, how fast?", "intel-arc-140v-igpu"),
+    ("AMD Radeon 680M, llama 3.2 3b", "amd-radeon-680m-igpu"),
+])
+def test_an_integrated_gpu_named_in_a_message_is_the_machine(store: Store, msg: str, hw_id: str) -> None:
+    r = service.ask(store, msg)
+    if r.question is not None and r.question.field == "memory_gb":
+        r = service.ask(store, "16 GB", r.facts)  # the Arc 140V ships in two sizes: asked, like a Mac
+    assert r.verdict is not None and r.verdict.prediction is not None, r.reply
+    assert r.verdict.prediction.hardware["id"] == hw_id
+
+
+def test_a_size_in_millions_is_still_a_model_size_when_it_says_so(store: Store) -> None:
+    r = service.ask(store, "a 500M parameter model on an RTX 4090")
+    assert r.verdict is not None and r.verdict.prediction.model["params_b"] == pytest.approx(0.5)
+    r = service.ask(store, "the 5m wait for the first token on my RTX 4090 with llama 3.1 8b")
+    assert r.verdict is not None and r.verdict.prediction.model["params_b"] == pytest.approx(8.03, abs=0.1)

@@ -69,6 +69,9 @@ _SPECIALS = re.compile(
     r"|\bjetson(?:\s*(?:agx|nx))?\s*(?:orin|thor)(?:\s*(?:nano|nx|agx))?(?:\s*super)?\b|\bagx\s*(?:thor|orin)\b|\borin\s*(?:nano|nx)(?:\s*super)?\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
     r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
+    # integrated GPUs: Intel Iris Xe and Arc 130V/140V, AMD Radeon 660M-890M and Vega 8/11 (catalog apu entries)
+    r"|\b(?:intel\s+)?iris\s*xe\b|\b(?:intel\s+)?arc\s*1[34]0v\b|\b(?:amd\s+)?radeon\s*(?:[678][4-9]0m|vega\s*(?:8|11))\b"
+    r"|\b[678][4-9]0m\b(?=\s*(?:i?gpu|graphics|integrated|igp)\b)"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
     re.I,

@@ -259,10 +259,12 @@ def _compared(msg: Msg, men: list[tuple[int, str]]) -> bool:
 def _sizes(msg: Msg) -> list[tuple[float, str]]:
     sizes = []
     for m in msg.finditer(_SIZE):
-        msg.claim(m.start(), m.end())
         million = m.group("u").lower().startswith("m")
-        if negated(msg, m.start()) or (million and not re.search(r"param|model", m.group(0), re.I)):
-            continue  # "5m" alone is minutes or metres
+        if million and not re.search(r"param|model", m.group(0), re.I):
+            continue  # "5m" alone is minutes or metres, "780M" a Radeon iGPU: left to the readers of those
+        msg.claim(m.start(), m.end())
+        if negated(msg, m.start()):
+            continue
         sign = -1.0 if re.search(r"[-−]\s*$", msg.orig[max(0, m.start() - 2):m.start()]) and \
             not re.search(r"\w[-−]\s*$", msg.orig[max(0, m.start() - 3):m.start()]) else 1.0  # "-5B", not "qwen-7b"
         sizes.append((sign * float(m.group("num")) / (1000 if million else 1), m.group(0).strip()))
