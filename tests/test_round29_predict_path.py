@@ -245,3 +245,27 @@ def test_a_size_in_millions_is_still_a_model_size_when_it_says_so(store: Store) 
     assert r.verdict is not None and r.verdict.prediction.model["params_b"] == pytest.approx(0.5)
     r = service.ask(store, "the 5m wait for the first token on my RTX 4090 with llama 3.1 8b")
     assert r.verdict is not None and r.verdict.prediction.model["params_b"] == pytest.approx(8.03, abs=0.1)
+
+
+# ----------------------------------------------------------------------------- the machine named on a line beside a paste
+_TABLE = ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+          "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | pp512 | 1180.00 ± 5 |\n"
+          "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 55.00 ± 0.2 |\n")
+
+
+@pytest.mark.parametrize("line,hw_id", [("RTX 3060 12GB", "nvidia-rtx-3060"), ("on my 4090", "nvidia-rtx-4090"),
+                                        ("RX 7900 XTX", "amd-rx-7900-xtx")])
+def test_a_short_line_naming_the_machine_beside_a_paste_is_read(store: Store, line: str, hw_id: str) -> None:
+    from ui.handlers import import_paste_with_facts
+
+    msg, verdict, _facts = import_paste_with_facts(store, _TABLE + line, None, None, None)
+    assert verdict is not None and verdict.prediction is not None, msg
+    assert verdict.prediction.hardware["id"] == hw_id
+    assert "not understood" not in msg
+
+
+def test_tool_lines_beside_a_paste_are_not_read_as_words() -> None:
+    from advisor.intake import own_words
+
+    assert own_words(_TABLE + "build: 8d5c3b2 (4410)") == ""
+    assert own_words(_TABLE + "RTX 3060 12GB") == "RTX 3060 12GB"

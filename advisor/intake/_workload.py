@@ -453,10 +453,15 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
 _NOT_PROSE = re.compile(r"[|{}=]|\":|^\s*(?:\w+_)+\w*\s*:|^\s*[\w ]{1,30}:\s*[\d.]+\s*\S*\s*$|--\w", re.M)
 
 
+# A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
+_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .+/()-]{3,40}$")
+
+
 def prose_lines(text: str) -> str:
-    """The user's own words around a pasted tool output: lines that are not tables, JSON or logs."""
+    """The user's own words around a pasted tool output: lines that are not tables, JSON or logs (sentences of three
+    words or more, or a short line with a name and a number, such as the machine)."""
     keep = [ln for ln in text.splitlines() if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
-            and len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3]
+            and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip()))]
     return "\n".join(keep)
 
 
