@@ -258,6 +258,12 @@ def predict(
 
     st = _guard(lambda: _store(store), as_json)
     if input is not None:
+        given = [f for f, v in (("--hardware", hardware), ("--model", model), ("--quant", quant), ("--backend", backend),
+                                ("--params-b", params_b), ("--memory-gb", memory_gb), ("--prompt-tokens", prompt_tokens),
+                                ("--gen-tokens", gen_tokens), ("--concurrency", concurrency)) if v is not None]
+        if given:
+            _fail(f"--input predicts the rows of the file; {', '.join(given)} would be ignored: put them in the file's "
+                  "columns, or leave --input out", as_json)
         _predict_rows(st, input, as_json)
         return
     sc = _guard(lambda: _scenario(hardware=hardware, model=model, quant=quant, backend=backend,
@@ -292,16 +298,15 @@ def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
             typer.echo(json.dumps({"row": i, "error": r["_error"]}))
             continue
         try:
-            where = f"scenario of row {i}"
-            measured = row_measured(r, where)
-            p = _predict_row(st, row_scenario(r, where), r.get("hw_id"))
+            measured = row_measured(r, f"row {i}")
+            p = _predict_row(st, row_scenario(r, f"scenario of row {i}"), r.get("hw_id"))
             out = json_safe(p.model_dump(mode="json"))
             out["row"] = i
             for phase in ("prefill", "decode"):
                 m, pred = measured.get(f"{phase}_tps"), out.get(f"{phase}_tps")
                 if m:
                     out[f"measured_{phase}_tps"] = m
-                    if phase == "prefill" and not str(r.get("prompt_tokens") or "").strip():
+                    if phase == "prefill" and str(r.get("prompt_tokens") or "").strip() in ("", "0", "0.0"):
                         # a prefill rate depends on the prompt length: without it the two are not comparable
                         out["prefill_error_pct"] = None
                     elif pred:
@@ -332,7 +337,15 @@ def _predict_row(st: Any, scenario: Any, hw_id: Any) -> Any:
         hw_id = hw_id.strip() if isinstance(hw_id, str) else ""
         if not hw_id or scenario.hardware == hw_id or resolve_scenario(st, scenario).hardware is not None:
             raise
-        return service.predict_scenario(st, scenario.model_copy(update={"hardware": hw_id}))
+        try:
+            p = service.predict_scenario(st, scenario.model_copy(update={"hardware": hw_id}))
+        except AdvisorError:
+            raise AdvisorError(f"neither the hardware {str(scenario.hardware)[:80]!r} nor the hw_id {hw_id[:80]!r} "
+                               "is in the catalog") from None
+        said = (f"The hardware {str(scenario.hardware)[:80]!r} is not in the catalog; predicted for the row's hw_id "
+                f"{hw_id[:80]!r} ({p.hardware.get('name', hw_id)}).") if scenario.hardware else \
+            f"Hardware from the row's hw_id {hw_id[:80]!r}."
+        return p.model_copy(update={"assumptions": [said, *p.assumptions]})
 
 
 @app.command()

@@ -36,6 +36,8 @@ ROW_KEYS = frozenset({"hardware", "model", "params_b", "active_params_b", "quant
 #: over the batch), and columns that describe the row (``hw_id``: a catalog id, used when ``hardware`` does not
 #: resolve).
 MEASURED_KEYS = frozenset({"prefill_tps", "decode_tps"})
+MIN_RATE = 0.001  # tok/s: a measured rate below this is a typo or another unit, not a run
+_NO_VALUE = re.compile(r"^\s*(?:|na|n/a|-|—|–|null|none|nan)\s*$", re.I)
 INFO_KEYS = frozenset({"hw_id", "source_set", "source_url", "notes", "result_id"})
 _INT_KEYS = frozenset({"prompt_tokens", "gen_tokens", "depth", "batch", "concurrency"})
 _WHOLE = re.compile(r"^\s*[+]?\d+(?:\.0*)?\s*$")
@@ -114,6 +116,10 @@ def _csv_rows(text: str) -> list[dict[str, Any]]:
     delim = max(",;\t|", key=head.count) if head else ","
     if head.count(delim) == 0:
         delim = ","
+    names = [_header_key(k) for k in next(csv.reader([head], delimiter=delim), [])]
+    twice = sorted({k for k in names if k and names.count(k) > 1})
+    if twice:
+        raise ValueError(f"the header names {', '.join(repr(k) for k in twice)} more than once: which one to read?")
     out: list[dict[str, Any]] = []
     for r in csv.DictReader([ln for ln in lines if ln.strip()], delimiter=delim):
         row = {_header_key(k): v for k, v in r.items()}
@@ -202,15 +208,19 @@ def row_measured(row: dict[str, Any], where: str) -> dict[str, float]:
     from advisor.errors import InputError
 
     out: dict[str, float] = {}
+    bad = []
     for k in sorted(MEASURED_KEYS):
         v = row.get(k)
-        if v is None or (isinstance(v, str) and not v.strip()):
-            continue
+        if v is None or (isinstance(v, str) and _NO_VALUE.match(v)):
+            continue  # blank, "NA", "n/a", "-": not measured
         try:
-            x = float(v)
+            x = float(str(v).replace("_", "x")) if not isinstance(v, bool) else float("nan")
         except (TypeError, ValueError):
-            raise InputError(f"{k} in the {where} is {str(v)[:40]!r}; it takes a rate in tok/s") from None
-        if isinstance(v, bool) or not (0 < x < 1e9):
-            raise InputError(f"{k} in the {where} is {str(v)[:40]!r}; it takes a positive rate in tok/s")
-        out[k] = x
+            x = float("nan")
+        if not (MIN_RATE <= x < 1e9):
+            bad.append(f"{k} is {str(v)[:40]!r}")
+        else:
+            out[k] = x
+    if bad:
+        raise InputError(f"{' and '.join(bad)} in {where}; a measured rate is a number of tok/s from {MIN_RATE:g} up")
     return out

@@ -78,7 +78,7 @@ def _hw(kind: str, vendor: str, family: str = "") -> Hardware:
 
 @pytest.mark.parametrize("hw,api", [
     (_hw("apu", "Intel", "Intel Xe-LPG"), "cpu"),  # an Intel iGPU: Vulkan only, off by default
-    (_hw("discrete_gpu", "Intel", "Intel Xe-HPG (Alchemist)"), "cpu"),  # an Arc card: the same
+    (_hw("discrete_gpu", "Intel", "Intel Xe-HPG (Alchemist)"), "vulkan"),  # an Arc card: its own memory, said
     (_hw("apu", "AMD", "AMD RDNA 3.5 (Krackan)"), "cpu"),  # an AMD iGPU off ROCm's list
     (_hw("apu", "AMD", "AMD Strix Halo"), "rocm"),  # gfx1151 is on ROCm's list
     (_hw("discrete_gpu", "NVIDIA", "NVIDIA Ada"), "cuda"),
@@ -88,6 +88,21 @@ def _hw(kind: str, vendor: str, family: str = "") -> Hardware:
 def test_ollama_runs_where_its_backends_reach(hw: Hardware, api: str) -> None:
     assert engine_accel("ollama", hw)[1] == api
     assert engine_accel("llama.cpp", hw)[1] != "cpu"  # llama.cpp itself drives every one of these GPUs
+
+
+def test_ollama_on_a_discrete_intel_card_is_predicted_on_the_card_and_says_what_it_needs(store: Store) -> None:
+    p = _predict(store, hardware="Intel Arc A770", model="gemma 3 4b", backend="ollama")
+    assert p.calibration[0].group.startswith("gpu") and p.prefill_tps  # the card's 560 GB/s VRAM, its compute
+    assert any("OLLAMA_VULKAN=1" in a and "IPEX-LLM" in a for a in p.assumptions)
+    on = _predict(store, hardware="Intel Arc A770", model="gemma 3 4b", backend="OLLAMA_VULKAN=1 ollama")
+    assert not any("OLLAMA_VULKAN" in a for a in on.assumptions)
+
+
+def test_ollama_vulkan_said_in_a_message_keeps_the_igpu(store: Store) -> None:
+    on = service.ask(store, "Intel Iris Xe laptop, ollama with OLLAMA_VULKAN=1, gemma 3 4b")
+    off = service.ask(store, "Intel Iris Xe laptop, ollama, gemma 3 4b")
+    assert on.verdict.prediction.calibration[0].group.startswith("gpu")
+    assert off.verdict.prediction.calibration[0].group.startswith("cpu")
 
 
 def test_a_label_that_names_vulkan_keeps_the_gpu() -> None:
@@ -161,12 +176,53 @@ def test_the_seed_results_table_predicts_every_row(tmp_path) -> None:
     assert len(decode) > 600 and decode[len(decode) // 2] < 15  # in-sample: these rows are in the fit
 
 
-@pytest.mark.parametrize("bad", ["fast", "-3", "0"])
+@pytest.mark.parametrize("bad", ["fast", "-3", "0", "1e-7", "inf"])
 def test_a_measured_rate_that_is_not_a_rate_is_a_row_error(tmp_path, bad: str) -> None:
     r, rows = _table(tmp_path, f"me,RTX 4090,,llama.cpp,llama 3.1 8b,,Q4_K_M,512,128,0,1,,{bad},,\n"
                                "me,RTX 4090,,llama.cpp,llama 3.1 8b,,Q4_K_M,512,128,0,1,,130,,\n")
     assert "decode_tps" in rows[0]["error"] and "tok/s" in rows[0]["error"]
     assert rows[1]["measured_decode_tps"] == 130  # the other rows are still predicted
+
+
+def test_a_results_table_row_says_when_its_hw_id_was_used(tmp_path) -> None:
+    r, rows = _table(tmp_path, "me,Some Weird Box,nvidia-rtx-4090,llama.cpp,llama 3.1 8b,,Q4_K_M,512,128,0,1,,100,,\n"
+                               "me,Some Weird Box,garbage-id,llama.cpp,llama 3.1 8b,,Q4_K_M,512,128,0,1,,100,,\n")
+    assert rows[0]["hardware"]["id"] == "nvidia-rtx-4090"
+    assert rows[0]["assumptions"][0].startswith("The hardware 'Some Weird Box' is not in the catalog")
+    assert "neither the hardware 'Some Weird Box' nor the hw_id 'garbage-id'" in rows[1]["error"]
+
+
+@pytest.mark.parametrize("blank", ["NA", "n/a", "-", "null", ""])
+def test_placeholders_for_a_rate_not_measured_are_blanks(tmp_path, blank: str) -> None:
+    r, rows = _table(tmp_path, f"me,RTX 4090,,llama.cpp,llama 3.1 8b,,Q4_K_M,512,128,0,1,{blank},130,,\n")
+    assert "error" not in rows[0] and "measured_prefill_tps" not in rows[0] and rows[0]["measured_decode_tps"] == 130
+
+
+def test_a_decode_only_row_is_not_compared_for_prefill(tmp_path) -> None:
+    r, rows = _table(tmp_path, "me,RTX 4090,,llama.cpp,llama 3.1 8b,,Q4_K_M,0,128,0,1,500,130,,\n")
+    assert rows[0]["prefill_error_pct"] is None and rows[0]["decode_error_pct"] is not None
+
+
+def test_a_column_given_twice_is_refused(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+
+    f = tmp_path / "dup.csv"
+    f.write_text("hardware,model,Decode TPS,decode_tps\nRTX 4090,llama 3.1 8b,1,2\n")
+    r = CliRunner().invoke(app, ["predict", "--input", str(f), "--json"])
+    assert r.exit_code == 2 and "'decode_tps' more than once" in r.stdout
+
+
+def test_single_prediction_flags_beside_input_are_refused(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+
+    f = tmp_path / "rows.csv"
+    f.write_text("hardware,model\nRTX 4090,llama 3.1 8b\n")
+    r = CliRunner().invoke(app, ["predict", "--input", str(f), "-h", "RTX 3060", "--json"])
+    assert r.exit_code == 2 and "--hardware would be ignored" in r.stdout
 
 
 def test_an_unknown_column_is_still_named(tmp_path) -> None:
@@ -185,7 +241,15 @@ def test_an_unknown_column_is_still_named(tmp_path) -> None:
 @pytest.mark.parametrize("label,state", [
     ("ik_llama.cpp-vulkan (no FA)", False), ("llama.cpp -fa 0", False), ("llama-server --flash-attn off", False),
     ("llama.cpp-cpu (FA off)", False), ("llama.cpp without flash attention", False),
-    ("llama.cpp-cuda -fa 1", True), ("llama-bench -fa", True), ("llama.cpp-cuda", None), ("ollama", None),
+    ("llama.cpp flash attention off", False), ("flash attention disabled", False), ("no flash attn", False),
+    ("fa=0", False), ("-fa0", False), ("OLLAMA_FLASH_ATTENTION=0 ollama serve", False), ("ollama no FA", False),
+    ("I disabled flash attention", False), ("flash attention is off", False), ("__fa0", False),
+    ("llama-server with flash attention off", False), ("with -fa 0", False),
+    ("llama.cpp -fa 0 -fa 1", True),  # llama.cpp takes the last flag
+    ("llama.cpp -fa 1 (no FA)", False),  # the last said wins
+    ("llama.cpp-cuda -fa 1", True), ("llama-bench -fa", True), ("ik_llama.cpp-cpu (FA)", True), ("(FA, q8_0 KV)", True),
+    ("OLLAMA_FLASH_ATTENTION=1", True), ("with flash attention", True), ("-fa -rtr -fmoe", True),
+    ("llama.cpp-cuda", None), ("ollama", None), ("--flash-attn auto", None), ("model FA-7B", None), ("SAFARI", None),
 ])
 def test_flash_attention_read_off_a_label(label: str, state: bool | None) -> None:
     from advisor.perf.fit import label_flash_attn
@@ -269,3 +333,16 @@ def test_tool_lines_beside_a_paste_are_not_read_as_words() -> None:
 
     assert own_words(_TABLE + "build: 8d5c3b2 (4410)") == ""
     assert own_words(_TABLE + "RTX 3060 12GB") == "RTX 3060 12GB"
+
+
+def test_flash_attention_off_in_a_message_is_judged_and_fixed_first(store: Store) -> None:
+    r = service.ask(store, "RTX 4090, llama.cpp -fa 0, llama 3.1 8b q4_k_m, 32000 token prompts, prefill is 1300 "
+                           "tok/s, is that normal?")
+    v = r.verdict
+    assert v.status == "normal"  # 1,300 tok/s is what a 4090 does without flash attention at 32k (about 1,320)
+    assert 1000 < v.prediction.prefill_tps < 1700
+    assert v.fixes[0].id == "flash_attention" and "× prefill" in v.fixes[0].predicted_effect
+    assert v.fixes[0].speedup > 2
+    r = service.ask(store, "RTX 4090 llama-server with flash attention off, llama 3.1 8b q4_k_m, my 30k-token prompts "
+                           "take forever")
+    assert r.verdict.fixes[0].id == "flash_attention"

@@ -66,6 +66,8 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
 
     for key in f.remedies:
         add(key)
+    if c.sit.symptoms.flash_attention is False:
+        add("flash_attention")  # a setting the person turned off (it applies only at long context)
     general = _remedies.GENERAL_PREFILL if f.bottleneck == "prefill" else _remedies.GENERAL_DECODE
     extra = list(general)
     w = c.sit.workload

@@ -46,7 +46,8 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
         return None
     w = sit.workload
     args: dict[str, Any] = dict(backend=sit.engine_text, prompt_tokens=w.prompt_tokens, gen_tokens=w.gen_tokens,
-                                depth=w.depth, concurrency=1 if sit.measured.alone else w.users)
+                                depth=w.depth, concurrency=1 if sit.measured.alone else w.users,
+                                flash_attn=sit.symptoms.flash_attention)
     args.update(changes)
     try:
         return predict(store, hardware=hw, model=model, quant=quant, **args)

@@ -43,6 +43,9 @@ def phase(c: Ctx) -> Finding:
 
 def _prefill_remedies(c: Ctx) -> list[str]:
     s, w = c.sit.symptoms, c.sit.workload
+    if s.flash_attention is False and w.depth + w.prompt_tokens >= 8000:
+        # flash attention stated off at long context: the setting that is off comes before a workload change
+        return ["flash_attention", "prefix_caching", "shorter_prompt", "more_compute"]
     if s.prefix_reuse or w.shared_prefix_tokens or w.prompt_tokens >= 2000:
         return ["prefix_caching", "shorter_prompt", "more_compute", "flash_attention"]
     return []  # the ordering by predicted effect decides

@@ -83,7 +83,8 @@ _BACKENDS = (
     (re.compile(r"\bllamafile\b", re.I), "llamafile"),
     (re.compile(r"\bgpt4all\b", re.I), "gpt4all"),
 )
-_ACCEL = re.compile(r"\b(?P<a>cuda|cublas|vulkan|rocm|hip|metal|sycl)\b", re.I)
+# "OLLAMA_VULKAN=1" names Vulkan too (the letters before it are an env var's); "=0" / "off" turns it off.
+_ACCEL = re.compile(r"(?<![A-Za-z])(?P<a>cuda|cublas|vulkan|rocm|hip|metal|sycl)\b(?!\s*=\s*(?:0|false|off)\b)", re.I)
 _ACCEL_NAMES = {"cuda": "CUDA", "cublas": "CUDA", "vulkan": "Vulkan", "rocm": "ROCm", "hip": "ROCm", "metal": "Metal",
                 "sycl": "SYCL"}
 # The run is on the CPU ("CPU only", "on the CPU", "no GPU offload"); a machine said to lack a GPU

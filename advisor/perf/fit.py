@@ -87,19 +87,15 @@ def row_old_build(r: dict[str, Any]) -> bool:
     return bool(_YEAR_2023.search(backend) or (_YEAR_2023.search(notes) and re.search(r"snapshot|build", notes)))
 
 
-_FA_OFF = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn)\s*[= ]\s*(?:0|off|false)\b|\bFA off\b|\bno -fa\b|__fa0\b"
-                     r"|\(no FA\)|\bwithout (?:FA|flash[- ]attention)\b", re.IGNORECASE)
-_FA_ON = re.compile(r"(?:-fa|--flash-attn)(?![\w-])|\bFA on\b|__fa1\b|flash[_ ]attn(?:ention)?\s*[=: ]\s*(?:1|on|true)\b",
-                    re.IGNORECASE)
 _PRE_AUTO_FA = re.compile(r"\b(?:2023|2024|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug)\w*\.?\s+(?:\d{1,2},?\s+)?2025)\b")
 
 
 def label_flash_attn(text: str | None) -> bool | None:
     """Flash attention as an engine label or command says it (``"llama.cpp-cpu (no FA)"``, ``-fa 1``); None when
-    it says nothing."""
-    if _FA_OFF.search(text or ""):
-        return False
-    return True if _FA_ON.search(text or "") else None
+    it says nothing (the one reader of it: :func:`advisor.understand.symptoms.flash_attention_said`)."""
+    from advisor.understand.symptoms import flash_attention_said
+
+    return flash_attention_said(text)
 
 
 def row_flash_attn(r: dict[str, Any]) -> bool:

@@ -113,13 +113,15 @@ def ollama_accel(hw: Hardware, accel: str) -> str:
 
     Ollama's Vulkan backend is experimental and off unless ``OLLAMA_VULKAN=1`` (Ollama docs/gpu.mdx; its GPU
     discovery drops AMD GPUs ROCm does not support to the CPU), so where llama.cpp would use Vulkan (Intel
-    GPUs and iGPUs, AMD iGPUs off ROCm's list) Ollama runs on the CPU cores. A label that says Vulkan keeps it.
+    iGPUs, AMD iGPUs off ROCm's list) Ollama runs on the CPU cores, which read the same system memory. A discrete
+    card (Intel Arc) keeps its API: the prediction says it needs OLLAMA_VULKAN=1 (or Intel's IPEX-LLM build of
+    Ollama). A label that says Vulkan keeps it.
     """
     if accel == "vulkan" and hw.kind == "apu" and hw.family in _ROCM_APU_FAMILIES:
         return "rocm"
-    if accel in ("vulkan", "sycl") and hw.kind in ("apu", "discrete_gpu", "datacenter_gpu"):
-        return "cpu"
-    return accel
+    if accel in ("vulkan", "sycl") and hw.kind == "apu":
+        return "cpu"  # an iGPU shares the system memory: the CPU cores read the same RAM
+    return accel  # a discrete card (Intel Arc): predicted on the card, with the setting it needs said
 
 
 def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:

@@ -72,7 +72,43 @@ _EAGER = re.compile(r"enforce[-_]eager(?!\s*[=:]\s*(?:false|0)\b)|eager mode|cud
                     r"cudagraphs? (?:off|disabled)", re.I)
 _ATTN = re.compile(r"(?:attention[-_ ]backend|VLLM_ATTENTION_BACKEND)\s*[=:]?\s*([A-Za-z_]+)|"
                    r"\bUsing ([A-Za-z][\w-]*(?: SDPA)?) (?:attention )?backend", re.I)
-_FA = re.compile(r"(?:-fa|--flash-attn|flash[_ ]attn|flash[- ]attention)\s*(?:[=:]?\s*(on|off|1|0|true|false|enabled|disabled))?", re.I)
+# Flash attention said on or off, in words, flags, env vars, log names and labels; the last said wins (llama.cpp
+# takes the last flag). Off: "-fa 0", "--flash-attn off", "fa=0", "-fa0", "OLLAMA_FLASH_ATTENTION=0", "flash attention
+# is off/disabled", "disabled flash attention", "no FA", "(no FA)", "without flash attention", "FA off", "__fa0".
+_FA_NAME = r"(?:ollama_flash_attention|--flash-attn|flash[_ ]?attn|flash[- ]?attention|(?<![\w-])-fa|(?<![\w-])fa(?=\s*[=:]|\s+(?:on|off)\b))"
+_FA_STATE = re.compile(
+    rf"(?P<neg>\b(?:no|without|disabled?|disabling|turned\s+off|turn\s+off|switched\s+off|w/o)\s+(?:the\s+)?"
+    rf"(?:-fa|fa|flash[- ]?attn|flash[- ]?attention)\b)"
+    rf"|(?P<pos>\b(?:with|enabled?|turned\s+on|turn\s+on)\s+(?:the\s+)?(?:-fa|fa|flash[- ]?attn|flash[- ]?attention)\b"
+    rf"(?!\s*(?:[=:]|\bis\b|\bwas\b)?\s*(?:off|0|false|disabled)\b))"
+    rf"|(?P<name>{_FA_NAME})\s*(?:(?:[=:]|\bis\b|\bwas\b)?\s*(?P<v>on|off|1|0|true|false|enabled|disabled|auto)\b)?"
+    r"|__fa(?P<log>[01])\b|\((?P<paren>no\s+)?FA\b(?!\s*(?:on|off)\b)",
+    re.I)
+
+
+def flash_attention_said(text: str | None) -> bool | None:
+    """Flash attention as a text says it (the last mention wins), None when it says nothing or "auto".
+
+    >>> flash_attention_said("llama-server -fa 0"), flash_attention_said("ik_llama.cpp-cpu (FA)")
+    (False, True)
+    >>> flash_attention_said("llama.cpp -fa 0 -fa 1"), flash_attention_said("RTX 4090, llama.cpp") is None
+    (True, True)
+    """
+    state: bool | None = None
+    for m in _FA_STATE.finditer(text or ""):
+        if m.group("neg"):
+            state = False
+        elif m.group("pos"):
+            state = True
+        elif m.group("log"):
+            state = m.group("log") == "1"
+        elif m.group("name") is not None or m.group(0).startswith("("):
+            if m.group(0).startswith("("):
+                state = not m.group("paren")
+                continue
+            v = (m.group("v") or "on").lower()
+            state = None if v == "auto" else v in ("on", "1", "true", "enabled")
+    return state
 _SPEC = re.compile(r"\b(mtp|eagle3?|medusa|draft model|speculative|ngram|lookahead)|(?<![\w-])(--model-draft|-md|--draft(?:-max|-n)?)\b", re.I)
 _TGWUI = re.compile(r"text-generation-webui|oobabooga|\btgwui\b|text gen(?:eration)? web ?ui", re.I)
 _PREFIX_CACHE = re.compile(r"(enable|disable|no)[-_ ]prefix[-_ ]caching|prefix[-_ ]caching\s*(on|off|enabled|disabled)?|"
@@ -164,10 +200,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     kvq = next((g for g in kvm.groups() if g), "quantized") if kvm else None
     if kvq and kvq.lower() == "f16":
         kvq = None
-    fa_m = _FA.search(t)
-    fa: bool | None = None
-    if fa_m:
-        fa = (fa_m.group(1) or "on").lower() in ("on", "1", "true", "enabled")
+    fa = flash_attention_said(t)
     spec_m = _SPEC.search(t)
     spec = None
     if spec_m:
