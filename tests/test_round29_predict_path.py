@@ -346,3 +346,12 @@ def test_flash_attention_off_in_a_message_is_judged_and_fixed_first(store: Store
     r = service.ask(store, "RTX 4090 llama-server with flash attention off, llama 3.1 8b q4_k_m, my 30k-token prompts "
                            "take forever")
     assert r.verdict.fixes[0].id == "flash_attention"
+
+
+def test_the_memory_note_names_the_kv_cache_when_that_is_what_does_not_fit(store: Store) -> None:
+    # llama 3.1 8B Q4_K_M is ~5 GB; 100k tokens of its KV cache (128 KB per token at f16) is ~13 GB more
+    p = _predict(store, hardware="Mac mini M4", model="llama 3.1 8b", quant="Q4_K_M", prompt_tokens=100000)
+    note = _memory_note(p)
+    assert p.memory.total_gb == 32 and "with its KV cache (100,300 tokens)" in note and "16 and 24 GB" in note
+    big = _predict(store, hardware="Strix Halo", model="llama 3.1 70b", quant="Q4_K_M")
+    assert "holds this model;" in _memory_note(big)  # the weights themselves are what the 32 GB cannot hold

@@ -346,11 +346,16 @@ def _assume_memory(res: Resolved) -> None:
         ctx = res.depth + res.prompt_tokens + res.gen_tokens
         holds = [x for x in opts if roofline.memory_fit(hw, res.model, res.quant.bits_per_weight, context_tokens=ctx,
                                                         concurrency=res.concurrency, memory_gb=x).fits]
+        # what has to fit: the weights alone, or with the KV cache of this context and these users
+        weights_fit = roofline.memory_fit(hw, res.model, res.quant.bits_per_weight, context_tokens=1,
+                                          memory_gb=opts[0] if holds else opts[-1]).fits
+        users = f" × {res.concurrency} users" if res.concurrency > 1 else ""
+        what = f"this model with its KV cache ({ctx:,} tokens{users})" if weights_fit else "this model"
         if not holds:
-            mem, why = opts[-1], f"the largest {hw.name}, and even that cannot hold this model"
+            mem, why = opts[-1], f"the largest {hw.name}, and even that cannot hold {what}"
         elif holds[0] != opts[0]:
             smaller = [f"{x:g}" for x in opts if x < holds[0]]
-            mem, why = holds[0], (f"the smallest {hw.name} that holds this model; the {' and '.join(smaller)} GB "
+            mem, why = holds[0], (f"the smallest {hw.name} that holds {what}; the {' and '.join(smaller)} GB "
                                   f"version{'s' if len(smaller) > 1 else ''} cannot")
     res.hardware = hw.model_copy(update={"memory_gb": mem})
     res.assumptions.append(f"Memory not stated: assumed {mem:g} GB, {why} (options: {listed} GB).")
