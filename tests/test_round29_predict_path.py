@@ -355,3 +355,11 @@ def test_the_memory_note_names_the_kv_cache_when_that_is_what_does_not_fit(store
     assert p.memory.total_gb == 32 and "with its KV cache (100,300 tokens)" in note and "16 and 24 GB" in note
     big = _predict(store, hardware="Strix Halo", model="llama 3.1 70b", quant="Q4_K_M")
     assert "holds this model;" in _memory_note(big)  # the weights themselves are what the 32 GB cannot hold
+
+
+def test_ollama_on_an_igpu_is_told_to_turn_on_its_vulkan_backend(store: Store) -> None:
+    r = service.ask(store, "Radeon 780M mini pc, ollama, llama 3.1 8b, is it fast?")
+    best = r.verdict.fixes[0]
+    assert best.id == "gpu_offload" and "OLLAMA_VULKAN=1" in best.title and best.speedup > 1.2
+    r = service.ask(store, "RTX 4090, ollama, llama 3.1 8b, 60 tok/s is it normal?")
+    assert not any("OLLAMA_VULKAN" in f.title for f in r.verdict.fixes)

@@ -141,9 +141,35 @@ def _placement_check(c: Ctx) -> str:
     return f"the engine's startup log (the device it loads the weights on); {hint(c, 'gpu_memory')}"
 
 
+def _ollama_on_cpu(c: Ctx) -> bool:
+    """Ollama predicted on the CPU cores of a machine whose GPU only its opt-in Vulkan backend drives
+    (:func:`advisor.understand.engine.ollama_accel`)."""
+    p = c.pred
+    return bool(p is not None and c.sit.engine == "ollama" and c.kind != "cpu"
+                and any(a.startswith("Ollama runs this on the CPU cores") for a in p.assumptions))
+
+
+@register("ollama_vulkan", "gpu_offload", 0, _ollama_on_cpu)
+def _ollama_vulkan(c: Ctx) -> Fix | None:
+    """Run Ollama on the integrated GPU: its Vulkan backend, off by default, with the effect predicted."""
+    p, on = c.pred, what_if(c, backend="ollama vulkan")
+    if p is None or on is None or not on.decode_tps:
+        return None
+    eff = f"decode ≈ {p.decode_tps:.3g} → {on.decode_tps:.3g} tok/s"
+    if p.prefill_tps and on.prefill_tps:
+        eff += f", prompt reading ≈ {p.prefill_tps:,.0f} → {on.prefill_tps:,.0f} tok/s"
+    name = c.sit.hardware.name if c.sit.hardware is not None else "the integrated GPU"
+    return fix("gpu_offload", f"Run it on the {name}: start Ollama with OLLAMA_VULKAN=1 (its Vulkan backend)", eff,
+               "Ollama drives this GPU only through its Vulkan backend, which is off unless OLLAMA_VULKAN=1, so today "
+               "it runs on the CPU cores (`ollama ps` shows 100% CPU); llama.cpp's Vulkan build does the same.",
+               speedup=on.decode_tps / p.decode_tps, new_decode_tps=on.decode_tps)
+
+
 @register("setup:check_placement", "fix_configuration", 0)
 def _check_placement(c: Ctx) -> Fix | None:
     """Check where the layers run and what else holds the GPU (the check in this engine's own words)."""
+    if _ollama_on_cpu(c):
+        return None  # the layers are on the CPU by Ollama's design here: ollama_vulkan says what moves them
     if c.sit.engine == "mlx" or c.kind == "apple_soc":
         title = "Check that nothing else holds the Mac's memory or GPU (other apps, swapping) while it runs"
         why = "MLX and Metal run every layer on the GPU; what slows them is memory pressure or another app on the GPU."

@@ -211,7 +211,7 @@ def predict_step(
             assumptions.append(f"Ollama runs this on the CPU cores, not the {hardware.name}: it uses CUDA, ROCm (the GPUs "
                                "on ROCm's list) or Metal, and its Vulkan backend is off unless OLLAMA_VULKAN=1. Say "
                                "'Ollama with Vulkan' if you turned it on.")
-        else:
+        elif accel in ("vulkan", "sycl"):
             assumptions.append(f"Figures for Ollama on the {hardware.name} itself: Ollama drives it only with "
                                "OLLAMA_VULKAN=1 (or Intel's IPEX-LLM build); without that it runs on the CPU cores.")
     bw = hardware.bandwidth_gbs
