@@ -13,7 +13,7 @@ import pytest
 
 from advisor import service
 from advisor.models import Hardware, Scenario
-from advisor.understand.engine import engine_accel, ollama_accel
+from advisor.understand.engine import engine_accel, ollama_accel, ollama_gpu_fallback
 from knowledge.store import Store
 
 
@@ -88,6 +88,21 @@ def _hw(kind: str, vendor: str, family: str = "") -> Hardware:
 def test_ollama_runs_where_its_backends_reach(hw: Hardware, api: str) -> None:
     assert engine_accel("ollama", hw)[1] == api
     assert engine_accel("llama.cpp", hw)[1] != "cpu"  # llama.cpp itself drives every one of these GPUs
+
+
+@pytest.mark.parametrize("backend,hw,state", [
+    ("ollama", _hw("apu", "Intel", "Intel Xe-LPG"), "cpu"),
+    ("Ollama 0.12", _hw("apu", "AMD", "AMD RDNA 3.5 (Krackan)"), "cpu"),
+    ("ollama", _hw("discrete_gpu", "Intel", "Intel Xe-HPG (Alchemist)"), "opt_in"),
+    ("ollama vulkan", _hw("apu", "Intel", "Intel Xe-LPG"), None),  # the person turned Vulkan on
+    ("ollama num_gpu 0", _hw("apu", "Intel", "Intel Xe-LPG"), None),  # the person chose the CPU
+    ("llama.cpp", _hw("apu", "Intel", "Intel Xe-LPG"), None),  # llama.cpp's Vulkan build drives it
+    ("ollama", _hw("apu", "AMD", "AMD Strix Halo"), None),  # on ROCm's list
+    ("ollama", _hw("discrete_gpu", "NVIDIA", "NVIDIA Ada"), None),
+    ("ollama", _hw("cpu", "Intel"), None),
+])
+def test_one_test_of_ollama_leaving_the_gpu(backend: str, hw: Hardware, state: str | None) -> None:
+    assert ollama_gpu_fallback(backend, hw) == state
 
 
 def test_ollama_on_a_discrete_intel_card_is_predicted_on_the_card_and_says_what_it_needs(store: Store) -> None:

@@ -15,6 +15,7 @@ from advisor.diagnose.remedies import fix, register, what_if
 from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN, TOOLS, hint, platform_of
 from advisor.models import Fix
 from advisor.render.markdown import gap_words
+from advisor.understand.engine import ollama_gpu_fallback
 
 __all__ = ["SETUP", "checks"]
 
@@ -144,9 +145,8 @@ def _placement_check(c: Ctx) -> str:
 def _ollama_on_cpu(c: Ctx) -> bool:
     """Ollama predicted on the CPU cores of a machine whose GPU only its opt-in Vulkan backend drives
     (:func:`advisor.understand.engine.ollama_accel`)."""
-    p = c.pred
-    return bool(p is not None and c.sit.engine == "ollama" and c.kind != "cpu"
-                and any(a.startswith("Ollama runs this on the CPU cores") for a in p.assumptions))
+    hw = c.sit.hardware
+    return bool(c.pred is not None and hw is not None and ollama_gpu_fallback(c.sit.engine_text, hw) == "cpu")
 
 
 @register("ollama_vulkan", "gpu_offload", 0, _ollama_on_cpu)

@@ -42,9 +42,9 @@ from advisor.perf.step import (
     tp_comm_s,
 )
 from advisor.understand.engine import (  # the one engine classifier
-    classify_engine,
     default_accel,
     engine_accel,
+    ollama_gpu_fallback,
 )
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
@@ -205,15 +205,14 @@ def predict_step(
         if why:
             assumptions.append(why)
     engine, accel, label = engine_accel(backend, hardware)
-    if label.startswith("ollama") and default_accel(hardware) in ("vulkan", "sycl") and hardware.kind != "cpu" \
-            and classify_engine(backend)[1] not in ("vulkan", "sycl"):
-        if accel == "cpu":
-            assumptions.append(f"Ollama runs this on the CPU cores, not the {hardware.name}: it uses CUDA, ROCm (the GPUs "
-                               "on ROCm's list) or Metal, and its Vulkan backend is off unless OLLAMA_VULKAN=1. Say "
-                               "'Ollama with Vulkan' if you turned it on.")
-        elif accel in ("vulkan", "sycl"):
-            assumptions.append(f"Figures for Ollama on the {hardware.name} itself: Ollama drives it only with "
-                               "OLLAMA_VULKAN=1 (or Intel's IPEX-LLM build); without that it runs on the CPU cores.")
+    fallback = ollama_gpu_fallback(backend, hardware)
+    if fallback == "cpu":
+        assumptions.append(f"Ollama runs this on the CPU cores, not the {hardware.name}: it uses CUDA, ROCm (the GPUs "
+                           "on ROCm's list) or Metal, and its Vulkan backend is off unless OLLAMA_VULKAN=1. Say "
+                           "'Ollama with Vulkan' if you turned it on.")
+    elif fallback == "opt_in":
+        assumptions.append(f"Figures for Ollama on the {hardware.name} itself: Ollama drives it only with "
+                           "OLLAMA_VULKAN=1 (or Intel's IPEX-LLM build); without that it runs on the CPU cores.")
     bw = hardware.bandwidth_gbs
     tflops, tf_source = resolve_compute(hardware, accel, cal, quant=quant.name, engine=engine)
     probe_used = hardware.measured

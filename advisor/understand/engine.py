@@ -124,6 +124,28 @@ def ollama_accel(hw: Hardware, accel: str) -> str:
     return accel  # a discrete card (Intel Arc): predicted on the card, with the setting it needs said
 
 
+def ollama_gpu_fallback(backend: str | None, hw: Hardware) -> str | None:
+    """Where Ollama puts a model on a machine whose GPU only its opt-in Vulkan backend drives.
+
+    ``"cpu"``: an iGPU left to the CPU cores (:func:`ollama_accel`); ``"opt_in"``: predicted on a discrete card
+    (Intel Arc) that needs ``OLLAMA_VULKAN=1`` or IPEX-LLM's build; None: not Ollama, a label that names
+    Vulkan/SYCL, a CPU-only machine, or a GPU Ollama drives by default (CUDA, ROCm's list, Metal).
+    The one test of this state: the prediction's note and the diagnosis' OLLAMA_VULKAN fix both read it.
+    """
+    named = classify_engine(backend)
+    if named[0] != "ollama" or named[1] in ("vulkan", "sycl") or hw.kind == "cpu" \
+            or default_accel(hw) not in ("vulkan", "sycl"):
+        return None
+    from advisor.understand.symptoms import parse_ngl
+
+    if parse_ngl(backend) == 0:
+        return None  # the person put the layers on the CPU (num_gpu 0): not Ollama's default
+    accel = engine_accel(backend, hw)[1]
+    if accel == "cpu":
+        return "cpu"
+    return "opt_in" if accel in ("vulkan", "sycl") else None
+
+
 def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
     """(engine family the performance model calibrates, accelerator API, label) for a backend as written.
 
