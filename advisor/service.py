@@ -255,6 +255,20 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, st
     return s.model_copy(update=upd)
 
 
+def _backend_clash(measurements: list[Any], hw: Any) -> tuple[str, str, str] | None:
+    """(why, an example machine, the named machine) when a measurement's API cannot run on the named machine
+    (:func:`advisor.understand.engine.accel_conflict`: CUDA on a Mac, Metal on a GeForce), else None."""
+    from advisor.understand.engine import accel_conflict
+
+    if hw is None:
+        return None
+    for m in measurements:
+        c = accel_conflict(m.backend, hw) if m.backend else None
+        if c:
+            return c[0], c[1], str(hw.name)
+    return None
+
+
 def import_output(
     store: Store, text: str, *, hardware: str | None = None, save: bool = True, scenario: Scenario | None = None,
     words_read: bool = False,
@@ -281,6 +295,10 @@ def import_output(
         sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements,
                                  parsed.format, store=store)
         res = resolve_scenario(store, sc)
+        clash = _backend_clash(parsed.measurements, res.hardware) if not parsed.machine.get("hardware") else None
+        if clash:  # the output ran elsewhere: not this machine's numbers (not compared, not saved as its results)
+            sc = sc.model_copy(update={"hardware": None, "memory_gb": None})
+            res = resolve_scenario(store, sc)
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
@@ -298,6 +316,10 @@ def import_output(
         msg = f"Read {len(parsed.measurements)} measurement(s) from {parsed.format} output."
         missing_bits = [w for w, ok in (("the hardware", res.hardware is not None), ("the model", res.model is not None))
                         if not ok]
+        if clash:
+            msg += (f" {clash[0]}, so this output did not run on the {clash[2]} named before: which machine was it? "
+                    f"Tell me (e.g. “that was on {clash[1]}”) and I will compare.")
+            missing_bits = [w for w in missing_bits if w != "the hardware"]
         if missing_bits:
             msg += f" Tell me {' and '.join(missing_bits)} to compare them with what it should do."
     else:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from advisor.models import Hardware
 
-__all__ = ["ACCELS", "classify_engine", "default_accel", "engine_accel", "engine_of_format"]
+__all__ = ["ACCELS", "accel_conflict", "classify_engine", "default_accel", "engine_accel", "engine_of_format"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
 _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
@@ -101,6 +101,35 @@ def default_accel(hw: Hardware) -> str:
     if "intel" in v:
         return "vulkan"
     return "cpu"
+
+
+_VENDOR_APIS = {"cuda": ("nvidia", "CUDA runs only on NVIDIA GPUs", "an RTX 4090"),
+                "rocm": ("amd", "ROCm/HIP runs only on AMD GPUs", "an RX 7900 XTX"),
+                "sycl": ("intel", "SYCL (oneAPI) here means an Intel GPU", "an Arc A770"),
+                "metal": ("apple", "Metal runs only on Apple chips", "a Mac with an M2 Max")}
+# (vendor word, why, an example machine to name) per vendor API
+
+
+def accel_conflict(backend: str | None, hw: Hardware) -> tuple[str, str] | None:
+    """Why a measurement's backend cannot have run on this hardware, and a machine it could have run on
+    (None when it can, or the label names no vendor API).
+
+    A vendor API names its vendor's chips: CUDA → NVIDIA (a GeForce card, a DGX Spark, a Jetson), ROCm/HIP →
+    AMD, SYCL → Intel, Metal → Apple. Vulkan, OpenCL and the CPU run anywhere.
+
+    >>> from advisor.models import Hardware
+    >>> accel_conflict("CUDA", Hardware(id="m", name="Apple M2", kind="apple_soc", vendor="Apple", bandwidth_gbs=100))
+    ('CUDA runs only on NVIDIA GPUs', 'an RTX 4090')
+    >>> accel_conflict("Vulkan", Hardware(id="m", name="Apple M2", kind="apple_soc", vendor="Apple", bandwidth_gbs=100)) is None
+    True
+    """
+    _, accel = classify_engine(backend)
+    if accel not in _VENDOR_APIS:
+        return None
+    vendor, why, example = _VENDOR_APIS[accel]
+    if vendor in (hw.vendor or "").lower() and not (hw.kind == "cpu" and accel != "metal"):
+        return None
+    return why, example
 
 
 _PERF_ACCELS = ("metal", "cuda", "rocm", "vulkan", "sycl", "cpu")
