@@ -84,9 +84,13 @@ _BACKENDS = (
     (re.compile(r"\bgpt4all\b", re.I), "gpt4all"),
 )
 # "OLLAMA_VULKAN=1" names Vulkan too (the letters before it are an env var's); "=0" / "off" turns it off.
-_ACCEL = re.compile(r"(?<![A-Za-z])(?P<a>cuda|cublas|vulkan|rocm|hip|metal|sycl)\b(?!\s*=\s*(?:0|false|off)\b)", re.I)
+# Said not used ("without vulkan", "(no Vulkan)", "not ROCm", "vulkan off") names no API. ipex-llm is Intel's build of
+# llama.cpp / Ollama on SYCL (oneAPI) for Arc and Core Ultra GPUs.
+_ACCEL = re.compile(r"(?<![A-Za-z])(?<!without\s)(?<!\bno\s)(?<!\bnot\s)(?<!w/o\s)(?<!\bnon-)"
+                    r"(?P<a>cuda|cublas|vulkan|rocm|hip|metal|sycl|ipex(?:[\s_-]?llm)?)\b"
+                    r"(?!\s*=\s*(?:0|false|off)\b|\s+(?:off|disabled|turned\s+off)\b)", re.I)
 _ACCEL_NAMES = {"cuda": "CUDA", "cublas": "CUDA", "vulkan": "Vulkan", "rocm": "ROCm", "hip": "ROCm", "metal": "Metal",
-                "sycl": "SYCL"}
+                "sycl": "SYCL", "ipex": "SYCL"}
 # The run is on the CPU ("CPU only", "on the CPU", "no GPU offload"); a machine said to lack a GPU
 # (intake._machine.LACKS_GPU) is settled once the machine is known (intake._hardware.settle_cpu_only).
 _CPU_ONLY = re.compile(r"\bcpu[\s-]only\b|\bon\s+(?:the\s+)?cpu\b|\bno\s+gpu\s+offload\w*\b", re.I)
@@ -321,7 +325,8 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
         if "mlx" in names and "LM Studio" in names:
             be = "LM Studio (MLX)"
         elif be in ("llama.cpp", "ollama", "LM Studio", "koboldcpp") and (a := _ACCEL.search(msg.orig)):
-            be += f" ({_ACCEL_NAMES[a.group('a').lower()]})"
+            api = _ACCEL_NAMES[re.split(r"[\s_-]", a.group("a").lower())[0]]
+            be += f" ({api})"
         ext.backend = be
     m = _NGL.search(msg.s)
     if m:
