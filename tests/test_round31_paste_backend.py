@@ -66,3 +66,15 @@ def test_a_paste_that_fits_the_machine_is_still_judged(store: Store) -> None:
     out = service.import_output(store, BENCH.format(b="Metal"), scenario=Scenario(hardware="MacBook Pro M3 Max"),
                                 save=False)
     assert out.verdict is not None and "which machine" not in out.message
+
+
+def test_the_chat_session_forgets_the_machine_a_clashing_paste_did_not_run_on(store: Store) -> None:
+    from ui.turns import paste_turn
+
+    facts = {"hardware": "MacBook Air M2", "memory_gb": 16, "model": "llama 3.1 8b"}
+    view, _ = paste_turn(store, BENCH.format(b="CUDA"), None, None, [], facts)
+    assert view.facts["hardware"] is None and view.facts["memory_gb"] is None
+    assert view.facts["measured_decode_tps"] == pytest.approx(127.4)
+    assert "which machine was it" in view.history[-1]["content"]
+    view, _ = paste_turn(store, BENCH.format(b="Metal"), None, None, [], facts)  # a Mac's run keeps the Mac
+    assert view.facts["hardware"] == "MacBook Air M2" and view.verdict is not None
