@@ -29,6 +29,8 @@ def _hw(store: Store, name: str) -> Hardware:
 @pytest.mark.parametrize("backend, machine, clash", [
     ("CUDA", "MacBook Air M2", "NVIDIA"),
     ("llama.cpp-cuda", "Ryzen 9 7950X", "NVIDIA"),
+    ("SYCL", "Core Ultra 7 155H", None),  # its Arc iGPU ran it
+    ("ROCm", "Ryzen 7 7840HS", None),  # its Radeon 780M ran it
     ("ROCm", "RTX 4090", "AMD"),
     ("HIP", "RTX 3060", "AMD"),
     ("Metal,BLAS", "RTX 4090", "Apple"),

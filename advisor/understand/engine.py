@@ -115,7 +115,7 @@ def accel_conflict(backend: str | None, hw: Hardware) -> tuple[str, str] | None:
     (None when it can, or the label names no vendor API).
 
     A vendor API names its vendor's chips: CUDA → NVIDIA (a GeForce card, a DGX Spark, a Jetson), ROCm/HIP →
-    AMD, SYCL → Intel, Metal → Apple. Vulkan, OpenCL and the CPU run anywhere.
+    AMD, SYCL → Intel, Metal → Apple (a vendor's CPU counts: its iGPU ran it). Vulkan, OpenCL and the CPU run anywhere.
 
     >>> from advisor.models import Hardware
     >>> accel_conflict("CUDA", Hardware(id="m", name="Apple M2", kind="apple_soc", vendor="Apple", bandwidth_gbs=100))
@@ -127,7 +127,7 @@ def accel_conflict(backend: str | None, hw: Hardware) -> tuple[str, str] | None:
     if accel not in _VENDOR_APIS:
         return None
     vendor, why, example = _VENDOR_APIS[accel]
-    if vendor in (hw.vendor or "").lower() and not (hw.kind == "cpu" and accel != "metal"):
+    if vendor in (hw.vendor or "").lower():  # a CPU row of the vendor too: SYCL/ROCm on a Core Ultra's/Ryzen's iGPU
         return None
     return why, example
 
