@@ -40,6 +40,8 @@ def test_bare_igpu_name_names_the_machine(store: Store, text: str, hw_id: str | 
     ("gemma-3-270m on my M2", "gemma-3-270m"),
     ("I run a 780M-parameter model on an RTX 3060", None),
     ("smollm2-360m on an RTX 3060", "smollm2-360m"),
+    ("it read 780m tokens so far with llama 3.1 8b", "llama 3.1 8b"),
+    ("a 780M-token dataset, qwen3 8b", "qwen3 8b"),
 ])
 def test_model_sizes_in_millions_are_not_igpus(store: Store, text: str, model_word: str | None) -> None:
     ext = extract(text, store)

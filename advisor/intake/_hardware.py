@@ -74,7 +74,7 @@ _SPECIALS = re.compile(
     r"|\b[678][4-9]0m\b(?=\s*(?:i?gpu|graphics|integrated|igp)\b)"
     # bare iGPU names as people write them ("my 780m", "on the 890M", "a laptop with an 8060S", "140V"); not a
     # model size in millions ("gemma-3-270m", "a 780M-parameter model")
-    r"|(?<![\w.-])(?:[678][4-9]0m|80[456]0s|1[34]0v)\b(?![-_.]\w|\s*(?:params?|parameters?|models?|weights?)\b)"
+    r"|(?<![\w.-])(?:[678][4-9]0m|80[456]0s|1[34]0v)\b(?![-_.]\w|\s*(?:params?|parameters?|models?|weights?|tokens?|context|ctx|words?|rows?)\b)"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
     re.I,
