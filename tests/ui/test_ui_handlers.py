@@ -129,9 +129,11 @@ def test_unexpected_errors_are_hidden(store, monkeypatch):
 
 
 def test_import_paste_text_and_file(store, llama_bench_md, tmp_path):
-    msg, verdict = handlers.import_paste(store, llama_bench_md, None, "RTX 4090", {})
+    msg, verdict = handlers.import_paste(store, llama_bench_md, None, "MacBook Pro M2 Max", {})  # a Metal run
     assert "2 measurement" in msg and "190.5" in msg
     assert verdict is not None
+    msg_gpu, v_gpu = handlers.import_paste(store, llama_bench_md, None, "RTX 4090", {})  # Metal is not a GeForce's
+    assert v_gpu is None and "did not run on the GeForce RTX 4090" in msg_gpu
     f = tmp_path / "bench.md"
     f.write_text(llama_bench_md)
     msg2, _ = handlers.import_paste(store, "", str(f), "", {"hardware": "RTX 4090"})
