@@ -217,14 +217,14 @@ def test_bounded_keeps_a_few_rows_per_cell():
 
 def test_batched_slope_by_hand():
     # One batch measured 1.2× the step model at b = 16: slope ln 1.2 / ln 16 = 0.065757.
-    items = [({"engine": "vllm", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"}, 16, 1.2, "s")]
+    items = [({"engine": "llama.cpp", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"}, 16, 1.2, "s")]
     groups = fit_batched(items)
-    assert groups[("server", "gpu", "x")].log_eff == pytest.approx(math.log(1.2) / math.log(16))
+    assert groups[("llama.cpp", "gpu", "x")].log_eff == pytest.approx(math.log(1.2) / math.log(16))
     cal = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {}, batched=groups)
-    slope, note = cal.batched_slope({"engine": "vllm", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"})
-    # five levels (all, server, server/gpu, kind, hardware), each n = 1 shrunk with k = 2: s × (1 − (2/3)^5) = s × 0.868313
+    slope, note = cal.batched_slope({"engine": "llama.cpp", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"})
+    # five levels (all, llama.cpp, llama.cpp/gpu, kind, hardware), each n = 1 shrunk with k = 2: s × (1 − (2/3)^5) = s × 0.868313
     assert slope == pytest.approx(math.log(1.2) / math.log(16) * (1 - (2 / 3) ** 5))
-    assert "server / gpu / x" in note
+    assert "llama.cpp / gpu / x" in note
     none = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {})
     assert none.batched_slope({"engine": "mlx", "accel": "metal", "kind": "apple_soc", "hw_id": "y"})[0] == 0.0
     assert isinstance(groups[("all",)], _Group)
@@ -297,6 +297,53 @@ def test_cpu_compute_without_a_flops_spec_scales_with_cores(store):
     assert tf4 == pytest.approx(4 * per_core) and tf16 == pytest.approx(16 * per_core)
     assert why.startswith("FITTED") and "4 cores" in why
     assert 0.005 < per_core < 0.2  # TFLOP/s per core achieved in llama.cpp prefill (5–200 GFLOP/s)
+
+
+def test_server_batches_fit_quantized_formats_apart_from_bf16():
+    # vLLM at batch 8: BF16 measured 1.0× the step model, W4A16 0.6× (its Marlin GEMMs do not speed up by the byte
+    # ratio). Server keys split by format class below the accelerator: six levels, each n = 1 shrunk with k = 2.
+    scen = {"engine": "vllm", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "a100"}
+    items = [({**scen, "quant": "BF16"}, 8, 1.0, "s"), ({**scen, "quant": "W4A16"}, 8, 0.6, "s")]
+    groups = fit_batched(items)
+    s_q = math.log(0.6) / math.log(8)
+    assert groups[("server", "gpu", "q:quant", "a100")].log_eff == pytest.approx(s_q)
+    assert groups[("server", "gpu", "q:float", "a100")].log_eff == pytest.approx(0.0)
+    cal = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {}, batched=groups)
+    # all and server and server/gpu pool both rows (n = 2, centre: the weighted median, s_q); then n = 1 levels.
+    slope_q, note = cal.batched_slope({**scen, "quant": "W4A16"})
+    slope_f, _ = cal.batched_slope({**scen, "quant": "BF16"})
+    assert "q:quant" in note
+    assert slope_q < slope_f <= 0.0
+    assert slope_q == pytest.approx(s_q, rel=0.2)
+    # llama.cpp keeps one chain for every format (its batched rows are GGUF formats only).
+    assert fit_batched([({"engine": "llama.cpp", "accel": "cuda", "kind": "discrete_gpu", "hw_id": "g", "quant": "Q4_K_M"},
+                         4, 0.9, "s")]).keys() == {("all",), ("llama.cpp",), ("llama.cpp", "gpu"),
+                                                  ("llama.cpp", "gpu", "discrete_gpu"), ("llama.cpp", "gpu", "g")}
+
+
+def test_rows_that_cannot_fit_their_machine_do_not_calibrate(store):
+    # A 27B at ~2 bits on a 12 GB RTX 4070 at 131k tokens of context: 7 GB of weights + 8.6 GB of f16 KV
+    # (16 full-attention layers × 4 KV heads × 256 × 2 × 2 B = 64 KiB per token) > 12 GiB: the run spilled.
+    from advisor.perf.fit import _spilled, population_rows, row_model
+
+    rows = [r for r in population_rows(store) if r["hw_id"] == "nvidia-rtx-4070" and r["model"] == "qwen3.6-27b"]
+    by_depth = {}
+    for r in rows:
+        q = catalog.resolve_quant(store, r["quant"]).value
+        by_depth.setdefault(r["depth"], []).append(
+            _spilled(store, r, row_model(store, r), q.bits_per_weight, r["depth"] + r["prompt_tokens"] + (r["gen_tokens"] or 128)))
+    assert by_depth[131072] == [True] * len(by_depth[131072])
+    assert by_depth[32768] == [False] * len(by_depth[32768])  # ~2.7-bit weights + 2.1 GB of KV: fits in 12 GiB
+    from advisor.perf import build_cal_rows
+
+    cal_rows = build_cal_rows(store, rows)  # still scored by bench/accuracy.py; fit() leaves them out
+    assert sorted(r.extra["spilled"] for r in cal_rows) == sorted(sum(by_depth.values(), []))
+    assert fit(cal_rows).n_rows["decode"] == sum(1 for r in cal_rows if not r.extra["spilled"] and r.decode_tps)
+    # 70B Q4_K_M over two 24 GB cards at 8k: 43 GB + 2.7 GB < 2 × 24 GiB, kept (memory is GiB, not 10^9 B).
+    r2 = [r for r in population_rows(store) if r["hw_id"] == "nvidia-rtx-3090x2" and r["model"] == "llama-3-70b"
+          and r["quant"] == "Q4_K_M" and r["prompt_tokens"] == 8192]
+    q = catalog.resolve_quant(store, "Q4_K_M").value
+    assert r2 and not _spilled(store, r2[0], row_model(store, r2[0]), q.bits_per_weight, 8192 + 512)
 
 
 def test_batches_of_a_2023_build_do_not_calibrate_todays_batched_factor(store):

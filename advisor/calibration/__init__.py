@@ -150,8 +150,10 @@ def fit(rows: list[CalRow]) -> CalibrationModel:
     """Fit decode and prefill efficiencies on measured rows (pure; no store access).
 
     Rows without a hardware compute figure inform the compute-per-bandwidth ratio used to
-    estimate it for hardware with no FLOPS spec (labelled as an estimate by the caller).
+    estimate it for hardware with no FLOPS spec (labelled as an estimate by the caller). Rows marked
+    ``extra["spilled"]`` (weights and KV larger than the machine's memory) do not calibrate.
     """
+    rows = [r for r in rows if not r.extra.get("spilled")]
     t0, dec_groups, dec_rows = _fit_decode(rows)
     pre_all = [r for r in rows if r.prefill_tps and r.tflops]
     beta = _fit_beta(pre_all)

@@ -326,8 +326,17 @@ class CalibrationModel:
 
 
 def batched_keys(g: dict[str, Any]) -> list[tuple[str, ...]]:
-    """Group keys of the batched factor, coarse to fine: engine family, accelerator, kind, hardware."""
+    """Group keys of the batched factor, coarse to fine: engine family, accelerator, kind, hardware.
+
+    Server engines (vLLM, SGLang, TensorRT-LLM) split by weight format below the accelerator: their
+    quantized GEMMs (Marlin W4A16/W8A16, FP8 emulated on GPUs without FP8 units, W8A8) read fewer bytes
+    than BF16 but do not get faster by the byte ratio once several sequences share a step (AccelMark, batch
+    8 on an A100: W4A16 437–757 tok/s vs BF16 538–712), so their batched factor is fitted apart from BF16's.
+    """
     ef, ac = engine_family(g.get("engine")), accel_class(g.get("accel"))
+    if ef == "server":
+        qc = "q:" + ("float" if qclass(g.get("quant")) == "float" else "quant")
+        return [("all",), (ef,), (ef, ac), (ef, ac, qc), (ef, ac, qc, str(g.get("kind"))), (ef, ac, qc, str(g.get("hw_id")))]
     return [("all",), (ef,), (ef, ac), (ef, ac, str(g.get("kind"))), (ef, ac, str(g.get("hw_id")))]
 
 

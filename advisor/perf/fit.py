@@ -152,6 +152,19 @@ def cpu_core_count(hw: Hardware) -> int:
 _UBATCH = re.compile(r"(?:-ub|--ubatch-size|n_ubatch\s*=?)\s*(\d+)")  # a run's micro-batch, from its command
 
 
+def _spilled(store: Store, r: dict[str, Any], m: ModelSpec, bpw: float, context: int) -> bool:
+    """Whether a row's working set (all weights + the f16 KV cache at its context) exceeds its machine's memory
+    (× devices): it did not run from the device's own memory, so it does not say what the device does."""
+    try:
+        mem = row_hardware(store, r).memory_gb
+    except AdvisorError:
+        return False
+    if not mem:
+        return False
+    need = roofline.weight_bytes_total(m, bpw) + roofline.kv_bytes(m, context)
+    return need > mem * 2**30 * (r["n_devices"] or 1)  # catalog memory: GiB (a "24 GB" card holds 24 GiB)
+
+
 def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> list[CalRow]:
     """Batch-1 calibration rows with features; rows whose model or format cannot be sized are skipped.
 
@@ -192,7 +205,9 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
             source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
             prefill_attn_flops=attention_flops(m, prompt, depth), cpu_cores=_cores(store, r),
-            old_build=row_old_build(r), flash_attn=row_flash_attn(r), extra={"model": r["model"], "depth": depth, "generic": m.generic},
+            old_build=row_old_build(r), flash_attn=row_flash_attn(r),
+            extra={"model": r["model"], "depth": depth, "generic": m.generic,
+                   "spilled": _spilled(store, r, m, q.bits_per_weight, depth + prompt + gen)},
             expert_tokens=tokens, expert_flop_share=share, ubatch=int(ub.group(1)) if ub else 0,
         ))
     return out
@@ -262,7 +277,7 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
                         gen_tokens=r["gen_tokens"] or 128, depth=r["depth"] or 0, concurrency=b, cal=cal)
         except (AdvisorError, ValueError, KeyError):
             continue
-        g = {"engine": row_engine(r), "accel": row_accel(store, r), "kind": r["kind"], "hw_id": r["base_hw_id"]}
+        g = {"engine": row_engine(r), "accel": row_accel(store, r), "kind": r["kind"], "hw_id": r["base_hw_id"], "quant": q.name}
         out.append((g, b, r["decode_tps"] / modelled_batch_tps(p, r), r["source_set"] or r["origin"]))
     return out
 
