@@ -472,3 +472,31 @@ def test_kv_caches_that_do_not_fit_queue_sequences_instead_of_spilling_weights()
     assert many.decode_tps >= eight.decode_tps > one.decode_tps
     assert any("wait their turn" in a for a in many.assumptions)
     assert not any("run from system RAM" in a for a in many.assumptions)
+
+
+def test_moe_fixed_cost_is_fitted_paired_within_machines():
+    # Three machines, each at 70 % of its roofline on a dense 5 GB/token model; its MoE model (2 GB/token
+    # active) takes the same 70 % on its bytes plus 2 ms per token. Paired within machines, the fit finds 2 ms.
+    from advisor.calibration import MOE_T0_KEY, _fit_moe_t0, moe_t0_applies, row_t0
+
+    rows = []
+    for i, bw in enumerate((256.0, 645.0, 1000.0)):
+        d = _row(10 * i, hw=f"m{i}")
+        d.bandwidth_gbs, d.decode_bytes = bw, 5e9
+        d.decode_tps = 1.0 / (5e9 / (bw * 1e9 * 0.7))
+        m = _row(10 * i + 1, hw=f"m{i}")
+        m.bandwidth_gbs, m.decode_bytes, m.moe = bw, 2e9, True
+        m.decode_tps = 1.0 / (2e9 / (bw * 1e9 * 0.7) + 0.002)  # e.g. 645 GB/s: 4.43 ms + 2 ms → 155.5 tok/s
+        rows += [d, m]
+    assert _fit_moe_t0(rows, {"gpu": 0.0}) == pytest.approx(0.002)
+    assert _fit_moe_t0(rows[:4], {"gpu": 0.0}) == 0.0  # two machines with both: too few pairs
+    t0s = {"gpu": 0.001, MOE_T0_KEY: 0.002}
+    assert row_t0(t0s, {"accel": "rocm", "kind": "discrete_gpu", "moe": True, "engine": "llama.cpp"}) == pytest.approx(0.003)
+    assert row_t0(t0s, {"accel": "rocm", "kind": "discrete_gpu", "moe": False, "engine": "llama.cpp"}) == pytest.approx(0.001)
+    assert not moe_t0_applies({"accel": "cuda", "moe": True, "engine": "vllm"})  # fused-MoE servers: not fitted
+    assert not moe_t0_applies({"accel": "cpu", "moe": True, "engine": "llama.cpp"})
+    # The fit applies it: a MoE row's predicted rate includes the 2 ms.
+    cal = fit(rows * 3)
+    assert cal.t0_s[MOE_T0_KEY] == pytest.approx(0.002)
+    moe = rows[3]
+    assert cal.decode_tps(moe) == pytest.approx(moe.decode_tps, rel=0.05)

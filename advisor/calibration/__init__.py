@@ -35,6 +35,7 @@ from advisor.calibration._groups import (
 )
 from advisor.calibration._model import (
     _OWN_M0,
+    MOE_T0_KEY,
     POOLED_M0,
     PREFILL_TF_REF,
     SHRINK_K,
@@ -54,9 +55,11 @@ from advisor.calibration._model import (
     group_keys,
     m0_for,
     m0_key,
+    moe_t0_applies,
     pipeline_speedup,
     prefill_work,
     qclass,
+    row_t0,
     t0_key,
     tier_of,
 )
@@ -79,7 +82,7 @@ __all__ = [
     "_fit_groups", "_fit_moe_m0", "_group_keys", "_machine_ratio", "_weighted_median",
     "accel_class", "attention_flops", "batched_keys", "beta_for", "bounded", "bw_tier", "cpu_compute_factor",
     "cpu_qclass", "engine_family", "features", "fit", "fit_batched", "group_keys", "m0_for", "m0_key",
-    "min_decode_eff", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
+    "min_decode_eff", "MOE_T0_KEY", "moe_t0_applies", "row_t0", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
 ]
 
 T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
@@ -128,23 +131,62 @@ def min_decode_eff(r: CalRow) -> float:
 def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, ...], _Group], list[CalRow]]:
     best: dict[str, float] = {}
     measured = [r for r in rows if r.decode_tps]
+    # The per-kind fixed cost on the rows the MoE cost does not touch; then the MoE cost on top (paired).
+    plain = [r for r in measured if not moe_t0_applies(r.__dict__)]
     for ac in ("gpu", "cpu"):
-        sub = [r for r in measured if accel_class(r.accel) == ac]
+        sub = [r for r in plain if accel_class(r.accel) == ac]
         t = _best_t0(sub, ac) if sub else None
         best[ac] = t if t is not None else 0.0
-    for key in sorted({t0_key(r) for r in measured}):
-        sub = [r for r in measured if t0_key(r) == key]
+    for key in sorted({t0_key(r) for r in plain}):
+        sub = [r for r in plain if t0_key(r) == key]
         if len(sub) >= 10:
             t = _best_t0(sub, key)
             if t is not None:
                 best[key] = t
+    best[MOE_T0_KEY] = _fit_moe_t0(measured, best)
     kept, effs = [], []
     for r in rows:
-        e = _decode_eff(r, best.get(t0_key(r), best[accel_class(r.accel)]))
+        e = _decode_eff(r, row_t0(best, r.__dict__))
         if e and min_decode_eff(r) < e < 3:
             kept.append(r)
             effs.append(e)
     return best, _fit_groups("decode", kept, effs), kept
+
+
+MOE_T0_GRID_MS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+
+
+def _fit_moe_t0(rows: list[CalRow], best: dict[str, float]) -> float:
+    """Extra fixed time per decoded token of a MoE model on a GPU, s (:data:`MOE_T0_GRID_MS`).
+
+    A MoE layer runs more kernels per token than a dense one (router, top-k, expert gathers, the grouped
+    expert matmul, the weighted sum), a cost that does not shrink with the bytes read, so it weighs most on
+    fast memory (an R9700 at 645 GB/s lost a quarter of its MoE decode rate to it, a 256 GB/s Strix Halo
+    far less). Fitted on machines measured with both MoE and dense models on the same engine and API
+    (paired, so the machine's own efficiency cancels): the grid value at which the median over machines of
+    log(MoE efficiency ÷ dense efficiency) is closest to 0; under 3 such machines, 0. Applied to the
+    llama.cpp family and MLX (:func:`advisor.calibration.moe_t0_applies`); server engines' fused MoE kernels
+    are not in the pairs.
+    """
+    per: dict[str, dict[bool, list[CalRow]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if moe_t0_applies(r.__dict__, moe_only=False) and r.decode_tps:
+            per[r.hw_id + "|" + r.engine + "|" + r.accel][bool(r.moe)].append(r)
+    pairs = [v for v in per.values() if v[True] and v[False]]
+    if len(pairs) < 3:
+        return 0.0
+    scores = []
+    for ms in MOE_T0_GRID_MS:
+        lr = []
+        for v in pairs:
+            base = best.get(t0_key(v[False][0]), best.get("gpu", 0.0))
+            ed = [e for r in v[False] if (e := _decode_eff(r, base))]
+            em = [e for r in v[True] if (e := _decode_eff(r, base + ms / 1000))]
+            if ed and em:
+                lr.append(math.log(statistics.median(em) / statistics.median(ed)))
+        if lr:
+            scores.append((abs(statistics.median(lr)), ms))
+    return min(scores)[1] / 1000 if scores else 0.0
 
 def fit(rows: list[CalRow]) -> CalibrationModel:
     """Fit decode and prefill efficiencies on measured rows (pure; no store access).

@@ -225,6 +225,23 @@ def tier_of(gamma: dict[str, float], g: dict[str, Any]) -> float:
     return float((tf / PREFILL_TF_REF) ** gm)
 
 
+MOE_T0_KEY = "gpu:moe"  # t0_s key of the extra fixed time per MoE token (advisor.calibration._fit_moe_t0)
+
+
+def moe_t0_applies(g: dict[str, Any], *, moe_only: bool = True) -> bool:
+    """Whether the MoE fixed cost applies to a row or scenario: a MoE model (unless ``moe_only`` is off) on a GPU
+    API with a llama.cpp-family or MLX engine (vLLM/SGLang fused-MoE kernels are not in the fit)."""
+    return ((bool(g.get("moe")) or not moe_only) and accel_class(g.get("accel")) == "gpu"
+            and engine_family(g.get("engine")) != "server")
+
+
+def row_t0(t0s: dict[str, float], g: dict[str, Any]) -> float:
+    """Fixed per-token decode cost of a row or scenario, s: its kind's ``t0`` (else its accelerator class's),
+    plus the MoE cost where :func:`moe_t0_applies`."""
+    t = t0s.get(t0_key(g), t0s.get(accel_class(g["accel"]), 0.0))
+    return t + (t0s.get(MOE_T0_KEY, 0.0) if moe_t0_applies(g) else 0.0)
+
+
 def t0_key(g: dict[str, Any] | CalRow) -> str:
     """Key of the fixed per-token cost: accelerator class and hardware kind."""
     d = g if isinstance(g, dict) else g.__dict__
@@ -309,8 +326,7 @@ class CalibrationModel:
     def decode_tps(self, r: dict[str, Any] | CalRow, eff: float | None = None) -> float:
         g = r if isinstance(r, dict) else r.__dict__
         e = eff if eff is not None else self.efficiency("decode", g).efficiency
-        t0 = self.t0_s.get(t0_key(g), self.t0_s.get(accel_class(g["accel"]), 0.0))
-        return 1.0 / (g["decode_bytes"] / (g["bandwidth_gbs"] * roofline.GB * e) + t0)
+        return 1.0 / (g["decode_bytes"] / (g["bandwidth_gbs"] * roofline.GB * e) + row_t0(self.t0_s, g))
 
     def prefill_tps(self, r: dict[str, Any] | CalRow, eff: float | None = None) -> float | None:
         g = r if isinstance(r, dict) else r.__dict__

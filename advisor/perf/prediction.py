@@ -10,6 +10,7 @@ from typing import Any
 
 from advisor import roofline
 from advisor.calibration import (
+    MOE_T0_KEY,
     TIER_ENGINES,
     CalibrationModel,
     accel_class,
@@ -19,8 +20,9 @@ from advisor.calibration import (
     cpu_qclass,
     engine_family,
     features,
+    moe_t0_applies,
     pipeline_speedup,
-    t0_key,
+    row_t0,
 )
 from advisor.errors import InputError
 from advisor.models import Hardware, MemoryFit, ModelSpec, Prediction, QuantFormat
@@ -272,7 +274,12 @@ def predict_step(
     # The fitted share may exceed 1 of the FP16 figure: llama.cpp's quantized kernels multiply in INT8 on
     # tensor cores (twice the FP16 dense rate), so it is capped at PREFILL_EFF_CAP, not at 1.
     eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else min(PREFILL_EFF_CAP, pre_cal.efficiency)
-    t0 = cal.t0_s.get(t0_key(scen), cal.t0_s.get(accel_class(accel), 0.0))
+    t0 = row_t0(cal.t0_s, scen)
+    if moe_t0_applies(scen) and cal.t0_s.get(MOE_T0_KEY):
+        assumptions.append(
+            f"Mixture of experts: each token also pays ~{cal.t0_s[MOE_T0_KEY] * 1000:.1f} ms of routing and expert-gather "
+            "kernels that do not shrink with the bytes read (fitted on machines measured with both MoE and dense "
+            "models), so MoE decode reaches a smaller share of the memory roofline than a dense model's.")
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
     b_run = b  # sequences decoding together in a step

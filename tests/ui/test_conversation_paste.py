@@ -145,7 +145,12 @@ def test_a_new_measured_rate_is_judged_without_the_old_expectation_line(own_stor
     reply = view.history[-1]["content"]
     assert "18.31 tok/s" in reply and "→ 55 tok/s" in reply  # the change is said
     assert "Still:" not in reply and "speed still 62.6" not in reply
-    assert "normal for this hardware" in reply and view.verdict is not None and view.verdict.status == "normal"
+    # The new decode rate is judged on its own (55 against ≈ 63 expected: normal). The pasted prefill (1,181 tok/s at
+    # pp512) sits at the low edge of the RTX 3060's 10–90 % range (~1,150–1,200), so the overall status may go
+    # either way on a refit; the decode judgement must not.
+    assert "decode (writing the answer) 55 tok/s is normal" in reply or "normal for this hardware" in reply, reply
+    assert view.verdict is not None and view.verdict.measured["decode_tps"] == pytest.approx(55)
+    assert view.verdict.phase_status["decode_tps"] == "normal"
     assert view.facts["measured_decode_tps"] == pytest.approx(55)
 
 
