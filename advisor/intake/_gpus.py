@@ -19,7 +19,10 @@ __all__ = ["GPU", "gpu_mentions", "workstation_pattern"]
 GPU = re.compile(
     r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
     r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
-    r"(?:(?P<series>rtx|gtx|rx|arc)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,4})"
+    # laptop parts keep their M ("GTX 860M", "RX 6800M"); NVIDIA's MX line ("MX450"); a GeForce with no series word
+    # ("GeForce 840M")
+    r"(?:(?P<series>rtx|gtx|rx|arc|mx)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,4}m?)"
+    r"|(?:(?<=geforce )|(?<=nvidia ))(?P<gfm>\d{3}m)"
     r"|(?P<dc>gh200|gb200|h100|h200|h800|h20|b200|b300|a100|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
     r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|mi60|mi50|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
@@ -100,6 +103,8 @@ def gpu_mentions(msg: Msg, store: Store) -> list[Mention]:
             series = m.group("series")
             pro = "PRO " if m.group("pro") else ""
             name = f"{'Arc' if series.lower() == 'arc' else series.upper()} {pro}{m.group('snum').upper()}"
+        elif m.group("gfm"):
+            name = "GeForce " + m.group("gfm").upper()
         else:
             name = m.group("dc").upper()
         var = [_VARIANTS.get(v.lower(), v.upper()) for v in re.findall(r"[a-z]+\d?", m.group("var") or "", re.I)]
@@ -109,7 +114,8 @@ def gpu_mentions(msg: Msg, store: Store) -> list[Mention]:
         n = _gpu_count(m)
         if n < 1:
             continue
-        if (m.group("series") or m.group("bare")) and _laptop_card(msg, m):
+        mobile_part = m.group("series") and m.group("snum").lower().endswith("m")  # "RX 6800M" is the laptop chip
+        if (m.group("series") or m.group("bare")) and not mobile_part and _laptop_card(msg, m):
             var.append("Laptop")  # "my Legion laptop with a 4070", "RTX 4090 laptop GPU": the mobile chip
         phrase = (f"{n}x " if n > 1 else "") + " ".join([name, *var])
         out.append(Mention(m.start(), m.end(), phrase))

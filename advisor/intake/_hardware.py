@@ -71,10 +71,11 @@ _SPECIALS = re.compile(
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
     # integrated GPUs: Intel Iris Xe and Arc 130V/140V, AMD Radeon 660M-890M and Vega 8/11 (catalog apu entries)
     r"|\b(?:intel\s+)?iris\s*xe\b|\b(?:intel\s+)?arc\s*1[34]0v\b|\b(?:amd\s+)?radeon\s*(?:[678][4-9]0m|vega\s*(?:8|11))\b"
-    r"|\b[678][4-9]0m\b(?=\s*(?:i?gpu|graphics|integrated|igp)\b)"
+    r"|\b(?<!gtx )(?<!geforce )(?<!quadro )(?<!nvidia )[678][4-9]0m\b(?=\s*(?:i?gpu|graphics|integrated|igp)\b)"
     # bare iGPU names as people write them ("my 780m", "on the 890M", "a laptop with an 8060S", "140V"); not a
     # model size in millions ("gemma-3-270m", "a 780M-parameter model")
-    r"|(?<![\w.-])(?:[678][4-9]0m|80[456]0s|1[34]0v)\b(?![-_.]\w|\s*(?:params?|parameters?|models?|weights?|tokens?|context|ctx|words?|rows?)\b)"
+    # and not NVIDIA's laptop cards of the same numbers ("GTX 860M", "GeForce 840M")
+    r"|(?<![\w.-])(?<!gtx )(?<!geforce )(?<!quadro )(?<!nvidia )(?:[678][4-9]0m|80[456]0s|1[34]0v)\b(?![-_.]\w|\s*(?:params?|parameters?|models?|weights?|tokens?|context|ctx|words?|rows?)\b)"
     r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
     re.I,

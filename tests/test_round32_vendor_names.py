@@ -1,0 +1,56 @@
+"""A name that spells out its vendor resolves within that vendor: NVIDIA's laptop GTX/GeForce parts share model
+numbers with AMD's Radeon iGPUs (860M, 840M), and an "MX 450" is never AMD's Radeon Pro 450."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import intake
+from advisor.errors import NotFoundError
+from knowledge import catalog
+from knowledge.catalog._hardware import named_vendor
+
+
+@pytest.mark.parametrize("text, hw_id", [
+    ("gtx 860m", "nvidia-gtx-860m"),
+    ("GeForce GTX 860M", "nvidia-gtx-860m"),
+    ("geforce 840m", "nvidia-840m"),
+    ("radeon 860m", "amd-radeon-860m-igpu"),
+    ("860m", "amd-radeon-860m-igpu"),  # bare: today's iGPU
+    ("780m", "amd-radeon-780m-igpu"),
+    ("RX 6800M", "amd-rx-6800m"),
+    ("radeon pro 450", "amd-radeon-pro-450"),
+])
+def test_catalog_names_resolve_within_their_vendor(store, text, hw_id):
+    assert catalog.resolve_hardware(store, text).value.id == hw_id
+
+
+def test_a_vendor_named_card_is_not_matched_across_vendors(store):
+    with pytest.raises(NotFoundError) as e:
+        catalog.resolve_hardware(store, "MX 450")
+    assert any("MX450" in c for c in e.value.candidates)
+
+
+@pytest.mark.parametrize("text, vendor", [
+    ("geforce 840m", "nvidia"), ("mx 450", "nvidia"), ("gtx 860m", "nvidia"), ("radeon 780m", "amd"),
+    ("intel arc a770", "intel"), ("780m", None), ("nvidia or amd 860m", None),
+])
+def test_named_vendor(text, vendor):
+    assert named_vendor(text) == vendor
+
+
+@pytest.mark.parametrize("message, hw_id", [
+    ("my gtx 860m runs llama 3.1 8b at 5 tok/s, normal?", "nvidia-gtx-860m"),
+    ("laptop with a geforce 840m, can it run qwen 7b?", "nvidia-840m"),
+    ("nvidia 840m is slow with a 3b model", "nvidia-840m"),
+    ("GeForce GTX 860M 2GB, llama 8b q4", "nvidia-gtx-860m"),
+    ("rx 6800m laptop, is 30 tok/s ok for llama 8b?", "amd-rx-6800m"),
+    ("I have a 780m and 32gb ram", "amd-radeon-780m-igpu"),
+    ("Radeon 860M, llama 8b q4", "amd-radeon-860m-igpu"),
+    ("the 890M igpu on my laptop", "amd-radeon-890m-igpu"),
+    ("RTX 4070 laptop with llama 3.1 8b", "nvidia-rtx-4070-laptop"),
+])
+def test_first_message_reads_the_vendor_named_laptop_part(store, message, hw_id):
+    f = intake.update(None, message, store).facts
+    assert f.hardware, message
+    assert catalog.resolve_hardware(store, f.hardware, memory_gb=f.memory_gb).value.id == hw_id
