@@ -8,7 +8,7 @@ import pytest
 from advisor import intake
 from advisor.errors import NotFoundError
 from knowledge import catalog
-from knowledge.catalog._hardware import named_vendor
+from knowledge.catalog._gpus import gpu_brand
 
 
 @pytest.mark.parametrize("text, hw_id", [
@@ -32,11 +32,11 @@ def test_a_vendor_named_card_is_not_matched_across_vendors(store):
 
 
 @pytest.mark.parametrize("text, vendor", [
-    ("geforce 840m", "nvidia"), ("mx 450", "nvidia"), ("gtx 860m", "nvidia"), ("radeon 780m", "amd"),
-    ("intel arc a770", "intel"), ("780m", None), ("nvidia or amd 860m", None),
+    ("geforce 840m", "NVIDIA"), ("mx 450", "NVIDIA"), ("gtx 860m", "NVIDIA"), ("radeon 780m", "AMD"),
+    ("intel arc a770", "Intel"), ("780m", None), ("nvidia or amd 860m", None),
 ])
-def test_named_vendor(text, vendor):
-    assert named_vendor(text) == vendor
+def test_gpu_brand(text, vendor):
+    assert gpu_brand(text) == vendor
 
 
 @pytest.mark.parametrize("message, hw_id", [

@@ -179,7 +179,7 @@ def _fit_moe_t0(rows: list[CalRow], best: dict[str, float]) -> float:
     for ms in MOE_T0_GRID_MS:
         lr = []
         for v in pairs:
-            base = best.get(t0_key(v[False][0]), best.get("gpu", 0.0))
+            base = row_t0(best, v[False][0].__dict__)  # a dense row's t0: the kind's fixed cost
             ed = [e for r in v[False] if (e := _decode_eff(r, base))]
             em = [e for r in v[True] if (e := _decode_eff(r, base + ms / 1000))]
             if ed and em:

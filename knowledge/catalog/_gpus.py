@@ -124,13 +124,24 @@ def _ram_sizes(text: str) -> set[float]:
 
 
 def _brand(toks: set[str]) -> str | None:
-    """The one GPU vendor the text names, if exactly one ("... CPU AMD Ryzen" next to an RTX names two)."""
+    """The one GPU vendor the text names, if exactly one ("... CPU AMD Ryzen" next to an RTX names two).
+
+    Vendor words name it ("radeon", "geforce"); so does a series word when no vendor word is given ("GTX 860M",
+    "MX 450": never AMD's Radeon 860M or Radeon Pro 450).
+    """
     named = {v for v, words in (("AMD", {"amd", "radeon"}), ("NVIDIA", {"nvidia", "geforce"}), ("Intel", {"intel"}))
              if toks & words}
-    series = {v for v, words in (("AMD", {"rx"}), ("NVIDIA", {"rtx", "gtx"}), ("Intel", {"arc"})) if toks & words}
+    series = {v for v, words in (("AMD", {"rx"}), ("NVIDIA", {"rtx", "gtx", "mx"}), ("Intel", {"arc"})) if toks & words}
+    if not named and len(series) == 1:
+        return series.pop()
     if len(named) == 1 and not series - named:
         return named.pop()
     return None
+
+
+def gpu_brand(text: str) -> str | None:
+    """The one GPU vendor a name spells out (``"geforce 840m"`` → ``"NVIDIA"``; :func:`_brand`), None if none or several."""
+    return _brand(set(gpu_tokens(text)[0]))
 
 
 MAX_DEVICES = 16  # GPUs in one machine (an HGX board holds 8; a node of 16 is the most sold)

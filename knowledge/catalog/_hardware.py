@@ -19,7 +19,7 @@ from rapidfuzz import fuzz, process
 
 from advisor.errors import AmbiguousError, NotFoundError
 from knowledge.catalog._cloud import cloud_instance
-from knowledge.catalog._gpus import VariantsError, resolve_gpu
+from knowledge.catalog._gpus import VariantsError, gpu_brand, resolve_gpu
 from knowledge.catalog._load import Match, all_hardware, all_known_hardware, with_memory
 from knowledge.catalog._mixed import GPU_KINDS, host_cpu_note, mixed_hardware
 from knowledge.hardware_seed import memory_system_names
@@ -306,17 +306,6 @@ def _mixed_box(store: Store, parts: list[str]) -> Match | None:
     return Match(box, conf, [*notes, f"Mixed GPUs ({box.name}): {box.notes}."])
 
 
-_VENDOR_WORDS = (("nvidia", re.compile(r"\b(?:nvidia|geforce|gtx|rtx|quadro|tesla|mx\s?\d{3})\b")),
-                 ("amd", re.compile(r"\b(?:amd|radeon|rx|ryzen|instinct)\b")),
-                 ("intel", re.compile(r"\b(?:intel|arc|iris|core|xeon)\b")))
-
-
-def named_vendor(text: str) -> str | None:
-    """The GPU/CPU vendor a normalised name spells out (``"geforce 840m"`` → ``"nvidia"``), None if none or several."""
-    found = {v for v, rx in _VENDOR_WORDS if rx.search(text)}
-    return found.pop() if len(found) == 1 else None
-
-
 def resolve_hardware(
     store: Store, text: str, *, memory_gb: float | None = None, gpu_cores: int | None = None
 ) -> Match:
@@ -369,9 +358,7 @@ def resolve_hardware(
         if m:
             return m
     g = resolve_gpu(store, raw, memory_gb)
-    if g and (v := named_vendor(t)) and g.value.id.split("-")[0] in ("nvidia", "amd", "intel") and g.value.id.split("-")[0] != v:
-        g = None  # "MX 450" names NVIDIA: never AMD's Radeon Pro 450
-    if g and ((g.value.release_year or 0) >= 2016 or named_vendor(t) == g.value.id.split("-")[0]):
+    if g and ((g.value.release_year or 0) >= 2016 or gpu_brand(raw) == g.value.vendor):
         return g  # "GTX 860M" names NVIDIA: the 2014 laptop card, not AMD's Radeon 860M iGPU
     m = _cpu(store, t, memory_gb) or g or _ddr(store, t, memory_gb)  # "780M" today is AMD's iGPU, not a 2013 GTX
     if m:
