@@ -284,9 +284,14 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             # close calls keep a decimal (24.7 vs 23.5), and sizes that would read the same are told apart (16.2 vs 16)
             shown = fmt_gb_apart(need, usable, *([total] if total and need > total else []))
             whole = f" — more than this machine's whole {shown[2]} GB" if len(shown) > 2 else ""
-            return (f"**No: it does not fit. It needs about {shown[0]} GB{whole}, and about "
-                    f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory"
-                    + (f" — that is why you see {mt:g} tok/s." if mt else "."))
+            head = (f"**No: it does not fit. It needs about {shown[0]} GB{whole}, and about "
+                    f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory")
+            if mt and v.phase_status.get("decode_tps") == "above_expected":
+                # spilling makes a run slower, never faster: a rate above the range was measured elsewhere
+                return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model, even from "
+                        "its own memory: those numbers were probably measured on another machine or with a smaller "
+                        "model. Which machine ran them?")
+            return head + (f" — that is why you see {mt:g} tok/s." if mt else ".")
         return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
     if mt or mp:

@@ -1,0 +1,33 @@
+"""A model that does not fit explains a slow rate, never a fast one: a measured rate far above what the machine can
+do is said to come from another machine (had been: "part of it runs from slow memory — that is why you see 127.4")."""
+
+from __future__ import annotations
+
+from ui import turns
+
+TABLE = """| model | size | params | backend | ngl | test | t/s |
+| --- | ---: | ---: | --- | --: | ---: | ---: |
+| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | pp512 | {pp} ± 20.1 |
+| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | {tg} ± 0.5 |"""
+
+
+def _reply(pp: str, tg: str):
+    from knowledge.store import Store
+
+    view, _ = turns.paste_turn(Store(":memory:"), TABLE.format(pp=pp, tg=tg), None, "GTX 860M 2GB", [], {})
+    return view, view.history[-1]["content"]
+
+
+def test_a_rate_above_the_machine_is_not_blamed_on_spilling():
+    view, reply = _reply("4210.33", "127.4")  # an RTX 4090's run pasted as a 2 GB GTX 860M's
+    assert view.verdict is not None and view.verdict.phase_status["decode_tps"] == "above_expected"
+    assert "it does not fit" in reply
+    assert "that is why you see" not in reply
+    assert "probably measured on another machine or with a smaller model" in reply
+
+
+def test_a_slow_rate_on_a_model_that_does_not_fit_is_explained_by_it():
+    view, reply = _reply("40.2", "3.1")
+    assert view.verdict is not None and view.verdict.phase_status["decode_tps"] != "above_expected"
+    assert "that is why you see 3.1 tok/s" in reply
+    assert "another machine" not in reply
