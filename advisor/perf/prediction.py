@@ -55,6 +55,19 @@ __all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_acc
            "predict_step", "resolve_compute"]
 
 DEFAULT_HOST_BW_GBS = 89.6  # dual-channel DDR5-5600, catalog id cpu-ddr5-5600-2ch
+# System RAM a GPU's host most likely has, by the GPU's release year (ESTIMATE: the mainstream desktop/laptop memory
+# of its era; peak = MT/s × 8 B × 2 channels, JEDEC): DDR3-1600 before 2016, DDR4-3200 (cpu-ddr4-3200-2ch) until
+# consumer DDR5 (late 2021), then DDR5-5600. A 2014 GTX 860M laptop does not spill to DDR5.
+_HOST_RAM_BY_ERA = ((2016, 25.6, "dual-channel DDR3-1600"), (2022, 51.2, "dual-channel DDR4-3200"))
+
+
+def default_host_bandwidth(hardware: Hardware) -> tuple[float, str]:
+    """(GB/s, what it assumes) of the system RAM behind a GPU whose host memory is not stated (:data:`_HOST_RAM_BY_ERA`)."""
+    year = hardware.release_year or 0
+    for before, gbs, label in _HOST_RAM_BY_ERA:
+        if year and year < before:
+            return gbs, label
+    return DEFAULT_HOST_BW_GBS, "dual-channel DDR5"
 # ESTIMATES (no single source): page-in rate when weights exceed physical memory and are read back from an NVMe
 # or Apple SSD every token (sequential reads reach 3–7 GB/s, the 4–16 KB page faults of a memory-mapped model
 # much less), and the share of physical memory the system and other apps keep.
@@ -294,7 +307,11 @@ def predict_step(
             f"The KV caches of {b} sequences at this context ({fitm.kv_cache_gb:.1f} GB) do not fit next to the "
             f"weights: about {b_run} run at once and the other {b - b_run} wait their turn; the rates are for "
             f"{b_run} together.")
-    host_bw = host_bandwidth_gbs or hardware.host_bandwidth_gbs or DEFAULT_HOST_BW_GBS
+    host_bw = host_bandwidth_gbs or hardware.host_bandwidth_gbs
+    host_said = "as stated"
+    if not host_bw:
+        host_bw, ram = default_host_bandwidth(hardware)
+        host_said = f"assumed {ram} for a GPU of its year unless stated"
     host_eff = 1.0
     paged = gpu_share is None and _paged_share(hardware, fitm)
     if paged:
@@ -308,7 +325,7 @@ def predict_step(
         host_eff = cal.efficiency("decode", {**scen, "kind": "cpu", "accel": "cpu", "multi": False}).efficiency
         assumptions.append(
             f"Only {share:.0%} of the weights fit in GPU memory; the rest run from system RAM at ~{host_bw:g} GB/s "
-            "(assumed dual-channel DDR5 unless stated)."
+            f"({host_said})."
         )
         if engine_family(engine) == "server":
             from advisor.probe.server_engines import ENGINE_LABELS  # how people name the engine (one home)
