@@ -62,6 +62,7 @@ class ImportOutcome(BaseModel):
     message: str
     facts: Scenario | None = None
     warnings: list[str] = Field(default_factory=list)  # the importer's: rows skipped and why
+    saved_for_machine: bool = True  # False: saved without the named machine (its rates are beyond it)
 
 
 def _latest_probe(store: Store) -> ProbeResult | None:
@@ -269,6 +270,27 @@ def _backend_clash(measurements: list[Any], hw: Any) -> tuple[str, str, str] | N
     return None
 
 
+FOREIGN_X = 2.5  # a single stream this many × the machine's roofline ceiling ran elsewhere (drafts give 2–3× at most)
+
+
+def _foreign_rate(res: Any, measurements: list[Any]) -> tuple[float, float] | None:
+    """(measured decode tok/s, this machine's roofline ceiling) when a pasted single-stream decode is over
+    :data:`FOREIGN_X` × what the named machine's memory can deliver for the model (bandwidth × devices ÷ weight bytes
+    per token; :func:`advisor.roofline.decode_ceiling_tps`): numbers from another machine or a smaller model. None
+    otherwise, or when the machine, model or format is not known."""
+    from advisor import roofline
+
+    hw, model, quant = res.hardware, res.model, res.quant
+    if hw is None or model is None or quant is None or not hw.bandwidth_gbs:
+        return None
+    top = roofline.decode_ceiling_tps(hw.bandwidth_gbs * max(1, hw.n_devices or 1),
+                                      roofline.weight_bytes_read_per_token(model, quant.bits_per_weight))
+    for m in measurements:
+        if m.decode_tps and (m.batch or 1) <= 1 and top and m.decode_tps > FOREIGN_X * top:
+            return float(m.decode_tps), float(top)
+    return None
+
+
 def import_output(
     store: Store, text: str, *, hardware: str | None = None, save: bool = True, scenario: Scenario | None = None,
     words_read: bool = False,
@@ -284,6 +306,7 @@ def import_output(
     t0 = time.perf_counter()
     parsed = parse_output(text)
     saved = None
+    foreign: tuple[float, float] | None = None
     verdict = None
     sc = None
     base = scenario or Scenario()
@@ -299,6 +322,7 @@ def import_output(
         if clash:  # the output ran elsewhere: not this machine's numbers (not compared, not saved as its results)
             sc = sc.model_copy(update={"hardware": None, "memory_gb": None})
             res = resolve_scenario(store, sc)
+        foreign = None if clash else _foreign_rate(res, parsed.measurements)
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
@@ -306,7 +330,9 @@ def import_output(
             hint = engine_of_format(parsed.format)  # "CUDA" in a llama-bench table is llama.cpp's
             rows = [{**r, "engine": r.get("engine") or hint} if hint else r for r in rows]
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
-                                      hardware=sc.hardware, hw_id=res.hardware.id if res.hardware else None,
+                                      # numbers beyond the named machine are kept, not as its results
+                                      hardware=None if foreign else sc.hardware,
+                                      hw_id=res.hardware.id if res.hardware and not foreign else None,
                                       machine=parsed.machine)
         if res.model is not None and res.hardware is not None:
             try:
@@ -320,6 +346,10 @@ def import_output(
             msg += (f" {clash[0]}, so this output did not run on the {clash[2]} named before: which machine was it? "
                     f"Tell me (e.g. “that was on {clash[1]}”) and I will compare.")
             missing_bits = [w for w in missing_bits if w != "the hardware"]
+        if foreign and res.hardware is not None:
+            msg += (f" Its decode ({foreign[0]:,.1f} tok/s) is more than the {res.hardware.name} can deliver for this "
+                    f"model (its memory allows at most about {foreign[1]:,.1f} tok/s), so it was kept without that machine: "
+                    "which machine was it? Tell me and I will compare.")
         if missing_bits:
             msg += f" Tell me {' and '.join(missing_bits)} to compare them with what it should do."
     else:
@@ -343,7 +373,8 @@ def import_output(
     log.info("import format=%s rows=%d saved=%s ms=%.0f", parsed.format, len(parsed.measurements), bool(saved),
              (time.perf_counter() - t0) * 1000)
     return ImportOutcome(format=parsed.format, measurements=parsed.measurements, unparsed=parsed.unparsed,
-                         verdict=verdict, saved_id=saved, message=msg, facts=sc, warnings=parsed.warnings)
+                         verdict=verdict, saved_id=saved, message=msg, facts=sc, warnings=parsed.warnings,
+                         saved_for_machine=foreign is None)
 
 
 def run_probe(

@@ -8,7 +8,7 @@ import pytest
 from advisor import intake
 from advisor.errors import NotFoundError
 from knowledge import catalog
-from knowledge.catalog._gpus import gpu_brand
+from knowledge.catalog._gpus import VariantsError, gpu_brand
 
 
 @pytest.mark.parametrize("text, hw_id", [
@@ -25,10 +25,24 @@ def test_catalog_names_resolve_within_their_vendor(store, text, hw_id):
     assert catalog.resolve_hardware(store, text).value.id == hw_id
 
 
-def test_a_vendor_named_card_is_not_matched_across_vendors(store):
+@pytest.mark.parametrize("text", ["MX 450", "MX450", "mx450 laptop", "GeForce MX450"])
+def test_a_chip_named_without_its_power_version_is_those_versions(store, text):
+    # The catalog has the MX450 only as 12 W / 30.5 W 8 Gbps / 30.5 W 10 Gbps boards: the bare name is a question
+    # about which, with the slowest (64 GB/s) as the default, never AMD's Radeon Pro 450
+    with pytest.raises(VariantsError) as e:
+        catalog.resolve_hardware(store, text)
+    assert e.value.candidates and all("MX450" in c for c in e.value.candidates)
+    assert e.value.default.value.id == "nvidia-mx450-30-5w-8gbps" and e.value.default.value.bandwidth_gbs == 64.0
+
+
+def test_a_power_version_said_picks_that_board(store):
+    assert catalog.resolve_hardware(store, "MX450 12W").value.id == "nvidia-mx450-12w"
+
+
+def test_the_closest_names_of_an_unknown_card_keep_its_vendor(store):
     with pytest.raises(NotFoundError) as e:
-        catalog.resolve_hardware(store, "MX 450")
-    assert any("MX450" in c for c in e.value.candidates)
+        catalog.resolve_hardware(store, "GTX 99999M")
+    assert e.value.candidates and all(c.startswith("NVIDIA") for c in e.value.candidates)
 
 
 @pytest.mark.parametrize("text, vendor", [

@@ -446,8 +446,10 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
                          f"{_cell(' '.join(x for x in (m.model, m.quant) if x))} |")
         if len(out.measurements) > 12:
             lines.append(f"\n…and {len(out.measurements) - 12} more.")
-    if out.saved_id:
+    if out.saved_id and out.saved_for_machine:
         lines += ["", "<sub>Saved with your results: later answers compare against it.</sub>"]
+    elif out.saved_id:
+        lines += ["", "<sub>Saved with your results, without a machine until you say which ran it.</sub>"]
     new_facts = None
     if out.facts is not None:
         new_facts = out.facts.model_dump(mode="json", exclude_none=True, exclude={"raw_output"})

@@ -78,6 +78,8 @@ _BACKENDS = (
     (re.compile(r"\bvllm\b", re.I), "vllm"),
     (re.compile(r"\bsglang\b", re.I), "sglang"),
     (re.compile(r"\bkoboldcpp\b", re.I), "koboldcpp"),
+    # Intel's IPEX-LLM runs models through its llama.cpp / Ollama builds on SYCL (read with its API below)
+    (re.compile(r"\bipex[\s_-]?llm\b", re.I), "llama.cpp"),
     (re.compile(r"\bexllama(?:v2)?\b|\bexl2\b", re.I), "exllamav2"),
     (re.compile(r"\btensorrt[\s_-]?llm\b", re.I), "TensorRT-LLM"),
     (re.compile(r"\bllamafile\b", re.I), "llamafile"),

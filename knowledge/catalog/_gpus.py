@@ -27,6 +27,10 @@ SOFT = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "insti
 # Words that name a variant: when the text says one, the entry must have it.
 VARIANT = frozenset({"ti", "super", "xt", "xtx", "gre", "d", "mobile", "maxq", "nvl", "cnx", "ada", "pro", "rtx",
                      "gtx", "rx", "arc", "quadro", "titan", "3e", "nano", "nx", "agx", "refresh"})
+# Board-power and memory-speed words of one chip's versions ("MX450 12W", "MX450 30.5W 10Gbps"): a name without them
+# is any of those versions (a question with the slowest as default), not a different card.
+_DESCRIPTOR = re.compile(r"\d+(?:\.\d+)?w|\d+gbps")
+_MX = re.compile(r"mx\d{3}")  # NVIDIA's laptop-only MX line ("MX450")
 _EXTRA = VARIANT - {"rtx", "gtx", "rx", "arc"}  # variant words people leave out only when they mean "not that one"
 _VENDOR = frozenset({"nvidia", "geforce", "amd", "radeon", "intel", "tesla", "instinct", "graphics", "gpu",
                      "generation", "jetson"})
@@ -52,6 +56,7 @@ _CLEAN = tuple((re.compile(p), r) for p, r in (
     (r"\b(\d{1,2})\s*[x×*]\s*(?=[a-z]{2,5}\d)", r"\1x "),  # "4xRTX4090", "2×RTX3090": the count before the series split
     (r"\b(rtx|gtx|gt|rx|arc|quadro)(?=\d)", r"\1 "),
     (r"\bmi\s+(?=\d{2,3}\w?\b)", "mi"),
+    (r"\bmx\s+(?=\d{3}\b)", "mx"),  # "MX 450": NVIDIA names it MX450
     (r"(?<=\d)(ti|super|xtx|xt|gre)\b", r" \1"),
     (r"\b(\d{4})d\b", r"\1 d"),
     (r"\b(\d{1,2})\s*[x×](?=[a-z]|\d{3,4}\b)", r"\1x "),  # "8xH100", "2x3090", "2×3090"
@@ -102,7 +107,9 @@ def _index(store: Store) -> tuple[list[_Entry], dict[str, list[int]]]:
                 continue
             ftoks, _, form = gpu_tokens(h.name.split("(")[0])
             toks = set(ftoks) | ({"mobile"} if "maxq" in ftoks else set())
-            req = set(toks - SOFT)
+            req = {w for w in toks - SOFT if not _DESCRIPTOR.fullmatch(w)}
+            if any(_MX.fullmatch(w) for w in toks):
+                toks.add("mobile")  # NVIDIA's MX line is laptop-only: "MX450 laptop" is that card
             if not any(ch.isdigit() for w in req for ch in w):
                 req |= toks & {"titan"}  # "TITAN X" needs both words
             if not req:
@@ -132,6 +139,8 @@ def _brand(toks: set[str]) -> str | None:
     named = {v for v, words in (("AMD", {"amd", "radeon"}), ("NVIDIA", {"nvidia", "geforce"}), ("Intel", {"intel"}))
              if toks & words}
     series = {v for v, words in (("AMD", {"rx"}), ("NVIDIA", {"rtx", "gtx", "mx"}), ("Intel", {"arc"})) if toks & words}
+    if any(_MX.fullmatch(w) for w in toks):
+        series.add("NVIDIA")  # "MX450"
     if not named and len(series) == 1:
         return series.pop()
     if len(named) == 1 and not series - named:
@@ -261,12 +270,15 @@ def resolve_gpu(store: Store, text: str, memory_gb: float | None = None) -> Matc
         exact = re.search(r"sxm\d", text.lower())
         if exact:  # "V100 SXM2" is not the SXM3 board
             cands = [e for e in cands if exact.group(0) in e.hw.name.lower() + e.hw.id] or cands
+    if not any(_DESCRIPTOR.fullmatch(w) for w in toks):
+        # "GTX 1080" is the card of that plain name, not its "11Gbps" refresh; the MX450 has no plain entry
+        cands = [e for e in cands if not any(_DESCRIPTOR.fullmatch(w) for w in e.tokens)] or cands
     fewest = min(len((e.tokens & _EXTRA) - toks) for e in cands)  # "Radeon VII" is not the Radeon Pro VII
     cands = [e for e in cands if len((e.tokens & _EXTRA) - toks) == fewest]
     best = max(len((e.tokens - _VENDOR) & toks) for e in cands)
     cands = [e for e in cands if len((e.tokens - _VENDOR) & toks) == best]
     assumptions: list[str] = [*board, *laptop_only]
-    groups = {e.tokens - _VENDOR for e in cands}
+    groups = {frozenset(w for w in e.tokens - _VENDOR if not _DESCRIPTOR.fullmatch(w)) for e in cands}
     if len(groups) > 1:
         raise AmbiguousError(
             "That name fits several cards: " + "; ".join(_describe(e.hw) for e in cands[:6]) + ". Which one?",

@@ -57,6 +57,9 @@ def closest_hardware(store: Store, text: str, limit: int = 5) -> list[str]:
     """Names (with ids) of the catalog entries closest to ``text`` (rapidfuzz WRatio), best first."""
     hws = all_known_hardware(store)
     choices = store.cached("catalog:hw_choices", lambda: {h.id: f"{h.name} {h.id}".lower() for h in hws.values()})
+    brand = gpu_brand(text)  # "MX 450" names NVIDIA: never AMD's Radeon Pro 450 among the closest
+    if brand is not None:
+        choices = {k: v for k, v in choices.items() if hws[k].vendor == brand}
     got = process.extract(_norm(text), choices, scorer=fuzz.WRatio, limit=limit)
     return [f"{hws[k].name} ({k})" for _, _, k in got]
 
