@@ -168,6 +168,7 @@ def test_upgrades_are_sensible_steps(store):
     pi = ctx(store, hardware="Raspberry Pi 5", model="llama3.2:1b", quant="q4_k_m")
     f = remedies.build(pi, "more_bandwidth")
     assert f is not None and "Desktop dual-channel" in f.title  # the smallest step up, not a workstation
+    assert "with at least 4 GB of RAM" in f.title, f.title  # RAM one installs, no less than the Pi has: a floor
     mac = ctx(store, hardware="MacBook Pro M3 Max 64GB", model="llama 3.1 8b", quant="q4_k_m", prompt_tokens=4000)
     g = remedies.build(mac, "more_compute")
     assert g is not None and "Jetson" not in g.title

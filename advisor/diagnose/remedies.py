@@ -318,9 +318,12 @@ def _holding(c: Ctx, fam: list[Hardware], need: float, floor: float = 0.0) -> tu
 
 
 def _with_memory(h: Hardware, mem: float) -> str:
-    """``Apple M2 Pro (19-core GPU) with 32 GB``; a name that already says its size is left as is (``RTX 3080 10GB``)."""
+    """``Apple M2 Pro (19-core GPU) with 32 GB``; a name that already says its size is left as is (``RTX 3080 10GB``);
+    a memory system without sizes is ``Desktop dual-channel DDR4-3200 with at least 8 GB of RAM``."""
     if re.search(rf"(?<![\d.]){mem:g}\s?GB\b", h.name):
         return h.name
+    if not h.memory_gb_options:  # a memory system (RAM one installs), not a product sold in sizes
+        return f"{h.name} with at least {mem:g} GB of RAM"
     return f"{h.name} with {mem:g} GB"
 
 
