@@ -13,6 +13,7 @@ from knowledge import catalog
     ("my gtx 99999m runs qwen 7b", "GTX 99999M"),
     ("rtx 59090 with llama 3 8b, slow?", "RTX 59090"),
     ("I have an RX 79000 XTX and qwen 14b", "RX 79000 XTX"),
+    ("rtx 999999999 with llama 8b", "RTX 999999999"),
 ])
 def test_an_unknown_card_is_said_to_be_unknown(store, message, name):
     r = service.ask(store, message)

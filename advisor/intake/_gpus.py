@@ -21,7 +21,7 @@ GPU = re.compile(
     r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     # laptop parts keep their M ("GTX 860M", "RX 6800M"); NVIDIA's MX line ("MX450"); a GeForce with no series word
     # ("GeForce 840M")
-    r"(?:(?P<series>rtx|gtx|rx|arc|mx)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,5}m?)"
+    r"(?:(?P<series>rtx|gtx|rx|arc|mx)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,12}m?)"
     r"|(?:(?<=geforce )|(?<=nvidia ))(?P<gfm>\d{3}m)"
     r"|(?P<dc>gh200|gb200|h100|h200|h800|h20|b200|b300|a100|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
     r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|mi60|mi50|v100|p40|p100)"
