@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from advisor import report
-from advisor.diagnose import diagnose_resolved
+from advisor.diagnose import FOREIGN_X, diagnose_resolved
 from advisor.errors import AdvisorError, ImpossibleRateError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
 from advisor.perf import predict
@@ -268,9 +268,6 @@ def _backend_clash(measurements: list[Any], hw: Any) -> tuple[str, str, str] | N
         if c:
             return c[0], c[1], str(hw.name)
     return None
-
-
-FOREIGN_X = 2.5  # a single stream this many × the machine's roofline ceiling ran elsewhere (drafts give 2–3× at most)
 
 
 def _foreign_rate(res: Any, measurements: list[Any]) -> tuple[float, float] | None:

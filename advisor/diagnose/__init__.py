@@ -30,7 +30,7 @@ from advisor.understand import situation_from_resolved
 from advisor.understand.situation import Situation
 from knowledge.store import Store
 
-__all__ = ["diagnose", "diagnose_resolved", "diagnose_situation", "predict_for", "rank_fixes"]
+__all__ = ["FOREIGN_X", "IMPOSSIBLE_X", "diagnose", "diagnose_resolved", "diagnose_situation", "predict_for", "rank_fixes"]
 
 
 def diagnose(store: Store, scenario: Scenario, *, question: str | None = None) -> Verdict:
@@ -132,6 +132,9 @@ def _said_once(c: Ctx, f: Finding, out: list[Fix]) -> list[Fix]:
 
 
 IMPOSSIBLE_X = 100.0  # a single stream 100× its roofline ceiling is a typo or another unit (drafts give a few ×)
+# a pasted single stream this many × the named machine's roofline ceiling ran on another machine (drafts give 2–3× at
+# most): kept without that machine (advisor.service._foreign_rate)
+FOREIGN_X = 2.5
 
 
 def _check_possible(c: Ctx) -> None:
