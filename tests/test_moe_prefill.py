@@ -124,3 +124,40 @@ def test_moe_prefill_on_cuda_is_not_above_dense_equivalent(store):
     dense = service.predict_scenario(store, Scenario(hardware="DGX Spark", model="llama 3.1 8b",
                                                      quant="Q4_K_M", prompt_tokens=512)).prefill_tps
     assert moe < 1.5 * dense
+
+
+def test_bf16_experts_have_their_own_tile_constant_else_the_quantized_one():
+    m0s = {"rocm": 96.0, "rocm:float": 256.0, "gpu:llama.cpp": 64.0}
+    assert m0_for(m0s, {"engine": "llama.cpp", "accel": "rocm", "quant": "BF16"}) == 256.0
+    assert m0_for(m0s, {"engine": "llama.cpp", "accel": "rocm", "quant": "Q4_K_M"}) == 96.0
+    # no float fit anywhere: at least the quantized experts' cost of the same API
+    assert m0_for({"rocm": 96.0}, {"engine": "llama.cpp", "accel": "rocm", "quant": "F16"}) == 96.0
+    assert m0_for({"gpu:llama.cpp": 64.0, "gpu:llama.cpp:float": 384.0},
+                  {"engine": "llama.cpp", "accel": "cuda", "quant": "bf16"}) == 384.0
+    # CPUs multiply every format through one path: no float split
+    assert m0_for({"cpu": 8.0}, {"engine": "llama.cpp", "accel": "cpu", "quant": "BF16"}) == 8.0
+
+
+def _pre_row(i: int, hw: str, *, moe: bool, tps: float, quant: str = "Q4_K_M"):
+    from advisor.calibration import CalRow
+
+    # dense 8 B: 16 GFLOP per token; MoE 3 B active: 6 GFLOP, half of it in routed experts, 32 tokens per expert
+    return CalRow(result_id=f"m{i}", hw_id=hw, kind="discrete_gpu", family="F", accel="rocm", engine="llama.cpp",
+                  quant=quant, multi=False, bandwidth_gbs=600.0, tflops=100.0, decode_bytes=4e9,
+                  prefill_flops=6e9 if moe else 16e9, decode_tps=None, prefill_tps=tps,
+                  params_active_b=3.0 if moe else 8.0, source_set="s", moe=moe,
+                  expert_tokens=32.0 if moe else 0.0, expert_flop_share=0.5 if moe else 0.0)
+
+
+def test_tile_constant_is_read_against_the_dense_rows_of_the_same_machines():
+    from advisor.calibration._terms import _fit_moe_m0
+
+    # Each machine: dense at efficiency e (tps = e × 1e14 / 16e9); its MoE rows at the same e with m0 = 64:
+    # work = 6e9 + 0.5 × 2 × 3e9 × 64 / 32 = 12e9 FLOPs per token. The MoE rows alone span no m, so only the
+    # dense anchor can tell m0 from a lower MoE efficiency.
+    rows = []
+    for k, e in enumerate((0.3, 0.5, 0.7)):
+        hw = f"gpu{k}"
+        rows += [_pre_row(10 * k + j, hw, moe=False, tps=e * 1e14 / 16e9) for j in range(3)]
+        rows += [_pre_row(10 * k + 5 + j, hw, moe=True, tps=e * 1e14 / 12e9) for j in range(2)]
+    assert _fit_moe_m0(rows, {})["rocm"] == 64.0

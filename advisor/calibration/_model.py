@@ -25,7 +25,7 @@ TIER_ENGINES = ("llama.cpp", "ik_llama.cpp")  # the engines the tier (and β) is
 UBATCH = 512  # llama.cpp's default micro-batch (n_ubatch)
 POOLED_M0 = "gpu:llama.cpp"  # the MoE tile-constant key pooled over the llama.cpp family's GPU APIs
 # Keys never given the pooled GPU value: CPUs, MLX and servers (other kernels), and Metal, whose llama.cpp MoE
-# rows (M1 Max, M4 Pro) run as fast relative to dense as MLX's do (no tile penalty seen; too few for a fit).
+# rows (M1 Max, M4 Pro) run as fast relative to dense as MLX's do (a small fitted m0 of their own, no pooled one).
 _OWN_M0 = ("cpu", "mlx", "server", "metal")
 
 
@@ -185,20 +185,36 @@ def m0_key(g: dict[str, Any]) -> str:
     """Key of the MoE tile constant: the accelerator API for the llama.cpp family (its kernels per API),
     else the engine family (vLLM/SGLang fused-MoE kernels, MLX gather_qmm)."""
     fam = engine_family(g.get("engine"))
-    return str(g.get("accel")) if fam in TIER_ENGINES else fam
+    if fam not in TIER_ENGINES:
+        return fam
+    return str(g.get("accel")) + _float_suffix(g)
 
 
-# Keys never given the pooled GPU value: CPUs, MLX and servers (other kernels), and Metal, whose llama.cpp MoE
-# rows (M1 Max, M4 Pro) run as fast relative to dense as MLX's do (no tile penalty seen; too few for a fit).
+def _float_suffix(g: dict[str, Any]) -> str:
+    """``:float`` for a GPU run of BF16/F16 weights: llama.cpp multiplies quantized experts in one grouped
+    kernel (MMQ ``mul_mat_id``) but unquantized ones expert by expert through the BLAS path, so their tile
+    cost is its own (Qwen3-Coder-30B-A3B, 512-token prompt, one R9700 on ROCm: BF16 1,623 tok/s, Q8_0 3,013; kyuz0
+    r9700 toolboxes, in the store)."""
+    return ":float" if accel_class(g.get("accel")) == "gpu" and qclass(g.get("quant")) == "float" else ""
+
+
+def pooled_m0_key(g: dict[str, Any]) -> str:
+    """The pooled GPU key a scenario falls back to (:data:`POOLED_M0`, split by :func:`_float_suffix`)."""
+    return POOLED_M0 + _float_suffix(g)
+
 
 def m0_for(m0s: dict[str, float], g: dict[str, Any]) -> float:
     """m0 of a scenario from fitted values: its own key's, else (a GPU API without enough MoE rows of its
     own, CUDA on a DGX Spark) the value pooled over the llama.cpp family's GPU APIs, so its MoE rate is not
     read off m0-corrected (dense-equivalent) efficiencies uncorrected; :data:`_OWN_M0` keys: 0 unless fitted."""
     key = m0_key(g)
-    if key in m0s or key in _OWN_M0:
+    if key in m0s or key.split(":")[0] in _OWN_M0:
         return m0s.get(key, 0.0)
-    return m0s.get(POOLED_M0, 0.0)
+    if pooled_m0_key(g) in m0s:
+        return m0s[pooled_m0_key(g)]
+    # BF16/F16 experts with no float fit of their own: at least the quantized experts' tile cost
+    quant = {**g, "quant": "q8_0"}
+    return m0_for(m0s, quant) if _float_suffix(g) else 0.0
 
 
 def beta_key(g: dict[str, Any]) -> str:

@@ -9,7 +9,6 @@ from collections import defaultdict
 from advisor.calibration._groups import _fit_groups
 from advisor.calibration._model import (
     _OWN_M0,
-    POOLED_M0,
     SHRINK_K,
     TIER_ENGINES,
     CalibrationModel,
@@ -20,6 +19,7 @@ from advisor.calibration._model import (
     engine_family,
     group_keys,
     m0_key,
+    pooled_m0_key,
     prefill_work,
     tier_of,
 )
@@ -29,8 +29,9 @@ GAMMA_GRID = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0)
 # MoE prefill: a routed expert multiplies only the m tokens routed to it in a step, m = step × k / E, and its
 # grouped matmul reaches m / (m + m0) of a dense one's efficiency (tile-filling; matmul tiles are 32–128 tokens,
 # so m0 is searched up to 128). m0 is fitted per accelerator API (llama.cpp family) or engine family on MoE rows.
-MOE_MIN_ROWS = 5  # MoE rows (empty cache) a key needs for an m0 of its own
+MOE_MIN_ROWS = 4  # MoE rows (empty cache) a key needs for an m0 of its own
 MOE_M0_GRID = (0.0, 8.0, 16.0, 24.0, 32.0, 48.0, 64.0, 96.0, 128.0)  # up to the largest matmul tile (128 rows)
+MOE_M0_FLOAT_GRID = MOE_M0_GRID + (192.0, 256.0, 384.0, 512.0)  # BF16/F16 experts: one BLAS call per expert
 
 
 def _fit_beta(rows: list[CalRow]) -> dict[str, float]:
@@ -57,30 +58,57 @@ def _fit_beta(rows: list[CalRow]) -> dict[str, float]:
 
 
 def _fit_moe_m0(rows: list[CalRow], beta: dict[str, float]) -> dict[str, float]:
-    """m0 per :func:`m0_key` on the grid: the value at which MoE rows' prefill agrees best with the dense
-    rows of the same groups (median absolute error of the MoE rows), on runs from an empty cache; keys with
-    under MOE_MIN_ROWS MoE rows get none (GPU APIs: the pooled value, :func:`m0_for`)."""
+    """m0 per :func:`m0_key` on the grid (BF16/F16 experts up to :data:`MOE_M0_FLOAT_GRID`): the value at
+    which MoE rows' prefill agrees best (median absolute error) with the dense rows of the same groups, on
+    runs from an empty cache (llama.cpp family: :func:`_anchored_m0`); keys with under MOE_MIN_ROWS MoE
+    rows get none (GPU APIs: the pooled value, :func:`m0_for`)."""
     out: dict[str, float] = {}
     by: dict[str, list[CalRow]] = defaultdict(list)
     for r in rows:
         if not r.extra.get("depth"):  # at depth the attention cost (β) would be confounded with the expert term
             key = m0_key(r.__dict__)
             by[key].append(r)
-            if key not in _OWN_M0:
-                by[POOLED_M0].append(r)
+            if key.split(":")[0] not in _OWN_M0:
+                by[pooled_m0_key(r.__dict__)].append(r)
     for key, sub in sorted(by.items()):
         moe = [r for r in sub if r.moe and r.expert_tokens]
-        if len(moe) < MOE_MIN_ROWS or len(sub) == len(moe):
+        dense = [r for r in sub if not r.moe]
+        if len(moe) < MOE_MIN_ROWS or not dense:
             continue
+        grid = MOE_M0_FLOAT_GRID if key.endswith(":float") else MOE_M0_GRID
+        if engine_family(moe[0].engine) in TIER_ENGINES:
+            out[key] = _anchored_m0(moe, dense, beta, grid, {key, pooled_m0_key(moe[0].__dict__)})
+            continue
+        # Other kernels (MLX gather_qmm, servers' fused MoE): the MoE rows' own groups carry the level and m0
+        # only the spread with m (M2 Max, MLX: 512- and 2048-token prompts run at the same rate).
         scores = []
         bs = [beta_for(beta, r.__dict__) for r in sub]
-        for m0 in MOE_M0_GRID:
+        for m0 in grid:
             effs = [r.prefill_tps * prefill_work(r.__dict__, b, m0) / (r.tflops * 1e12) for r, b in zip(sub, bs, strict=True)]  # type: ignore[operator]
             m = CalibrationModel({}, {"prefill": _fit_groups("prefill", sub, effs)}, {"prefill": {}}, {},
                                  {"prefill": len(sub)}, beta, moe_m0={key: m0})
             scores.append((statistics.median(abs(m.prefill_tps(r) / r.prefill_tps - 1) for r in moe), m0))  # type: ignore[operator]
         out[key] = min(scores)[1]
     return out
+
+
+def _anchored_m0(moe: list[CalRow], dense: list[CalRow], beta: dict[str, float], grid: tuple[float, ...],
+                 keys: set[str]) -> float:
+    """m0 at which the llama.cpp family's MoE rows are best predicted from the DENSE rows' efficiencies of
+    their groups (same machine, API, format class) plus the tile cost. Fitted with MoE groups of their own,
+    the MoE level would be absorbed there and m0 read only off the spread of m between MoE models; a
+    machine measured on no MoE model gets its dense efficiency plus this m0 (R9700 and Strix Halo, ROCm,
+    each held out: 96 from the other)."""
+    bs = [beta_for(beta, r.__dict__) for r in dense]
+    effs = [r.prefill_tps * prefill_work(r.__dict__, b) / (r.tflops * 1e12) for r, b in zip(dense, bs, strict=True)]  # type: ignore[operator]
+    groups = {"prefill": _fit_groups("prefill", dense, effs)}
+    as_dense = [{**r.__dict__, "moe": False, "extra": {}} for r in moe]
+    scores = []
+    for m0 in grid:
+        m = CalibrationModel({}, groups, {"prefill": {}}, {}, {"prefill": len(dense)}, beta,
+                             moe_m0=dict.fromkeys(keys, m0))
+        scores.append((statistics.median(abs(m.prefill_tps(g) / g["prefill_tps"] - 1) for g in as_dense), m0))  # type: ignore[operator]
+    return min(scores)[1]
 
 NATIVE_APIS = ("cuda", "rocm", "metal")  # the vendor's own compute API on its GPUs
 
