@@ -26,12 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from advisor import roofline  # noqa: E402
-from advisor.calibration import bounded, fit, fit_batched  # noqa: E402
+from advisor.calibration import bounded, fit  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 from advisor.models import Hardware  # noqa: E402
 from advisor.perf import build_cal_rows, calibration_model, predict  # noqa: E402
 from advisor.perf.fit import (  # noqa: E402
-    _batched_items,
+    fit_batched_terms,
     modelled_batch_tps,
     population_rows,
     row_hardware,
@@ -128,9 +128,7 @@ def _row_model(store: Store, r: dict):
 def _held_out_cal(store: Store, held: set[str], key: str):
     """Calibration fitted without the rows whose ``key`` (``base_hw_id`` or ``source_set``) is in ``held``."""
     rows = [r for r in population_rows(store) if r[key] not in held]
-    cal = fit(bounded(build_cal_rows(store, rows)))
-    cal.batched = fit_batched(_batched_items(store, rows, cal))
-    return cal
+    return fit_batched_terms(store, rows, fit(bounded(build_cal_rows(store, rows))))
 
 
 def evaluate_batched(store: Store, rows: list[dict], *, hold_out: str | None = "base_hw_id") -> list[tuple[float, float, float]]:

@@ -500,3 +500,42 @@ def test_moe_fixed_cost_is_fitted_paired_within_machines():
     assert cal.t0_s[MOE_T0_KEY] == pytest.approx(0.002)
     moe = rows[3]
     assert cal.decode_tps(moe) == pytest.approx(moe.decode_tps, rel=0.05)
+
+
+# ----------------------------------------------------------------------------- vLLM V0 host work
+@pytest.mark.parametrize(("label", "v0"), [
+    ("vllm 0.7.3", True), ("vLLM v0.6.1", True), ("vllm==0.5.4", True), ("vllm 0.20.1+transformers-5.8.1", False),
+    ("vllm v0.23.0", False), ("vllm 0.8.0", False), ("VLLM 0.10.2", False), ("vllm (version not stated)", False),
+    ("vllm", False), ("sglang 0.5.6", False), ("llama.cpp b4000", False)])
+def test_vllm_v0_is_read_from_the_engine_label(label, v0):
+    from advisor.perf.fit import vllm_v0
+
+    assert vllm_v0(label) is v0
+
+
+def test_host_work_per_sequence_adds_to_every_step_by_hand():
+    # 1 GB of weights at 1 TB/s: 1 ms, no fixed cost; 0.4 ms of host work per sequence: b = 32 → 1 + 12.8 ms
+    s = StepModel(dense_bytes=1e9, routed_bytes=0.0, expert_fraction=0.0, kv_bytes_per_seq=0.0,
+                  bw_bytes_per_s=1e12, t0_s=0.0, flops_per_seq=1e9, flops_per_s=300e12, host_s_per_seq=0.0004)
+    assert s.physics_s(32) == pytest.approx(0.001 + 32 * 0.0004)
+    assert s.aggregate_tps(32) == pytest.approx(32 / 0.0138)
+    assert s.physics_s(1) == pytest.approx(0.0014)
+
+
+def test_vllm_v0_host_cost_is_fitted_on_the_stores_v0_batches_and_said(store):
+    from advisor.calibration import V0_HOST_KEY
+    from advisor.perf import calibration_model
+
+    host = calibration_model(store).t0_s[V0_HOST_KEY]
+    # AccelMark's vLLM 0.7.3 runs: a 0.5B model at 32 users runs at a third of its weight-read rate (A6000
+    # 1,917 tok/s), an 8B at 8 users near it; 0.4 ms per sequence per step fits both best (grid 0–1 ms)
+    assert host == pytest.approx(0.0004)
+    hw = catalog.resolve_hardware(store, "A100 80GB SXM").value
+    m = catalog.resolve_model(store, "qwen2.5 0.5b").value
+    q = catalog.resolve_quant(store, "BF16").value
+    old = predict(store, hardware=hw, model=m, quant=q, concurrency=32, backend="vllm 0.7.3")
+    new = predict(store, hardware=hw, model=m, quant=q, concurrency=32, backend="vllm")
+    assert any("V0 engine" in a and "0.4 ms" in a for a in old.assumptions)
+    assert not any("V0 engine" in a for a in new.assumptions)
+    # AccelMark on this machine: vLLM 0.7.3 2,387 tok/s, vLLM 0.20.1 11,576 tok/s (the same 32 users)
+    assert old.decode_tps < 0.5 * new.decode_tps

@@ -41,6 +41,7 @@ from advisor.calibration._model import (
     SHRINK_K,
     TIER_ENGINES,
     UBATCH,
+    V0_HOST_KEY,
     CalibrationModel,
     CalRow,
     _Group,
@@ -82,7 +83,7 @@ __all__ = [
     "_fit_groups", "_fit_moe_m0", "_group_keys", "_machine_ratio", "_weighted_median",
     "accel_class", "attention_flops", "batched_keys", "beta_for", "bounded", "bw_tier", "cpu_compute_factor",
     "cpu_qclass", "engine_family", "features", "fit", "fit_batched", "group_keys", "m0_for", "m0_key",
-    "min_decode_eff", "MOE_T0_KEY", "moe_t0_applies", "row_t0", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
+    "min_decode_eff", "MOE_T0_KEY", "V0_HOST_KEY", "moe_t0_applies", "row_t0", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
 ]
 
 T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)

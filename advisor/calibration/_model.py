@@ -241,6 +241,10 @@ def tier_of(gamma: dict[str, float], g: dict[str, Any]) -> float:
     return float((tf / PREFILL_TF_REF) ** gm)
 
 
+# t0_s key of vLLM's V0 engine's host work per sequence per step, s (advisor.perf.fit.fit_v0_host): before 0.8
+# the scheduler, input preparation, sampling and detokenisation ran in the GPU's loop, one sequence at a time
+# (vLLM V1, the default from 0.8, moved them out of it; vLLM blog "vLLM V1", Jan 2025).
+V0_HOST_KEY = "server:vllm-v0"
 MOE_T0_KEY = "gpu:moe"  # t0_s key of the extra fixed time per MoE token (advisor.calibration._fit_moe_t0)
 
 

@@ -18,7 +18,15 @@ import statistics
 from typing import Any
 
 from advisor import roofline
-from advisor.calibration import CalibrationModel, CalRow, attention_flops, features, fit, fit_batched
+from advisor.calibration import (
+    V0_HOST_KEY,
+    CalibrationModel,
+    CalRow,
+    attention_flops,
+    features,
+    fit,
+    fit_batched,
+)
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction
 from advisor.perf.moe import moe_prefill_terms, with_moe
@@ -282,6 +290,45 @@ def _batched_items(store: Store, rows: list[dict[str, Any]], cal: CalibrationMod
     return out
 
 
+_VLLM_VERSION = re.compile(r"\bvllm\W{0,3}v?0\.(\d+)\b", re.I)
+V0_HOST_GRID_MS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0)
+
+
+def vllm_v0(backend: str | None) -> bool:
+    """Whether an engine label names vLLM before 0.8 (its V0 engine: ``"vllm 0.7.3"``); an unversioned
+    "vllm" is taken as current."""
+    m = _VLLM_VERSION.search(str(backend or ""))
+    return bool(m and int(m.group(1)) < 8)
+
+
+def fit_v0_host(store: Store, rows: list[dict[str, Any]], cal: CalibrationModel) -> float:
+    """vLLM V0's host work per sequence per step, s (:data:`V0_HOST_GRID_MS`), on the measured V0 batches.
+
+    The value at which the step model (before any batched factor) best matches the V0 rows: least median
+    absolute log error of measured ÷ modelled aggregate decode. A cost per sequence is what the batched
+    slope ``b ** s`` cannot carry: a 0.5B model at 32 users spends most of its step on the host, an 8B at 8
+    users little. Needs V0 rows at two batch × model sizes; else 0. Sets ``cal.t0_s[V0_HOST_KEY]``.
+    """
+    v0 = [r for r in rows if vllm_v0(r.get("backend")) and (r["batch"] or 1) > 1]
+    best = (math.inf, 0.0)
+    if len({(r["batch"], r["model"]) for r in v0}) >= 2:
+        for ms in V0_HOST_GRID_MS:
+            cal.t0_s[V0_HOST_KEY] = ms / 1000
+            errs = [abs(math.log(ratio)) for _, _, ratio, _ in _batched_items(store, v0, cal) if 0.1 < ratio < 10]
+            if errs:
+                best = min(best, (statistics.median(errs), ms / 1000))
+    cal.t0_s[V0_HOST_KEY] = best[1]
+    return best[1]
+
+
+def fit_batched_terms(store: Store, rows: list[dict[str, Any]], cal: CalibrationModel) -> CalibrationModel:
+    """The batched terms on top of a batch-1 fit, in place: vLLM V0's host cost (:func:`fit_v0_host`),
+    then the batched slopes against the step model that uses it (:func:`advisor.calibration.fit_batched`)."""
+    fit_v0_host(store, rows, cal)
+    cal.batched = fit_batched(_batched_items(store, rows, cal))
+    return cal
+
+
 def calibration_model(store: Store) -> CalibrationModel:
     """The efficiency fit on the population rows (bounded; cached until the next write).
 
@@ -292,9 +339,7 @@ def calibration_model(store: Store) -> CalibrationModel:
         rows = population_rows(store)
         single = bounded_rows([r for r in rows if (r["batch"] or 1) == 1], per_cell=CELL_ROWS, total=MAX_FIT_ROWS)
         batched = bounded_rows([r for r in rows if (r["batch"] or 1) > 1], per_cell=2 * CELL_ROWS, total=MAX_BATCHED_ROWS)
-        cal = fit(build_cal_rows(store, single))
-        cal.batched = fit_batched(_batched_items(store, batched, cal))
-        return cal
+        return fit_batched_terms(store, batched, fit(build_cal_rows(store, single)))
 
     return store.cached("calibration", build)
 

@@ -12,6 +12,7 @@ from advisor import roofline
 from advisor.calibration import (
     MOE_T0_KEY,
     TIER_ENGINES,
+    V0_HOST_KEY,
     CalibrationModel,
     accel_class,
     attention_flops,
@@ -33,6 +34,7 @@ from advisor.perf.fit import (
     cpu_core_count,
     label_flash_attn,
     own_machine_factors,
+    vllm_v0,
 )
 from advisor.perf.moe import moe_prefill_terms, with_moe
 from advisor.perf.step import (
@@ -361,7 +363,13 @@ def predict_step(
         bw_bytes_per_s=x_bw, t0_s=t0, flops_per_seq=2.0 * model.active_b * 1e9, flops_per_s=c_fl,
         host_share=1.0 - share, host_bw_bytes_per_s=host_bw * roofline.GB * host_eff,
         comm_s_per_step=comm_step, comm_s_per_seq=comm_seq, batched_slope=slope,
-        batched_max_batch=cal.batched_max_batch(scen), b1_compute_share=CPU_DECODE_COMPUTE_SHARE if accel == "cpu" and cpu_qclass(quant.name) == "iq" else 0.0)
+        batched_max_batch=cal.batched_max_batch(scen), b1_compute_share=CPU_DECODE_COMPUTE_SHARE if accel == "cpu" and cpu_qclass(quant.name) == "iq" else 0.0,
+        host_s_per_seq=(host := cal.t0_s.get(V0_HOST_KEY, 0.0) if vllm_v0(backend) else 0.0))
+    if host:
+        assumptions.append(
+            f"vLLM before 0.8 (its V0 engine) does ~{host * 1000:.2g} ms of host work per sequence per step while the GPU "
+            "waits (fitted on measured V0 batches); vLLM 0.8 and later (V1) overlap it, so upgrading helps most with "
+            "many users of a small model.")
     if step.b1_compute_s() > step.bandwidth_s(1):
         assumptions.append(
             f"On CPU cores {quant.name} decodes each weight through a codebook lookup: one token's arithmetic "

@@ -170,6 +170,8 @@ class StepModel:
         batched_max_batch: largest batch the slope was fitted on (0: no cap); the factor is held there.
         b1_compute_share: a CPU in a codebook format: share of ``flops_per_s`` its batch-1 (matrix-vector)
             step reaches, 0–1 (0: no compute bound at batch 1, GPUs), :meth:`physics_s`.
+        host_s_per_seq: the engine's host (CPU) work per sequence per step that the GPU waits for, s
+            (vLLM's V0 engine, before 0.8: :data:`advisor.calibration.V0_HOST_KEY`; 0 elsewhere).
     """
 
     dense_bytes: float
@@ -187,6 +189,7 @@ class StepModel:
     batched_slope: float = 0.0
     batched_max_batch: int = 0
     b1_compute_share: float = 0.0  # a CPU: share of flops_per_s a batch-1 step reaches (0: no compute bound)
+    host_s_per_seq: float = 0.0
 
     def batched_factor(self, b: int) -> float:
         """Calibrated measured ÷ modelled aggregate decode at batch ``b`` (1 at ``b = 1``).
@@ -230,7 +233,7 @@ class StepModel:
         ``compute_s(1) / b1_compute_share`` (:data:`advisor.perf.prediction.CPU_DECODE_COMPUTE_SHARE`).
         """
         t = self.bandwidth_s(b)
-        return max(t, self.compute_s(b) if b > 1 else self.b1_compute_s()) + self.comm_s(b)
+        return max(t, self.compute_s(b) if b > 1 else self.b1_compute_s()) + self.comm_s(b) + b * self.host_s_per_seq
 
     def b1_compute_s(self) -> float:
         """Seconds of arithmetic in a batch-1 step where it can bind (a CPU in a codebook format), else 0."""
