@@ -92,6 +92,20 @@ def _memory_systems() -> list[dict[str, Any]]:
 
 
 @lru_cache(maxsize=1)
+def integrated_gpu_ids() -> dict[str, str]:
+    """CPU hw_id → hw_id of the row for its integrated GPU (same memory system, kind ``apu``), matched on
+    memory_systems.csv's ``igpu`` column: ``amd-ryzen-7040-phoenix`` → ``amd-radeon-780m-igpu``. CPUs whose
+    iGPU has no row of its own are absent."""
+    rows = _read("memory_systems.csv")
+    apu: dict[str, str] = {}
+    for r in rows:
+        if r["kind"] == "apu" and r["igpu"]:
+            apu.setdefault(r["igpu"].strip().lower(), r["hw_id"])
+    return {r["hw_id"]: apu[g] for r in rows
+            if r["kind"] == "cpu" and (g := (r["igpu"] or "").strip().lower()) in apu}
+
+
+@lru_cache(maxsize=1)
 def memory_system_names() -> tuple[tuple[str, str, str], ...]:
     """(phrase or ``re:`` pattern, hw_id, assumption when memory is not stated) from memory_systems.csv."""
     out = []

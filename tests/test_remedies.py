@@ -167,8 +167,11 @@ def test_setup_effect_against_bounds_for_an_unresolved_machine(store):
 def test_upgrades_are_sensible_steps(store):
     pi = ctx(store, hardware="Raspberry Pi 5", model="llama3.2:1b", quant="q4_k_m")
     f = remedies.build(pi, "more_bandwidth")
-    assert f is not None and "Desktop dual-channel" in f.title  # the smallest step up, not a workstation
-    assert "with at least 4 GB of RAM" in f.title, f.title  # RAM one installs, no less than the Pi has: a floor
+    # a board computer's next step is a small unified-memory machine (the smallest step up), not a workstation
+    assert f is not None and "Apple M2 (8-core GPU) with 8 GB (100 GB/s)" in f.title, f.title
+    srv = ctx(store, hardware="Xeon E5-2683 v4", model="llama3.2:1b", quant="q4_k_m")
+    f = remedies.build(srv, "more_bandwidth")  # a CPU row's own kind, when it is the step: RAM one installs
+    assert f is not None and "GeForce" in f.title, f.title
     mac = ctx(store, hardware="MacBook Pro M3 Max 64GB", model="llama 3.1 8b", quant="q4_k_m", prompt_tokens=4000)
     g = remedies.build(mac, "more_compute")
     assert g is not None and "Jetson" not in g.title
@@ -203,3 +206,21 @@ def test_a_bigger_machine_holds_the_allocated_context(store):
     if f is not None:
         name = f.title.split("e.g. ", 1)[1].rsplit(" (", 1)[0].split(" with ")[0]
         assert name in hws and max(hws[name].memory_gb_options or [99]) >= 16, f.title
+
+
+@pytest.mark.parametrize(("hardware", "model", "kind"), [
+    ("Intel Core i7-12700 desktop", "qwen2.5 14b", "discrete_gpu"),   # a desktop: a graphics card
+    ("Ryzen 9 7950X", "llama 3.1 8b", "discrete_gpu"),
+    ("Ryzen 7 7840U laptop", "llama 3.1 8b", "unified"),              # a laptop: a wide unified memory
+    ("Core i5-8250U", "phi-3 mini", "unified"),
+    ("Ryzen 9 7950X 64GB", "llama 3.3 70b", "unified"),                # no single card holds 42 GB
+])
+def test_a_cpu_machines_bandwidth_step_is_a_gpu_or_unified_memory(store, hardware, model, kind):
+    c = ctx(store, hardware=hardware, model=model, quant="q4_k_m", measured_decode_tps=2)
+    f = remedies.build(c, "more_bandwidth")
+    assert f is not None, hardware
+    pick = f.title.split("e.g. ", 1)[1]
+    hw = catalog.resolve_hardware(store, pick.split(" with ")[0].split(" (")[0] if kind != "discrete_gpu"
+                                  else pick.split(" (")[0].split(" with ")[0]).value
+    assert (hw.kind in ("apple_soc", "apu") if kind == "unified" else hw.kind == kind), (hardware, f.title)
+    assert "Jetson" not in f.title and "Server" not in f.title and "DDR" not in f.title

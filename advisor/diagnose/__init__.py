@@ -69,6 +69,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     if c.sit.symptoms.flash_attention is False:
         add("flash_attention")  # a setting the person turned off (it applies only at long context)
     add("ollama_vulkan")  # Ollama on the CPU beside a GPU only its opt-in Vulkan backend drives
+    add("igpu_vulkan")  # a llama.cpp-family engine on the CPU cores of a CPU with an integrated GPU
     general = _remedies.GENERAL_PREFILL if f.bottleneck == "prefill" else _remedies.GENERAL_DECODE
     extra = list(general)
     w = c.sit.workload

@@ -260,16 +260,17 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
         # The allocated context (num_ctx / -c) reserves its cache up front: the new machine must hold it too.
         need = max(need, roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
                                              concurrency=sit.workload.users).required_gb)
-    # A machine of the same kind suggested instead has at least the memory this one has (a faster machine with less
+    # A machine suggested instead of this one (:func:`_replaces`) has at least the memory this one has (a faster machine with less
     # memory is no upgrade), any machine what the model needs; machines whose memory is not fixed (generic DDR rows
     # list no sizes) get that.
     floor = p.memory.total_gb or 0.0
     hws = [h for h in catalog.all_hardware(c.store).values() if h.n_devices == 1
-           and (not h.memory_gb_options or max(h.memory_gb_options) >= max(need, floor if h.kind == hw.kind else 0))]
+           and (not h.memory_gb_options or max(h.memory_gb_options) >= max(need, floor if _replaces(hw, h) else 0))]
     if pick_by == "bandwidth":
-        fam = [h for h in hws if h.kind == hw.kind and h.bandwidth_gbs >= 1.8 * p.bandwidth_gbs]
-        # The same family first, then the smallest step up (the cheapest machine that makes the difference).
-        fam.sort(key=lambda h: (h.family != hw.family, h.bandwidth_gbs))
+        fam = [h for h in hws if _bandwidth_step(hw, h, p.bandwidth_gbs, hws)]
+        # From a CPU the kinds of :func:`_bandwidth_step` first; then the same family, then the smallest step up
+        # (the cheapest machine that makes the difference).
+        fam.sort(key=lambda h: (_step_rank(hw, h), h.family != hw.family, h.bandwidth_gbs))
     else:
         fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops
                and h.kind in (hw.kind, "discrete_gpu", "datacenter_gpu")]
@@ -285,16 +286,68 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     if pick_by == "bandwidth":
         base = c.expected_tg or 1.0
         per = new.decode_tps_per_seq or new.decode_tps
-        return fix("more_bandwidth", f"More memory bandwidth, e.g. {_with_memory(pick, mem)} ({pick.bandwidth_gbs:g} GB/s)",
-                   f"decode ≈ {fmt_rate(per)} tok/s (from {fmt_rate(base)} expected here)",
-                   "Decode is bandwidth-bound: tok/s scales with GB/s for the same bytes per token.",
-                   speedup=per / base, new_decode_tps=new.decode_tps, **room)
+        named = f"{_with_memory(pick, mem)} ({pick.bandwidth_gbs:g} GB/s)"
+        why = "Decode is bandwidth-bound: tok/s scales with GB/s for the same bytes per token."
+        title = f"More memory bandwidth, e.g. {named}"
+        if not _replaces(hw, pick):  # a card added to a CPU machine: the model moves into its memory
+            title = f"A graphics card that holds the model, e.g. {named}"
+            why = (f"Decode is bandwidth-bound: on the card every weight is read from its own memory "
+                   f"({pick.bandwidth_gbs:g} GB/s) instead of the RAM ({p.bandwidth_gbs:g} GB/s).")
+        return fix("more_bandwidth", title, f"decode ≈ {fmt_rate(per)} tok/s (from {fmt_rate(base)} expected here)",
+                   why, speedup=per / base, new_decode_tps=new.decode_tps, **room)
     if not new.prefill_tps or not p.prefill_tps:
         return None
     return fix("more_compute", f"More compute for prefill, e.g. {_with_memory(pick, mem)} ({pick.fp16_tflops:g} TFLOPS)",
                f"prefill ≈ {new.prefill_tps:,.0f} tok/s, TTFT {p.ttft_s or 0:.1f} → {new.ttft_s or 0:.1f} s",
                "Prefill is compute-bound: TTFT falls with FLOP/s (GPU cores, matrix units).",
                speedup=new.prefill_tps / p.prefill_tps, new_ttft_s=new.ttft_s, **room)
+
+
+RECENT_YEARS = 4  # a machine suggested across kinds is one still sold: released within this many years of the newest
+
+
+_PORTABLE = re.compile(r"mobile|laptop|raspberry|\bpi \d|jetson|rockchip|snapdragon|\bsbc\b", re.I)
+
+
+_EMBEDDED = re.compile(r"jetson|orin", re.I)  # developer modules, not a machine to suggest across kinds
+
+
+def _cpu_step_kinds(mine: Hardware) -> tuple[tuple[str, ...], ...]:
+    """Kinds a CPU machine's bandwidth upgrade is looked for in, best first: a desktop or server takes a graphics
+    card, whose own memory a model reads several times faster than DIMMs, else (a model no single card holds) a
+    machine with a wide unified memory (Apple SoC, APU); a laptop or board computer such a machine. Other
+    kinds: their own."""
+    if mine.kind != "cpu":
+        return ((mine.kind,),)
+    unified = ("apple_soc", "apu")
+    return (unified,) if _PORTABLE.search(f"{mine.name} {mine.family or ''}") else (("discrete_gpu",), unified)
+
+
+def _step_rank(mine: Hardware, h: Hardware) -> int:
+    """Place of ``h``'s kind in :func:`_cpu_step_kinds` (one past the end: the person's own kind, from a CPU)."""
+    ranks = _cpu_step_kinds(mine)
+    return next((i for i, ks in enumerate(ranks) if h.kind in ks), len(ranks))
+
+
+def _replaces(mine: Hardware, h: Hardware) -> bool:
+    """Whether buying ``h`` replaces the person's machine (the same kind, or a unified-memory machine instead of a
+    CPU one), so it must keep at least the memory they have; a graphics card is added to it (its VRAM only has
+    to hold the model)."""
+    return h.kind == mine.kind or (mine.kind == "cpu" and h.kind in ("apple_soc", "apu"))
+
+
+def _bandwidth_step(mine: Hardware, h: Hardware, bw: float, hws: list[Hardware]) -> bool:
+    """Whether ``h`` is a bandwidth upgrade to suggest for ``mine`` (``bw``: its bandwidth, GB/s): 1.8× or more, of
+    the same kind, or from a CPU of :func:`_cpu_step_kinds` and current (:data:`RECENT_YEARS`): a laptop's next
+    step is not a server's memory system, a desktop's not a new DDR5 platform."""
+    if h.bandwidth_gbs < 1.8 * bw:
+        return False
+    if h.kind == mine.kind:
+        return True
+    if mine.kind != "cpu" or _step_rank(mine, h) == len(_cpu_step_kinds(mine)) or _EMBEDDED.search(h.name):
+        return False
+    newest = max((x.release_year or 0) for x in hws)
+    return (h.release_year or 0) >= newest - RECENT_YEARS
 
 
 def _holding(c: Ctx, fam: list[Hardware], need: float, floor: float = 0.0) -> tuple[Hardware, float, Prediction] | None:
@@ -304,7 +357,7 @@ def _holding(c: Ctx, fam: list[Hardware], need: float, floor: float = 0.0) -> tu
     and its prediction; None when none does.
     A machine named without the memory that holds the model is no fix."""
     for h in fam[:12]:
-        mine = floor if c.sit.hardware is not None and h.kind == c.sit.hardware.kind else 0.0  # VRAM is not RAM
+        mine = floor if c.sit.hardware is not None and _replaces(c.sit.hardware, h) else 0.0  # VRAM is not RAM
         sizes = sorted(o for o in (h.memory_gb_options or []) if o >= max(need, mine)) or (
             [] if h.memory_gb_options else [max(mine, float(2 ** math.ceil(math.log2(max(need * 1.3, 1)))))])
         for mem in sizes:
@@ -320,6 +373,9 @@ def _holding(c: Ctx, fam: list[Hardware], need: float, floor: float = 0.0) -> tu
 def _with_memory(h: Hardware, mem: float) -> str:
     """``Apple M2 Pro (19-core GPU) with 32 GB``; a name that already says its size is left as is (``RTX 3080 10GB``);
     a memory system without sizes is ``Desktop dual-channel DDR4-3200 with at least 8 GB of RAM``."""
+    sizes = re.search(r"(?<![\d.])(\d+(?:/\d+)+)\s?GB\b", h.name)  # one row for the sizes a card is sold in: 8/16GB
+    if sizes and f"{mem:g}" in sizes.group(1).split("/"):
+        return h.name[:sizes.start()] + f"{mem:g}GB" + h.name[sizes.end():]
     if re.search(rf"(?<![\d.]){mem:g}\s?GB\b", h.name):
         return h.name
     if not h.memory_gb_options:  # a memory system (RAM one installs), not a product sold in sizes

@@ -15,7 +15,8 @@ from advisor.diagnose.remedies import fix, register, what_if
 from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN, TOOLS, hint, platform_of
 from advisor.models import Fix
 from advisor.render.markdown import gap_words
-from advisor.understand.engine import ollama_gpu_fallback
+from advisor.understand.engine import engine_accel, ollama_gpu_fallback
+from knowledge import catalog
 
 __all__ = ["SETUP", "checks"]
 
@@ -163,6 +164,49 @@ def _ollama_vulkan(c: Ctx) -> Fix | None:
                "Ollama drives this GPU only through its Vulkan backend, which is off unless OLLAMA_VULKAN=1, so today "
                "it runs on the CPU cores (`ollama ps` shows 100% CPU); llama.cpp's Vulkan build does the same.",
                speedup=on.decode_tps / p.decode_tps, new_decode_tps=on.decode_tps)
+
+
+# How each llama.cpp-family engine is put on an AMD/Intel iGPU's Vulkan backend (its words; the default for others)
+_IGPU_VULKAN: dict[str, tuple[str, str]] = {
+    "ollama": ("start Ollama with OLLAMA_VULKAN=1", "ollama vulkan"),
+    "lm-studio": ("pick the Vulkan llama.cpp runtime in LM Studio's runtime settings and offload all layers", "lm-studio vulkan"),
+    "koboldcpp": ("start KoboldCpp with --usevulkan and all layers on the GPU (--gpulayers 999)", "koboldcpp vulkan"),
+}
+_IGPU_DEFAULT = ("use llama.cpp's Vulkan build with every layer on the GPU (-ngl 99)", "llama.cpp vulkan")
+
+
+def _igpu_left_idle(c: Ctx) -> bool:
+    """A llama.cpp-family engine predicted on the CPU cores of a CPU whose integrated GPU has a catalog row."""
+    hw, eng = c.sit.hardware, c.sit.engine or ""
+    if c.pred is None or hw is None or hw.kind != "cpu" or eng not in ("llama.cpp", "ollama", "lm-studio", "koboldcpp"):
+        return False
+    return catalog.integrated_gpu(c.store, hw) is not None and engine_accel(c.sit.engine_text, hw)[1] == "cpu"
+
+
+@register("igpu_vulkan", "gpu_offload", 0, _igpu_left_idle)
+def _igpu_vulkan(c: Ctx) -> Fix | None:
+    """Run the layers on the CPU's own integrated GPU (Vulkan): prompt reading is compute-bound and the iGPU
+    has several times the cores' compute; decode reads the same memory, so it gains little."""
+    p, hw = c.pred, c.sit.hardware
+    gpu = catalog.integrated_gpu(c.store, hw) if hw is not None else None
+    if p is None or hw is None or gpu is None:
+        return None
+    how, backend = _IGPU_VULKAN.get(c.sit.engine or "", _IGPU_DEFAULT)
+    on = what_if(c, hardware=gpu, backend=backend)
+    if on is None or not on.decode_tps or not p.decode_tps:
+        return None
+    parts = []
+    if p.prefill_tps and on.prefill_tps:
+        parts.append(f"prompt reading ≈ {p.prefill_tps:,.3g} → {on.prefill_tps:,.3g} tok/s")
+        if p.ttft_s and on.ttft_s:
+            parts[-1] += f" (first word after {p.ttft_s:.3g} → {on.ttft_s:.2g} s)"
+    parts.append(f"decode ≈ {p.decode_tps:.3g} → {on.decode_tps:.3g} tok/s")
+    gain = max(on.decode_tps / p.decode_tps, (on.prefill_tps or 0) / (p.prefill_tps or on.prefill_tps or 1))
+    return fix("gpu_offload", f"Run it on the {gpu.name}: {how}", ", ".join(parts),
+               f"This {hw.name.split(' (')[0]} has an integrated GPU on the same memory that sits idle today: "
+               "reading the prompt is compute-bound and the iGPU has several times the CPU cores' compute, while "
+               "writing the answer reads the same memory either way, so it gains less.",
+               speedup=gain, new_decode_tps=on.decode_tps, new_ttft_s=on.ttft_s)
 
 
 @register("setup:check_placement", "fix_configuration", 0)

@@ -82,6 +82,7 @@ _SPECIALS = re.compile(
 )
 _CPU_NAMES = re.compile(
     r"\b(?:intel\s+)?(?:core\s+)?(?:i[3579]|ultra\s+[579])(?:[\s-]\d{3,5}[a-z]{0,2})?\b|\b(?:intel\s+)?core\s+ultra\s+\d{3}[a-z]{0,2}\b|\bryzen\s+[3579](?:\s+(?:pro\s+)?\d{4}\w*)?\b"
+    r"|\bryzen\s+ai\s+(?:[3579]\s+)?(?:pro\s+)?(?:hx\s*)?\d{3}\w?\b"
     r"|\bthreadripper\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
 _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
                       re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets

@@ -30,6 +30,7 @@ from knowledge.catalog._load import (
     catalog_stats,
     get_hardware,
     hardware_source,
+    integrated_gpu,
     is_spec_db,
     with_memory,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "closest_hardware",
     "generic_model",
     "get_hardware",
+    "integrated_gpu",
     "hardware_source",
     "instance_pattern",
     "is_spec_db",

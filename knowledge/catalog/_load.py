@@ -8,7 +8,7 @@ from typing import Any
 from advisor.errors import NotFoundError
 from advisor.models import Hardware, ModelSpec, QuantFormat
 from knowledge.gpu_specs import SPEC_DB_TAG
-from knowledge.hardware_seed import MEMORY_SYSTEM_TAG
+from knowledge.hardware_seed import MEMORY_SYSTEM_TAG, integrated_gpu_ids
 from knowledge.seed import read_csv, split_hw_id
 from knowledge.store import Store
 
@@ -101,6 +101,13 @@ def get_hardware(store: Store, hw_id: str, memory_gb: float | None = None) -> Ha
     from knowledge.catalog._hardware import closest_hardware
 
     raise NotFoundError(f"No hardware with id {hw_id!r}.", closest_hardware(store, hw_id))
+
+
+def integrated_gpu(store: Store, hw: Hardware) -> Hardware | None:
+    """The catalog row of a CPU's integrated GPU (a Ryzen 7 7840U's Radeon 780M), on the same memory and with
+    the CPU row's stated memory size; None for a machine that is not a CPU row or whose iGPU has no row."""
+    gid = integrated_gpu_ids().get(hw.id) if hw.kind == "cpu" else None
+    return get_hardware(store, gid, hw.memory_gb) if gid else None
 
 
 def _model_from_row(r: dict[str, Any], aliases: list[str]) -> ModelSpec:

@@ -1,0 +1,78 @@
+"""A llama.cpp-family engine on the CPU cores of a CPU that has an integrated GPU (Ryzen 7040's Radeon 780M, Lunar
+Lake's Arc 140V...): the advisor names the iGPU's Vulkan path in that engine's words, with the predicted effect on
+prompt reading (compute-bound: many times faster) and decode (same memory: a little). Machines without an iGPU row,
+and runs already on the iGPU, get no such fix."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from advisor import service
+from knowledge import catalog
+from knowledge.store import Store
+
+
+@pytest.fixture(scope="module")
+def store() -> Store:
+    return Store(":memory:")
+
+
+def _igpu_fix(store: Store, text: str):
+    v = service.ask(store, text).verdict
+    assert v is not None, text
+    return v, next((f for f in v.fixes if f.id == "gpu_offload" and "iGPU" in f.title), None)
+
+
+@pytest.mark.parametrize(("text", "igpu", "how"), [
+    ("my thinkpad with a ryzen 7 7840u runs llama 3.1 8b q4_k_m on the cpu at 7 tok/s with llama.cpp", "780M", "-ngl 99"),
+    ("Ryzen 7 7840U laptop, llama.cpp cpu build, qwen2.5 7b q4_k_m: 9 tok/s. normal?", "780M", "Vulkan build"),
+    ("ollama on my ryzen 7 7840u laptop, llama3.1:8b at 8 tok/s", "780M", "OLLAMA_VULKAN=1"),
+    ("LM Studio on a Ryzen AI 9 HX 370 laptop, qwen2.5 7b q4_k_m 10 tok/s", "890M", "Vulkan llama.cpp runtime"),
+    ("core ultra 7 258v laptop with 32gb, llama.cpp on cpu, llama 3.1 8b q4_k_m at 12 tok/s", "140V", "-ngl 99"),
+    ("koboldcpp on a ryzen 7 8845hs mini pc, mistral 7b q4_k_m at 9 tok/s", "780M", "--usevulkan"),
+])
+def test_a_cpu_run_beside_an_idle_igpu_gets_the_igpu_fix(store: Store, text: str, igpu: str, how: str) -> None:
+    v, f = _igpu_fix(store, text)
+    assert f is not None, (text, [x.title for x in v.fixes])
+    assert igpu in f.title and how in f.title, f.title
+    m = re.search(r"prompt reading ≈ ([\d,.]+) → ([\d,.]+) tok/s", f.predicted_effect)
+    assert m, f.predicted_effect
+    before, after = (float(x.replace(",", "")) for x in m.groups())
+    assert after > 5 * before, f.predicted_effect  # compute-bound: the iGPU's FP16 is many times the cores'
+    d = re.search(r"decode ≈ ([\d.]+) → ([\d.]+) tok/s", f.predicted_effect)
+    assert d and 0.9 < float(d.group(2)) / float(d.group(1)) < 2.5, f.predicted_effect  # the same memory
+
+
+@pytest.mark.parametrize("text", [
+    "ryzen 9 7950x desktop, llama.cpp cpu, llama 3.1 8b q4_k_m at 12 tok/s",          # its 2-CU iGPU has no row
+    "llama.cpp vulkan on my ryzen 7 7840u laptop, llama 3.1 8b q4_k_m at 14 tok/s",   # already on the iGPU
+    "my 780m laptop runs llama 3.1 8b q4_k_m at 14 tok/s with llama.cpp vulkan",      # named as the iGPU
+])
+def test_no_igpu_fix_where_there_is_none_or_it_is_used(store: Store, text: str) -> None:
+    v, f = _igpu_fix(store, text)
+    assert f is None, (text, f and f.title)
+
+
+def test_integrated_gpu_rows(store: Store) -> None:
+    cpu = catalog.resolve_hardware(store, "Ryzen 7 7840U").value
+    gpu = catalog.integrated_gpu(store, cpu)
+    assert gpu is not None and gpu.id == "amd-radeon-780m-igpu" and gpu.bandwidth_gbs == cpu.bandwidth_gbs
+    assert catalog.integrated_gpu(store, catalog.resolve_hardware(store, "RTX 4090").value) is None
+    assert catalog.integrated_gpu(store, gpu) is None  # the iGPU row itself is not a CPU
+
+
+@pytest.mark.parametrize(("text", "hw_id"), [
+    ("LM Studio on a Ryzen AI 9 HX 370 laptop, qwen2.5 7b", "amd-ryzen-ai-9-hx-370"),
+    ("my ryzen ai 9 hx370 laptop", "amd-ryzen-ai-9-hx-370"),
+    ("a zenbook with the ryzen ai 7 pro 360", "amd-ryzen-ai-9-hx-370"),
+    ("ryzen ai 7 350 with 32gb, can it run qwen3 8b?", "amd-ryzen-ai-7-350"),
+    ("Ryzen AI Max+ 395 with 128 GB", "amd-ryzen-ai-max-plus-395"),
+])
+def test_ryzen_ai_laptop_names_name_the_machine(store: Store, text: str, hw_id: str) -> None:
+    from advisor.intake._extract import extract
+
+    ext = extract(text, store)
+    assert ext.hardware, text
+    assert catalog.resolve_hardware(store, ext.hardware).value.id == hw_id
