@@ -317,7 +317,10 @@ def import_output(
         res = resolve_scenario(store, sc)
         clash = _backend_clash(parsed.measurements, res.hardware) if not parsed.machine.get("hardware") else None
         if clash:  # the output ran elsewhere: not this machine's numbers (not compared, not saved as its results)
-            sc = sc.model_copy(update={"hardware": None, "memory_gb": None})
+            # nor the engine the conversation named for that machine: the run's own (its table) stands
+            other = dict.fromkeys(("hardware", "memory_gb", "backend"))
+            sc = _merge_measurements(base.model_copy(update={**other, "raw_output": text[:20000]}), parsed.measurements,
+                                     parsed.format, store=store)
             res = resolve_scenario(store, sc)
         foreign = None if clash else _foreign_rate(res, parsed.measurements)
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):

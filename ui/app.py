@@ -46,6 +46,7 @@ PROBE_OFF_TEXT = ("The probe is turned off on this server: it would measure the 
                   "Run `advisor probe` on your own machine and paste its output in “Paste tool output”.")
 CHAT_PLACEHOLDER = ("**Try:** “MacBook Air M3 16GB, can I run a 27B model for chat?”, “Should we buy an M3 Ultra, "
                     "two 4090s or an H100 for 20 engineers, 8k prompts?”, or paste what llama-bench printed.")
+VERDICT_PLACEHOLDER = "*The numbers and every fix appear here once I know the hardware and the model.*"
 CSS = """
 #verdict { overflow: visible; }
 #verdict table, #probe-out table, #paste-out table { font-size: 0.9em; }
@@ -189,8 +190,7 @@ def build_app(
                         column_widths=["42%", "58%"],
                     )
                     facts_note = gr.Markdown(elem_id="facts-note")
-                    verdict_md = gr.Markdown("*The numbers and every fix appear here once I know the hardware and "
-                                             "the model.*", elem_id="verdict", container=True, padding=True)
+                    verdict_md = gr.Markdown(VERDICT_PLACEHOLDER, elem_id="verdict", container=True, padding=True)
                     with gr.Tabs(elem_id="charts"):
                         with gr.Tab("Roofline", id="tab-roofline"):
                             roof_plot = gr.Plot(charts.empty_figure(), elem_id="roofline", show_label=False)
@@ -212,7 +212,10 @@ def build_app(
         verdict_outputs = [verdict_state, verdict_md, export_btn, dl_md, dl_json]
         plots = [roof_plot, time_plot, peers_plot]
 
-        def _verdict_updates(v: Any) -> list[Any]:
+        def _verdict_updates(v: Any, stale: bool = False) -> list[Any]:
+            if v is None and stale:  # the card was for a machine or model this turn changed: clear it
+                return [None, VERDICT_PLACEHOLDER, gr.update(interactive=False), gr.update(visible=False),
+                        gr.update(visible=False)]
             if v is None:
                 return [gr.skip()] * len(verdict_outputs)
             return [v.model_dump(mode="json"), handlers.safe_markdown(handlers.verdict_card(v)), gr.update(interactive=True),
@@ -220,7 +223,7 @@ def build_app(
 
         def on_charts(v: Any) -> list[Any]:
             if not v:
-                return [gr.skip()] * len(plots)
+                return list(turns.verdict_figures(store, None))  # no verdict (or a cleared one): empty charts
             return list(turns.verdict_figures(store, v))
 
         def _chained(ev: Any) -> None:
@@ -233,7 +236,7 @@ def build_app(
                 view = turns.chat_turn(store, message, history, facts)
             return [view.history, "", view.facts, handlers.facts_rows(view.facts),
                     _choices_update(view.choices, view.question), view.note,
-                    gr.update(visible=turns.compare_offer(view.facts)), *_verdict_updates(view.verdict)]
+                    gr.update(visible=turns.compare_offer(view.facts)), *_verdict_updates(view.verdict, view.stale)]
 
         chat_outputs = [chatbot, msg, facts_state, facts_df, quick, facts_note, open_cmp, *verdict_outputs]
         chat_kw: dict[str, Any] = dict(outputs=chat_outputs, api_visibility="private")
@@ -259,7 +262,7 @@ def build_app(
                 view, note = turns.paste_turn(store, text, file_path, hw, history, facts)
             return [note, view.history, view.facts, handlers.facts_rows(view.facts),
                     _choices_update([], "") if view.verdict is not None else gr.skip(),
-                    *_verdict_updates(view.verdict)]
+                    *_verdict_updates(view.verdict, view.stale)]
 
         paste_io: dict[str, Any] = dict(inputs=[paste, upload, paste_hw, chatbot, facts_state],
                                         outputs=[paste_out, chatbot, facts_state, facts_df, quick, *verdict_outputs],

@@ -46,6 +46,7 @@ __all__ = [
     "friendly_error",
     "import_paste",
     "import_paste_with_facts",
+    "verdict_stale",
     "normalize_history",
     "parse_scenario_json",
     "peer_rows",
@@ -354,6 +355,16 @@ class ChatView:
     choices: list[str] = field(default_factory=list)
     question: str = ""
     note: str = ""
+    stale: bool = False  # no verdict this turn, and the machine or model it was for changed: clear the card
+
+
+def verdict_stale(before: dict[str, Any] | None, after: dict[str, Any] | None, verdict: Verdict | None) -> bool:
+    """Whether a verdict on the page from an earlier turn no longer applies: this turn gave none and changed
+    (or forgot) the machine or the model it judged (a paste that ran on another machine, "now on my PC")."""
+    if verdict is not None:
+        return False
+    b, a = before or {}, after or {}
+    return any(b.get(k) != a.get(k) for k in ("hardware", "model"))
 
 
 def chat_turn(store: Store, message: str | None, history: Any, facts: dict[str, Any] | None) -> ChatView:
@@ -375,8 +386,10 @@ def chat_turn(store: Store, message: str | None, history: Any, facts: dict[str, 
         return ChatView(history=hist, facts=facts)
     hist += [{"role": "user", "content": safe_markdown(text)}, {"role": "assistant", "content": safe_markdown(res.reply)}]
     q = res.question
-    return ChatView(history=hist, facts=_facts_dict(res.facts), verdict=res.verdict,
-                    choices=list(q.choices) if q else [], question=q.text if q else "")
+    after = _facts_dict(res.facts)
+    return ChatView(history=hist, facts=after, verdict=res.verdict,
+                    choices=list(q.choices) if q else [], question=q.text if q else "",
+                    stale=verdict_stale(facts, after, res.verdict))
 
 
 def facts_edited(store: Store, rows: Any, facts: dict[str, Any] | None) -> tuple[dict[str, Any], Verdict | None, str]:

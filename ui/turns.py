@@ -90,7 +90,8 @@ def paste_turn(store: Store, text: str | None, file_path: str | None, hardware: 
     hist += [{"role": "user", "content": _paste_label(text or "", file_path)},
              {"role": "assistant", "content": reply}]
     note = "Answered in the chat." if verdict is not None or new_facts else message.split("\n")[0]
-    return ChatView(history=hist, facts=merged, verdict=verdict), note
+    return ChatView(history=hist, facts=merged, verdict=verdict,
+                    stale=handlers.verdict_stale(facts, merged, verdict)), note
 
 
 def verdict_figures(store: Store, verdict: dict[str, Any] | Verdict | None) -> tuple[go.Figure, go.Figure, go.Figure]:
