@@ -76,3 +76,44 @@ def test_ryzen_ai_laptop_names_name_the_machine(store: Store, text: str, hw_id: 
     ext = extract(text, store)
     assert ext.hardware, text
     assert catalog.resolve_hardware(store, ext.hardware).value.id == hw_id
+
+
+def test_no_igpu_fix_for_a_model_the_memory_does_not_hold(store: Store) -> None:
+    v, f = _igpu_fix(store, "i5-1335U laptop with 16gb, llama 3.3 70b q4_k_m on the cpu with llama.cpp at 0.06 tok/s")
+    assert f is None, f and f.title
+
+
+@pytest.mark.parametrize(("text", "version", "v0"), [
+    ("32 users on an A100 80GB with vllm 0.6.3 serving qwen2.5 0.5b", "vllm 0.6.3", True),
+    ("vLLM v0.7.2 on an A100 80GB, qwen2.5 0.5b, 32 users", "vllm 0.7.2", True),
+    ("vllm==0.5.4 on an A100 80GB, 32 users of qwen2.5 0.5b", "vllm 0.5.4", True),
+    ("vLLM version 0.10 on an A100 80GB, 32 users of qwen2.5 0.5b", "vllm 0.10", False),
+    ("32 users on an A100 80GB with vllm serving qwen2.5 0.5b", "vllm", False),
+])
+def test_a_stated_vllm_version_reaches_the_prediction_and_the_fix(store: Store, text: str, version: str, v0: bool) -> None:
+    r = service.ask(store, text)
+    assert r.facts.backend == version
+    assert r.verdict is not None
+    p = r.verdict.prediction
+    assert any("V0 engine" in a for a in p.assumptions) is v0
+    up = next((f for f in r.verdict.fixes if f.title.startswith("Upgrade vLLM to 0.8")), None)
+    assert (up is not None) is v0
+    if v0:  # AccelMark on an A100-80 at 32 users: vLLM 0.7.3 2,387 tok/s vs 0.20.1 11,576: the upgrade is several ×
+        assert up.speedup and up.speedup > 2.5, up.predicted_effect
+
+
+@pytest.mark.parametrize(("text", "unified"), [
+    ("ryzen 9 7950x desktop, llama.cpp cpu, qwen2.5 14b q4_k_m at 5 tok/s, what should i buy", False),
+    ("my ryzen 7 5800u laptop runs llama 3.1 8b q4 on cpu at 6 tok/s. what to buy?", True),
+    ("ryzen ai 9 hx 370 laptop, llama.cpp cpu, qwen2.5 14b q4_k_m at 5 tok/s, what should i buy", True),
+    ("i7-12700 in a mini pc, llama.cpp cpu only, qwen2.5 14b q4_k_m at 4 tok/s. what upgrade?", True),
+])
+def test_what_a_cpu_machine_is_told_to_buy_follows_what_it_is(store: Store, text: str, unified: bool) -> None:
+    v = service.ask(store, text).verdict
+    assert v is not None, text
+    buys = [f for f in v.fixes if f.id in ("more_bandwidth", "more_compute")]
+    assert buys, [f.title for f in v.fixes]
+    for f in buys:
+        card = "GeForce" in f.title or "Radeon RX" in f.title or "graphics card" in f.title
+        assert card is not unified, (text, f.title)
+        assert "Jetson" not in f.title and "DDR" not in f.title, f.title

@@ -70,6 +70,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         add("flash_attention")  # a setting the person turned off (it applies only at long context)
     add("ollama_vulkan")  # Ollama on the CPU beside a GPU only its opt-in Vulkan backend drives
     add("igpu_vulkan")  # a llama.cpp-family engine on the CPU cores of a CPU with an integrated GPU
+    add("vllm_v1")  # vLLM before 0.8 (its V0 engine's host work per sequence)
     general = _remedies.GENERAL_PREFILL if f.bottleneck == "prefill" else _remedies.GENERAL_DECODE
     extra = list(general)
     w = c.sit.workload

@@ -166,6 +166,28 @@ def _ollama_vulkan(c: Ctx) -> Fix | None:
                speedup=on.decode_tps / p.decode_tps, new_decode_tps=on.decode_tps)
 
 
+def _vllm_v0(c: Ctx) -> bool:
+    from advisor.perf.fit import vllm_v0
+
+    return c.pred is not None and vllm_v0(c.sit.engine_text)
+
+
+@register("vllm_v1", "fix_configuration", 0, _vllm_v0)
+def _vllm_v1(c: Ctx) -> Fix | None:
+    """Upgrade vLLM past 0.8: its V1 engine takes the per-sequence host work out of the GPU's loop."""
+    p, on = c.pred, what_if(c, backend="vllm")
+    if p is None or on is None or not on.decode_tps or not p.decode_tps:
+        return None
+    users = c.sit.workload.users
+    each = (f", ≈ {p.decode_tps_per_seq:.3g} → {on.decode_tps_per_seq:.3g} tok/s each"
+            if users > 1 and p.decode_tps_per_seq and on.decode_tps_per_seq else "")
+    return fix("fix_configuration", "Upgrade vLLM to 0.8 or later (its V1 engine)",
+               f"decode ≈ {p.decode_tps:,.0f} → {on.decode_tps:,.0f} tok/s{' over ' + str(users) + ' users' if users > 1 else ''}{each}",
+               "Before 0.8 vLLM scheduled, prepared inputs, sampled and detokenised in the GPU's loop, one sequence at "
+               "a time, so the GPU waits on the host more the more users share a step (most with a small model); "
+               "V1 runs that beside the GPU.", speedup=on.decode_tps / p.decode_tps, new_decode_tps=on.decode_tps)
+
+
 # How each llama.cpp-family engine is put on an AMD/Intel iGPU's Vulkan backend (its words; the default for others)
 _IGPU_VULKAN: dict[str, tuple[str, str]] = {
     "ollama": ("start Ollama with OLLAMA_VULKAN=1", "ollama vulkan"),
@@ -193,13 +215,17 @@ def _igpu_vulkan(c: Ctx) -> Fix | None:
         return None
     how, backend = _IGPU_VULKAN.get(c.sit.engine or "", _IGPU_DEFAULT)
     on = what_if(c, hardware=gpu, backend=backend)
-    if on is None or not on.decode_tps or not p.decode_tps:
-        return None
+    if on is None or not on.decode_tps or not p.decode_tps or not on.memory.fits:
+        return None  # a model the machine's memory does not hold runs no better on its iGPU
+
+    def secs(x: float) -> str:
+        return f"{x:,.0f}" if x >= 10 else f"{x:.2g}"
+
     parts = []
     if p.prefill_tps and on.prefill_tps:
         parts.append(f"prompt reading ≈ {p.prefill_tps:,.3g} → {on.prefill_tps:,.3g} tok/s")
         if p.ttft_s and on.ttft_s:
-            parts[-1] += f" (first word after {p.ttft_s:.3g} → {on.ttft_s:.2g} s)"
+            parts[-1] += f" (first word after {secs(p.ttft_s)} → {secs(on.ttft_s)} s)"
     parts.append(f"decode ≈ {p.decode_tps:.3g} → {on.decode_tps:.3g} tok/s")
     gain = max(on.decode_tps / p.decode_tps, (on.prefill_tps or 0) / (p.prefill_tps or on.prefill_tps or 1))
     return fix("gpu_offload", f"Run it on the {gpu.name}: {how}", ", ".join(parts),

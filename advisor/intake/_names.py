@@ -85,6 +85,8 @@ _BACKENDS = (
     (re.compile(r"\bllamafile\b", re.I), "llamafile"),
     (re.compile(r"\bgpt4all\b", re.I), "gpt4all"),
 )
+# A server engine's version as people write it: "vllm 0.6.3", "vLLM v0.7.2", "vllm==0.5.4", "vLLM version 0.10"
+_SERVER_VERSION = re.compile(r"\b(?:vllm|sglang)(?:\s+version)?\s*(?:==|=|@|\s)?\s*v?(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
 # "OLLAMA_VULKAN=1" names Vulkan too (the letters before it are an env var's); "=0" / "off" turns it off.
 # Said not used ("without vulkan", "(no Vulkan)", "not ROCm", "vulkan off") names no API. ipex-llm is Intel's build of
 # llama.cpp / Ollama on SYCL (oneAPI) for Arc and Core Ultra GPUs.
@@ -329,6 +331,8 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
         elif be in ("llama.cpp", "ollama", "LM Studio", "koboldcpp") and (a := _ACCEL.search(msg.orig)):
             api = _ACCEL_NAMES[re.split(r"[\s_-]", a.group("a").lower())[0]]
             be += f" ({api})"
+        if be in ("vllm", "sglang") and (v := _SERVER_VERSION.search(msg.orig)):
+            be += f" {v.group('v')}"  # the version decides vLLM's engine (V0 before 0.8: advisor.perf.fit.vllm_v0)
         ext.backend = be
     m = _NGL.search(msg.s)
     if m:

@@ -234,6 +234,7 @@ class Symptoms(_Frozen):
         power_limited (bool): the machine runs on battery, in a power-saving mode or under a lowered power limit.
         household (bool): a family/home question (plain words wanted).
         intel_mac (bool): the machine is an Intel Mac (its GPU is no Apple Silicon GPU, whatever a name matched).
+        portable (bool): the person calls the machine a laptop, mini PC or board computer (no graphics card goes in).
     """
 
     n_gpu_layers: int | None = None
@@ -265,6 +266,7 @@ class Symptoms(_Frozen):
     faster_elsewhere: bool = False
     household: bool = False
     intel_mac: bool = False
+    portable: bool = False
     power_limited: bool = False  # on battery / a power-saving mode / a lowered power limit
     complaint: bool = False  # the person says it is slow as they see it ("takes forever"), numbers or not
     after_idle: bool = False  # the slow request comes after a pause ("after a few min break"): a reload

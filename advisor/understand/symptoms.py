@@ -262,10 +262,15 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
         intel_mac=intel_mac(t),
+        portable=bool(_PORTABLE_WORDS.search(t)),
         power_limited=bool(_POWER.search(t)),
         complaint=_complains(t),
         after_idle=bool(_AFTER_IDLE.search(t)),
     )
+
+
+_PORTABLE_WORDS = re.compile(r"\b(?:laptop|notebook|thinkpad|zenbook|vivobook|ideapad|yoga|ultrabook|macbook|xps|"
+                             r"mini[\s-]?pc|nuc|handheld|steam\s*deck|rog\s*ally|raspberry\s*pi|sbc)\b", re.I)
 
 
 def _complains(text: str) -> bool:
