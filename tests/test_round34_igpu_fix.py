@@ -32,6 +32,8 @@ def _igpu_fix(store: Store, text: str):
     ("LM Studio on a Ryzen AI 9 HX 370 laptop, qwen2.5 7b q4_k_m 10 tok/s", "890M", "Vulkan llama.cpp runtime"),
     ("core ultra 7 258v laptop with 32gb, llama.cpp on cpu, llama 3.1 8b q4_k_m at 12 tok/s", "140V", "-ngl 99"),
     ("koboldcpp on a ryzen 7 8845hs mini pc, mistral 7b q4_k_m at 9 tok/s", "780M", "--usevulkan"),
+    ("llama.cpp on the cpu of my Core Ultra 7 155H laptop (32gb), llama 3.1 8b q4_k_m 8 tok/s", "128EU", "-ngl 99"),
+    ("ollama on a core ultra 9 285h laptop with 32gb, qwen2.5 7b q4_k_m at 9 tok/s", "140T", "OLLAMA_VULKAN=1"),
 ])
 def test_a_cpu_run_beside_an_idle_igpu_gets_the_igpu_fix(store: Store, text: str, igpu: str, how: str) -> None:
     v, f = _igpu_fix(store, text)
@@ -40,7 +42,7 @@ def test_a_cpu_run_beside_an_idle_igpu_gets_the_igpu_fix(store: Store, text: str
     m = re.search(r"prompt reading ≈ ([\d,.]+) → ([\d,.]+) tok/s", f.predicted_effect)
     assert m, f.predicted_effect
     before, after = (float(x.replace(",", "")) for x in m.groups())
-    assert after > 5 * before, f.predicted_effect  # compute-bound: the iGPU's FP16 is many times the cores'
+    assert after > 3 * before, f.predicted_effect  # compute-bound: the iGPU's FP16 is several times the cores'
     d = re.search(r"decode ≈ ([\d.]+) → ([\d.]+) tok/s", f.predicted_effect)
     assert d and 0.9 < float(d.group(2)) / float(d.group(1)) < 2.5, f.predicted_effect  # the same memory
 
