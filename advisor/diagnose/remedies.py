@@ -264,18 +264,18 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     # memory is no upgrade), any machine what the model needs; machines whose memory is not fixed (generic DDR rows
     # list no sizes) get that.
     floor = p.memory.total_gb or 0.0
-    said = "laptop" if sit.symptoms.portable else ""
+    portable = sit.symptoms.portable
     hws = [h for h in catalog.all_hardware(c.store).values() if h.n_devices == 1
            and (not h.memory_gb_options or max(h.memory_gb_options) >= max(need, floor if _replaces(hw, h) else 0))]
     if pick_by == "bandwidth":
-        fam = [h for h in hws if _bandwidth_step(hw, h, p.bandwidth_gbs, hws, said)]
+        fam = [h for h in hws if _bandwidth_step(hw, h, p.bandwidth_gbs, hws, portable)]
         # From a CPU the kinds of :func:`_cpu_step_kinds` first; then the same family, then the smallest step up
         # (the cheapest machine that makes the difference).
-        fam.sort(key=lambda h: (_step_rank(hw, h, said), h.family != hw.family, h.bandwidth_gbs))
+        fam.sort(key=lambda h: (_step_rank(hw, h, portable), h.family != hw.family, h.bandwidth_gbs))
     elif hw.kind == "cpu":
         fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops
-               and _cross_kind_ok(hw, h, hws, said)]
-        fam.sort(key=lambda h: (_step_rank(hw, h, said), h.fp16_tflops or 0))
+               and _cross_kind_ok(hw, h, hws, portable)]
+        fam.sort(key=lambda h: (_step_rank(hw, h, portable), h.fp16_tflops or 0))
     else:
         fam = [h for h in hws if h.fp16_tflops and p.tflops and h.fp16_tflops >= 2.5 * p.tflops
                and h.kind in (hw.kind, "discrete_gpu", "datacenter_gpu")]
@@ -320,20 +320,22 @@ _PORTABLE = re.compile(r"mobile|laptop|raspberry|\bpi \d|jetson|rockchip|snapdra
 _EMBEDDED = re.compile(r"jetson|orin", re.I)  # developer modules, not a machine to suggest across kinds
 
 
-def _cpu_step_kinds(mine: Hardware, said: str = "") -> tuple[tuple[str, ...], ...]:
+def _cpu_step_kinds(mine: Hardware, portable: bool = False) -> tuple[tuple[str, ...], ...]:
     """Kinds a CPU machine's bandwidth upgrade is looked for in, best first: a desktop or server takes a graphics
     card, whose own memory a model reads several times faster than DIMMs, else (a model no single card holds) a
-    machine with a wide unified memory (Apple SoC, APU); a laptop or board computer such a machine. Other
-    kinds: their own."""
+    machine with a wide unified memory (Apple SoC, APU); a laptop, mini PC or board computer (``portable``: the
+    person called it one, :attr:`Symptoms.portable`; or its part's name says so) such a machine. Other kinds: their own."""
     if mine.kind != "cpu":
         return ((mine.kind,),)
     unified = ("apple_soc", "apu")
-    return (unified,) if _PORTABLE.search(f"{mine.name} {mine.family or ''} {said}") else (("discrete_gpu",), unified)
+    if portable or _PORTABLE.search(f"{mine.name} {mine.family or ''}"):
+        return (unified,)
+    return ("discrete_gpu",), unified
 
 
-def _step_rank(mine: Hardware, h: Hardware, said: str = "") -> int:
+def _step_rank(mine: Hardware, h: Hardware, portable: bool = False) -> int:
     """Place of ``h``'s kind in :func:`_cpu_step_kinds` (one past the end: the person's own kind, from a CPU)."""
-    ranks = _cpu_step_kinds(mine, said)
+    ranks = _cpu_step_kinds(mine, portable)
     return next((i for i, ks in enumerate(ranks) if h.kind in ks), len(ranks))
 
 
@@ -344,17 +346,17 @@ def _replaces(mine: Hardware, h: Hardware) -> bool:
     return h.kind == mine.kind or (mine.kind == "cpu" and h.kind in ("apple_soc", "apu"))
 
 
-def _bandwidth_step(mine: Hardware, h: Hardware, bw: float, hws: list[Hardware], said: str = "") -> bool:
+def _bandwidth_step(mine: Hardware, h: Hardware, bw: float, hws: list[Hardware], portable: bool = False) -> bool:
     """Whether ``h`` is a bandwidth upgrade to suggest for ``mine`` (``bw``: its bandwidth, GB/s): 1.8× or more, of
     the same kind, or from a CPU of :func:`_cpu_step_kinds` and current (:data:`RECENT_YEARS`): a laptop's next
     step is not a server's memory system, a desktop's not a new DDR5 platform."""
-    return h.bandwidth_gbs >= 1.8 * bw and (h.kind == mine.kind or _cross_kind_ok(mine, h, hws, said))
+    return h.bandwidth_gbs >= 1.8 * bw and (h.kind == mine.kind or _cross_kind_ok(mine, h, hws, portable))
 
 
-def _cross_kind_ok(mine: Hardware, h: Hardware, hws: list[Hardware], said: str = "") -> bool:
+def _cross_kind_ok(mine: Hardware, h: Hardware, hws: list[Hardware], portable: bool = False) -> bool:
     """Whether a CPU machine's upgrade may be ``h`` of another kind: one of :func:`_cpu_step_kinds`, current
     (:data:`RECENT_YEARS`), and not an embedded developer module."""
-    if mine.kind != "cpu" or _step_rank(mine, h, said) == len(_cpu_step_kinds(mine, said)) or _EMBEDDED.search(h.name):
+    if mine.kind != "cpu" or _step_rank(mine, h, portable) == len(_cpu_step_kinds(mine, portable)) or _EMBEDDED.search(h.name):
         return False
     newest = max((x.release_year or 0) for x in hws)
     return (h.release_year or 0) >= newest - RECENT_YEARS
