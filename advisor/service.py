@@ -306,6 +306,7 @@ def import_output(
     foreign: tuple[float, float] | None = None
     verdict = None
     sc = None
+    clash = None
     base = scenario or Scenario()
     if hardware:
         base = base.model_copy(update={"hardware": hardware.strip()[:300]})
@@ -374,7 +375,7 @@ def import_output(
              (time.perf_counter() - t0) * 1000)
     return ImportOutcome(format=parsed.format, measurements=parsed.measurements, unparsed=parsed.unparsed,
                          verdict=verdict, saved_id=saved, message=msg, facts=sc, warnings=parsed.warnings,
-                         saved_for_machine=foreign is None)
+                         saved_for_machine=foreign is None and not clash)
 
 
 def run_probe(

@@ -37,6 +37,7 @@ def test_a_clashing_paste_clears_the_card_and_takes_the_runs_engine(store: Store
     assert view.facts["hardware"] is None
     assert view.facts["backend"] == "llama.cpp-cuda"  # the run's engine, not the Mac's Ollama
     assert view.facts["model"] == "llama 3.1 8b"  # the same model (8.03 B): the person's name for it stays
+    assert "without a machine until you say which ran it" in view.history[-1]["content"]
     again = turns.chat_turn(store, "that was on an RTX 4090", view.history, view.facts)
     assert again.verdict is not None and not again.stale
     assert again.verdict.prediction.backend.startswith("llama.cpp")
