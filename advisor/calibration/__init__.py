@@ -2,7 +2,8 @@
 
 A prediction is ceiling × efficiency (DESIGN.md). Decode time per token is modelled as
 ``B_tok / (BW × e_bw) + t0`` — bytes over achieved bandwidth plus a fixed per-token cost ``t0``
-(kernel launches, sampling, synchronisation) that dominates for small models. Prefill time per
+(kernel launches, sampling, synchronisation) that dominates for small models; on a GPU ``t0`` is fitted per
+32 layers and scales with the model's layer count (:func:`._model.layer_scale`). Prefill time per
 token is ``FLOPs_tok / (FLOPS × e_c)``.
 
 Efficiencies are fitted in log space per group, from coarse (all rows of an accelerator class) to
@@ -54,6 +55,7 @@ from advisor.calibration._model import (
     engine_family,
     features,
     group_keys,
+    layer_scale,
     m0_for,
     m0_key,
     moe_t0_applies,
@@ -83,7 +85,7 @@ __all__ = [
     "_fit_groups", "_fit_moe_m0", "_group_keys", "_machine_ratio", "_weighted_median",
     "accel_class", "attention_flops", "batched_keys", "beta_for", "bounded", "bw_tier", "cpu_compute_factor",
     "cpu_qclass", "engine_family", "features", "fit", "fit_batched", "group_keys", "m0_for", "m0_key",
-    "min_decode_eff", "MOE_T0_KEY", "V0_HOST_KEY", "moe_t0_applies", "row_t0", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
+    "min_decode_eff", "MOE_T0_KEY", "V0_HOST_KEY", "moe_t0_applies", "layer_scale", "row_t0", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
 ]
 
 T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)

@@ -217,6 +217,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             extra={"model": r["model"], "depth": depth, "generic": m.generic,
                    "spilled": _spilled(store, r, m, q.bits_per_weight, depth + prompt + gen)},
             expert_tokens=tokens, expert_flop_share=share, ubatch=int(ub.group(1)) if ub else 0,
+            n_layers=m.n_layers or 0,
         ))
     return out
 

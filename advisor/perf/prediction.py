@@ -272,7 +272,7 @@ def predict_step(
             "decode_bytes": dbytes, "prefill_flops": flops, "n_devices": 1 if tp else n,
             "params_active_b": model.active_b, "prompt_tokens": prompt_tokens or 1,
             "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False,
-            "moe": model.is_moe, "flash_attn": True}
+            "moe": model.is_moe, "flash_attn": True, "n_layers": model.n_layers or 0}
     if flash_attn is None:
         flash_attn = label_flash_attn(backend)
     if flash_attn is False and engine_family(engine) in TIER_ENGINES:
