@@ -277,6 +277,7 @@ class Scenario(BaseModel):
     requests_per_minute: float | None = None
     n_gpu_layers: int | None = None
     gpu_cores: int | None = None
+    cpu_cores: int | None = Field(default=None, ge=1, le=1024)  # CPU cores said ("a 64-core Threadripper")
     bandwidth_gbs: float | None = None
     tflops: float | None = None
     shared_prefix_tokens: int | None = None

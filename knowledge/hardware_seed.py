@@ -19,7 +19,8 @@ from typing import Any
 
 from knowledge import gpu_specs
 
-__all__ = ["HW_FILES", "MEMORY_SYSTEM_TAG", "fingerprint_extra", "hardware_rows", "memory_system_names", "spec_db_ids"]
+__all__ = ["HW_FILES", "MEMORY_SYSTEM_TAG", "fingerprint_extra", "hardware_rows", "memory_system_names", "memory_systems",
+           "peak_bandwidth_gbs", "spec_db_ids"]
 
 HW_FILES = ("hardware.csv", "hardware_more.csv", "hardware_extra.csv", "memory_systems.csv", "hardware_spec_db.csv")
 MEMORY_SYSTEM_TAG = "[memory-system]"  # first word of the notes of rows made from memory_systems.csv
@@ -63,13 +64,30 @@ def _curated() -> list[dict[str, Any]]:
     return out
 
 
+def peak_bandwidth_gbs(mts: float, channels: float) -> float:
+    """Peak DRAM bandwidth in GB/s: ``channels × 8 bytes × MT/s / 1000``, ``channels`` counted in 64-bit channels
+    (a 128-bit LPDDR5X bus is 2; JEDEC transfer rates). Rounded to 0.1 GB/s."""
+    return round(channels * 8 * mts / 1000, 1)
+
+
+@lru_cache(maxsize=1)
+def memory_systems() -> dict[str, tuple[str, float, float]]:
+    """hw_id → (memory type, MT/s, 64-bit channels) of the memory_systems.csv rows that state all three."""
+    out = {}
+    for r in _read("memory_systems.csv"):
+        mts, ch = _num(r["mts"]), _num(r["channels"])
+        if r["memory"] and mts and ch:
+            out[r["hw_id"]] = (r["memory"].strip().upper(), mts, ch)
+    return out
+
+
 def _memory_systems() -> list[dict[str, Any]]:
     out = []
     for r in _read("memory_systems.csv"):
         if not r["name"]:
             continue  # names only, for a curated row
         mts, ch = _num(r["mts"]), _num(r["channels"])
-        bw = round(ch * 8 * mts / 1000, 1) if mts and ch else None
+        bw = peak_bandwidth_gbs(mts, ch) if mts and ch else None
         notes = MEMORY_SYSTEM_TAG + " " + (f"{r['notes']}; bandwidth COMPUTED: {ch:g} x 64-bit channels x 8 bytes x {r['memory']}-{mts:g} MT/s "
                  f"= {bw:g} GB/s peak" if bw else r["notes"])
         tf, kind = None, None

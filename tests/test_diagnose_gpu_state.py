@@ -66,7 +66,7 @@ def test_the_trial_paste_names_the_gpu_state_not_the_placement(own):
     assert v.measured["decode_tps"] == pytest.approx(18.31) and v.measured["prefill_tps"] == pytest.approx(1180.52)
     top = v.fixes[0]
     assert top.id == "fix_configuration" and top.title.startswith("Find what slows the GPU down")
-    assert re.fullmatch(r"decode ≈ 6\d tok/s expected vs 18\.31 measured \(≈ 3×\)", top.predicted_effect)
+    assert re.fullmatch(r"decode ≈ (5[6-9]|6[0-6]) tok/s expected vs 18\.31 measured \(≈ 3×\)", top.predicted_effect)
     assert top.speedup is not None and 3.0 <= top.speedup <= 3.8
     _no_placement_advice(v)
     # The expert's causes with this platform's (NVIDIA's) commands.

@@ -31,7 +31,9 @@ def test_what_if_is_the_prediction_code(store):
     a = remedies.what_if(c, quant=q4)
     b = predict_for(store, c.sit, quant=q4)
     assert a is not None and b is not None and a.decode_tps == pytest.approx(b.decode_tps)
-    assert a.decode_tps > c.pred.decode_tps * 1.4  # 8.5 → 4.9 bits per weight
+    # 8.5 → 4.9 bits per weight reads 1.73× fewer bytes; the fixed per-token cost (≈ 3 ms on a discrete GPU,
+    # advisor.calibration) keeps the gain below that
+    assert 1.3 < a.decode_tps / c.pred.decode_tps < 1.73
 
 
 def test_quantization_effect_matches_what_if(store):

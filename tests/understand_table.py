@@ -245,7 +245,7 @@ USERS_2 = [
  ("llama3.1:70b on a 4090 24GB + 64GB DDR5, getting 1.8 tok/s", {"memory_gb": 24.0, "system_ram_gb": 64.0, "measured_decode_tps": 1.8}),
  ("Time to first token is ~25s on an 8k prompt (M2 Pro 32GB, LM Studio, qwen2.5 14b)", {"measured_ttft_s": 25.0, "prompt_tokens": 8000, "memory_gb": 32.0}),
  ("We need ~40 concurrent users, avg 1500 tokens in and 250 out, what GPU should we buy?", {"concurrency": 40, "prompt_tokens": 1500, "gen_tokens": 250}),
- ("Running Mixtral 8x7B on a Ryzen 9 7950X with 64GB DDR5-6000, no GPU. 4 t/s.", {"hw": "cpu-ddr5-6000-2ch", "measured_decode_tps": 4.0, "model_id": "mistralai/Mixtral-8x7B-v0.1"}),
+ ("Running Mixtral 8x7B on a Ryzen 9 7950X with 64GB DDR5-6000, no GPU. 4 t/s.", {"hw": "amd-ryzen-9-7950x", "measured_decode_tps": 4.0, "model_id": "mistralai/Mixtral-8x7B-v0.1"}),
  ("my laptop has an rtx 4060 (8gb) and 16gb ram", {"memory_gb": 8.0, "system_ram_gb": 16.0}),
  ("Mac Studio M2 Ultra 192GB. prompt eval rate: 85 tokens/s, eval rate: 12 tokens/s for llama 3.1 70b q8", {"measured_prefill_tps": 85.0, "measured_decode_tps": 12.0, "memory_gb": 192.0}),
  ("A100 40GB vs H100 SXM for serving 100 users of llama 3.1 8b", {"compare_hardware": ["A100", "H100 SXM"], "concurrency": 100}),

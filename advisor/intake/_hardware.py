@@ -28,8 +28,13 @@ from advisor.intake._machine import (
     strip_count,
 )
 from advisor.intake._memory import choose_memory, memory_mentions, tentative, with_memory_after
+from advisor.intake._ramspec import RAM_WORD, ram_bandwidth, stated_ram
+from advisor.intake._ramspec import cpu_before_ram as _cpu_before_ram
+from advisor.intake._ramspec import ddr_id as _ddr_id
+from advisor.intake._ramspec import ram_machine as _ram_machine
 from advisor.intake._schema import Extraction
 from advisor.intake._specs import bandwidth as _bandwidth
+from advisor.intake._specs import cpu_cores as _cpu_cores
 from advisor.intake._specs import gpu_cores as _gpu_cores
 from advisor.intake._text import Msg, fmt, negated
 from advisor.models import Hardware
@@ -76,14 +81,16 @@ _SPECIALS = re.compile(
     # model size in millions ("gemma-3-270m", "a 780M-parameter model")
     # and not NVIDIA's laptop cards of the same numbers ("GTX 860M", "GeForce 840M")
     r"|(?<![\w.-])(?<!gtx )(?<!geforce )(?<!quadro )(?<!nvidia )(?:[678][4-9]0m|80[456]0s|1[34]0v)\b(?![-_.]\w|\s*(?:params?|parameters?|models?|weights?|tokens?|context|ctx|words?|rows?)\b)"
-    r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channel\s+)?ddr[45][\s-]?\d{4}"
+    r"|\b(?:dual[\s-]channel\s+|\d{1,2}[\s-]channels?\s+(?:total\s+)?(?:of\s+)?)?ddr[45][\s-]?\d{4}"
     r"(?:\s*(?:dual[\s-]channel|\(?\d{1,2}[\s-]?(?:channels?|ch)\)?))?",
     re.I,
 )
 _CPU_NAMES = re.compile(
-    r"\b(?:intel\s+)?(?:core\s+)?(?:i[3579]|ultra\s+[579])(?:[\s-]\d{3,5}[a-z]{0,2})?\b|\b(?:intel\s+)?core\s+ultra\s+\d{3}[a-z]{0,2}\b|\bryzen\s+[3579](?:\s+(?:pro\s+)?\d{4}\w*)?\b"
+    r"\b(?:intel\s+)?(?:core\s+)?(?:i[3579]|ultra\s+[579])(?:[\s-]\d{3,5}(?:[a-z]{1,2}\d?)?)?\b|\b(?:intel\s+)?core\s+ultra\s+\d{3}[a-z]{0,2}\b|\bryzen\s+[3579](?:\s+(?:pro\s+)?\d{4}\w*)?\b"
     r"|\bryzen\s+ai\s+(?:[3579]\s+)?(?:pro\s+)?(?:hx\s*)?\d{3}\w?\b"
-    r"|\bthreadripper\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
+    r"|\b(?:amd\s+)?(?:ryzen\s+)?threadripper(?:\s+pro)?(?:\s+\d{4}\w{0,3})?\b|\bxeon\s+w[3579]-\d{4}\w?\b"
+    r"|\b(?:intel\s+)?(?:processor\s+)?(?:n[1-3]\d{2}|n9[57]|n50)\b(?=\s*(?:mini|cpu|pc|box|nuc|processor|chip|based|with|,|\)|$))"
+    r"|\b(?:intel\s+)n[1-3]\d{2}\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
 _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
                       re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets
 # ----------------------------------------------------------------------------- catalog views
@@ -101,16 +108,6 @@ def apple_chips(store: Store) -> list[str]:
              if h.kind == "apple_soc" and (m := re.match(r"Apple (M\d(?: Pro| Max| Ultra)?)\b", h.name))}
     tiers = ("", "Pro", "Max", "Ultra")
     return sorted(chips, key=lambda c: (c[:2], tiers.index(c[3:]) if c[3:] in tiers else 9))
-
-
-def _ddr_id(store: Store, phrase: str) -> str | None:
-    """Catalog id of a RAM spec ("DDR5-6000 dual channel" → ``cpu-ddr5-6000-2ch``), if it has one."""
-    m = re.search(r"ddr([45])[\s-]?(\d{4})", phrase, re.I)
-    if not m:
-        return None
-    ch = re.search(r"(\d{1,2})[\s-]?(?:ch|channels?)\b", phrase, re.I)
-    hid = f"cpu-ddr{m.group(1)}-{m.group(2)}-{ch.group(1) if ch else 2}ch"
-    return hid if hid in catalog.all_hardware(store) else None
 
 
 def shown_name(store: Store, phrase: str) -> str:
@@ -335,7 +332,11 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     cores = _gpu_cores(msg)
     said = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
     men = [x for x in said if not _aside(msg, x)] or _owned_only(msg, ext, said)
+    spec = stated_ram(msg.orig)
+    men = _cpu_before_ram(store, men) if spec is not None else men
     men = _several(msg, ext, store, men)
+    if spec is not None and _ram_machine(ext, store, men, spec):
+        men = []
     if ext.compare_hardware and len(men) > 1:
         mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
     hw = None
@@ -361,6 +362,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         except (AmbiguousError, NotFoundError):
             hw = None
     ext.gpu_cores = cores
+    if (hw is not None and hw.kind in ("cpu", "apu")) or (hw is None and ext.hardware_kind == "cpu"):
+        ext.cpu_cores = _cpu_cores(msg)  # "a 64-core Threadripper": sizes the prefill compute of a CPU family entry
     gpu_like = (hw is not None and hw.kind in ("discrete_gpu", "datacenter_gpu")) or bool(
         hw is None and men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
     ram = [m for m in mems if m.qual == "ram"] if gpu_like else []
@@ -385,7 +388,12 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.hardware_kind = hardware_kind(msg)
         if ext.hardware_kind == "cpu" and DDR_GENERATION.search(msg.orig):  # "no GPU, 64GB DDR5": the generation's usual speed
             default_cpu_memory(ext, msg.orig)
-    if hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
+    if hw is not None and hw.kind in ("cpu", "apu") and spec is not None and not ext.bandwidth_gbs and men \
+            and not RAM_WORD.search(men[0].phrase) and (got := ram_bandwidth(
+                spec, hw, 2 if men[0].phrase.startswith("dual-socket") else 1)):
+        ext.bandwidth_gbs = got[0]  # a CPU's stated RAM decides its bandwidth; the entry keeps its cores
+        ext.note(got[1])
+    elif hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
         ext.bandwidth_gbs = ext.tflops = None

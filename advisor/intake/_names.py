@@ -32,7 +32,8 @@ _WEAK_FAMILIES = {"granite", "falcon", "olmo", "glm", "kimi", "hermes", "dolphin
                   "phi", "command-r", "commandr", "starcoder", "wizardlm"}
 _VARIANT_WORDS = (
     r"coder|code|instruct|it|chat|r1|v\d+(?:\.\d+)?|distill|small|mini|medium|large|nemo|nano|vl|math|base|turbo|"
-    r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|scout|maverick|air|" + _FAMILIES
+    r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|scout|maverick|air|"
+    r"k\d(?:\.\d)?|(?<=minimax[\s_-])m\d(?:\.\d)?|" + _FAMILIES  # "Kimi K2", "MiniMax M2.1"
 )
 _NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"
 _TOKEN = rf"(?:{_NUM_TOKEN}|a\d+(?:\.\d+)?b|e\d+b|\d+n|small\d(?:\.\d)?|(?:{_VARIANT_WORDS}))(?![\w]|\.\d)"  # "3n": Gemma 3n; "small3.1": Ollama's Mistral Small tag

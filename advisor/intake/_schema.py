@@ -10,7 +10,7 @@ from advisor.models import Scenario
 
 # Scenario fields that intake reads out of chat text (``raw_output`` is the importers' business).
 FACT_FIELDS: tuple[str, ...] = (
-    "hardware", "memory_gb", "gpu_cores", "bandwidth_gbs", "tflops", "model", "params_b", "active_params_b", "quant", "backend",
+    "hardware", "memory_gb", "gpu_cores", "cpu_cores", "bandwidth_gbs", "tflops", "model", "params_b", "active_params_b", "quant", "backend",
     "prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens", "concurrency", "requests_per_minute", "use",
     "measured_prefill_tps", "measured_decode_tps", "n_gpu_layers",
     "gpu_count", "interconnect", "system_ram_gb", "context_window", "measured_ttft_s", "compare_hardware",
@@ -42,6 +42,7 @@ class Extraction(BaseModel):
     hardware: str | None = None
     memory_gb: float | None = None
     gpu_cores: int | None = None
+    cpu_cores: int | None = None
     bandwidth_gbs: float | None = None
     tflops: float | None = None
     model: str | None = None

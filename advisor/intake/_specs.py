@@ -10,7 +10,7 @@ import re
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, parse_num
 
-__all__ = ["bandwidth", "gpu_cores"]
+__all__ = ["bandwidth", "cpu_cores", "gpu_cores"]
 
 _N = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _BW = re.compile(rf"(?<![\w.])(?P<num>{_N})\s*(?P<u>gb|tb)\s*(?:/\s*s(?:ec)?\b|ps\b|\s+per\s+second\b)", re.I)
@@ -25,6 +25,22 @@ def gpu_cores(msg: Msg) -> int | None:
         n = int(m.group("n") or m.group("n2") or m.group("n3"))
         msg.claim(m.start(), m.end())
         if 1 <= n <= 512:
+            return n
+    return None
+
+
+_CPU_CORES = re.compile(r"(?<![\w.])(?P<n>\d{1,3})\s*-?\s*(?:physical\s+)?cores?\b(?!\s*(?:apple\s+)?gpu)"
+                        r"|(?<![\w.])(?P<n2>\d{1,3})\s*c\s*/\s*\d{1,3}\s*t\b"
+                        r"|\bcpu\s*(?:with\s*|of\s*|:\s*)?(?P<n3>\d{1,3})\s*-?\s*cores?\b", re.I)
+
+
+def cpu_cores(msg: Msg) -> int | None:
+    """CPU cores said in the text ("64-core", "16 cores", "32c/64t", "CPU: 24 cores"); None when not said or not
+    1–1024. GPU cores ("38-core GPU") are read first by :func:`gpu_cores` and claimed."""
+    for m in msg.finditer(_CPU_CORES):
+        n = int(m.group("n") or m.group("n2") or m.group("n3"))
+        if 1 <= n <= 1024:
+            msg.claim(m.start(), m.end())
             return n
     return None
 

@@ -48,7 +48,7 @@ __all__ = ["CHANGE_LABELS", "answer_markdown", "changes", "details", "feel_speed
 
 # Facts whose change a follow-up names, with how to say the value.
 CHANGE_LABELS: dict[str, str] = {
-    "hardware": "hardware", "memory_gb": "memory", "gpu_cores": "GPU cores", "gpu_count": "GPUs",
+    "hardware": "hardware", "memory_gb": "memory", "gpu_cores": "GPU cores", "cpu_cores": "CPU cores", "gpu_count": "GPUs",
     "model": "model", "params_b": "model size", "active_params_b": "active per token", "quant": "weight format",
     "backend": "engine",
     "prompt_tokens": "prompt", "gen_tokens": "answer", "depth": "conversation so far",

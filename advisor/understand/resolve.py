@@ -109,6 +109,26 @@ def custom_hardware(s: Scenario) -> Hardware | None:
                     notes="measured by the probe" if s.hardware_measured else "described by the user")
 
 
+def _cpu_with_bandwidth(store: Store, s: Scenario, res: Resolved) -> Hardware | None:
+    """A CPU the catalog knows, given with its RAM's bandwidth ("Threadripper 7980X" and 8-channel DDR5-5200 read
+    by the intake as 332.8 GB/s): the catalog entry (cores, family) with the stated bandwidth for all sockets."""
+    if not s.hardware or s.hardware_measured or s.tflops or re.search(r"\b(?:lp)?ddr\d", s.hardware, re.I):
+        return None
+    try:
+        m = catalog.resolve_hardware(store, re.sub(r"^dual-socket\s+", "", s.hardware, flags=re.I))
+    except (AmbiguousError, NotFoundError):
+        return None
+    hw = m.value
+    if hw.kind not in ("cpu", "apu") or m.confidence < 0.85:
+        return None
+    n = _sockets(s.hardware)
+    name = re.sub(r"\s*\bper[\s-]socket\b", "", hw.name).strip() + (f", {n} sockets together" if n > 1 else "")
+    res.assumptions.append(f"The {name} with the memory you stated: {s.bandwidth_gbs:g} GB/s"
+                           + (" (both sockets' memory adds up only with --numa distribute)." if n > 1 else "."))
+    return hw.model_copy(update={"bandwidth_gbs": s.bandwidth_gbs, "name": name, "n_devices": n,
+                                 "memory_gb": s.memory_gb or hw.memory_gb})
+
+
 def _sockets(text: str) -> int:
     if re.search(r"dual[- ]socket|2[- ]?sockets?|\b2p\b|two sockets", text, re.I):
         return 2
@@ -185,7 +205,7 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     res = Resolved(scenario=s, backend=s.backend)
     # Hardware
     if s.bandwidth_gbs:
-        res.hardware = custom_hardware(s)
+        res.hardware = _cpu_with_bandwidth(store, s, res) or custom_hardware(s)
     elif s.hardware:
         text = catalog.card_head(store, s.hardware)  # "RTX 3080 (RTX 3080 Ti (12 GB) preset)": the card named first
         tidy = _tidy_hardware(store, text)
@@ -230,6 +250,10 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
         except NotFoundError as e:
             res.problems["hardware"] = str(e)
             res.candidates["hardware"] = e.candidates
+    if res.hardware is not None and s.cpu_cores and res.hardware.kind in ("cpu", "apu") \
+            and str(res.hardware.cpu_cores or "") != str(s.cpu_cores):
+        res.hardware = res.hardware.model_copy(update={"cpu_cores": str(s.cpu_cores)})
+        res.assumptions.append(f"{s.cpu_cores} CPU cores, as you said.")
     if res.hardware is not None and s.memory_gb and res.hardware.memory_gb != s.memory_gb and not res.mixed:
         card = catalog.with_memory(res.hardware, s.memory_gb)  # a card keeps only a memory it can have
         if card.memory_gb == s.memory_gb:

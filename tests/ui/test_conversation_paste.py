@@ -8,6 +8,8 @@ as not understood, and the memory said with the hardware is kept in the facts th
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from advisor import intake
@@ -19,7 +21,7 @@ TABLE = """| model | size | params | backend | ngl | test | t/s |
 | llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | pp512 | 1180.52 ± 12.10 |
 | llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 18.31 ± 0.20 |"""
 
-NEVER = ("Same setup as before", "Still:", "still 62.6", "couldn't find any details", "not understood",
+NEVER = ("Same setup as before", "Still:", "couldn't find any details", "not understood",
          "importer", "your own words around it")
 
 
@@ -39,6 +41,7 @@ def pasted(own_store):
 
 
 def _clean(reply: str) -> None:
+    assert not re.search(r"\bstill (?:5[6-9]|6[0-6])\.\d", reply), reply  # the old expectation repeated
     for bad in NEVER:
         assert bad not in reply, (bad, reply)
 
@@ -61,7 +64,8 @@ def test_question_after_the_paste_box_is_judged_on_the_pasted_numbers(own_store,
     view = turns.chat_turn(own_store, question, pasted.history, pasted.facts)
     reply = view.history[-1]["content"]
     _clean(reply)
-    assert "18.31 tok/s" in reply and "62.6" in reply  # measured against what this card normally does
+    # measured against what this card normally does (Llama 8B Q4_K_M on an RTX 3060 12GB: ≈ 59 tok/s, 360 GB/s)
+    assert "18.31 tok/s" in reply and re.search(r"normally does about (?:5[6-9]|6[0-6])\.\d\b", reply), reply[:300]
     assert "holding it back" in reply
     assert view.verdict is not None and view.verdict.measured["decode_tps"] == pytest.approx(18.31)
     assert view.verdict.status != "normal"
@@ -144,7 +148,7 @@ def test_a_new_measured_rate_is_judged_without_the_old_expectation_line(own_stor
     view = turns.chat_turn(own_store, "I rebuilt it and now I get 55 tok/s, ok?", pasted.history, pasted.facts)
     reply = view.history[-1]["content"]
     assert "18.31 tok/s" in reply and "→ 55 tok/s" in reply  # the change is said
-    assert "Still:" not in reply and "speed still 62.6" not in reply
+    assert "Still:" not in reply and not re.search(r"speed still \d", reply)
     # The new decode rate is judged on its own (55 against ≈ 63 expected: normal). The pasted prefill (1,181 tok/s at
     # pp512) sits at the low edge of the RTX 3060's 10–90 % range (~1,150–1,200), so the overall status may go
     # either way on a refit; the decode judgement must not.

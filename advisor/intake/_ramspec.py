@@ -1,0 +1,160 @@
+"""A computer's RAM as people state it ("8 channels DDR5-5200", "DDR4-3200 quad channel", "LPDDR5X-8533",
+"12 channels total of DDR5-4800"): the memory system that sets a CPU machine's decode speed.
+
+A stated RAM spec is more specific than the memory a CPU's catalog entry assumes (one row per CPU family, e.g.
+"assumed 4-channel DDR5-5200" for a Threadripper 7000), so for a CPU machine it decides the bandwidth; the CPU
+entry keeps its cores and family. RAM the catalog has no entry for becomes a machine described by its
+computed bandwidth. Peak bandwidth: :func:`knowledge.hardware_seed.peak_bandwidth_gbs`.
+
+Part of the hardware reader (:mod:`advisor.intake._hardware`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from advisor.errors import AmbiguousError, NotFoundError
+from advisor.intake._machine import Mention
+from advisor.intake._schema import Extraction
+from advisor.models import Hardware
+from knowledge import catalog
+from knowledge.hardware_seed import memory_systems, peak_bandwidth_gbs
+from knowledge.store import Store
+
+__all__ = ["RAM_WORD", "RamSpec", "cpu_before_ram", "ddr_id", "ram_bandwidth", "ram_machine", "stated_ram"]
+
+_WORDS = {"single": 1, "one": 1, "dual": 2, "double": 2, "two": 2, "quad": 4, "four": 4, "hexa": 6, "six": 6,
+          "octa": 8, "octo": 8, "eight": 8, "twelve": 12}
+_COUNT = r"\d{1,2}|single|one|dual|double|two|quad|four|hexa|six|octa|octo|eight|twelve"
+_TOTAL = r"(?:total|in\s+total|combined|overall|altogether)"
+_SPEC = re.compile(
+    rf"(?:\b(?P<ch1>{_COUNT})[\s-]*(?:channels?|ch)\b\s*(?P<tot1>{_TOTAL}\s+)?(?:of\s+)?(?:ram\s+|memory\s+)?)?"
+    r"\b(?P<gen>(?:lp)?ddr[45]x?)(?:[\s-]*(?P<mts>[1-9]\d{3}))?(?:\s*(?:mt/s|mts|mhz))?\b"
+    rf"(?:\s*[,(]?\s*(?:in\s+|with\s+)?(?P<ch2>{_COUNT})[\s-]*(?:channels?|ch)\b\)?)?(?P<tot2>\s*{_TOTAL}\b)?",
+    re.I,
+)
+RAM_WORD = re.compile(r"\b(?:lp)?ddr[45]", re.I)  # a machine phrase that names RAM, not a computer
+
+
+@dataclass(frozen=True)
+class RamSpec:
+    """RAM stated in a message: generation (``DDR5``, ``LPDDR5X``), transfer rate (MT/s) and 64-bit channels when
+    said, whether the channel count is for all sockets together (``total``), and where it was written."""
+
+    gen: str
+    mts: int | None
+    channels: int | None
+    total: bool
+    start: int
+    end: int
+
+    def phrase(self, channels: float | None = None) -> str:
+        ch = channels or self.channels
+        return (f"{ch:g}-channel " if ch else "") + self.gen + (f"-{self.mts}" if self.mts else "")
+
+
+def _count(x: str | None) -> int | None:
+    if not x:
+        return None
+    n = int(x) if x.isdigit() else _WORDS[x.lower()]
+    return n if 1 <= n <= 24 else None
+
+
+def stated_ram(text: str) -> RamSpec | None:
+    """The first RAM spec in ``text`` that gives a transfer rate or a channel count (a bare "DDR5" says neither).
+
+    >>> stated_ram("Threadripper 7980X with 8 channels DDR5-5200, 768GB")
+    RamSpec(gen='DDR5', mts=5200, channels=8, total=False, start=24, end=46)
+    >>> stated_ram("16GB DDR5") is None
+    True
+    """
+    for m in _SPEC.finditer(text or ""):
+        mts = int(m.group("mts")) if m.group("mts") else None
+        ch = _count(m.group("ch1")) or _count(m.group("ch2"))
+        if mts is not None and not 1000 <= mts <= 12000:
+            mts = None
+        if mts is None and ch is None:
+            continue
+        gen = m.group("gen").upper()
+        return RamSpec(gen, mts, ch, bool(m.group("tot1") or m.group("tot2")), m.start(), m.end())
+    return None
+
+
+def ram_bandwidth(spec: RamSpec, hw: Hardware | None = None, sockets: int = 1) -> tuple[float, str] | None:
+    """Bandwidth (GB/s, all sockets together) of the stated RAM on the CPU ``hw``, and the note that says how it
+    was worked out; None when it is what the catalog entry already has, or cannot be worked out.
+
+    What the statement leaves out (the rate or the channel count) comes from the CPU's own memory system
+    (memory_systems.csv); a CPU entry without one needs both stated. Channels said for a two-socket machine are
+    per socket unless said to be the total. With no CPU at all (``hw`` None) the rate must be stated and the
+    channel count defaults to two (a desktop or laptop).
+    """
+    own = memory_systems().get(hw.id) if hw is not None else None
+    if hw is not None and own is None and (spec.mts is None or spec.channels is None):
+        return None  # a CPU entry with no memory system of its own: only a full statement replaces its figure
+    if own is not None and spec.mts is None and own[0] != spec.gen:
+        return None  # "DDR4" said of a CPU whose entry is DDR5, with no rate: nothing to compute from
+    mts = spec.mts or (own[1] if own else None)
+    ch = spec.channels or (own[2] if own else 2)
+    if mts is None:
+        return None
+    per = peak_bandwidth_gbs(mts, ch)
+    total = per if spec.total or sockets <= 1 else per * sockets
+    was, where = "", ""
+    if hw is not None:
+        assumed = hw.bandwidth_gbs * max(1, sockets)
+        if abs(total - assumed) <= 0.01 * assumed:
+            return None
+        fitted = f"{own[2]:g}-channel {own[0]}-{own[1]:g}, " if own else ""
+        was, where = f", rather than the catalog's {fitted}{assumed:g} GB/s", f" for the {hw.name}"
+    sock = f" × {sockets} sockets" if sockets > 1 and not spec.total else ""
+    how = (f"{ch:g} channels × 8 bytes × {mts:g} MT/s{sock} = {total:g} GB/s peak"
+           + ("" if spec.channels else f" (channels: {'the CPU’s own' if own else 'two assumed, a desktop or laptop'})"))
+    return total, f"Used your RAM, {spec.phrase(ch)}{where}: {how}{was}."
+
+
+def ddr_id(store: Store, phrase: str) -> str | None:
+    """Catalog id of a RAM spec ("DDR5-6000 dual channel" → ``cpu-ddr5-6000-2ch``), if it has one."""
+    m = re.search(r"ddr([45])[\s-]?(\d{4})", phrase, re.I)
+    if not m:
+        return None
+    ch = re.search(r"(\d{1,2})[\s-]?(?:ch|channels?)\b", phrase, re.I)
+    hid = f"cpu-ddr{m.group(1)}-{m.group(2)}-{ch.group(1) if ch else 2}ch"
+    return hid if hid in catalog.all_hardware(store) else None
+
+
+def cpu_before_ram(store: Store, men: list[Mention]) -> list[Mention]:
+    """A CPU the catalog knows, named beside its RAM ("Threadripper 7980X with 8 channels DDR5-5200"), is the
+    machine; the RAM then sets its bandwidth (:func:`advisor.intake._ramspec.ram_bandwidth`)."""
+    if not any(RAM_WORD.search(x.phrase) for x in men):
+        return men
+    for x in men:
+        if RAM_WORD.search(x.phrase) or not re.search(r"\d{3,}", x.phrase):
+            continue
+        try:
+            got = catalog.resolve_hardware(store, x.phrase.removeprefix("dual-socket "))
+        except (AmbiguousError, NotFoundError):
+            continue
+        if got.value.kind in ("cpu", "apu") and got.confidence >= 0.85:
+            return [x] + [m for m in men if m is not x and not RAM_WORD.search(m.phrase)]
+    return men
+
+
+def ram_machine(ext: Extraction, store: Store, men: list[Mention], ram: RamSpec) -> bool:
+    """RAM the catalog has no entry for, named as the machine ("8-channel DDR5-5200", "LPDDR5X-8533, no GPU"): a
+    computer described by the RAM's computed bandwidth. True when it was taken so."""
+    if men and not RAM_WORD.search(men[0].phrase) or ram.mts is None:
+        return False
+    if men and ddr_id(store, men[0].phrase):
+        return False  # the catalog's own entry ("DDR5-6000 dual channel")
+    if not men and ext.hardware_kind not in (None, "cpu"):
+        return False
+    got = ram_bandwidth(ram, None)
+    if got is None:
+        return False
+    ext.bandwidth_gbs = got[0]
+    ext.hardware = f"computer with {ram.phrase(ram.channels or 2)}"
+    ext.hardware_kind = "cpu"
+    ext.note(got[1])
+    return True
