@@ -26,6 +26,7 @@ SEED_FILES = (
     "hardware_extra.csv",
     "hardware_more.csv",
     "memory_systems.csv",
+    "cpu_uarch.csv",
     "hardware_spec_db.csv",
     "models.csv",
     "model_attention.csv",

@@ -144,6 +144,27 @@ def test_cpu_per_core_factors_are_paired_within_machines():
     assert out["cpu-per-core:hw:a"] / base == pytest.approx(1.5 ** (-4 / 6), rel=1e-6)
 
 
+def test_cpu_per_core_rate_is_counted_in_reference_cores():
+    # Machine a's cores have the reference peak (speed 1), machine b's twice it (speed 2) and b measures twice a's
+    # rate: per reference core they are the same machine, so the base is a's rate and neither is shrunk away.
+    rows = [_cpu(0, "a", "llama.cpp", "Q4_K_M", 50), _cpu(1, "a", "llama.cpp", "Q4_K_M", 50),
+            CalRow(**{**_cpu(2, "b", "llama.cpp", "Q4_K_M", 100).__dict__, "cpu_core_speed": 2.0}),
+            CalRow(**{**_cpu(3, "b", "llama.cpp", "Q4_K_M", 100).__dict__, "cpu_core_speed": 2.0})]
+    out = cal._fit_cpu_per_core(rows)
+    assert out["cpu-per-core:base"] == pytest.approx(0.05)  # 16 GFLOP/token × 50 tok/s ÷ 16 cores = 50 GFLOP/s
+    assert out["cpu-per-core:hw:a"] == pytest.approx(0.05) and out["cpu-per-core:hw:b"] == pytest.approx(0.05)
+
+
+def test_an_engine_without_a_paired_factor_does_not_set_the_cpu_base():
+    # Machine c ran only ik_llama.cpp (3x mainline's kernels) and no machine ran both engines: its rate says
+    # nothing about mainline, so the base is machine a's mainline rate alone, not the median of 50 and 150.
+    rows = [_cpu(0, "a", "llama.cpp", "Q4_K_M", 50), _cpu(1, "c", "ik_llama.cpp", "Q4_K_M", 150)]
+    out = cal._fit_cpu_per_core(rows)
+    assert out["cpu-per-core:base"] == pytest.approx(0.05)
+    # Only such rows: they are all there is.
+    assert cal._fit_cpu_per_core([rows[1]])["cpu-per-core:base"] == pytest.approx(0.15)
+
+
 def test_fused_attention_engines_pay_no_attention_factor():
     # β (attention at a fraction of matmul speed) is fitted on llama.cpp rows; vLLM/SGLang run FlashAttention.
     m = cal.CalibrationModel({}, {"prefill": {}}, {"prefill": {}}, {}, {"prefill": 0}, {"cuda": 8.0})

@@ -282,20 +282,23 @@ def test_rows_whose_backend_names_no_api_calibrate_on_the_hardware_default(store
     assert "other" not in set(accels.values())
 
 
-def test_cpu_compute_without_a_flops_spec_scales_with_cores(store):
-    # A CPU has no FLOPS spec: its prefill compute is fitted per core (SIMD units), not per GB/s of memory.
+def test_cpu_compute_without_a_flops_spec_scales_with_cores_and_their_simd_peak(store):
+    # A CPU has no FLOPS spec: its prefill compute is fitted per reference core (32 FP32 FLOP/cycle at 3.0 GHz =
+    # 96 GFLOP/s), not per GB/s of memory. A Zen+ core (2 x 128-bit FMA = 16 FLOP/cycle at ~3.6 GHz = 57.6 GFLOP/s)
+    # is 0.6 reference cores; a Zen 4 desktop core (32 FLOP/cycle at ~5.0 GHz = 160 GFLOP/s) is 1.667.
     from advisor.perf import calibration_model
     from advisor.perf.prediction import resolve_compute
     from knowledge import catalog
 
     cal = calibration_model(store)
     per_core = cal.compute_per_bw["cpu-per-core"]
-    four = catalog.get_hardware(store, "amd-ryzen-5-3400g")  # 4 cores
-    sixteen = catalog.get_hardware(store, "amd-ryzen-9-7950x")  # 16 cores
+    four = catalog.get_hardware(store, "amd-ryzen-5-3400g")  # 4 Zen+ cores
+    sixteen = catalog.get_hardware(store, "amd-ryzen-9-7950x")  # 16 Zen 4 cores
     tf4, why = resolve_compute(four, "cpu", cal)
-    tf16, _ = resolve_compute(sixteen, "cpu", cal)
-    assert tf4 == pytest.approx(4 * per_core) and tf16 == pytest.approx(16 * per_core)
-    assert why.startswith("FITTED") and "4 cores" in why
+    tf16, why16 = resolve_compute(sixteen, "cpu", cal)
+    assert tf4 == pytest.approx(4 * 0.6 * per_core) and tf16 == pytest.approx(16 * 160 / 96 * per_core)
+    assert why.startswith("FITTED") and "4 cores" in why and "16 FP32 FLOP/cycle × ~3.6 GHz" in why
+    assert "1.67× the reference core" in why16
     assert 0.005 < per_core < 0.2  # TFLOP/s per core achieved in llama.cpp prefill (5–200 GFLOP/s)
 
 

@@ -44,9 +44,10 @@ def _machine_ratio(items: list[tuple[str, str, float]]) -> dict[str, float]:
 
 
 def _fit_cpu_per_core(rows: list[CalRow]) -> dict[str, float]:
-    """Achieved prefill compute per CPU core (TFLOP/s) and its factors by engine and weight format.
+    """Achieved prefill compute per reference CPU core (TFLOP/s) and its factors by engine and weight format.
 
-    CPU matmul throughput scales with cores (SIMD units), not with memory bandwidth, and depends on the
+    CPU matmul throughput scales with cores × each core's SIMD peak (FMA width × clock,
+    :func:`knowledge.cpu_uarch.core_speed`; a core is counted in reference cores), not with memory bandwidth, and depends on the
     format's kernel (Q4_0 and IQ4_NL have repacked int8 paths; IQ2/IQ3 decode codebooks) and on the
     engine (ik_llama.cpp's CPU kernels run several times mainline's). Factors are paired within
     machines (:func:`_machine_ratio`); the base (``cpu-per-core:base``) is the median over machines of
@@ -57,7 +58,8 @@ def _fit_cpu_per_core(rows: list[CalRow]) -> dict[str, float]:
     """
     if not rows:
         return {}
-    rate = [r.prefill_tps * r.prefill_flops / 1e12 / r.cpu_cores for r in rows]  # type: ignore[operator]
+    rate = [r.prefill_tps * r.prefill_flops / 1e12 / (r.cpu_cores * r.cpu_core_speed)  # type: ignore[operator]
+            for r in rows]
     main = [(r.hw_id, cpu_qclass(r.quant), x) for r, x in zip(rows, rate, strict=True)
             if engine_family(r.engine) == "llama.cpp"]
     fq = _machine_ratio(main)
@@ -67,7 +69,12 @@ def _fit_cpu_per_core(rows: list[CalRow]) -> dict[str, float]:
     fe = {e: v / base_e for e, v in fe_raw.items() if e != "llama.cpp"}
     per_hw: dict[str, list[float]] = defaultdict(list)
     for r, x in zip(rows, rate, strict=True):
+        if engine_family(r.engine) != "llama.cpp" and engine_family(r.engine) not in fe:
+            continue  # an engine with no factor paired within a machine would set the base at its own speed
         per_hw[r.hw_id].append(x / fq.get(cpu_qclass(r.quant), 1.0) / fe.get(engine_family(r.engine), 1.0))
+    if not per_hw:  # only engines without a paired factor: their rows are all there is
+        for r, x in zip(rows, rate, strict=True):
+            per_hw[r.hw_id].append(x / fq.get(cpu_qclass(r.quant), 1.0))
     out = {"cpu-per-core": statistics.median(rate),  # all rows pooled: format and engine unknown
            "cpu-per-core:base": statistics.median(statistics.median(v) for v in per_hw.values())}
     base = out["cpu-per-core:base"]

@@ -120,6 +120,7 @@ class CalRow:
     moe: bool = False
     flash_attn: bool = True  # llama.cpp family: the run used flash attention (advisor.perf.fit.row_flash_attn)
     cpu_cores: int = 0
+    cpu_core_speed: float = 1.0  # a core's FP32 peak ÷ the reference core's (knowledge.cpu_uarch.core_speed)
     expert_tokens: float = 0.0  # MoE: tokens each routed expert multiplies per prefill step (m)
     expert_flop_share: float = 0.0  # MoE: share of the active matmul FLOPs in routed experts (s)
     ubatch: int = 0  # the run's prefill micro-batch when its command gives one (llama.cpp -ub); 0: engine default

@@ -31,6 +31,7 @@ from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction
 from advisor.perf.moe import moe_prefill_terms, with_moe
 from knowledge import catalog
+from knowledge.cpu_uarch import core_speed
 from knowledge.queries import OWN_ORIGINS, POPULATION_ORIGINS, calibration_set
 from knowledge.store import Store
 
@@ -213,6 +214,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             prefill_tps=r["prefill_tps"] if r["prompt_tokens"] else None, params_active_b=m.active_b,
             source_set=r["source_set"] or r["origin"], n_devices=r["n_devices"] or 1, prompt_tokens=prompt, moe=m.is_moe,
             prefill_attn_flops=attention_flops(m, prompt, depth), cpu_cores=_cores(store, r),
+            cpu_core_speed=core_speed(r["hw_family"], r["base_hw_id"]),
             old_build=row_old_build(r), flash_attn=row_flash_attn(r),
             extra={"model": r["model"], "depth": depth, "generic": m.generic,
                    "spilled": _spilled(store, r, m, q.bits_per_weight, depth + prompt + gen)},

@@ -50,6 +50,7 @@ from advisor.understand.engine import (  # the one engine classifier
     engine_accel,
     ollama_gpu_fallback,
 )
+from knowledge.cpu_uarch import REFERENCE_CORE_GFLOPS, core_peak
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
@@ -136,9 +137,13 @@ def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel, *, quant: s
         how = f" × {f:.2f} for {quant or 'the format'} with {engine or 'the engine'}" if abs(f - 1) > 0.01 else ""
         span = (f" (the middle of the family's {str(hw.cpu_cores).replace(';', ', ')} cores; say how many it has)"
                 if any(c in str(hw.cpu_cores) for c in "-;") else "")
-        return per_core * cores * f, (
-            f"FITTED: no FLOPS spec; {cores} cores{span} × median achieved prefill compute per core of measured CPUs "
-            f"({per_core * 1000:.0f} GFLOP/s per core{how}; achieved, not peak)")
+        peak = core_peak(hw.family, hw.id)
+        speed = peak.gflops / REFERENCE_CORE_GFLOPS if peak else 1.0
+        core = (f"{peak.uarch} cores: {peak.flops_per_cycle:g} FP32 FLOP/cycle × ~{peak.ghz:g} GHz = "
+                f"{speed:.2f}× the reference core" if peak else "core type not known: counted as reference cores")
+        return per_core * cores * speed * f, (
+            f"FITTED: no FLOPS spec; {cores} cores{span} ({core}) × median achieved prefill compute per reference "
+            f"core of measured CPUs ({per_core * 1000:.0f} GFLOP/s{how}; achieved, not peak)")
     fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
     if fam:
         return fam * hw.bandwidth_gbs, (
