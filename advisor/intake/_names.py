@@ -21,7 +21,8 @@ _FAMILIES = (
     r"codellama|tinyllama|(?:meta[\s-])?llama|r1[\s-]distill|qwq|qwen|codegemma|gemma|mixtral|ministral|mistral|codestral|devstral|phi|"
     r"lama(?=[\s-]?\d)|quen|qwenn|gema(?=[\s-]?\d)|mistrall?|mistal|deepseak|"
     r"gpt[\s-]?oss|deepseek|granite|falcon|command-?r|olmo|smollm|(?:nvidia[\s-])?nemotron|glm|kimi|hermes|dolphin|vicuna|starcoder|"
-    r"wizardlm|minimax|zephyr|openchat|starling|solar|internlm|baichuan|exaone|aya|jamba|dbrx|yi"
+    r"wizardlm|minimax|zephyr|openchat|starling|solar|internlm|baichuan|exaone|aya|(?:ai21-)?jamba|dbrx|yi|hunyuan|magistral|"
+    r"(?-i:Command[\s-]A)(?![a-z])|(?:c4ai-)?command-a(?![a-z])"  # "Command A" or "command-a"; "command a team" is English
 )
 # Family names as they are mistyped ("lama 3.1 8b", "quen 2.5"), spelled right before the catalog is asked.
 _TYPOS = ((re.compile(r"^lama\b", re.I), "llama"), (re.compile(r"^(?:quen|qwenn)\b", re.I), "qwen"),
@@ -29,17 +30,18 @@ _TYPOS = ((re.compile(r"^lama\b", re.I), "llama"), (re.compile(r"^(?:quen|qwenn)
           (re.compile(r"^deepseak\b", re.I), "deepseek"))
 _WEAK_FAMILIES = {"granite", "falcon", "olmo", "glm", "kimi", "hermes", "dolphin", "vicuna", "minimax", "zephyr",
                   "openchat", "starling", "solar", "internlm", "baichuan", "exaone", "aya", "jamba", "dbrx", "yi",
-                  "phi", "command-r", "commandr", "starcoder", "wizardlm"}
+                  "phi", "command-r", "commandr", "starcoder", "wizardlm", "hunyuan"}
 _VARIANT_WORDS = (
     r"coder|code|instruct|it|chat|r1|v\d+(?:\.\d+)?|distill|small|mini|medium|large|nemo|nano|vl|math|base|turbo|"
     r"preview|moe|next|thinking|latest|oss|plus|lite|hf|beta|alpha|scout|maverick|air|"
-    r"k\d(?:\.\d)?|(?<=minimax[\s_-])m\d(?:\.\d)?|" + _FAMILIES  # "Kimi K2", "MiniMax M2.1"
+    r"k\d(?:\.\d)?|(?<=minimax[\s_-])m\d(?:\.\d)?|tiny|micro|h(?=[\s_-]+(?:small|tiny|micro|nano|\d))|"
+    + _FAMILIES  # "Kimi K2", "MiniMax M2.1", "Granite 4.0 H Small"
 )
-_NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"
+_NUM_TOKEN = r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?(?:[bm]|v(?=\W|$))?(?!\s*-?\s*(?:bits?|gb|gigs?|tok|t/s|k\b|%|users|people|words))"
 _TOKEN = rf"(?:{_NUM_TOKEN}|a\d+(?:\.\d+)?b|e\d+b|\d+n|small\d(?:\.\d)?|(?:{_VARIANT_WORDS}))(?![\w]|\.\d)"  # "3n": Gemma 3n; "small3.1": Ollama's Mistral Small tag
 _FAMILY = re.compile(
     rf"(?<![\w/.-])(?:{_FAMILIES})(?![a-z]|[.\-_ ]?(?:cpp|server|bench|cli|perf|print|batched|swap|file)\b)"
-    rf"(?:\d+(?:\.\d+)?n?)?(?:[\s_:-]+{_TOKEN}){{0,8}}",
+    rf"(?:\d+(?:\.\d+)?(?:n|v(?![a-z]))?)?(?:[\s_:-]+{_TOKEN}){{0,8}}",
     re.I,
 )
 _AFTER_SIZE = re.compile(r".*?(?<![\w.])\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?b(?![\w])"

@@ -93,7 +93,8 @@ def resolve_model(store: Store, text: str, *, params_b: float | None = None) -> 
     models = all_models(store)
     alias_map = {a: mid for mid, m in models.items() for a in m.aliases}
     key = _model_key(raw) if raw else ""
-    for cand in (raw.lower(), key, _strip_suffixes(key), _strip_suffixes(key).replace("-", " ")):
+    # Aliases are written with spaces or hyphens ("deepseek-v3.1"): the text is tried both ways.
+    for cand in (raw.lower(), key, re.sub(r"[\s-]+", "-", key), _strip_suffixes(key), _strip_suffixes(key).replace("-", " ")):
         if cand and cand in alias_map:
             return Match(models[alias_map[cand]], 1.0, _release_note(raw, models[alias_map[cand]]))
         if cand and cand.lower() in {m.lower() for m in models}:
