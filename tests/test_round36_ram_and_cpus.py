@@ -48,9 +48,14 @@ def test_peak_bandwidth_by_hand():
 
 def test_stated_ram_on_a_cpu_entry(store):
     tr = catalog.get_hardware(store, "amd-threadripper-7000")  # fitted with 4-channel DDR5-5200: 166.4 GB/s
+    # A non-PRO Threadripper 7000 (TRX50) has 4 channels: 8 DIMMs share them, so 8 channels cannot all be used.
     bw, why = ram_bandwidth(stated_ram("8 channels DDR5-5200"), tr)
-    assert bw == 332.8 and "8 channels × 8 bytes × 5200 MT/s = 332.8 GB/s" in why and "166.4" in why
-    assert ram_bandwidth(stated_ram("4-channel DDR5-5200"), tr) is None  # what the entry already has
+    assert bw == 166.4 and "4 channels × 8 bytes × 5200 MT/s = 166.4 GB/s" in why and "has 4 memory channels" in why
+    pro = catalog.get_hardware(store, "amd-threadripper-pro-7000wx")  # WRX90: 8 channels
+    bw, why = ram_bandwidth(stated_ram("8 channels DDR5-5200"), pro)
+    assert bw == 332.8 and "8 channels × 8 bytes × 5200 MT/s = 332.8 GB/s" in why and "rather than" not in why
+    bw, why = ram_bandwidth(stated_ram("4-channel DDR5-5200"), tr)  # what the entry already has: still said
+    assert bw == 166.4 and "as the catalog has it" in why
     bw, _ = ram_bandwidth(stated_ram("DDR5-6400"), tr)  # channels from the CPU's own memory system: 4
     assert bw == 204.8
     genoa = catalog.get_hardware(store, "amd-epyc-9004-genoa")  # no memory system row: only a full statement counts
@@ -64,9 +69,10 @@ def _hw(store, r):
 
 
 @pytest.mark.parametrize("msg, hw_id, bw", [
-    ("Threadripper 7980X with 8 channels DDR5-5200, 768GB, deepseek r1 671b q4, how fast?",
-     "amd-threadripper-7000", 332.8),
-    ("threadripper 7980x, 8-channel ddr5 5200, 512 gb ram. deepseek v3 q4_k_m speed?", "amd-threadripper-7000", 332.8),
+    ("Threadripper PRO 7985WX with 8 channels DDR5-5200, 768GB, deepseek r1 671b q4, how fast?",
+     "amd-threadripper-pro-7000wx", 332.8),
+    ("threadripper 7980x, 8-channel ddr5 5200, 512 gb ram. deepseek v3 q4_k_m speed?", "amd-threadripper-7000", 166.4),
+    ("Ryzen 9 9950X, 128GB DDR5 6000 in 4 channels, no GPU. Qwen3 30B-A3B Q4_K_M speed?", "amd-ryzen-desktop-am5", 96.0),
     ("ryzen 5 5600x, no gpu, DDR4-3600 dual channel, 32gb, gemma 2 9b q4_k_m", "amd-ryzen-desktop-am4", 57.6),
     ("Running Mixtral 8x7B on a Ryzen 9 7950X with 64GB DDR5-6000, no GPU", "amd-ryzen-9-7950x", 96.0),
     ("dual EPYC 9654, 12 channels total DDR5-4800, 1.5TB RAM, Kimi K2 Q4_K_M decode speed?",

@@ -261,10 +261,12 @@ def _resolve(ext: Extraction, store: Store, men: Mention, memory: float | None, 
     if men.phrase in _PRODUCT_CHIPS:
         ext.ambiguous["hardware"] = _product_choices(store, men.phrase)
         return None
-    if men.product == "cpu" and re.search(r"\d{3,}", men.phrase):
-        try:  # a CPU model whose memory system the catalog knows ("Ryzen 7 7840HS", "Core Ultra 7 155H"); not "an i7"
+    if men.product == "cpu":
+        try:  # a CPU model whose memory system the catalog knows ("Ryzen 7 7840HS", "Core Ultra 7 155H",
+            # "Snapdragon X Elite"); not "an i7" (a bare brand word resolves to one laptop chip's iGPU)
             got = catalog.resolve_hardware(store, men.phrase, memory_gb=memory)
-            if got.value.kind in ("cpu", "apu") and got.confidence >= 0.85:
+            numbered = re.search(r"\d{3,}", men.phrase) is not None
+            if got.confidence >= 0.85 and (got.value.kind == "cpu" or (numbered and got.value.kind == "apu")):
                 ext.hardware, ext.resolved["hardware"] = men.phrase, got.value.id
                 for a in got.assumptions:
                     ext.note(a)
@@ -393,6 +395,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
                 spec, hw, 2 if men[0].phrase.startswith("dual-socket") else 1)):
         ext.bandwidth_gbs = got[0]  # a CPU's stated RAM decides its bandwidth; the entry keeps its cores
         ext.note(got[1])
+        ext.notes = [n for n in ext.notes if not n.startswith("Memory not stated")]  # it was stated
     elif hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")

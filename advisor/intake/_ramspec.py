@@ -81,9 +81,12 @@ def stated_ram(text: str) -> RamSpec | None:
     return None
 
 
+MAX_CHANNELS = 12  # 64-bit memory channels per socket on the widest platforms (EPYC 9004/9005, Xeon 6 6900P)
+
+
 def ram_bandwidth(spec: RamSpec, hw: Hardware | None = None, sockets: int = 1) -> tuple[float, str] | None:
     """Bandwidth (GB/s, all sockets together) of the stated RAM on the CPU ``hw``, and the note that says how it
-    was worked out; None when it is what the catalog entry already has, or cannot be worked out.
+    was worked out; None when it cannot be worked out.
 
     What the statement leaves out (the rate or the channel count) comes from the CPU's own memory system
     (memory_systems.csv); a CPU entry without one needs both stated. Channels said for a two-socket machine are
@@ -99,19 +102,28 @@ def ram_bandwidth(spec: RamSpec, hw: Hardware | None = None, sockets: int = 1) -
     ch = spec.channels or (own[2] if own else 2)
     if mts is None:
         return None
+    # More channels than the CPU has ("4 channels" on a two-channel AM5 desktop: four DIMMs share two channels)
+    # cannot all be used; with no CPU named, no platform has more than MAX_CHANNELS per socket.
+    cap = own[2] * (max(1, sockets) if spec.total else 1) if own else MAX_CHANNELS * (2 if spec.total else 1)
+    capped = ""
+    if ch > cap:
+        capped = (f" (the {hw.name} has {own[2]:g} memory channels{' per socket' if sockets > 1 else ''}, so "
+                  f"{ch:g} cannot all be used: more DIMMs share them)" if hw is not None and own
+                  else f" ({ch:g} channels is more than any platform has: counted as {cap:g})")
+        ch = cap
     per = peak_bandwidth_gbs(mts, ch)
     total = per if spec.total or sockets <= 1 else per * sockets
     was, where = "", ""
     if hw is not None:
         assumed = hw.bandwidth_gbs * max(1, sockets)
-        if abs(total - assumed) <= 0.01 * assumed:
-            return None
         fitted = f"{own[2]:g}-channel {own[0]}-{own[1]:g}, " if own else ""
         was, where = f", rather than the catalog's {fitted}{assumed:g} GB/s", f" for the {hw.name}"
+        if abs(total - assumed) <= 0.01 * assumed:
+            was = ", as the catalog has it"  # said, so the reply must not call it "not stated"
     sock = f" × {sockets} sockets" if sockets > 1 and not spec.total else ""
     how = (f"{ch:g} channels × 8 bytes × {mts:g} MT/s{sock} = {total:g} GB/s peak"
            + ("" if spec.channels else f" (channels: {'the CPU’s own' if own else 'two assumed, a desktop or laptop'})"))
-    return total, f"Used your RAM, {spec.phrase(ch)}{where}: {how}{was}."
+    return total, f"Used your RAM, {spec.phrase(ch)}{where}: {how}{was}{capped}."
 
 
 def ddr_id(store: Store, phrase: str) -> str | None:

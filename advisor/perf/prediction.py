@@ -357,7 +357,7 @@ def predict_step(
         assumptions.append(
             f"{n} GPUs in tensor parallel ({engine}): every layer split over the GPUs, two all-reduces of the "
             f"activations per layer over {link_desc}; each GPU reads 1/{n} of the weights per step.")
-    elif n > 1:
+    elif n > 1 and hardware.kind != "cpu":  # a CPU's devices are its sockets (said with the bandwidth)
         assumptions.append(
             f"{n} GPUs with the layers split between them (llama.cpp default): capacity adds up, single-stream "
             "speed does not. Tensor parallel (vLLM -tp) splits every layer instead; it pays two all-reduces per "

@@ -1,0 +1,34 @@
+"""What a breaker found in the RAM and CPU reading: a stated RAM is never called "not stated", more channels than
+the CPU has are not all used, and a two-socket CPU server is not described as two GPUs."""
+
+import pytest
+
+from advisor import service
+from advisor.resolve import resolve_scenario
+
+
+@pytest.mark.parametrize("msg", [
+    "Ryzen 9 7950X with dual channel DDR5-6000, llama 3.1 8b q4_k_m cpu only",
+    "Xeon w9-3495X, 8 channels DDR5-4800 256GB, llama 3.1 70b q4_k_m on the CPU",
+    "EPYC 9654 with 12 channels DDR5-4800, 384GB, deepseek v3 q4_k_m",
+    "i7-1165G7 and 16GB LPDDR4X-4266, no gpu, llama 3.2 3b",
+])
+def test_stated_ram_is_not_called_not_stated(store, msg):
+    r = service.ask(store, msg)
+    assert r.verdict is not None and "Memory not stated" not in r.reply, r.reply[-1500:]
+    assert "memory you stated" in r.reply or "Used your RAM" in r.reply
+
+
+def test_more_channels_than_the_platform_has_are_capped(store):
+    # AM5 has two channels: four DIMMs share them. 2 × 8 bytes × 6000 MT/s = 96 GB/s, never 192.
+    r = service.ask(store, "Ryzen 9 9950X, 128GB DDR5 6000 in 4 channels, no GPU. Qwen3 30B-A3B Q4_K_M speed?")
+    hw = resolve_scenario(store, r.facts).hardware
+    assert hw is not None and hw.bandwidth_gbs == pytest.approx(96.0)
+    assert "192" not in r.reply and "has 2 memory channels" in r.reply
+
+
+def test_a_two_socket_cpu_server_is_not_two_gpus(store):
+    r = service.ask(store, "2x EPYC 9654, 24 channels DDR5-4800 total, 1.5TB RAM. Kimi K2 Q4_K_M?")
+    hw = resolve_scenario(store, r.facts).hardware
+    assert hw is not None and hw.kind == "cpu" and hw.bandwidth_gbs == pytest.approx(921.6)
+    assert "GPUs with the layers split" not in r.reply and "GPUs in tensor parallel" not in r.reply
