@@ -32,3 +32,19 @@ def test_a_two_socket_cpu_server_is_not_two_gpus(store):
     hw = resolve_scenario(store, r.facts).hardware
     assert hw is not None and hw.kind == "cpu" and hw.bandwidth_gbs == pytest.approx(921.6)
     assert "GPUs with the layers split" not in r.reply and "GPUs in tensor parallel" not in r.reply
+
+
+@pytest.mark.parametrize("first, follow, bw", [
+    # 8 channels of the PRO 7995WX (WRX90) at the new rate: 8 × 8 bytes × 6400 MT/s = 409.6 GB/s
+    ("Threadripper PRO 7995WX, 8 channels DDR5-4800, 512GB RAM, DeepSeek V3 Q4_K_M", "Actually I upgraded to DDR5-6400",
+     409.6),
+    # the 7950X's own two channels: 2 × 8 × 6400 = 102.4 GB/s
+    ("Ryzen 9 7950X, llama 3.1 8b q4_k_m, no gpu", "it has DDR5-6400 now", 102.4),
+])
+def test_ram_said_in_a_follow_up_belongs_to_the_cpu_named_before(store, first, follow, bw):
+    r1 = service.ask(store, first)
+    r2 = service.ask(store, follow, r1.facts)
+    assert r2.facts.hardware == r1.facts.hardware and r2.facts.bandwidth_gbs == pytest.approx(bw)
+    assert r2.facts.memory_gb == r1.facts.memory_gb and "computer with" not in r2.reply
+    hw = resolve_scenario(store, r2.facts).hardware
+    assert hw is not None and hw.bandwidth_gbs == pytest.approx(bw) and hw.kind == "cpu"

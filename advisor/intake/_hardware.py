@@ -337,7 +337,12 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     spec = stated_ram(msg.orig)
     men = _cpu_before_ram(store, men) if spec is not None else men
     men = _several(msg, ext, store, men)
-    if spec is not None and _ram_machine(ext, store, men, spec):
+    # RAM alone after a CPU was named ("I upgraded to DDR5-6400"): that CPU's memory, not a new machine.
+    known_cpu = (_known_cpu(store, known) if spec is not None and all(RAM_WORD.search(x.phrase) for x in men)
+                 else None)
+    if known_cpu is not None:
+        men = []
+    elif spec is not None and _ram_machine(ext, store, men, spec):
         men = []
     if ext.compare_hardware and len(men) > 1:
         mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
@@ -386,7 +391,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.gpu_count = hw.n_devices
     elif men and (n := count_of(men[0].phrase if ext.hardware is None else ext.hardware)) > 1:
         ext.gpu_count = n
-    if ext.hardware is None and not men:
+    if ext.hardware is None and not men and known_cpu is None:
         ext.hardware_kind = hardware_kind(msg)
         if ext.hardware_kind == "cpu" and DDR_GENERATION.search(msg.orig):  # "no GPU, 64GB DDR5": the generation's usual speed
             default_cpu_memory(ext, msg.orig)
@@ -396,10 +401,27 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.bandwidth_gbs = got[0]  # a CPU's stated RAM decides its bandwidth; the entry keeps its cores
         ext.note(got[1])
         ext.notes = [n for n in ext.notes if not n.startswith("Memory not stated")]  # it was stated
+    elif known_cpu is not None and spec is not None and not ext.bandwidth_gbs and known and (got := ram_bandwidth(
+            spec, known_cpu, 2 if known.lower().startswith("dual-socket") else 1)):
+        ext.bandwidth_gbs = got[0]  # "I upgraded to DDR5-6400": the CPU named before, with the RAM said now
+        ext.note(got[1])
     elif hw is not None and men and (ext.bandwidth_gbs or ext.tflops):
         ext.note(f"I use the catalog's figures for the {hw.name} ({fmt(hw.bandwidth_gbs)} GB/s) rather than "
                  "the numbers you gave.")
         ext.bandwidth_gbs = ext.tflops = None
+
+
+def _known_cpu(store: Store, known: str | None) -> Hardware | None:
+    """The catalog CPU an earlier turn named (``known``), when it is one: RAM said in a later turn belongs to it."""
+    if not known:
+        return None
+    try:
+        hw = catalog.resolve_hardware(store, re.sub(r"^dual-socket\s+", "", known, flags=re.I)).value
+    except (AmbiguousError, NotFoundError):
+        return None
+    if hw.custom or hw.kind not in ("cpu", "apu") or re.match(r"(?:lp)?ddr\d", hw.family or "", re.I):
+        return None  # a described computer or a generic RAM entry: the new RAM describes a new one
+    return hw
 
 
 # "the base Mac mini", "M4 base model", "entry-level MacBook Air": the configuration with the least memory.
