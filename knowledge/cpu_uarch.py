@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["REFERENCE_CORE_GFLOPS", "CorePeak", "core_peak", "core_speed"]
+__all__ = ["REFERENCE_CORE_GFLOPS", "CorePeak", "core_peak", "core_speed", "sku_cores"]
 
 REFERENCE_CORE_GFLOPS = 96.0
 """GFLOP/s of the reference core the fitted per-core compute is counted in: 32 FP32 FLOP/cycle (2 × 256-bit
@@ -59,3 +59,36 @@ def core_speed(family: str | None, hw_id: str = "") -> float:
     """A core's FP32 peak relative to :data:`REFERENCE_CORE_GFLOPS` (1.0 when the microarchitecture is not known)."""
     p = core_peak(family, hw_id)
     return p.gflops / REFERENCE_CORE_GFLOPS if p else 1.0
+
+
+def _norm_cpu(text: str) -> str:
+    """A CPU name as the SKU table writes it: lower case, "-"/"_" as spaces, "2690v4" as "2690 v4", "hx370" as
+    "hx 370", no "i7 " before an Intel model number."""
+    t = re.sub(r"[-_]+", " ", text.lower())
+    t = re.sub(r"(\d)v(\d)\b", r"\1 v\2", t)
+    t = re.sub(r"\bhx(\d)", r"hx \1", t)
+    return re.sub(r"\bi[3579]\s+(?=\d)", "", t)
+
+
+@lru_cache(maxsize=1)
+def _skus() -> tuple[tuple[str, re.Pattern[str], int, str], ...]:
+    from knowledge.seed import read_csv
+
+    rows = []
+    for r in read_csv("cpu_skus.csv"):
+        key = _norm_cpu(r["sku"])
+        rows.append((key, re.compile(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9+])"), int(r["cores"]), r["source_url"]))
+    return tuple(sorted(rows, key=lambda x: -len(x[0])))  # the longest first: "e5 2690 v4" before "e5 2690"
+
+
+def sku_cores(text: str | None) -> tuple[int, str, str] | None:
+    """Cores of the CPU model number in ``text`` ("Threadripper PRO 7995WX" → 96; "Xeon E5-2690 v4" → 14) per
+    socket, with the model number as found and its source (``seed/cpu_skus.csv``: the vendors' spec pages);
+    None when no listed model number is in the text."""
+    if not text:
+        return None
+    t = _norm_cpu(text)
+    for key, rx, cores, src in _skus():
+        if rx.search(t):
+            return cores, key, src
+    return None

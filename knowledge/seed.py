@@ -27,6 +27,7 @@ SEED_FILES = (
     "hardware_more.csv",
     "memory_systems.csv",
     "cpu_uarch.csv",
+    "cpu_skus.csv",
     "hardware_spec_db.csv",
     "models.csv",
     "model_attention.csv",

@@ -61,12 +61,16 @@ def test_server_offload_is_not_a_default(store: Store):
 
 
 def test_a_laptop_family_is_not_read_at_its_smallest_part(store: Store):
-    # "i7-12700H" matches the 12th–13th gen mobile family (parts of 4, 10, 12, 14 cores): the middle part, said.
-    p = service.predict_scenario(store, Scenario(hardware="Intel Core i7-12700H", model="llama 3.1 8b", quant="Q4_K_M",
+    # "i5-1335U" matches the 12th–13th gen mobile family (parts of 4, 10, 12, 14 cores) and is not in the model-number
+    # table: the middle part, said. "i7-12700H" is in it: its own 14 cores.
+    p = service.predict_scenario(store, Scenario(hardware="Intel Core i5-1335U", model="llama 3.1 8b", quant="Q4_K_M",
                                                  backend="llama.cpp-cpu"))
     note = next(a for a in p.assumptions if "cores" in a)
     assert "10 cores (the middle of the family's 4, 10, 12, 14 cores; say how many it has)" in note
     assert 7 < p.decode_tps < 14  # bandwidth-bound at ~77 GB/s DDR5-4800 (the smallest part, 4 cores, had been assumed)
+    p = service.predict_scenario(store, Scenario(hardware="Intel Core i7-12700H", model="llama 3.1 8b", quant="Q4_K_M",
+                                                 backend="llama.cpp-cpu"))
+    assert any("14 CPU cores: the 12700H's 14 (vendor spec)" in a for a in p.assumptions)
 
 
 def test_cpu_codebook_format_fix_is_a_block_format(store: Store):

@@ -42,7 +42,9 @@ def test_a_cpu_run_beside_an_idle_igpu_gets_the_igpu_fix(store: Store, text: str
     m = re.search(r"prompt reading ≈ ([\d,.]+) → ([\d,.]+) tok/s", f.predicted_effect)
     assert m, f.predicted_effect
     before, after = (float(x.replace(",", "")) for x in m.groups())
-    assert after > 3 * before, f.predicted_effect  # compute-bound: the iGPU's FP16 is several times the cores'
+    # compute-bound: the iGPU's FP16 is several times the cores' (Arrow Lake-H's 16 cores, Skymont E-cores with
+    # P-core FMA width, come closest: 2.9x)
+    assert after > 2.5 * before, f.predicted_effect
     d = re.search(r"decode ≈ ([\d.]+) → ([\d.]+) tok/s", f.predicted_effect)
     assert d and 0.9 < float(d.group(2)) / float(d.group(1)) < 2.5, f.predicted_effect  # the same memory
 

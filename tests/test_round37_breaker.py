@@ -48,3 +48,24 @@ def test_ram_said_in_a_follow_up_belongs_to_the_cpu_named_before(store, first, f
     assert r2.facts.memory_gb == r1.facts.memory_gb and "computer with" not in r2.reply
     hw = resolve_scenario(store, r2.facts).hardware
     assert hw is not None and hw.bandwidth_gbs == pytest.approx(bw) and hw.kind == "cpu"
+
+
+@pytest.mark.parametrize("msg, cores", [
+    ("Threadripper PRO 7995WX, 8 channels DDR5-4800, 512GB RAM, DeepSeek V3 Q4_K_M", 96),
+    ("Xeon w9-3495X, 8 channels DDR5-4800 256GB, llama 3.1 70b q4_k_m on the CPU", 56),
+    ("Ryzen 9 9950X, 64GB DDR5-6000, no GPU, qwen3 30b a3b q4_k_m", 16),
+    ("dual-socket Xeon E5-2690 v4 server, 256GB RAM, llama 3.1 70b q4", 28),  # 14 per socket
+    ("2x EPYC 9654, 24 channels DDR5-4800 total, 1.5TB RAM. Kimi K2 Q4_K_M?", 192),
+    ("core i7-12700H laptop, 32gb ddr5, no gpu, llama 3.1 8b", 14),
+    ("a 64-core Threadripper 7980X, llama 3.1 8b, cpu only", 64),  # said: kept
+])
+def test_cores_come_from_the_model_number(store, msg, cores):
+    hw = resolve_scenario(store, service.ask(store, msg).facts).hardware
+    assert hw is not None and hw.cpu_cores == str(cores)
+
+
+def test_sku_lookup_prefers_the_longest_model_number():
+    from knowledge.cpu_uarch import sku_cores
+    assert sku_cores("Xeon E5-2690 v4")[0] == 14 and sku_cores("Xeon E5-2690")[0] == 8
+    assert sku_cores("E5-2690v4")[0] == 14 and sku_cores("Xeon Platinum 8480+")[1] == "8480+"
+    assert sku_cores("RTX 4090") is None and sku_cores(None) is None

@@ -17,6 +17,7 @@ from advisor.errors import AdvisorError, AmbiguousError, InputError, NotFoundErr
 from advisor.models import Hardware, ModelSpec, QuantFormat, Scenario
 from advisor.understand.symptoms import parse_ngl
 from knowledge import catalog
+from knowledge.cpu_uarch import sku_cores
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
@@ -254,6 +255,14 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             and str(res.hardware.cpu_cores or "") != str(s.cpu_cores):
         res.hardware = res.hardware.model_copy(update={"cpu_cores": str(s.cpu_cores)})
         res.assumptions.append(f"{s.cpu_cores} CPU cores, as you said.")
+    elif res.hardware is not None and not s.cpu_cores and res.hardware.kind in ("cpu", "apu") \
+            and (sku := sku_cores(s.hardware)) is not None:
+        n = _sockets(s.hardware or "")
+        cores = sku[0] * n  # the catalog entry is a family ("16-96 cores"): the model number says how many
+        if str(res.hardware.cpu_cores or "") != str(cores):
+            res.hardware = res.hardware.model_copy(update={"cpu_cores": str(cores)})
+            res.assumptions.append(f"{cores} CPU cores: the {sku[1].upper()}'s {sku[0]}"
+                                   + (f" × {n} sockets" if n > 1 else "") + " (vendor spec).")
     if res.hardware is not None and s.memory_gb and res.hardware.memory_gb != s.memory_gb and not res.mixed:
         card = catalog.with_memory(res.hardware, s.memory_gb)  # a card keeps only a memory it can have
         if card.memory_gb == s.memory_gb:
