@@ -69,3 +69,10 @@ def test_sku_lookup_prefers_the_longest_model_number():
     assert sku_cores("Xeon E5-2690 v4")[0] == 14 and sku_cores("Xeon E5-2690")[0] == 8
     assert sku_cores("E5-2690v4")[0] == 14 and sku_cores("Xeon Platinum 8480+")[1] == "8480+"
     assert sku_cores("RTX 4090") is None and sku_cores(None) is None
+
+
+def test_more_vram_than_the_card_ships_with_is_said(store):
+    r = service.ask(store, "I have an RTX 3090 with 48GB VRAM, llama 3.3 70b q4_k_m")
+    assert "ships with 24 GB; using 48 GB as you said" in r.reply and "'2x GeForce RTX 3090'" in r.reply
+    r = service.ask(store, "RTX 4090 24GB, llama 3.1 8b")
+    assert "ships with" not in r.reply

@@ -270,6 +270,17 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
         else:
             res.assumptions.append(f"{s.memory_gb:g} GB is more than any {res.hardware.name} has: read as the "
                                    "computer's RAM, not the card's memory.")
+    card_opts = res.hardware.memory_gb_options if res.hardware is not None else []
+    if res.hardware is not None and s.memory_gb and card_opts and res.hardware.memory_gb == s.memory_gb \
+            and res.hardware.kind in ("discrete_gpu", "datacenter_gpu") and res.hardware.n_devices == 1 \
+            and s.memory_gb > max(card_opts) and not res.mixed:
+        # "an RTX 3090 with 48GB": a modded card, or two cards' total?
+        most, stock = max(card_opts), ", ".join(f"{x:g}" for x in card_opts)
+        k = s.memory_gb / most
+        res.assumptions.append(
+            f"A {res.hardware.name} ships with {stock} GB; using {s.memory_gb:g} GB as you said (modded cards exist)"
+            + (f". If it is {k:g} cards' total, say '{k:g}x {res.hardware.name}'." if k.is_integer()
+               else " — check it, since memory decides what fits."))
     hw_opts = res.hardware.memory_gb_options if res.hardware is not None else []
     if res.hardware is not None and s.memory_gb and hw_opts and s.memory_gb not in hw_opts \
             and res.hardware.kind in ("apple_soc", "apu"):
