@@ -76,3 +76,30 @@ def test_more_vram_than_the_card_ships_with_is_said(store):
     assert "ships with 24 GB; using 48 GB as you said" in r.reply and "'2x GeForce RTX 3090'" in r.reply
     r = service.ask(store, "RTX 4090 24GB, llama 3.1 8b")
     assert "ships with" not in r.reply
+
+
+@pytest.mark.parametrize("msg, gb", [
+    ("server with 16x32GB DDR5-4800, EPYC 9654, llama 3.1 70b", 512),
+    ("2x48gb ddr5 6000, ryzen 9 7950x, llama 70b q4", 96),
+    ("24x64gb rdimm, 2x epyc 9654, deepseek v3", 1536),
+    ("RAM: 4x 16GB, ryzen 5 5600x, llama 8b", 64),
+    # the model file's size after its format is not the machine's memory
+    ("Kimi K2 (UD-Q2_K_XL, ~380GB) on a single EPYC 9575F, 12x DDR5-6000, 768 GB, 9 t/s tg, normal?", 768),
+    ("2x RTX 3090 24GB, llama 70b", 24),  # each card's: not modules
+])
+def test_memory_modules_add_up(store, msg, gb):
+    assert service.ask(store, msg).facts.memory_gb == gb
+
+
+@pytest.mark.parametrize("msg, hw_id", [
+    ("epyc 7443p (24 cores), 8 channels ddr4-3200, 256gb, llama 3.1 70b q4", "amd-epyc-7003-milan"),
+    ("EPYC 7763 with 512GB, deepseek v3 q4", "amd-epyc-7003-milan"),
+    ("EPYC 7702P, 256GB, qwen 32b", "amd-epyc-7002-rome"),
+    ("9950x 16 cores 96gb ddr5-6000, qwen3 30b a3b", "amd-ryzen-desktop-am5"),
+    ("7800x3d, 32gb, no gpu, llama 3.1 8b", "amd-ryzen-desktop-am5"),
+    ("14900k no gpu 64gb ddr5-6000, llama 8b", "intel-core-desktop-12-14"),
+    ("rx 7900 xtx, llama 3.1 8b", "amd-rx-7900-xtx"),
+])
+def test_cpus_by_bare_model_number(store, msg, hw_id):
+    hw = resolve_scenario(store, service.ask(store, msg).facts).hardware
+    assert hw is not None and hw.id == hw_id

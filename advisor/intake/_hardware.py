@@ -72,7 +72,7 @@ _MAC_ONLY = re.compile(rf"\b(?P<prod>{_PRODUCTS})\b", re.I)
 _SPECIALS = re.compile(
     r"\bdgx\s*spark\b|\bgb10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
     r"|\bjetson(?:\s*(?:agx|nx))?\s*(?:orin|thor)(?:\s*(?:nano|nx|agx))?(?:\s*super)?\b|\bagx\s*(?:thor|orin)\b|\borin\s*(?:nano|nx)(?:\s*super)?\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
-    r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*9\d{3}\w?)?(?:\s*\(?(?:genoa|turin)\)?)?"
+    r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*[4789]\d{3}\w?)?(?:\s*\(?(?:genoa|turin|bergamo|siena|milan|rome|naples)\)?)?"
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
     # integrated GPUs: Intel Iris Xe and Arc 130V/140V, AMD Radeon 660M-890M and Vega 8/11 (catalog apu entries)
     r"|\b(?:intel\s+)?iris\s*xe\b|\b(?:intel\s+)?arc\s*1[34]0v\b|\b(?:amd\s+)?radeon\s*(?:[678][4-9]0m|vega\s*(?:8|11))\b"
@@ -90,7 +90,9 @@ _CPU_NAMES = re.compile(
     r"|\bryzen\s+ai\s+(?:[3579]\s+)?(?:pro\s+)?(?:hx\s*)?\d{3}\w?\b"
     r"|\b(?:amd\s+)?(?:ryzen\s+)?threadripper(?:\s+pro)?(?:\s+\d{4}\w{0,3})?\b|\bxeon\s+w[3579]-\d{4}\w?\b"
     r"|\b(?:intel\s+)?(?:processor\s+)?(?:n[1-3]\d{2}|n9[57]|n50)\b(?=\s*(?:mini|cpu|pc|box|nuc|processor|chip|based|with|,|\)|$))"
-    r"|\b(?:intel\s+)n[1-3]\d{2}\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b", re.I)
+    r"|\b(?:intel\s+)n[1-3]\d{2}\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b"
+    # bare desktop model numbers as people write them: "9950x", "7800X3D", "14900k" (a GPU is "7900 XT(X)", not "X")
+    r"|(?<![\w.-])(?<!rx )(?<!radeon )[3579]\d{2}0x(?:3d)?\b|(?<![\w.-])1[2-4]\d{2}0k[fs]?\b", re.I)
 _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
                       re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets
 # ----------------------------------------------------------------------------- catalog views

@@ -20,7 +20,7 @@ MAX_MEMORY_GB = 24_576.0  # 24 TB: beyond the largest servers; larger figures ar
 _N = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 
 _MEM = re.compile(
-    rf"(?<![\w.])(?P<num>{_N})\s*(?P<unit>gb|gib|gigs?|gigabytes?|g|tb|tib|terabytes?|mb|mib)\b(?!\s*/|\s*per\s+s)"
+    rf"(?:(?<![\w.])|(?<=\d[x×]))(?P<num>{_N})\s*(?P<unit>gb|gib|gigs?|gigabytes?|g|tb|tib|terabytes?|mb|mib)\b(?!\s*/|\s*per\s+s)"
     r"(?P<tail>(?:\s*(?:of|in))?\s*(?:(?:unified|system|shared|total|gpu|graphics|video|(?:lp|g)?ddr\d\w*|hbm\d?e?)\s+)*"
     r"(?P<qual>vram|ram|memory|unified|card|gpu|graphics\s+card))?",
     re.I,
@@ -34,6 +34,12 @@ _MEM_SKIP_BEFORE = re.compile(
     r"download(?:ed|ing)?|free|ssd|disk|size\s*:))\s*(?:about\s+|around\s+|only\s+|~)?$", re.I)
 _MEM_SKIP_AFTER = re.compile(r"^\s*(?:of\s+)?(?:ssd|storage|disk|drive|hdd|nvme|flash|swap|download|file|model|"
                              r"weights|free|used|left)\b", re.I)
+
+
+# A size written right after a weight format is the model file's ("UD-Q2_K_XL, ~380GB"), not the machine's.
+_AFTER_QUANT = re.compile(r"(?:\b(?:ud[-_])?i?q\d\w*|\bgguf|\b(?:bf|fp?)16)\s*[,:(]?\s*[~≈]?\s*(?:about\s+|around\s+)?$", re.I)
+_DIMMS = re.compile(r"(?<![\w.])(\d{1,2})\s*[x×]\s*$", re.I)  # "16x" before "32GB": memory modules
+_RAM_AFTER = re.compile(r"\s*(?:(?:lp)?ddr\d|(?:ecc\s+)?(?:r|lr|u|so)?dimms?\b|ram\b|sticks?\b|modules?\b|ecc\b)", re.I)
 
 
 @dataclass
@@ -54,7 +60,8 @@ def memory_mentions(msg: Msg, ext: Extraction) -> list[Mem]:
         if qual is None and re.match(r"\s*(?:of\s+)?(?:lp)?ddr\d", after, re.I):
             qual = "ram"
         variant = bool(re.search(r"\bthe\s*$", before, re.I) and re.match(r"\s*(?:model|version|variant|one)\b", after, re.I))
-        if not variant and (_MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after)):
+        if not variant and (_MEM_SKIP_BEFORE.search(before) or _MEM_SKIP_AFTER.search(after)
+                            or _AFTER_QUANT.search(before)):
             continue
         if variant:
             qual = "variant"  # "the 24GB model": the machine's memory option, checked against the catalog below
@@ -62,6 +69,10 @@ def memory_mentions(msg: Msg, ext: Extraction) -> list[Mem]:
             continue  # "2TB" alone is a disk; "16g" alone may be anything
         value = parse_num(m.group("num")) or 0.0
         value *= 1024 if unit.startswith(("t",)) else (1 / 1024 if unit.startswith("m") else 1)
+        if (dimms := _DIMMS.search(before)) and (qual == "ram" or _RAM_AFTER.match(after)
+                                                 or re.search(r"\b(?:ram|memory)\s*[:=]?\s*\d{1,2}\s*[x×]\s*$", before, re.I)):
+            value *= int(dimms.group(1))  # "16x32GB DDR5", "2x48gb ddr5": the modules add up
+            qual = "ram"
         tail = (m.group("tail") or "").lower()
         if qual in ("card", "gpu", "graphics card") or (qual == "ram" and re.search(r"gpu|graphics|video", tail)):
             qual = "vram"
