@@ -103,3 +103,14 @@ def test_memory_modules_add_up(store, msg, gb):
 def test_cpus_by_bare_model_number(store, msg, hw_id):
     hw = resolve_scenario(store, service.ask(store, msg).facts).hardware
     assert hw is not None and hw.id == hw_id
+
+
+def test_a_batch_is_never_predicted_above_its_own_roofline(store):
+    # 20 users of Llama 3.1 8B Q8_0 on two EPYC 9354: the cores' arithmetic (20 tokens x 16 GFLOP a step) bounds the
+    # batch; the fitted batched slope had put the aggregate 16 % above that roofline.
+    r = service.ask(store, "we want to serve llama 3.1 8b q8_0 to 20 concurrent users on a cpu-only server: 2x EPYC "
+                           "9354 (32c each), 24 channels DDR5-4800 total. prompts about 1500 tokens.")
+    p = service.predict_scenario(store, r.facts)
+    assert p.concurrency == 20 and p.decode_tps <= p.decode_ceiling_tps + 1e-6
+    assert p.decode_tps_per_seq == pytest.approx(p.decode_tps / 20, rel=1e-6)
+    assert any("reach this machine's roofline" in a for a in p.assumptions)
