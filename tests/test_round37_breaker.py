@@ -114,3 +114,8 @@ def test_a_batch_is_never_predicted_above_its_own_roofline(store):
     assert p.concurrency == 20 and p.decode_tps <= p.decode_ceiling_tps + 1e-6
     assert p.decode_tps_per_seq == pytest.approx(p.decode_tps / 20, rel=1e-6)
     assert any("reach this machine's roofline" in a for a in p.assumptions)
+
+
+def test_zero_memory_modules_are_refused_as_written(store):
+    r = service.ask(store, "0x32GB DDR5, ryzen 9 7950x, llama 8b")
+    assert r.facts.memory_gb is None and "0x32GB is not a memory size any machine has" in r.reply

@@ -67,12 +67,14 @@ def memory_mentions(msg: Msg, ext: Extraction) -> list[Mem]:
             qual = "variant"  # "the 24GB model": the machine's memory option, checked against the catalog below
         if unit in ("g", "mb", "mib", "tb", "tib", "terabyte", "terabytes") and qual is None:
             continue  # "2TB" alone is a disk; "16g" alone may be anything
+        said = m.group(0).strip()
         value = parse_num(m.group("num")) or 0.0
         value *= 1024 if unit.startswith(("t",)) else (1 / 1024 if unit.startswith("m") else 1)
         if (dimms := _DIMMS.search(before)) and (qual == "ram" or _RAM_AFTER.match(after)
                                                  or re.search(r"\b(?:ram|memory)\s*[:=]?\s*\d{1,2}\s*[x×]\s*$", before, re.I)):
             value *= int(dimms.group(1))  # "16x32GB DDR5", "2x48gb ddr5": the modules add up
             qual = "ram"
+            said = dimms.group(0).replace(" ", "") + m.group(0).strip()
         tail = (m.group("tail") or "").lower()
         if qual in ("card", "gpu", "graphics card") or (qual == "ram" and re.search(r"gpu|graphics|video", tail)):
             qual = "vram"
@@ -83,7 +85,7 @@ def memory_mentions(msg: Msg, ext: Extraction) -> list[Mem]:
             ext.reject(f"-{m.group(0).strip()} is not a memory size (a size cannot be negative); I ignored it.")
             continue
         if not 0 < value <= MAX_MEMORY_GB:
-            ext.reject(f"{m.group(0).strip()} is not a memory size any machine has; I ignored it.")
+            ext.reject(f"{said} is not a memory size any machine has; I ignored it.")
             continue
         out.append(Mem(round(value, 3), qual, m.group(0).strip(), m.start()))
     return out
