@@ -23,7 +23,7 @@ GPU = re.compile(
     # ("GeForce 840M")
     r"(?:(?P<series>rtx|gtx|rx|arc|mx)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,12}m?)"
     r"|(?:(?<=geforce )|(?<=nvidia ))(?P<gfm>\d{3}m)"
-    r"|(?P<dc>gh200|gb200|h100|h200|h800|h20|b200|b300|a100|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
+    r"|(?P<dc>gh200|gb200|h100|h200|h800|h20[\s-]?3e|h20|b200|b300|a100|a800|l20|a6000|a5000|a4000|a10g?|a30|a40|l40s|l40|(?<![\w-])[lt]4"
     r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|mi60|mi50|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
     r"(?P<var>(?:[\s-]*(?:ti|super|xtx|xt|ada|pcie|sxm\d?|nvl)(?=s?\b))*)(?P<plural>s)?\b"

@@ -121,6 +121,9 @@ _WORD_RATE = re.compile(
     rf"(?P<n>{NUM})\s*{_RATE_UNIT}", re.I)
 _RATE_THEN_LABEL = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?:{_RATE_UNIT}\s*)?(?:for\s+|on\s+|of\s+)?(?:the\s+)?"
                               r"(?P<lab>prompt[\s_]eval(?:uation)?|prompt\s+processing|prefill|pp)\b", re.I)
+# The phase written between the number and the unit: "180 prompt tok/s", "14 generation t/s", "900 pp tok/s".
+_NUM_LABEL_RATE = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<lab>prompt(?:\s+processing)?|prefill|pp|input|generation|gen|"
+                             rf"decode|decoding|output|tg)\s+{_RATE_UNIT}", re.I)
 _WPS = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*words?\s*(?:per|a|/)\s*s(?:ec(?:ond)?)?\b", re.I)
 _MS_PER_TOKEN = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<u>ms|milliseconds?|s|sec|seconds?)\s*(?:/|per)\s*tok(?:en)?\b",
                            re.I)
@@ -410,6 +413,11 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
     for m in msg.finditer(_RATE_THEN_LABEL):
         msg.claim(m.start(), m.end())
         _set_rate(ext, "prefill", parse_num(m.group("n")) or 0.0, m.group(0).strip())
+    for m in msg.finditer(_NUM_LABEL_RATE):
+        msg.claim(m.start(), m.end())
+        lab = m.group("lab").lower()
+        _set_rate(ext, "prefill" if lab.startswith(("prompt", "prefill", "pp", "input")) else "decode",
+                  parse_num(m.group("n")) or 0.0, m.group(0).strip())
     for m in msg.finditer(_WORD_RATE):
         v = parse_num(m.group("n")) or 0.0
         msg.claim(m.start(), m.end())
