@@ -23,7 +23,7 @@ _FAMILIES = (
     r"gpt[\s-]?oss|deepseek|granite|falcon|command-?r|olmo|smollm|(?:nvidia[\s-])?nemotron|glm|kimi|hermes|dolphin|vicuna|starcoder|"
     r"wizardlm|minimax|zephyr|openchat|starling|solar|internlm|baichuan|exaone|aya|(?:ai21-)?jamba|dbrx|yi|hunyuan|magistral|"
     r"(?-i:Command[\s-]A)(?![a-z])|(?:c4ai-)?command-a(?![a-z])|"  # "Command A" or "command-a"; "command a team" is English
-    r"(?:stepfun[\s_-]?step[\s_-]?3(?:\.5|p5)(?:[\s_-]?flash)?|step[\s_-]?3(?:\.5|p5)[\s_-]?flash|step3(?:\.5|p5))(?![\w.])"  # StepFun's "Step-3.5-Flash"; "step 3.5" alone is English
+    r"(?:stepfun[\s_-]?step[\s_-]?3(?:\.5|p5)(?:[\s_-]?flash)?|step[\s_-]?3(?:\.5|p5)[\s_-]?flash|step[-_]?3(?:\.5|p5))(?![\w.])"  # StepFun's "Step-3.5-Flash"; "step 3.5" alone is English
 )
 # Family names as they are mistyped ("lama 3.1 8b", "quen 2.5"), spelled right before the catalog is asked.
 _TYPOS = ((re.compile(r"^lama\b", re.I), "llama"), (re.compile(r"^(?:quen|qwenn)\b", re.I), "qwen"),
