@@ -63,9 +63,29 @@ def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bo
     # reweighted; prefill rates depend on prompt length and build more than on the source, and the
     # reweighting costs accuracy there (bench/accuracy.py): plain medians.
     center = robust_center if phase == "decode" and robust else (lambda v: statistics.median(x for x, *_ in v))
-    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v},
-                      weight=sum(SOURCE_QUALITY.get(s, 1.0) for _, s, _ in v) if phase == "decode" else -1.0)
+    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v}, weight=_weight(phase, k, v))
             for k, v in acc.items()}
+
+
+# Decode: a level above the machine (kind, engine, format, bandwidth tier, family) is evidence about machines, and a
+# 40-model sweep of one card says how that card runs, not how its family does. Its shrinkage weight is capped at
+# this many rows per machine in it. Fitted on the hold-out (bench/accuracy.py, new-row decode held out by
+# hardware: no cap 12.2 %, 2: 13.3, 3: 12.0, 4 and 5: 11.6, 8: 12.1; older rows 9.9 → 9.8 %). Prefill keeps row
+# counts: there a cap gained nothing (25.9 → 26.0 %).
+ROWS_PER_MACHINE_CAP = 5
+
+
+def _weight(phase: str, key: tuple[str, ...], v: list[tuple[float, str, str]]) -> float:
+    """Shrinkage weight of a decode group: its rows × their source's quality (:data:`SOURCE_QUALITY`), at most
+    :data:`ROWS_PER_MACHINE_CAP` per distinct machine unless the key is that one machine's own level.
+    Prefill: -1 (the weight is the row count)."""
+    if phase != "decode":
+        return -1.0
+    w = sum(SOURCE_QUALITY.get(s, 1.0) for _, s, _ in v)
+    machines = {h for *_, h in v}
+    if len(machines) == 1 and next(iter(machines)) in key:
+        return w
+    return min(w, ROWS_PER_MACHINE_CAP * len(machines))
 
 
 def bounded(rows: list[CalRow], *, per_cell: int = 6, total: int = 6000) -> list[CalRow]:

@@ -84,7 +84,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         if r is None or r.fix_id in seen:
             continue
         fx = _remedies.build(c, key)
-        if fx is not None:
+        if fx is not None and not _below_measured(c, fx):
             cands.append((r.tier, -(fx.speedup or 1.0), len(cands), fx))
             tiers[id(fx)] = r.tier
     for *_, fx in sorted(cands, key=lambda t: t[:3]):
@@ -103,6 +103,14 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         for key in ("setup:check_placement" if c.has_gpu else "setup:cpu_tuning", "quantization", "smaller_model"):
             add(key)
     return _said_once(c, f, out)
+
+
+def _below_measured(c: Ctx, fx: Fix) -> bool:
+    """A general decode remedy whose predicted decode is no faster than what the person measures now (one stream,
+    the model in memory): offering it would slow them down (a GTX 1070 measured at 32 tok/s, 19 expected: a
+    Q4_K_M build predicted at 22 is not a fix)."""
+    return bool(c.tg and fx.new_decode_tps and c.fits is not False and not c.looks_aggregate
+                and c.sit.workload.users <= 1 and fx.new_decode_tps <= c.tg)
 
 
 _SETUP_IDS = ("fix_configuration", "gpu_offload")

@@ -22,7 +22,7 @@ from advisor import roofline
 from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Hardware, Prediction
-from advisor.render.markdown import fmt_rate
+from advisor.render.markdown import fmt_rate, fmt_s
 from knowledge import catalog
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
@@ -430,7 +430,7 @@ def _prefix(c: Ctx) -> Fix | None:
     on = c.sit.symptoms.prefix_caching is True
     title = ("Make the prompt cache actually hit (keep the prefix byte-identical; one slot per conversation)" if on else
              "Reuse the KV cache of the repeated prompt prefix (prompt caching)")
-    return fix("prefix_caching", title, f"TTFT {before:.1f} s → {after:.1f} s for {cached:,} cached tokens ({how})",
+    return fix("prefix_caching", title, f"TTFT {fmt_s(before)} → {fmt_s(after)} for {cached:,} cached tokens ({how})",
                "A prefix that repeats across requests is prefilled once; only the new tokens are processed "
                "(llama.cpp cache_prompt / --cache-reuse, Ollama keeps it while the model stays loaded, mlx-lm prompt "
                "cache, vLLM --enable-prefix-caching).", speedup=before / after if after > 0 else None, new_ttft_s=after)
@@ -443,7 +443,7 @@ def _shorter(c: Ctx) -> Fix | None:
         return None
     before = w.prompt_tokens / pp
     return fix("shorter_prompt", "Send a shorter prompt (trim history, retrieve less, summarise files)",
-               f"half the prompt: TTFT {before:.1f} s → {before / 2:.1f} s",
+               f"half the prompt: TTFT {fmt_s(before)} → {fmt_s(before / 2)}",
                "Prefill time grows with every prompt token (faster than linearly at long context).",
                speedup=2.0, new_ttft_s=before / 2)
 

@@ -14,7 +14,7 @@ from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN, TOOLS, hint, platform_of
 from advisor.models import Fix
-from advisor.render.markdown import gap_words
+from advisor.render.markdown import fmt_s, gap_words
 from advisor.understand.engine import engine_accel, ollama_gpu_fallback
 from knowledge import catalog
 
@@ -218,14 +218,11 @@ def _igpu_vulkan(c: Ctx) -> Fix | None:
     if on is None or not on.decode_tps or not p.decode_tps or not on.memory.fits:
         return None  # a model the machine's memory does not hold runs no better on its iGPU
 
-    def secs(x: float) -> str:
-        return f"{x:,.0f}" if x >= 10 else f"{x:.2g}"
-
     parts = []
     if p.prefill_tps and on.prefill_tps:
         parts.append(f"prompt reading ≈ {p.prefill_tps:,.3g} → {on.prefill_tps:,.3g} tok/s")
         if p.ttft_s and on.ttft_s:
-            parts[-1] += f" (first word after {secs(p.ttft_s)} → {secs(on.ttft_s)} s)"
+            parts[-1] += f" (first word after {fmt_s(p.ttft_s)} → {fmt_s(on.ttft_s)})"
     parts.append(f"decode ≈ {p.decode_tps:.3g} → {on.decode_tps:.3g} tok/s")
     gain = max(on.decode_tps / p.decode_tps, (on.prefill_tps or 0) / (p.prefill_tps or on.prefill_tps or 1))
     return fix("gpu_offload", f"Run it on the {gpu.name}: {how}", ", ".join(parts),

@@ -16,7 +16,7 @@ from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_word
 from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
 from advisor.diagnose.tools import hint
 from advisor.models import Fix, QuantFormat
-from advisor.render.markdown import fmt_gb_apart
+from advisor.render.markdown import fmt_gb_apart, fmt_s
 from knowledge import catalog
 
 __all__ = ["four_bit", "targets"]
@@ -223,7 +223,7 @@ def _smaller_model(c: Ctx) -> Fix | None:
                    + (f" of about {usable} GB usable" if room else "") + also, why, **room)  # type: ignore[arg-type]
     per = new.decode_tps_per_seq or new.decode_tps
     eff = (f"{best.label} needs {needs} GB" + (f" of {usable} GB usable" if room else "")
-           + f" and decodes at ≈ {per:.1f} tok/s, first word ≈ {new.ttft_s or 0:.1f} s{also}")
+           + f" and decodes at ≈ {per:.1f} tok/s, first word ≈ {fmt_s(new.ttft_s)}{also}")
     return fix("smaller_model", title, eff, why, speedup=per / base if base else None, new_decode_tps=new.decode_tps,
                new_ttft_s=new.ttft_s, **room)  # type: ignore[arg-type]
 

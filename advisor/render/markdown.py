@@ -87,9 +87,11 @@ def fmt_gb_apart(*sizes: float, least: int = 0) -> list[str]:
 
 
 def fmt_s(x: float | None) -> str:
-    """A duration for people: ``0.42 s``, ``12.3 s``, ``2.5 min``; ``?`` when unknown."""
+    """A duration for people: ``40 ms``, ``0.42 s``, ``12.3 s``, ``2.5 min``; ``?`` when unknown."""
     if x is None:
         return "?"
+    if x < 0.1:
+        return f"{x * 1000:.0f} ms" if x >= 0.0005 else "under 1 ms"
     if x < 1:
         return f"{x:.2f} s"
     if x < 120:
@@ -309,6 +311,9 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             return (f"**Faster than usual for this hardware ({what}):** worth checking how it was measured "
                     "(a very short answer or a cached prompt reads fast).")
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
+        if mt and rng and mt > rng[1] * 1.02:
+            return (f"**That is a good result for this hardware ({what}, above the usual {_fmt_rate(rng[0])}–"
+                    f"{_fmt_rate(rng[1])} and within what its memory allows); {phase} is what limits you.**")
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
     return plain_answer(p) if p is not None else ""
 

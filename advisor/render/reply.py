@@ -106,19 +106,32 @@ def _per_user(p: Prediction) -> float:
     return p.decode_tps_per_seq or p.decode_tps
 
 
+def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: float | None) -> str:
+    """"; about 15–23 is normal here", or for a measured rate above that range but within the hardware's ceiling
+    (judged normal: engines do reach such shares of the roofline) "; above the usual 15–23, within what this hardware
+    allows (up to 51)" — never a range that contradicts the verdict."""
+    if not rng:
+        return ""
+    band = f"{fmt_rate(rng[0])}–{fmt_rate(rng[1])}"
+    if measured > rng[1] * 1.02:
+        cap = f" (up to {fmt_rate(ceiling)})" if ceiling and ceiling >= measured else ""
+        return f"; above the usual {band} for this set-up, within what this hardware allows{cap}"
+    return f"; about {band} is normal here"
+
+
 def _numbers(v: Verdict) -> list[str]:
     """The two or three numbers that matter, each with what it feels like."""
     p, out = v.prediction, []
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
     if mt:
         rng = v.expected_range.get("decode_tps")
-        exp = f"; about {fmt_rate(rng[0])}–{fmt_rate(rng[1])} is normal here" if rng else ""
+        exp = _range_words(rng, mt, p.decode_ceiling_tps if p is not None else None)
         whole = answer_time(p, mt) if p is not None else ""
         out.append(f"**Your generation speed:** {mt:g} tok/s ({_feel_measured(v, mt)}){exp}"
                    + (f"; {whole}" if whole else ""))
     if mp:
         rng = v.expected_range.get("prefill_tps")
-        exp = f"; about {fmt_rate(rng[0])}–{fmt_rate(rng[1])} is normal here" if rng else ""
+        exp = _range_words(rng, mp, p.prefill_ceiling_tps if p is not None else None)
         out.append(f"**Your prompt reading:** {mp:,.0f} tok/s{exp}")
     if p is None:
         return out
