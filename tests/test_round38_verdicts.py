@@ -27,3 +27,12 @@ def test_fixes_slower_than_the_measured_rate_are_left_out(store):
 def test_short_waits_read_in_milliseconds():
     assert (fmt_s(0.012), fmt_s(0.0003), fmt_s(0.42), fmt_s(12.34), fmt_s(150)) == (
         "12 ms", "under 1 ms", "0.42 s", "12.3 s", "2.5 min")
+
+
+def test_batching_compares_aggregates(store):
+    # 20 tok/s per request at batch 32 is 640 tok/s in all: a larger batch is weighed against that, not against 20
+    r = service.ask(store, "we run 8x H20 with sglang, DeepSeek-R1 FP8, ~20 tok/s per request at batch 32. "
+                           "can we do better?")
+    fx = [f for f in r.verdict.fixes if f.id == "batching"]
+    assert fx and "vs ≈ 640 now" in fx[0].predicted_effect, [f.predicted_effect for f in r.verdict.fixes]
+    assert "TFLOPS FP16 per GPU" in r.reply  # 8 GPUs: the figures are each GPU's

@@ -211,7 +211,9 @@ def _batching(c: Ctx) -> Fix | None:
     before = what_if(c, concurrency=now)
     if before is None:
         return None
-    base = c.tg_raw if (c.tg_raw and now > 1) else before.decode_tps
+    # a measured rate with several streams: the aggregate as said, or one stream's rate × the streams
+    per_stream = not (c.sit.measured.decode_is_aggregate or c.looks_aggregate)
+    base = (c.tg_raw * (now if per_stream else 1)) if (c.tg_raw and now > 1) else before.decode_tps
     new_b, after = 0, None
     # stated users and nothing measured: a batch holds at most the users' requests (more sequences do not exist)
     cap = w.users if (not c.tg_raw and w.users > 1 and "concurrency" in w.stated) else 4096

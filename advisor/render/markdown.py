@@ -362,8 +362,10 @@ def prediction_markdown(p: Prediction) -> str:
         mem = (f"**Memory:** weights {m.weights_gb:.1f} GB + KV cache {m.kv_cache_gb:.2f} GB + overhead {m.overhead_gb:.1f} GB "
                f"= {need} GB of {usable} GB usable"
                + (f" ({m.note})" if m.note else "") + (" → **fits**." if m.fits else " → **does not fit**."))
+    each = " per GPU" if (p.hardware.get("n_devices") or 1) > 1 else ""
     hw = (f"{p.hardware['name']}: {p.bandwidth_gbs:g} GB/s"
           + (f", {p.tflops:.1f} TFLOPS FP16" + (" (estimate)" if p.tflops_is_estimate else "") if p.tflops else "")
+          + each
           + f"; {p.model['id']} at {p.quant} ({fmt_bpw(p.bits_per_weight)} bits per weight, "
           f"{p.weight_bytes_per_token_gb:.2f} GB read per token); {p.backend}.")
     return "\n".join(rows) + "\n\n" + mem + "\n\n" + hw
