@@ -25,3 +25,17 @@ def test_cap_counts_machines_and_source_quality():
 
 def test_prefill_weight_is_the_row_count():
     assert _weight("prefill", ("gpu",), [(0.0, "s", "a")] * 9) == -1.0
+
+
+def test_a_cards_runs_its_host_memory_could_serve_do_not_calibrate(store):
+    from advisor.perf import build_cal_rows
+    from advisor.perf.fit import host_bound
+
+    flagged = {r.hw_id for r in build_cal_rows(store) if r.extra.get("host_bound")}
+    # the llmfit GTX 1050 Ti sweep (E5-2680 v4 host): 45 GB/s achieved, below 0.8 x 76.8 and 0.5 x 112
+    assert flagged == {"nvidia-gtx-1050-ti"}
+    r = {"kind": "discrete_gpu", "decode_tps": 20.0, "bandwidth_gbs": 112.0, "n_devices": 1}
+    assert host_bound(r, 2.4e9, 76.8)  # 48 GB/s: a CPU's pace
+    assert not host_bound({**r, "decode_tps": 28.0}, 2.4e9, 76.8)  # 67 GB/s: above what the host serves (61)
+    assert not host_bound(r, 2.4e9, None)  # no host named
+    assert not host_bound({**r, "kind": "apple_soc"}, 2.4e9, 76.8)  # unified memory: the host's memory is the GPU's

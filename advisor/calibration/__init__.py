@@ -133,7 +133,8 @@ def min_decode_eff(r: CalRow) -> float:
 
 def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, ...], _Group], list[CalRow]]:
     best: dict[str, float] = {}
-    measured = [r for r in rows if r.decode_tps]
+    # a card's rows its host's memory could have served (advisor.perf.fit.host_bound) say nothing of the card's decode
+    measured = [r for r in rows if r.decode_tps and not r.extra.get("host_bound")]
     # The per-kind fixed cost on the rows the MoE cost does not touch; then the MoE cost on top (paired).
     plain = [r for r in measured if not moe_t0_applies(r.__dict__)]
     for ac in ("gpu", "cpu"):
@@ -148,7 +149,7 @@ def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, .
                 best[key] = t
     best[MOE_T0_KEY] = _fit_moe_t0(measured, best)
     kept, effs = [], []
-    for r in rows:
+    for r in measured:
         e = _decode_eff(r, row_t0(best, r.__dict__))
         if e and min_decode_eff(r) < e < 3:
             kept.append(r)

@@ -174,6 +174,42 @@ def _spilled(store: Store, r: dict[str, Any], m: ModelSpec, bpw: float, context:
     return need > mem * 2**30 * (r["n_devices"] or 1)  # catalog memory: GiB (a "24 GB" card holds 24 GiB)
 
 
+# A run's host CPU as benchmark harnesses print it beside the card ("..., host CPU Intel(R) Xeon(R) CPU E5-2680 v4
+# @ 2.40GHz, linux)": llmfit's community results.
+_HOST_CPU = re.compile(r"\bhost CPU\s+(?P<cpu>[^,()]+(?:\([^)]*\)[^,()]*)*)", re.I)
+HOST_SHARE = 0.8  # the share of its peak a CPU's memory serves decode at (llama.cpp on CPU cores: 0.6-0.8)
+GPU_HALF = 0.5  # a GPU-resident decode below half the card's roofline is unusual (the discrete-GPU rows: 0.6-0.9)
+
+
+def _host_bandwidth(store: Store, text: str | None, memo: dict[str, float | None]) -> float | None:
+    """Peak memory bandwidth (GB/s) of the host CPU a row's hardware text names, None when it names none the
+    catalog resolves to a CPU."""
+    m = _HOST_CPU.search(text or "")
+    if m is None:
+        return None
+    name = m.group("cpu").strip()
+    if name not in memo:
+        try:
+            hw = catalog.resolve_hardware(store, name).value
+            memo[name] = hw.bandwidth_gbs if hw.kind == "cpu" else None
+        except AdvisorError:
+            memo[name] = None
+    return memo[name]
+
+
+def host_bound(r: dict[str, Any], decode_bytes: float, host_gbs: float | None) -> bool:
+    """A discrete card's decode that its host's memory could have served and no GPU-resident run looks like:
+    below both ``HOST_SHARE`` × the host CPU's peak and ``GPU_HALF`` × the card's. Such rows say how the host
+    ran the model (a build without the GPU backend, ``-ngl 0``), not the card, so they do not calibrate decode.
+    Example: 40 llmfit runs of a GTX 1050 Ti (112 GB/s) in an E5-2680 v4 host (quad-channel DDR4-2400, 76.8 GB/s)
+    fit 1/tok/s = 7 ms + bytes / 45 GB/s (least squares over 40 models): 45 < 61 and < 56."""
+    if not (host_gbs and r.get("decode_tps") and r.get("bandwidth_gbs")) or r.get("kind") not in (
+            "discrete_gpu", "datacenter_gpu"):
+        return False
+    achieved = decode_bytes * r["decode_tps"] / 1e9
+    return achieved < min(HOST_SHARE * host_gbs, GPU_HALF * r["bandwidth_gbs"] * (r.get("n_devices") or 1))
+
+
 def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> list[CalRow]:
     """Batch-1 calibration rows with features; rows whose model or format cannot be sized are skipped.
 
@@ -181,6 +217,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
     """
     rows = rows if rows is not None else population_rows(store)
     out = []
+    hosts: dict[str, float | None] = {}
     for r in rows:
         if not r["bandwidth_gbs"] or (r["batch"] or 1) != 1:
             continue
@@ -217,7 +254,8 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
             cpu_core_speed=core_speed(r["hw_family"], r["base_hw_id"]),
             old_build=row_old_build(r), flash_attn=row_flash_attn(r),
             extra={"model": r["model"], "depth": depth, "generic": m.generic,
-                   "spilled": _spilled(store, r, m, q.bits_per_weight, depth + prompt + gen)},
+                   "spilled": _spilled(store, r, m, q.bits_per_weight, depth + prompt + gen),
+                   "host_bound": host_bound(r, dbytes, _host_bandwidth(store, r.get("hardware"), hosts))},
             expert_tokens=tokens, expert_flop_share=share, ubatch=int(ub.group(1)) if ub else 0,
             n_layers=m.n_layers or 0,
         ))
