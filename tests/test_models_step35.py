@@ -38,3 +38,14 @@ def test_step35_batch_touches_experts_by_coverage():
 def test_a_step_of_a_guide_is_not_the_model(store):
     r = service.ask(store, "I followed step 3.5 of the guide and now run llama 3.1 8b q4_k_m on an RTX 4090")
     assert resolve_scenario(store, r.facts).model.id == "meta-llama/Llama-3.1-8B"
+
+
+def test_a_moe_that_does_not_fit_is_swapped_for_one_as_quick(store):
+    # Step-3.5-Flash at Q4_K_M (~120 GB) does not fit a 128 GB Mac's default GPU share (96 GB); the model offered
+    # instead reads no more than 1.5 x its 11B active parameters per token (not a dense 123B at a tenth of the speed)
+    r = service.ask(store, "Step-3.5-Flash Q4_K_M on my M4 Max 128GB with llama.cpp, how fast?")
+    fx = [f for f in r.verdict.fixes if f.id == "smaller_model"]
+    assert fx and "Mistral Large" not in fx[0].title, fx[0].title
+    name = fx[0].title.split(": ", 1)[1].split(" or ")[0].rsplit(" at ", 1)[0]
+    m = with_moe(catalog.resolve_model(store, name).value)
+    assert m.active_b <= 1.5 * 11.0, (name, m.active_b)
