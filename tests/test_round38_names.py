@@ -38,3 +38,23 @@ def test_a800_pcie_is_the_a800_not_a_question(store):
 def test_a_phase_between_number_and_unit_is_a_measured_rate(store, msg, prefill, decode, prompt):
     f = service.ask(store, msg).facts
     assert (f.measured_prefill_tps, f.measured_decode_tps, f.prompt_tokens) == (prefill, decode, prompt)
+
+
+@pytest.mark.parametrize("msg, measured, target", [
+    ("RTX 4090 Qwen2.5 7B Q4_K_M, should hit 150 generation tok/s, currently 90 tok/s", 90.0, 150.0),
+    ("we need 30 generation tok/s on an rtx 3060 with llama 3.1 8b", None, 30.0),
+    ("the target is 40 tg t/s for qwen3 14b on a 4090", None, 40.0),
+])
+def test_a_phase_worded_target_stays_a_target(store, msg, measured, target):
+    f = service.ask(store, msg).facts
+    assert (f.measured_decode_tps, f.target_decode_tps) == (measured, target)
+
+
+def test_a_wanted_prefill_rate_is_not_measured(store):
+    f = service.ask(store, "qwen3 32b on an L4, I want at least 1200 prefill tokens/s").facts
+    assert f.measured_prefill_tps is None
+
+
+def test_stepfun_step_35_without_flash_is_the_model(store):
+    r = service.ask(store, "stepfun step 3.5 on H200")
+    assert resolve_scenario(store, r.facts).model.id == "stepfun-ai/Step-3.5-Flash"

@@ -5,28 +5,31 @@ waits read in milliseconds."""
 from advisor import service
 from advisor.render.markdown import fmt_s
 
-GTX1070 = "my GTX 1070 runs mistral 7b Q5_K_M with llama.cpp, llama-bench says tg128 32 t/s, is that normal?"
+M4PRO = "Mac mini M4 Pro 48GB, llama.cpp, qwen3 8b Q4_K_M: tg 52 tok/s, normal?"
+GTX1070 = "my GTX 1070 runs mistral 7b Q5_K_M with llama.cpp, llama-bench says tg128 47 t/s, is that normal?"
 
 
 def test_above_the_range_is_not_called_the_range(store):
-    r = service.ask(store, GTX1070)
+    r = service.ask(store, M4PRO)
     assert r.verdict is not None and r.verdict.status == "normal"
     lo, hi = r.verdict.expected_range["decode_tps"]
-    assert hi < 32  # the fit expects less than this card measured (Mistral 7B Q5_K_M: 4.9 GB read per token)
-    assert "above the usual" in r.reply and "is normal here" not in r.reply.split("\n\n")[1], r.reply[:400]
-    assert "up to 51.4" in r.reply  # 256.3 GB/s ÷ 4.99 GB: the decode ceiling
+    assert hi < 52  # the fit expects less than this Mac measured
+    assert "a good result" in r.reply.split("\n")[0] and "above the usual" in r.reply, r.reply[:400]
+    assert "is normal here" not in r.reply
+    assert "up to 59.2" in r.reply  # 273 GB/s over the bytes Qwen3 8B at Q4_K_M reads per token: the decode ceiling
 
 
 def test_fixes_slower_than_the_measured_rate_are_left_out(store):
     r = service.ask(store, GTX1070)
+    assert r.verdict.status == "normal"
     for fx in r.verdict.fixes:
-        assert fx.new_decode_tps is None or fx.new_decode_tps > 32 or fx.id == "speculative_decoding", (fx.id, fx.title)
-    assert not any(fx.id == "quantization" for fx in r.verdict.fixes)  # Q4_K_M at ~26 tok/s is slower than 32
+        assert fx.new_decode_tps is None or fx.new_decode_tps > 47 or fx.id == "speculative_decoding", (fx.id, fx.title)
+    assert not any(fx.id == "quantization" for fx in r.verdict.fixes)  # a Q4_K_M build at ~46 tok/s is slower than 47
 
 
 def test_short_waits_read_in_milliseconds():
     assert (fmt_s(0.012), fmt_s(0.0003), fmt_s(0.42), fmt_s(12.34), fmt_s(150)) == (
-        "12 ms", "under 1 ms", "0.42 s", "12.3 s", "2.5 min")
+        "12 ms", "1 ms", "0.42 s", "12.3 s", "2.5 min")
 
 
 def test_batching_compares_aggregates(store):
@@ -36,3 +39,11 @@ def test_batching_compares_aggregates(store):
     fx = [f for f in r.verdict.fixes if f.id == "batching"]
     assert fx and "vs ≈ 640 now" in fx[0].predicted_effect, [f.predicted_effect for f in r.verdict.fixes]
     assert "TFLOPS FP16 per GPU" in r.reply  # 8 GPUs: the figures are each GPU's
+
+
+def test_a_spilled_model_faster_than_its_ram_allows_is_asked_about(store):
+    # 45 GB of Llama 3 70B on a 24 GB card: about 20 GB are read from system RAM every token, so 15 tok/s did not
+    # come from this set-up (the all-in-VRAM ceiling, 23.6, does not apply)
+    r = service.ask(store, "RTX 4090, Llama 3 70B Q4_K_M, 64GB system RAM, I get 15 tok/s")
+    assert r.verdict.status == "above_expected"
+    assert "Which machine and model ran them?" in r.reply and "within what this hardware allows" not in r.reply

@@ -66,7 +66,7 @@ def phase_status(c: Ctx, phase: str) -> tuple[Status, float | None]:
             if st == "above_expected" and c.sit.symptoms.speculative and c.expected_tg:
                 if c.tg <= ABOVE * spec_factor() * c.expected_tg:
                     return "normal", dev  # accepted drafts: several tokens per pass of the big model
-            if (st == "above_expected" and p.concurrency <= 1 and p.decode_ceiling_tps
+            if (st == "above_expected" and p.concurrency <= 1 and p.decode_ceiling_tps and p.memory.fits is not False
                     and c.tg <= ROOFLINE_SHARE_ACHIEVABLE * p.decode_ceiling_tps):
                 return "normal", dev  # faster than the fit, yet a share of the roofline engines do reach
             return st, dev

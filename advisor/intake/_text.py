@@ -125,6 +125,19 @@ def fmt(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.3g}"
 
 
+def fmt_s(x: float | None) -> str:
+    """A duration for people: ``40 ms``, ``0.42 s``, ``12.3 s``, ``2.5 min``; ``?`` when unknown."""
+    if x is None:
+        return "?"
+    if x < 0.1:
+        return f"{max(1, round(x * 1000))} ms"
+    if x < 1:
+        return f"{x:.2f} s"
+    if x < 120:
+        return f"{x:.1f} s"
+    return f"{x / 60:.1f} min"
+
+
 class Msg:
     """A message being read: ``orig`` as cleaned, ``s`` with claimed spans blanked out.
 

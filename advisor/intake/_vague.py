@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from advisor.intake._schema import Extraction
-from advisor.intake._text import NUM, Msg, fmt, nearest_kind, parse_num
+from advisor.intake._text import NUM, Msg, fmt, fmt_s, nearest_kind, parse_num
 from advisor.intake._workload import LONG_ANSWER_TOKENS, WORDS_PER_PAGE, WORDS_PER_TOKEN
 from advisor.models import MAX_TOKENS
 
@@ -159,11 +159,11 @@ def extract_ttft(msg: Msg, ext: Extraction) -> None:
         if _TTFT_TARGET.search(msg.before(m.start(), 40)):
             if 0 < secs <= 1e5 and ext.target_ttft_s is None:
                 ext.target_ttft_s = round(secs, 3)
-                ext.note(f"Time to first token of {fmt(round(secs, 3))} s is a target, not a measurement.")
+                ext.note(f"Time to first token of {fmt_s(secs)} is a target, not a measurement.")
             continue
         if 0 < secs <= 1e5 and ext.measured_ttft_s is None:
             ext.measured_ttft_s = round(secs, 3)
-            ext.note(f"Time to first token measured: {fmt(round(secs, 3))} s.")
+            ext.note(f"Time to first token measured: {fmt_s(secs)}.")
 
 
 def _set_len(ext: Extraction, kind: str, tokens: float, note: str) -> None:

@@ -412,12 +412,21 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
                   m.group(0).strip())
     for m in msg.finditer(_RATE_THEN_LABEL):
         msg.claim(m.start(), m.end())
+        if _TARGET.search(msg.before(m.start(), 40)) is not None:  # "at least 1200 prefill tok/s": wanted
+            ext.note(f"{m.group(0).strip()} is a target, not a measured speed.")
+            continue
         _set_rate(ext, "prefill", parse_num(m.group("n")) or 0.0, m.group(0).strip())
     for m in msg.finditer(_NUM_LABEL_RATE):
         msg.claim(m.start(), m.end())
         lab = m.group("lab").lower()
-        _set_rate(ext, "prefill" if lab.startswith(("prompt", "prefill", "pp", "input")) else "decode",
-                  parse_num(m.group("n")) or 0.0, m.group(0).strip())
+        phase = "prefill" if lab.startswith(("prompt", "prefill", "pp", "input")) else "decode"
+        v = parse_num(m.group("n")) or 0.0
+        if _TARGET.search(msg.before(m.start(), 40)) is not None:  # "we need 30 generation tok/s": a target
+            if phase == "decode" and ext.target_decode_tps is None and 0 < v <= MAX_RATE_TPS:
+                ext.target_decode_tps = round(v, 3)
+            ext.note(f"{m.group(0).strip()} is a target, not a measured speed.")
+            continue
+        _set_rate(ext, phase, v, m.group(0).strip())
     for m in msg.finditer(_WORD_RATE):
         v = parse_num(m.group("n")) or 0.0
         msg.claim(m.start(), m.end())

@@ -22,6 +22,9 @@ import math
 import re
 from typing import Any
 
+from advisor.intake._text import (
+    fmt_s,  # one home for durations said to people (the intake's notes use it too)
+)
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 
 __all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
@@ -84,19 +87,6 @@ def fmt_gb_apart(*sizes: float, least: int = 0) -> list[str]:
         for i in same:
             digits[i] = min(digits[i] + 1, max(2, least))
     return [show(i) for i in range(len(sizes))]
-
-
-def fmt_s(x: float | None) -> str:
-    """A duration for people: ``40 ms``, ``0.42 s``, ``12.3 s``, ``2.5 min``; ``?`` when unknown."""
-    if x is None:
-        return "?"
-    if x < 0.1:
-        return f"{x * 1000:.0f} ms" if x >= 0.0005 else "under 1 ms"
-    if x < 1:
-        return f"{x:.2f} s"
-    if x < 120:
-        return f"{x:.1f} s"
-    return f"{x / 60:.1f} min"
 
 
 def fmt_bpw(bpw: float) -> str:
@@ -290,9 +280,9 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                     f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory")
             if mt and v.phase_status.get("decode_tps") == "above_expected":
                 # spilling makes a run slower, never faster: a rate above the range was measured elsewhere
-                return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model, even from "
-                        "its own memory: those numbers were probably measured on another machine or with a smaller "
-                        "model. Which machine ran them?")
+                return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model while part "
+                        "of it is read from system RAM: those numbers were probably measured on another machine, with a "
+                        "smaller model or a smaller format. Which machine and model ran them?")
             return head + (f" — that is why you see {mt:g} tok/s." if mt else ".")
         return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
@@ -308,10 +298,11 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if v.status == "above_expected":
             if mt and mp and rng and rng[0] <= mt <= rng[1]:  # decode is in range: prefill is the fast one
                 what = f"prefill {mp:,.0f} tok/s; decode {mt:g} tok/s is normal"
-            return (f"**Faster than usual for this hardware ({what}):** worth checking how it was measured "
-                    "(a very short answer or a cached prompt reads fast).")
+            how = ("a cached prompt reads fast" if not (mt and v.phase_status.get("decode_tps") == "above_expected")
+                   else "a very short answer, a draft model, or a rate summed over several requests")
+            return f"**Faster than usual for this hardware ({what}):** worth checking how it was measured ({how})."
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
-        if mt and rng and mt > rng[1] * 1.02:
+        if mt and rng and mt > rng[1] * 1.02 and (p is None or p.memory.fits is not False):
             return (f"**That is a good result for this hardware ({what}, above the usual {_fmt_rate(rng[0])}–"
                     f"{_fmt_rate(rng[1])} and within what its memory allows); {phase} is what limits you.**")
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"

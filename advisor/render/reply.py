@@ -113,7 +113,7 @@ def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: floa
     if not rng:
         return ""
     band = f"{fmt_rate(rng[0])}–{fmt_rate(rng[1])}"
-    if measured > rng[1] * 1.02:
+    if measured > rng[1] * 1.02 and ceiling:
         cap = f" (up to {fmt_rate(ceiling)})" if ceiling and ceiling >= measured else ""
         return f"; above the usual {band} for this set-up, within what this hardware allows{cap}"
     return f"; about {band} is normal here"
@@ -125,7 +125,7 @@ def _numbers(v: Verdict) -> list[str]:
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
     if mt:
         rng = v.expected_range.get("decode_tps")
-        exp = _range_words(rng, mt, p.decode_ceiling_tps if p is not None else None)
+        exp = _range_words(rng, mt, p.decode_ceiling_tps if p is not None and p.memory.fits is not False else None)
         whole = answer_time(p, mt) if p is not None else ""
         out.append(f"**Your generation speed:** {mt:g} tok/s ({_feel_measured(v, mt)}){exp}"
                    + (f"; {whole}" if whole else ""))
