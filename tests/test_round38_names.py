@@ -58,3 +58,13 @@ def test_a_wanted_prefill_rate_is_not_measured(store):
 def test_stepfun_step_35_without_flash_is_the_model(store):
     r = service.ask(store, "stepfun step 3.5 on H200")
     assert resolve_scenario(store, r.facts).model.id == "stepfun-ai/Step-3.5-Flash"
+
+
+@pytest.mark.parametrize("msg, prompt, window", [
+    ("prompt processing is ~300 tok/s on 10k context with qwen3 32b q4_k_m on a 3090, generation 25 tok/s", 10000, None),
+    ("pp is 900 t/s at 16k context on my 4090 with llama 3.1 8b", 16384, None),
+    ("I run 32k ctx, qwen3 8b on a 4090", None, 32768),  # a window said alone stays a window
+])
+def test_a_rate_on_a_context_is_measured_at_that_prompt(store, msg, prompt, window):
+    f = service.ask(store, msg).facts
+    assert (f.prompt_tokens, f.context_window) == (prompt, window)

@@ -14,7 +14,7 @@ import re
 
 from advisor.intake._schema import Extraction
 from advisor.intake._text import NUM, Msg, fmt, fmt_s, nearest_kind, parse_num
-from advisor.intake._workload import LONG_ANSWER_TOKENS, WORDS_PER_PAGE, WORDS_PER_TOKEN
+from advisor.intake._workload import _RATE_UNIT, LONG_ANSWER_TOKENS, WORDS_PER_PAGE, WORDS_PER_TOKEN
 from advisor.models import MAX_TOKENS
 
 WORDS_PER_SENTENCE = 20
@@ -102,6 +102,9 @@ def _window(raw: str) -> int | None:
     return _tok(v)
 
 
+_RATE_AT = re.compile(rf"{_RATE_UNIT}\s*(?:on|at|with|for|over)\s*(?:an?\s+|the\s+)?(?:~|about\s+)?$", re.I)
+
+
 def extract_context_window(msg: Msg, ext: Extraction) -> None:
     """Read the allocated context (``num_ctx 32768``, "4k ctx is plenty"): KV-cache size, not the prompt."""
     for pat in (_CTX_AFTER, _CTX_BEFORE):
@@ -119,6 +122,12 @@ def extract_context_window(msg: Msg, ext: Extraction) -> None:
             if v is None or not 256 <= v <= MAX_TOKENS:
                 continue
             msg.claim(m.start(), m.end())
+            if _RATE_AT.search(msg.orig[max(0, m.start() - 40):m.start()]):
+                # "~300 tok/s on 10k context": the prompt the rate was measured at, not a window
+                if ext.prompt_tokens is None:
+                    ext.prompt_tokens = _tok(v)
+                    ext.note(f"{m.group(0).strip()}: the prompt length the rate was measured at ({fmt(v)} tokens).")
+                continue
             if ext.context_window is None:
                 ext.context_window = v
                 ext.note(f"Context window {fmt(v)} tokens: it sizes the KV cache; it is not the prompt length.")
