@@ -23,7 +23,7 @@ def test_a_rate_above_the_machine_is_not_blamed_on_spilling():
     assert view.verdict is not None and view.verdict.phase_status["decode_tps"] == "above_expected"
     assert "it does not fit" in reply
     assert "that is why you see" not in reply
-    assert "probably measured on another machine or with a smaller model" in reply
+    assert "probably measured on another machine, with a smaller model or a smaller format" in reply
 
 
 def test_a_slow_rate_on_a_model_that_does_not_fit_is_explained_by_it():
