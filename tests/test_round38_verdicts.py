@@ -47,3 +47,13 @@ def test_a_spilled_model_faster_than_its_ram_allows_is_asked_about(store):
     r = service.ask(store, "RTX 4090, Llama 3 70B Q4_K_M, 64GB system RAM, I get 15 tok/s")
     assert r.verdict.status == "above_expected"
     assert "Which machine and model ran them?" in r.reply and "within what this hardware allows" not in r.reply
+
+
+def test_range_words_follow_the_verdict():
+    from advisor.render.reply import _range_words
+
+    assert _range_words((115.0, 160.0), 191.0, 221.0, "normal") == (
+        "; above the usual 115–160 for this set-up, within what this hardware allows (up to 221)")
+    # judged faster than usual (the headline asks how it was measured): the range is quoted as the norm
+    assert _range_words((115.0, 160.0), 191.0, 221.0, "above_expected") == "; about 115–160 is normal here"
+    assert _range_words((115.0, 160.0), 140.0, 221.0, "normal") == "; about 115–160 is normal here"

@@ -106,14 +106,14 @@ def _per_user(p: Prediction) -> float:
     return p.decode_tps_per_seq or p.decode_tps
 
 
-def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: float | None) -> str:
-    """"; about 15–23 is normal here", or for a measured rate above that range but within the hardware's ceiling
-    (judged normal: engines do reach such shares of the roofline) "; above the usual 15–23, within what this hardware
-    allows (up to 51)" — never a range that contradicts the verdict."""
+def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: float | None, status: str | None) -> str:
+    """"; about 15–23 is normal here", or for a measured rate above that range that the verdict still judged normal
+    (within the hardware's ceiling: engines do reach such shares of the roofline) "; above the usual 15–23, within
+    what this hardware allows (up to 51)" — never a range that contradicts the verdict."""
     if not rng:
         return ""
     band = f"{fmt_rate(rng[0])}–{fmt_rate(rng[1])}"
-    if measured > rng[1] * 1.02 and ceiling:
+    if measured > rng[1] * 1.02 and ceiling and status == "normal":
         cap = f" (up to {fmt_rate(ceiling)})" if ceiling and ceiling >= measured else ""
         return f"; above the usual {band} for this set-up, within what this hardware allows{cap}"
     return f"; about {band} is normal here"
@@ -125,13 +125,14 @@ def _numbers(v: Verdict) -> list[str]:
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
     if mt:
         rng = v.expected_range.get("decode_tps")
-        exp = _range_words(rng, mt, p.decode_ceiling_tps if p is not None and p.memory.fits is not False else None)
+        exp = _range_words(rng, mt, p.decode_ceiling_tps if p is not None and p.memory.fits is not False else None,
+                           v.phase_status.get("decode_tps"))
         whole = answer_time(p, mt) if p is not None else ""
         out.append(f"**Your generation speed:** {mt:g} tok/s ({_feel_measured(v, mt)}){exp}"
                    + (f"; {whole}" if whole else ""))
     if mp:
         rng = v.expected_range.get("prefill_tps")
-        exp = _range_words(rng, mp, p.prefill_ceiling_tps if p is not None else None)
+        exp = _range_words(rng, mp, p.prefill_ceiling_tps if p is not None else None, v.phase_status.get("prefill_tps"))
         out.append(f"**Your prompt reading:** {mp:,.0f} tok/s{exp}")
     if p is None:
         return out
