@@ -89,6 +89,11 @@ def fmt_gb_apart(*sizes: float, least: int = 0) -> list[str]:
     return [show(i) for i in range(len(sizes))]
 
 
+def above_range(rng: tuple[float, float] | None, measured: float) -> bool:
+    """A measured rate clearly above the fitted 10–90 % range (by more than 2 %, so a rounded top is not above)."""
+    return rng is not None and measured > rng[1] * 1.02
+
+
 def fmt_bpw(bpw: float) -> str:
     """Bits per weight to one decimal (``4.8944`` → ``4.9``)."""
     return f"{bpw:.0f}" if abs(bpw - round(bpw)) < 0.05 else f"{bpw:.1f}"
@@ -302,7 +307,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                    else "a very short answer, a draft model, or a rate summed over several requests")
             return f"**Faster than usual for this hardware ({what}):** worth checking how it was measured ({how})."
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
-        if mt and rng and mt > rng[1] * 1.02 and (p is None or p.memory.fits is not False):
+        if mt and rng and above_range(rng, mt) and (p is None or p.memory.fits is not False):
             return (f"**That is a good result for this hardware ({what}, above the usual {_fmt_rate(rng[0])}–"
                     f"{_fmt_rate(rng[1])} and within what its memory allows); {phase} is what limits you.**")
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"

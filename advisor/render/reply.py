@@ -25,6 +25,7 @@ from advisor.render.markdown import (
     COMFORTABLE_TPS,
     TTFT_BROKEN_S,
     WORDS_PER_TOKEN,
+    above_range,
     answer_time,
     calibration_note,
     feel_speed,
@@ -113,7 +114,7 @@ def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: floa
     if not rng:
         return ""
     band = f"{fmt_rate(rng[0])}–{fmt_rate(rng[1])}"
-    if measured > rng[1] * 1.02 and ceiling and status == "normal":
+    if above_range(rng, measured) and ceiling and status == "normal":
         cap = f" (up to {fmt_rate(ceiling)})" if ceiling and ceiling >= measured else ""
         return f"; above the usual {band} for this set-up, within what this hardware allows{cap}"
     return f"; about {band} is normal here"
