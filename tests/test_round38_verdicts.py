@@ -57,3 +57,9 @@ def test_range_words_follow_the_verdict():
     # judged faster than usual (the headline asks how it was measured): the range is quoted as the norm
     assert _range_words((115.0, 160.0), 191.0, 221.0, "above_expected") == "; about 115–160 is normal here"
     assert _range_words((115.0, 160.0), 140.0, 221.0, "normal") == "; about 115–160 is normal here"
+
+
+def test_speculative_decoding_starts_from_the_measured_rate(store):
+    r = service.ask(store, M4PRO)  # 52 tok/s measured, judged normal
+    fx = [f for f in r.verdict.fixes if f.id == "speculative_decoding"]
+    assert fx and fx[0].predicted_effect.split("(")[1].startswith("52 →"), fx[0].predicted_effect
