@@ -156,8 +156,10 @@ def test_setup_remedies_state_a_check(store):
     c = ctx(store, **GPU8B, measured_decode_tps=10)
     full = ctx(store, **GPU8B, backend="llama.cpp -ngl 99", measured_decode_tps=10)
     assert remedies.build(c, "setup:gpu_state") is None  # only once every layer is shown on the GPU
+    slow_pp = ctx(store, **GPU8B, measured_decode_tps=10, measured_prefill_tps=50)
+    assert remedies.build(c, "setup:prefill") is None  # only with a measured prefill below the expectation
     for key in [k for k in remedies.REGISTRY if k.startswith("setup:")]:
-        f = remedies.build(full if key == "setup:gpu_state" else c, key)
+        f = remedies.build(full if key == "setup:gpu_state" else slow_pp if key == "setup:prefill" else c, key)
         assert f is not None and f.id == "fix_configuration" and "Check:" in f.why, key
         assert "expected" in f.predicted_effect
 

@@ -2,6 +2,8 @@
 without quoting a range that contradicts it; fixes slower than what the person measures are not offered; short
 waits read in milliseconds."""
 
+import re
+
 from advisor import service
 from advisor.render.markdown import fmt_s
 
@@ -63,3 +65,23 @@ def test_speculative_decoding_starts_from_the_measured_rate(store):
     r = service.ask(store, M4PRO)  # 52 tok/s measured, judged normal
     fx = [f for f in r.verdict.fixes if f.id == "speculative_decoding"]
     assert fx and fx[0].predicted_effect.split("(")[1].startswith("52 →"), fx[0].predicted_effect
+
+
+# --- round 39: prefill slow while decode is in range --------------------------------------------------------------
+
+def test_slow_prefill_with_normal_decode_is_a_prefill_verdict(store):
+    """An M4 Pro reading a 500-token prompt at 180 tok/s (≈ 350 expected) while decode runs at 52 (in range): the
+    verdict is about prefill, whichever phase sets more of the wait, and its first fix is the prompt path's
+    settings with the first-token effect."""
+    v = service.ask(store, "M4 Pro 48GB qwen3 8b q4_k_m: tg is 52 tok/s and about 180 prompt tok/s").verdict
+    assert v.bottleneck == "prefill" and v.status == "below_expected"
+    first = v.fixes[0]
+    assert first.id == "fix_configuration" and "prompt-processing settings" in first.title
+    m = re.search(r"prefill ≈ ([\d,]+) tok/s expected vs 180 measured: first token 2\.8 s → ([\d.]+) s", first.predicted_effect)
+    assert m and 250 < int(m.group(1).replace(",", "")) < 500 and 1.0 < float(m.group(2)) < 2.0
+    assert not any(f.id == "speculative_decoding" for f in v.fixes[:2])
+
+
+def test_slow_decode_with_normal_prefill_stays_decode(store):
+    v = service.ask(store, "M4 Pro 48GB qwen3 8b q4_k_m: pp 350 tok/s and tg 20 tok/s").verdict
+    assert v.bottleneck in ("decode", "misconfiguration") and v.status == "below_expected"

@@ -479,13 +479,14 @@ from advisor.diagnose.rules_engine import (  # noqa: E402
     plain_framework,
     power_limited,
     slow_prefill_backend,
+    slow_prefill_only,
 )
 
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
     does_not_fit, allocated_context, aggregate_rate, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
     slow_fp16_gpu, slow_gpu_backend, slow_prefill_backend, power_limited, plain_framework, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
-    near_limit_spill, felt_slow, gpu_slowed, far_below,
+    near_limit_spill, felt_slow, gpu_slowed, far_below, slow_prefill_only,
 )
 
 

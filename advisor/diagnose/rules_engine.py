@@ -11,7 +11,7 @@ from advisor.diagnose.rules import Finding, _below, _far, _suspect
 from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN
 from advisor.render.markdown import fmt_s
 
-__all__ = ["slow_prefill_backend", "power_limited", "plain_framework", "gpu_slowed", "felt_slow", "PLAIN_FRAMEWORKS",
+__all__ = ["slow_prefill_backend", "slow_prefill_only", "power_limited", "plain_framework", "gpu_slowed", "felt_slow", "PLAIN_FRAMEWORKS",
            "FELT_SLOW_RULE"]
 
 PLAIN_FRAMEWORKS = ("transformers",)  # eager PyTorch generate(): no CUDA graphs, no fused decode kernels
@@ -38,6 +38,24 @@ def slow_prefill_backend(c: Ctx) -> Finding | None:
                    f"{p.prefill_tps:,.0f} tok/s this GPU reaches with its native backend, while decode is in range: the "
                    f"{b} build's prompt-processing kernels, not the GPU's compute, are the limit.",
                    ["setup:native_backend", "prefix_caching"], status="below_expected", rule="slow_prefill_backend")
+
+
+def slow_prefill_only(c: Ctx) -> Finding | None:
+    """Both phases measured, prefill below this machine's expectation while decode is in range: the slow phase is
+    what the verdict is about, whichever of the two sets more of the wait (a setting of the prompt path, not the
+    hardware, when the bandwidth-bound phase runs as it should)."""
+    from advisor.diagnose.status import phase_status
+
+    p = c.pred
+    if p is None or not (c.pp and c.tg and p.prefill_tps) or c.cache_hit:
+        return None
+    if phase_status(c, "prefill")[0] != "below_expected" or phase_status(c, "decode")[0] not in ("normal",
+                                                                                                 "above_expected"):
+        return None
+    return Finding("prefill", f"Prefill {c.pp:,.0f} tok/s is {c.pp / p.prefill_tps:.0%} of the ≈ {p.prefill_tps:,.0f} "
+                   f"tok/s this machine reaches with this model, while decode ({c.tg:g} tok/s) is in range: the memory "
+                   "is fine, and the prompt path (a build or engine setting) holds back the compute-bound phase.",
+                   ["setup:prefill", "prefix_caching"], status="below_expected", rule="slow_prefill_only")
 
 
 def power_limited(c: Ctx) -> Finding | None:

@@ -279,6 +279,36 @@ def _model_load(c: Ctx) -> Fix | None:
                new_ttft_s=p.ttft_s)
 
 
+# What holds back prompt processing while decode is in range, per engine family (titles of ``setup:prefill``).
+_PREFILL_SETTINGS = {
+    "llama.cpp": "Check the prompt-processing settings: a current build, flash attention on (-fa on), the default "
+                 "batch sizes (-b 2048 -ub 512) and every layer on the GPU",
+    "mlx": "Update mlx and mlx-lm and keep the default prefill step (prefill_step_size 2048); close other GPU work",
+    "server": "Check the server's prefill settings: a current version, the chunked-prefill budget "
+              "(max_num_batched_tokens) and no eager mode",
+}
+
+
+@register("setup:prefill", "fix_configuration", 0)
+def _prefill_settings(c: Ctx) -> Fix | None:
+    """Prefill below this machine's expectation with decode in range: the prompt path's settings; the effect is the
+    predicted prefill and first token against the measured ones."""
+    from advisor.calibration import engine_family
+
+    p, pp = c.pred, c.pp
+    if p is None or not pp or not p.prefill_tps or p.prefill_tps <= 1.05 * pp:
+        return None
+    n = c.sit.workload.prompt_tokens
+    effect = (f"prefill ≈ {p.prefill_tps:,.0f} tok/s expected vs {pp:,.0f} measured: first token {fmt_s(n / pp)} → "
+              f"{fmt_s(n / p.prefill_tps)} for a {n:,}-token prompt")
+    title = _PREFILL_SETTINGS.get(engine_family(c.sit.engine), _PREFILL_SETTINGS["llama.cpp"])
+    why = ("Prefill is compute-bound: an old build, flash attention off, a small micro-batch or layers left on the "
+           "CPU slow it, while decode, which only needs the memory, stays in range.")
+    return fix("fix_configuration", title, effect, f"{why} Check: a benchmark of the same model with the defaults "
+               "(llama-bench -p 512, or the engine's own benchmark) against this run.", speedup=p.prefill_tps / pp,
+               new_ttft_s=n / p.prefill_tps)
+
+
 SETUP: dict[str, tuple[str, str, str]] = {
     "output_layer": ("Set -ngl to 99 (any number above the layer count), not the layer count",
                      "The output layer is one more tensor than the repeating blocks; -ngl N leaves it on the CPU.",

@@ -86,12 +86,34 @@ _CPU_BEFORE = re.compile(r"\b(?:ryzen|athlon|core|xeon|epyc|threadripper|celeron
                          r"(?:i?[3579]|hx?))?\s*$", re.I)
 
 
+# Datacenter names that are also everyday words, other brands' products or labels: "layer L20", "the L4 vertebra",
+# "Sony a800", "Samsung Galaxy A40", "Huawei P40", "Apple A10", "T4 levels", "H20" (water). They count as GPUs
+# unless the words around them make some other thing of them.
+_AMBIGUOUS_DC = re.compile(r"^(?:[lt]4|l20|a800|a10g?|a30|a40|h20|p40|p100)$", re.I)
+_OTHER_THING_BEFORE = re.compile(
+    r"\b(?:sony|samsung|galaxy|huawei|apple|nokia|canon|nikon|fuji(?:film)?|audi|lumix|leica|layers?|levels?|steps?|"
+    r"blocks?|rows?|cells?|columns?|lines?|vertebrae?|spine|road|route|highway|motorway|bus|size|paper|grade|"
+    r"class|tier|stage|phase|round|chapter|section|floor|room|gate|seat|slot|cache)\s*[#:]?\s*$", re.I)
+_OTHER_THING_AFTER = re.compile(r"^\s*(?:cache|camera|lens|vertebrae?|phone|smartphone|paper|sheet|envelope|"
+                                r"hormone|levels?|molecules?|bottle)\b", re.I)
+
+
+def _other_thing(msg: Msg, m: re.Match[str]) -> bool:
+    """A short datacenter name (:data:`_AMBIGUOUS_DC`) that the words beside it make something else."""
+    if not _AMBIGUOUS_DC.match(m.group("dc") or ""):
+        return False
+    return bool(_OTHER_THING_BEFORE.search(msg.orig[max(0, m.start("dc") - 24):m.start("dc")])
+                or _OTHER_THING_AFTER.match(msg.orig[m.end():m.end() + 16]))
+
+
 def gpu_mentions(msg: Msg, store: Store) -> list[Mention]:
     numbers = _gpu_numbers(store)
     out = []
     for m in msg.finditer(GPU):
         if _CPU_BEFORE.search(msg.orig[max(0, m.start() - 16):m.start()]):
             continue  # "Ryzen 5 5600", "Core i5 12400": a CPU's model number, not "5x RX 5600"
+        if m.group("dc") and _other_thing(msg, m):
+            continue
         if m.group("bare"):
             num = m.group("bare")
             ok_ctx = (m.group("count") or _BARE_OK_BEFORE.search(msg.orig[max(0, m.start() - 12):m.start()])

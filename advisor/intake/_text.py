@@ -16,8 +16,8 @@ from collections.abc import Iterable
 MAX_CHARS = 20_000  # only this much of a message is read; chat messages are far shorter
 MAX_MATCHES = 64  # mentions read per pattern; more is junk, not a description of a machine
 
-# A number as people write it: 8000, 8,000, 1.5, 8k, 32K, 1M. ``k``/``m`` only glued to or one space after digits.
-NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s?[kKmM](?![A-Za-z]))?"
+# A number as people write it: 8000, 8,000, 1.5, 8k, 32K, 1M, 1e6. ``k``/``m`` only glued to or one space after digits.
+NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d{1,3}(?![\d.]))?(?:\s?[kKmM](?![A-Za-z]))?"
 
 _UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,

@@ -398,9 +398,35 @@ def _interval_rates(msg: Msg, ext: Extraction) -> None:
             _set_rate(ext, phase or "decode", v, m.group(0).strip())
 
 
+# Token throughput over minutes, hours or days: "20000 prompt tokens per minute", "2M output tokens a day". A load
+# on the whole service, not a prompt length and not one stream's speed (per second is read by ``_RATE``).
+_TOKEN_LOAD = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<lab>(?:prompt|input|context|output|generated|generation|"
+                         r"completion|response)\s+)?(?:tokens?|toks?)\s*(?:per|a|an|/|every|each)\s*"
+                         r"(?P<per>minute|min|hour|hr|h|day)\b", re.I)
+
+
+def _token_loads(msg: Msg, ext: Extraction) -> None:
+    """Throughputs in tokens per minute/hour/day (:data:`_TOKEN_LOAD`): claimed, so they are not read as lengths,
+    and said back per second."""
+    for m in msg.finditer(_TOKEN_LOAD):
+        msg.claim(m.start(), m.end())
+        n = parse_num(m.group("n")) or 0.0
+        per = m.group("per").lower()
+        secs = {"h": 3600.0, "d": 86400.0}.get(per[0], 60.0)
+        lab = (m.group("lab") or "").strip().lower()
+        what = ("prompt processing (prefill)" if lab.startswith(("prompt", "input", "context"))
+                else "generation (decode)" if lab else "tokens")
+        if not 0 < n / secs <= MAX_RATE_TPS * 1000:
+            ext.reject(f"'{m.group(0).strip()}' is not a usable token rate; I ignored it.")
+            continue
+        ext.note(f"'{m.group(0).strip()}' is a load on the whole service: {fmt(round(n / secs, 1))} tokens a second "
+                 f"of {what} in all, not a prompt length; the numbers below are per request and per user.")
+
+
 def extract_rates(msg: Msg, ext: Extraction) -> None:
     """Read measured speeds: "pp512 45, tg128 6", "300 t/s prompt processing", "I get 6 tok/s", and the time a
     token takes ("1 token every 2 seconds", "ITL 35 ms": see ``_INTERVALS``)."""
+    _token_loads(msg, ext)
     _interval_rates(msg, ext)
     for m in msg.finditer(_LABELLED):
         v = parse_num(m.group("n")) or 0.0
