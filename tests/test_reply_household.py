@@ -136,10 +136,10 @@ def test_fitting_models_are_current_and_leave_room(store):
 
 
 @pytest.mark.parametrize("mid,label", [("Qwen/Qwen3-14B", "Qwen3 14B"), ("google/gemma-3-12b-it", "Gemma 3 12B"),
-                                       ("Qwen/Qwen3-30B-A3B", "Qwen3 30B-A3B"), ("openai/gpt-oss-20b", "gpt-oss 20B"),
+                                       ("Qwen/Qwen3-30B-A3B", "Qwen3 30B-A3B"), ("openai/gpt-oss-20b", "gpt-oss 20B-A3.6B"),
                                        ("meta-llama/Llama-3.1-8B", "Llama 3.1 8B"),
                                        ("mistralai/Mistral-Small-24B-Instruct-2501", "Mistral Small 3 24B"),
-                                       ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama 4 109B")])
+                                       ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama 4 109B-A17B")])
 def test_model_labels(store, mid, label):
     assert fit.model_label(catalog.all_models(store)[mid]) == label
 

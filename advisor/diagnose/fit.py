@@ -58,7 +58,8 @@ _VERSION = re.compile(r"^(.*?)[\s-]?(\d+(?:\.\d+)?)(.*)$")
 
 
 def model_label(m: ModelSpec) -> str:
-    """A name people recognise: ``Qwen3 14B``, ``Gemma 3 12B``, ``Qwen3 30B-A3B``, ``gpt-oss 20B``."""
+    """A name people recognise: ``Qwen3 14B``, ``Gemma 3 12B``, ``Qwen3 30B-A3B``; a MoE always with its active size
+    (``gpt-oss 20B-A3.6B``, ``Granite 4.0 H 32B-A9B``), which sets its speed."""
     fam = re.sub(r"\s*\(.*?\)", "", m.family or "").replace(" MoE", "").strip()
     tail = m.id.split("/")[-1]
     size = None
@@ -69,6 +70,8 @@ def model_label(m: ModelSpec) -> str:
             size = f"{s.group(1)}B" + (f"-A{s.group(2)}B" if s.group(2) else "")
     if size is None:
         size = f"{m.params_b:.3g}B"
+    if m.is_moe and "-A" not in size and m.active_params_b:
+        size += f"-A{m.active_params_b:.2g}B"  # a MoE reads its active parameters per token: that sets its speed
     if not fam:
         return tail
     return f"{fam} {size}"
