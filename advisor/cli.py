@@ -212,7 +212,8 @@ def _host_problem(host: str) -> str | None:
     return None
 
 
-@app.command()
+# A message may start with a dash ("-5 tok/s after the update?"): text that is not one of ask's options is the message.
+@app.command(context_settings={"ignore_unknown_options": True})
 def ask(
     text: str = typer.Argument(..., help="What you would write in the chat."),
     facts: Optional[str] = typer.Option(None, "--facts", help="JSON of facts from a previous turn (its 'facts')."),

@@ -63,3 +63,11 @@ def test_ask_lists_the_choices_of_its_question_and_how_to_answer():
     j = runner.invoke(app, ["ask", "Mac mini M4, llama 3.1 8b", *STORE, "--json"])
     d = json.loads(j.output.strip().splitlines()[-1])
     assert "For example" not in d["reply"] and d["question"]["choices"] == ["16 GB", "24 GB", "32 GB"]
+
+
+def test_ask_takes_a_message_that_starts_with_a_dash():
+    r = runner.invoke(app, ["ask", "-40% tok/s since the update: M4 Pro 48GB, qwen3 8b q4_k_m, tg 30 tok/s", "--json",
+                            *STORE])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["facts"]["measured_decode_tps"] == 30 and out["facts"]["hardware"]
