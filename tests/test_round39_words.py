@@ -59,3 +59,33 @@ def test_token_loads_are_not_prompt_lengths(store, msg, per_s):
     r = service.ask(store, msg)
     assert r.facts.prompt_tokens is None, r.facts.prompt_tokens
     assert f"{per_s} tokens a second" in r.reply and "not a prompt length" in r.reply, r.reply[:600]
+
+
+def test_each_users_rate_with_serving_words_is_per_user_and_a_scheduling_question(store):
+    """'With 20 concurrent users … each user gets 25 tok/s' on vLLM: 25 is one user's rate (not a total to divide by
+    20), the A100 80GB's two versions (PCIe, SXM4: 5 % apart) do not hold up the verdict, and the cause named is the
+    server's scheduling, never layers on the CPU (a serving engine keeps them on the GPU)."""
+    r = service.ask(store, "With 20 concurrent users on vLLM, one A100 80GB, Llama 3.1 8B, each user gets 25 tok/s. "
+                           "Can we do better?")
+    assert r.facts.measured_is_aggregate is None and r.facts.measured_decode_tps == 25
+    v = r.verdict
+    assert v is not None and v.status == "below_expected" and v.bottleneck == "misconfiguration"
+    lo, hi = v.expected_range["decode_tps"]
+    assert 60 < lo < hi < 160  # one user's share of the batch, not the aggregate
+    assert "scheduling" in v.fixes[0].title and not any("-ngl" in f.title for f in v.fixes)
+
+
+def test_a_total_with_serving_words_stays_a_total(store):
+    r = service.ask(store, "vLLM on one A100 80GB, llama 3.1 8b, with 20 concurrent users we get 1800 tok/s")
+    assert r.facts.measured_is_aggregate is True
+
+
+@pytest.mark.parametrize("msg", ["A100 80GB, Llama 3.1 8B, 25 tok/s", "an A100 80GB with llama 3.1 8b: 120 tok/s, ok?"])
+def test_close_versions_do_not_hold_up_a_verdict(store, msg):
+    r = service.ask(store, msg)
+    assert r.verdict is not None, r.reply[:300]
+
+
+def test_far_apart_versions_still_ask(store):
+    r = service.ask(store, "H100, llama 3.1 8b, 60 tok/s")
+    assert r.verdict is None and "Which" in r.reply  # PCIe 2.0 TB/s vs SXM 3.35 TB/s: the verdict depends on it

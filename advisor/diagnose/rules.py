@@ -461,6 +461,11 @@ def far_below(c: Ctx) -> Finding | None:
     """Far below with no named cause: on a GPU machine the layers most likely run on the CPU."""
     if not c.far_below:
         return None
+    if c.server_engine and c.sit.workload.users > 1:
+        return Finding("misconfiguration", _far(c) + f" at {c.sit.workload.users} users: a serving engine keeps "
+                       "every layer on the GPU, so the requests wait (the queue, KV-cache preemption, other users' "
+                       "prompts) rather than the GPU being slow.", ["setup:scheduler", "batching", "chunked_prefill"],
+                       status="below_expected", rule="far_below")
     if c.has_gpu:
         eff_bw = (c.tg or 0) * (c.pred.weight_bytes_per_token_gb if c.pred else 0)
         return Finding("misconfiguration", _far(c) + (f" (≈ {eff_bw:.0f} GB/s effective, system-RAM speed)" if eff_bw else "")

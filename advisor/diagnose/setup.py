@@ -374,6 +374,12 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "cpu_tuning": ("Set threads to the physical core count; close background load; check memory speed",
                    "CPU decode is bandwidth-bound; oversubscribed threads or slow DIMMs waste it.",
                    "the memory speed the BIOS reports; tok/s with the machine idle."),
+    "scheduler": ("Check the server's scheduling: max-num-seqs and the KV-cache budget (gpu-memory-utilization) room "
+                  "for every user at once, chunked prefill on, and per-user speed timed from the first token",
+                  "Requests that wait in the queue or are preempted for KV-cache space, or decoding streams stalled by "
+                  "other users' long prompts, make each user slow while the GPU itself is not the limit.",
+                  "the engine's metrics while the users are on (vLLM: num_requests_waiting and 'preempted' in the "
+                  "log, SGLang: #queue-req)."),
     "thermal": ("Keep it cool and on full power (no Low Power Mode, on a hard surface or a stand; a fan for fanless "
                 "laptops)", "Fanless and thin machines lower their clocks when hot; sustained decode drops.",
                 "tok/s of a cold run vs after five minutes."),

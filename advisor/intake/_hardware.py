@@ -289,9 +289,10 @@ def _resolve(ext: Extraction, store: Store, men: Mention, memory: float | None, 
         m = _resolve_counted(store, men.phrase.split(" + ")[0], memory, cores)
     except AmbiguousError as e:
         measured = any(v is not None for v in (ext.measured_decode_tps, ext.measured_prefill_tps, ext.measured_ttft_s))
-        if isinstance(e, catalog.VariantsError) and e.default is not None and not measured:
+        if isinstance(e, catalog.VariantsError) and e.default is not None and (not measured or e.close):
             # "an A100", "one H100": answered now for the smallest, slowest version, said so (a measured rate is
-            # judged against every version instead, so it stays a question).
+            # judged against every version instead, so it stays a question, unless the versions are about as fast
+            # as each other: an "A100 80GB" PCIe or SXM4).
             ext.hardware, ext.resolved["hardware"] = men.phrase, e.default.value.id
             for a in e.default.assumptions:
                 ext.note(a)

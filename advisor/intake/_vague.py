@@ -278,9 +278,15 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
 _SERVING = re.compile(r"\bthroughput\b|\bat\s+(?:a\s+)?concurrency\b|\bwith\s+\d+\s+(?:concurrent|parallel)\b", re.I)
 
 
+# A rate said to be one stream's: "each user gets 25 tok/s", "25 tok/s per user", "every request streams at 30 t/s".
+_PER_STREAM = re.compile(r"\b(?:each|every|per|a\s+single)\s+(?:users?|requests?|streams?|sequences?|persons?|people|"
+                         r"clients?|sessions?|conversations?|chats?)\b|\b(?:per|each)[\s-]user\b", re.I)
+
+
 def mark_aggregate(msg: Msg, ext: Extraction) -> None:
-    """A measured rate summed over several streams ("1200 tok/s aggregate over 32 streams")."""
-    several = (ext.concurrency or 1) > 1 and _SERVING.search(msg.orig)
+    """A measured rate summed over several streams ("1200 tok/s aggregate over 32 streams"); serving words alone
+    ("with 20 concurrent users") do not make it one when the rate is said to be each user's."""
+    several = (ext.concurrency or 1) > 1 and _SERVING.search(msg.orig) and not _PER_STREAM.search(msg.orig)
     if ext.measured_decode_tps is not None and (_AGGREGATE.search(msg.orig) or several):
         ext.measured_is_aggregate = True
         ext.note("The generation rate is a total over all streams (aggregate), not one stream's speed.")

@@ -146,7 +146,8 @@ def resolve_default(store: Store, text: str, *, memory_gb: float | None = None, 
                     allow_default: bool = True) -> catalog.Match:
     """:func:`knowledge.catalog.resolve_hardware`, except that a name fitting versions of one product ("an A100",
     "one H100") resolves to the smallest and slowest version with the assumption stated, when ``allow_default``
-    (no measurement to judge: a measured rate is judged against every version instead).
+    (no measurement to judge: a measured rate is judged against every version instead), or when the versions are
+    about as fast as each other (``VariantsError.close``).
 
     Raises:
         AmbiguousError, NotFoundError: as the catalog does.
@@ -154,7 +155,7 @@ def resolve_default(store: Store, text: str, *, memory_gb: float | None = None, 
     try:
         return catalog.resolve_hardware(store, text, memory_gb=memory_gb, gpu_cores=gpu_cores)
     except catalog.VariantsError as e:
-        if allow_default and e.default is not None:
+        if (allow_default or e.close) and e.default is not None:
             return e.default
         raise
 

@@ -333,6 +333,9 @@ def _pick(cands: list[_Entry], n: int, form: str | None, assumptions: list[str])
             [f"{e.hw.name} ({e.hw.id})" for e in pool[:6]], [_with_count(e.hw.id, n) for e in pool[:6]],
         )
         err.default_hw = pick.hw
+        bws = [e.hw.bandwidth_gbs for e in pool]
+        tfs = [e.hw.fp16_tflops for e in pool if e.hw.fp16_tflops]
+        err.close = max(bws) <= CLOSE_VARIANTS * min(bws) and (not tfs or max(tfs) <= CLOSE_VARIANTS * min(tfs))
         err.default_note = (
             f"Variant not stated: assumed the {pick.hw.name} ({_mem_bw(pick.hw)}), the smallest and slowest of its "
             "versions so the answer is not optimistic; "
@@ -361,6 +364,12 @@ class VariantsError(AmbiguousError):
     default_hw: Hardware | None = None
     default_note: str = ""
     default: Match | None = None
+    close: bool = False  # the versions' bandwidth and compute are within CLOSE_VARIANTS of each other
+
+
+CLOSE_VARIANTS = 1.15
+"""Versions of one product whose bandwidth and FP16 compute differ by less than this factor (A100 80GB PCIe 1,935 GB/s
+vs SXM4 2,039) read a measured rate alike: a verdict's range is wider than their difference."""
 
 
 def _mem_bw(h: Hardware) -> str:
