@@ -236,7 +236,10 @@ class Measurement(BaseModel):
     @field_validator("prefill_tps", "decode_tps", "blended_tps", "stddev_tps")
     @classmethod
     def _rate(cls, v: float | None, info: Any) -> float | None:
-        return _finite_nonneg(v, info.field_name, MAX_TPS)
+        v = _finite_nonneg(v, info.field_name, MAX_TPS)
+        if v is not None and 0 < v < 1e-4 and info.field_name != "stddev_tps":
+            raise ValueError(f"{info.field_name} = {v:g} is too small to be a measured rate")  # as Scenario's floor
+        return v
 
 
 class ImportResult(BaseModel):

@@ -89,3 +89,64 @@ def test_close_versions_do_not_hold_up_a_verdict(store, msg):
 def test_far_apart_versions_still_ask(store):
     r = service.ask(store, "H100, llama 3.1 8b, 60 tok/s")
     assert r.verdict is None and "Which" in r.reply  # PCIe 2.0 TB/s vs SXM 3.35 TB/s: the verdict depends on it
+
+
+# --- the breaker's findings: decimal commas, labelled lengths before a comma, speeds per minute, who counts -------------
+
+@pytest.mark.parametrize("msg, decode, prefill", [
+    ("RTX 4090, llama 3.1 8b q4, I get 12,5 tok/s decode", 12.5, None),
+    ("RTX 4090 llama 3.1 8b prefill 850,3 tok/s and 7,5 t/s", 7.5, 850.3),
+    ("RTX 4090 llama 3.1 8b prefill 850 tok/s and 7 t/s", 7.0, 850.0),
+    ("RTX 4090, llama 3.1 8b, decode 2 tokens per minute", 0.033, None),
+    ("my pi 5 with llama 3.1 8b gets 30 tokens a minute", 0.5, None),
+])
+def test_rates_in_local_formats(store, msg, decode, prefill):
+    f = service.ask(store, msg).facts
+    assert (f.measured_decode_tps, f.measured_prefill_tps) == (decode, prefill)
+
+
+def test_lists_and_thousands_keep_their_commas(store):
+    f = service.ask(store, "batch sizes 1,2,4,8 on an RTX 4090 with llama 3.1 8b, 8,000 token prompts").facts
+    assert f.prompt_tokens == 8000 and f.measured_decode_tps is None
+
+
+@pytest.mark.parametrize("msg, prompt, ttft", [
+    ("M3 Max 128GB, llama 3.1 70b, prompts of 32k, first token after 20 s", 32000, 20.0),
+    ("RTX 4090 llama 3.1 8b, prompts of 8k, TTFT is 20 seconds", 8000, 20.0),
+    ("RTX 4090 llama 3.1 8b, answers of 500, prompts of 2000.", 2000, None),
+])
+def test_a_labelled_length_before_a_comma_or_full_stop(store, msg, prompt, ttft):
+    f = service.ask(store, msg).facts
+    assert (f.prompt_tokens, f.measured_ttft_s) == (prompt, ttft)
+
+
+@pytest.mark.parametrize("msg, users", [
+    ("I have 2 kids, 3 cats, and an M2 Pro 16GB; mistral 7b, 8 users", 8),
+    ("my 3 kids use my RTX 4090 with llama 3.1 8b", 3),
+    ("team of 5 engineers, 2 kids at home, RTX 4090 with qwen3 14b", 5),
+])
+def test_users_said_as_users_beat_household_members_in_passing(store, msg, users):
+    assert service.ask(store, msg).facts.concurrency == users
+
+
+def test_a_prompt_too_short_to_time_is_not_called_slow(store, tmp_path):
+    """Ollama's stats for a 20-token prompt: 0.1 s of prompt_eval is the request's fixed costs, not prefill."""
+    from advisor.importers import parse_output
+
+    ms = parse_output('{"model":"llama3.1:8b","eval_count": 298, "eval_duration": 2400000000, '
+                      '"prompt_eval_count": 20, "prompt_eval_duration": 100000000}').measurements
+    r = service.ask(store, "RTX 4090, llama 3.1 8b q4_k_m in ollama:\nprompt eval count:    20 token(s)\n"
+                           "prompt eval duration: 100ms\nprompt eval rate:     200.00 tokens/s\n"
+                           "eval count:           298 token(s)\neval duration:        2.4s\neval rate:            124.17 tokens/s")
+    assert ms and ms[0].prompt_tokens == 20
+    v = r.verdict
+    assert v is not None and v.phase_status["prefill_tps"] != "below_expected", r.reply[:300]
+    assert "too short" in v.explanation or "fixed costs" in v.explanation
+
+
+def test_an_impossible_imported_rate_is_not_kept():
+    from advisor.importers import parse_output
+
+    ms = parse_output('{"model":"llama3.1:8b","eval_count": 298, "eval_duration": 1e30, '
+                      '"prompt_eval_count": 20, "prompt_eval_duration": 100000000}').measurements
+    assert ms and ms[0].decode_tps is None and ms[0].prefill_tps == pytest.approx(200)

@@ -22,8 +22,15 @@ from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.rules import Finding, first_finding
 from advisor.diagnose.rules_engine import FELT_SLOW_RULE
-from advisor.diagnose.status import overall_status, phase_status, spec_factor
+from advisor.diagnose.status import (
+    REQUEST_FIXED_S,
+    overall_status,
+    phase_status,
+    spec_factor,
+    too_short_to_judge,
+)
 from advisor.errors import ImpossibleRateError
+from advisor.intake._text import fmt_s
 from advisor.models import Fix, Scenario, Verdict
 from advisor.resolve import Resolved, resolve_scenario
 from advisor.understand import situation_from_resolved
@@ -193,6 +200,11 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         extra.append(f"The measured prefill {c.pp:,.0f} tok/s is above the compute ceiling ({p.prefill_ceiling_tps:,.0f} "
                      "tok/s from the FP16 spec): part of the prompt was probably cached, or the card's matrix units "
                      "outrun the spec figure used here.")
+    if p is not None and too_short_to_judge(c):
+        n = c.sit.workload.prompt_tokens
+        extra.append(f"A {n:,}-token prompt takes this machine ≈ {fmt_s(n / (p.prefill_tps or 1))} to read, less than a "
+                     f"request's fixed costs (≈ {fmt_s(REQUEST_FIXED_S)}: tokenising, scheduling, the first kernel launches), "
+                     f"so {c.pp:,.0f} tok/s measures those, not prefill: time a prompt of 512 tokens or more.")
     if f.rule != "aggregate_rate" and c.tg and p is not None and c.tg > 1.15 * p.decode_ceiling_tps:
         extra.append(f"{c.tg:g} tok/s of decode is more than the memory can deliver for this model: check the model "
                      "size and format, or whether the figure is an aggregate over several streams or includes "

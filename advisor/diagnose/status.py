@@ -87,7 +87,23 @@ def phase_status(c: Ctx, phase: str) -> tuple[Status, float | None]:
     st, dev = rate_status(c.pp, p.prefill_tps, p.prefill_tps_range)
     if p.prefill_ceiling_tps and c.pp > 1.05 * p.prefill_ceiling_tps:
         st = "above_expected"
+    if st == "below_expected" and too_short_to_judge(c):
+        return "no_expectation", None
     return st, dev
+
+
+# A request's fixed costs before and around prefill (tokenising, scheduling, the first kernel launches, the HTTP round
+# trip): tens of milliseconds in llama.cpp, Ollama and vLLM alike. ESTIMATE: Ollama's prompt_eval_duration for 10-30
+# token prompts on GPUs is 20-100 ms whatever the GPU (the shared imports' short-prompt rows), where the GPU would
+# need under 5 ms.
+REQUEST_FIXED_S = 0.05
+
+
+def too_short_to_judge(c: Ctx) -> bool:
+    """A measured prefill of a prompt the machine would read in less than :data:`REQUEST_FIXED_S`: its rate is the
+    request's fixed costs, not prompt processing."""
+    p, n = c.pred, c.sit.workload.prompt_tokens
+    return bool(p and p.prefill_tps and c.pp and n and n / p.prefill_tps < REQUEST_FIXED_S and n / c.pp < 10 * REQUEST_FIXED_S)
 
 
 def _per_seq_range(c: Ctx) -> tuple[float, float] | None:

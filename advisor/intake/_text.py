@@ -67,7 +67,17 @@ def sanitize(text: object) -> tuple[str, list[str]]:
     except ValueError:  # pragma: no cover - normalize rejects nothing after the filtering above
         pass
     text = _TAGS.sub(" ", text.translate(_DASHES))
+    if _DECIMAL_COMMA.search(text):
+        said = [m.group(0) for m in _DECIMAL_COMMA.finditer(text)][:3]
+        text = _DECIMAL_COMMA.sub(r"\1.\2", text)
+        notes.append("Read " + ", ".join(f"'{x}' as {x.replace(',', '.')}" for x in said) + " (a decimal comma).")
     return _HF_URL.sub(" ", text), notes
+
+
+# A decimal comma before a unit: "12,5 tok/s", "0,8 s", "7,5 GB" (one or two digits after the comma; "8,000" and
+# "1,2,4,8" keep their commas).
+_DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s*(?:tok(?:en)?s?\s*/\s*s|t/s|tk/s|tps\b|"
+                            r"tokens?\s+(?:per|a)\s+sec|ms\b|s\b|secs?\b|seconds?\b|gb\b|gib\b|%))", re.I)
 
 
 _WORDISH = re.compile(r"[\W_]{0,3}[^\W_]+(?:[-'./:_,+][^\W_]+)*[\W_]{0,3}")

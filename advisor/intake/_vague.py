@@ -65,7 +65,7 @@ _LABEL_LEN = re.compile(
     rf"(?<!system )\b(?P<k>prompts?|inputs?|input\s+length|prompt\s+(?:length|size)|answers?|outputs?|responses?|repl(?:y|ies)|"
     rf"completions?|output\s+length)\s*(?:(?:is|are|of|=|:|~|around|about|usually|typically|like|roughly|maybe|"
     rf"mostly|approx\.?|approximately|at|only|just|generally|normally|often|up\s+to|max(?:imum)?|under|"
-    rf"below|at\s+most|actually|really|now|more\s+like|closer\s+to|instead)\s*)*(?P<a>{NUM})(?![\d.,kK])(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
+    rf"below|at\s+most|actually|really|now|more\s+like|closer\s+to|instead)\s*)*(?P<a>{NUM})(?![\dkK]|[.,]\d)(?P<plus>\+)?(?!\s*(?:-|to|t/s|tokens?\b|toks?\b|tok/s|tokens?\s*/|tokens?\s+(?:a|per)"
     rf"\s+s|ms|s\b|sec|seconds?|minutes?|%|gb|users|people|x\b|b\b|words|pages|lines))", re.I)
 # A labelled range without a unit: "answers 200-600", "outputs of 300 to 500" (tokens; its middle is used).
 _LABEL_RANGE = re.compile(

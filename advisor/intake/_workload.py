@@ -235,7 +235,10 @@ def _count(raw: str) -> int | None:
 def extract_users(msg: Msg, ext: Extraction) -> None:
     """Read the number of concurrent users and the request rate (per user, as compare expects)."""
     total = _rate(msg, ext)
-    for m in msg.finditer(_USERS):
+    found = list(msg.finditer(_USERS))
+    # "2 kids, 3 cats … 8 users": a count said as users beats household members said in passing
+    found.sort(key=lambda m: bool(m.group("who") and _HOUSEHOLD.fullmatch(m.group("who"))))
+    for m in found:
         raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5") or m.group("n6")
         users = _count(raw)
         msg.claim(m.start(), m.end())
@@ -405,6 +408,11 @@ _TOKEN_LOAD = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<lab>(?:prompt|input|con
                          r"(?P<per>minute|min|hour|hr|h|day)\b", re.I)
 
 
+_SPEED_BEFORE = re.compile(r"\b(?:decode|decoding|generation|generat(?:es|ing)|speed|rate|prefill|at|gets?|getting|got|"
+                           r"only|runs?|running|crawls?|crawling|does|doing|produces?|outputs?|spits?\s+out|manages?|"
+                           r"tg|pp)\s*(?:is\s+|of\s+|about\s+|around\s+|~|only\s+|like\s+|roughly\s+|maybe\s+)*$", re.I)
+
+
 def _token_loads(msg: Msg, ext: Extraction) -> None:
     """Throughputs in tokens per minute/hour/day (:data:`_TOKEN_LOAD`): claimed, so they are not read as lengths,
     and said back per second."""
@@ -416,10 +424,15 @@ def _token_loads(msg: Msg, ext: Extraction) -> None:
         lab = (m.group("lab") or "").strip().lower()
         what = ("prompt processing (prefill)" if lab.startswith(("prompt", "input", "context"))
                 else "generation (decode)" if lab else "tokens")
-        if not 0 < n / secs <= MAX_RATE_TPS * 1000:
+        rate = n / secs
+        if not 0 < rate <= MAX_RATE_TPS * 1000:
             ext.reject(f"'{m.group(0).strip()}' is not a usable token rate; I ignored it.")
             continue
-        ext.note(f"'{m.group(0).strip()}' is a load on the whole service: {fmt(round(n / secs, 1))} tokens a second "
+        if _SPEED_BEFORE.search(msg.before(m.start(), 30)):  # "decode 2 tokens per minute", "it gets 30 tokens a minute"
+            ext.note(f"'{m.group(0).strip()}' = {fmt(float(f'{rate:.3g}'))} tokens/s.")
+            _set_rate(ext, "prefill" if what.startswith("prompt") else "decode", rate, m.group(0).strip())
+            continue
+        ext.note(f"'{m.group(0).strip()}' is a load on the whole service: {fmt(float(f'{rate:.3g}'))} tokens a second "
                  f"of {what} in all, not a prompt length; the numbers below are per request and per user.")
 
 
@@ -490,6 +503,9 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             if kind is None:
                 kind = "decode"
                 ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed.")
+            elif kind == "prefill" and ext.measured_prefill_tps is not None and ext.measured_decode_tps is None:
+                # "prefill 850 tok/s and 7 t/s": the label belongs to the first rate; the second is the other phase
+                kind = "decode"
             _set_rate(ext, kind, v, m.group(0).strip())
 
 

@@ -283,7 +283,8 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             whole = f" — more than this machine's whole {shown[2]} GB" if len(shown) > 2 else ""
             head = (f"**No: it does not fit. It needs about {shown[0]} GB{whole}, and about "
                     f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory")
-            if mt and v.phase_status.get("decode_tps") == "above_expected":
+            if mt and v.phase_status.get("decode_tps") == "above_expected" and p.hardware.get("kind") != "apple_soc":
+                # (a Mac past its GPU limit pages to its SSD, at a speed no one can predict well: not doubted)
                 # spilling makes a run slower, never faster: a rate above the range was measured elsewhere
                 return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model while part "
                         "of it is read from system RAM: those numbers were probably measured on another machine, with a "
@@ -293,6 +294,10 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
     if mt or mp:
         what = f"decode {mt:g} tok/s" if mt else f"prefill {mp:,.0f} tok/s"
+        if v.status == "no_expectation" and p is not None and mp and not mt:
+            # the one way to no expectation with a prediction: a prompt too short to time prefill on
+            return (f"**Prefill {mp:,.0f} tok/s measured on a prompt too short to judge (a request's fixed costs "
+                    f"dominate); on a prompt of 512 tokens or more expect about {_fmt_rate(p.prefill_tps)} tok/s.**")
         if v.status == "no_expectation":
             return f"**{what[0].upper()}{what[1:]} measured; whether that is normal depends on the exact machine: say which one.**"
         rng = v.expected_range.get("decode_tps")
