@@ -150,3 +150,28 @@ def test_an_impossible_imported_rate_is_not_kept():
     ms = parse_output('{"model":"llama3.1:8b","eval_count": 298, "eval_duration": 1e30, '
                       '"prompt_eval_count": 20, "prompt_eval_duration": 100000000}').measurements
     assert ms and ms[0].decode_tps is None and ms[0].prefill_tps == pytest.approx(200)
+
+
+ROW = "| llama 8B Q4_K_M | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 127.05 ± 0.22 |"
+HEADER = "| model | size | params | backend | ngl | test | t/s |\n| ---- | ---: | ---: | --- | --: | ---: | ---: |"
+
+
+@pytest.mark.parametrize("msg", [
+    f"RTX 4090, llama 3.1 8b\n{ROW}",                       # a row without its header
+    f"RTX 4090, llama 3.1 8b\n{HEADER}\n{ROW}",              # a short line of names before the table
+    f"Here is my result on an RTX 4090: {HEADER}\n{ROW}",    # the header on the same line as the words
+])
+def test_llama_bench_rows_however_pasted(store, msg):
+    r = service.ask(store, msg)
+    assert r.facts.measured_decode_tps == 127.05 and r.facts.memory_gb is None, (r.facts, r.reply[:300])
+    hw = resolve_scenario(store, r.facts).hardware
+    assert hw is not None and hw.id == "nvidia-rtx-4090"
+    assert r.verdict is not None and r.verdict.status == "normal"
+
+
+def test_a_headerless_row_is_parsed_with_a_warning():
+    from advisor.importers import parse_output
+
+    out = parse_output(ROW)
+    assert out.format == "llama-bench-md" and [m.decode_tps for m in out.measurements] == [127.05]
+    assert out.measurements[0].n_gpu_layers == 99 and "no header line" in out.warnings[0]

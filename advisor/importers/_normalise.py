@@ -126,6 +126,11 @@ def _wrapped(line: str, nxt: str, raw_len: int, width: int) -> str | None:
     return None
 
 
+# A table row or header pasted on the same line as the words before it: "Here is my result on an M2 Max: | model | size |
+# ..." (group 1 the words, group 2 the table from its first pipe, three cells or more).
+PROSE_BEFORE_TABLE = re.compile(r"^([^|]*[A-Za-z]{2}[^|]*?[:.!?]\s*)(\|(?:[^|\n]*\|){3,}\s*)$")
+
+
 def normalise_lines(text: str) -> list[str]:
     """The lines every parser reads: no ANSI colours, control characters, log prefixes, comment or
     quote markers; wrapped lines re-joined (the continuation line left blank).
@@ -136,7 +141,7 @@ def normalise_lines(text: str) -> list[str]:
     Returns:
         As many lines as :func:`split_lines` gives for ``text``.
     """
-    raw = split_lines(_ANSI.sub("", text))
+    raw = [PROSE_BEFORE_TABLE.sub(r"\2", ln) if "|" in ln else ln for ln in split_lines(_ANSI.sub("", text))]
     lines = [
         strip_prefixes(line) if line and (line[0] in _PREFIX_STARTS or "|" in line[:64]) else line
         for line in raw

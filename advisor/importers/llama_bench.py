@@ -102,6 +102,23 @@ def _md_row(row: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
     return fields, ""
 
 
+_SIZE_CELL = re.compile(r"^[\d.,]+\s*(?:GiB|MiB|GB|MB)$", re.I)
+_PARAMS_CELL = re.compile(r"^[\d.,]+\s*[BM]$")
+
+
+def _implied_header(cells: list[str]) -> list[str] | None:
+    """Column names of a llama-bench data row pasted without its header: ``model | size | params | backend | ... |
+    test | t/s`` (model first, a size in GiB and a parameter count in B, the ppN/tgN test before the rate last)."""
+    if len(cells) < 5 or not _RATE.match(cells[-1].strip()) or not _TEST.match(cells[-2].strip()):
+        return None
+    if not (_SIZE_CELL.match(cells[1].strip()) and _PARAMS_CELL.match(cells[2].strip())):
+        return None
+    names = ["model", "size", "params", "backend"] + [f"column {i + 1}" for i in range(4, len(cells) - 2)] + ["test", "t/s"]
+    if len(cells) >= 7:  # the column after the backend: ngl on GPU builds, threads on CPU ones
+        names[4] = "threads" if "cpu" in cells[3].lower() and "," not in cells[3] else "ngl"
+    return names[:len(cells)]
+
+
 def parse_markdown(lines: Sequence[str]) -> Outcome:
     """Read llama-bench markdown tables (``| model | size | params | backend | ... | test | t/s |``).
 
@@ -126,7 +143,11 @@ def parse_markdown(lines: Sequence[str]) -> Outcome:
                 out.consumed.add(i)
         elif i + 1 < len(rows) and rows[i + 1] is not None and _is_separator(rows[i + 1] or []):
             header = None  # the header of some other table: its rows are not llama-bench rows
-        elif header is not None:
+        elif header is not None or (implied := _implied_header(cells)) is not None:
+            if header is None:
+                out.warnings.append(f"line {i + 1}: no header line; read as llama-bench's model | size | params | "
+                                    "backend | ... | test | t/s")
+            header = header or implied
             if len(cells) != len(header):
                 out.warnings.append(f"line {i + 1}: {len(cells)} cells under a {len(header)}-column header")
                 continue
@@ -318,7 +339,10 @@ IMPORTERS = (
         engine="llama.cpp",
         describe="llama-bench markdown table (pp512, tg128, pp512+tg128, @ d4096)",
         signature=signature(
-            r"^(?=.*[|\t]\s*test\s*(?:[|\t]|$)).*[|\t]\s*(?:t/s|tok/s|tokens/s)\s*(?:[|\t]|$)", re.I
+            r"^(?=.*[|\t]\s*test\s*(?:[|\t]|$)).*[|\t]\s*(?:t/s|tok/s|tokens/s)\s*(?:[|\t]|$)"
+            # a data row pasted without its header: | model | 4.58 GiB | 8.03 B | backend | ... | tg128 | 127.05 ± 0.22 |
+            r"|^\s*\|[^|\n]+\|\s*[\d.,]+\s*(?:GiB|MiB)\s*\|\s*[\d.,]+\s*[BM]\s*\|.*\|\s*(?:pp|tg|pg)\s*\d+[^|\n]*\|"
+            r"\s*[\d.,]+\s*(?:±\s*[\d.,]+\s*)?\|?\s*$", re.I
         ),
         parse_text=parse_markdown,
         order=10,

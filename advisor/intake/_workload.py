@@ -513,19 +513,28 @@ _NOT_PROSE = re.compile(r"[|{}=]|\":|^\s*(?:\w+_)+\w*\s*:|^\s*[\w ]{1,30}:\s*[\d
 
 
 # A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
-_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .+/()-]{3,40}$")
+_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
 
 
 def prose_lines(text: str) -> str:
     """The user's own words around a pasted tool output: lines that are not tables, JSON or logs (sentences of three
     words or more, or a short line with a name and a number, such as the machine)."""
-    keep = [ln for ln in text.splitlines() if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
+    from advisor.importers._normalise import PROSE_BEFORE_TABLE
+
+    lines = [m.group(1) if (m := PROSE_BEFORE_TABLE.match(ln)) else ln for ln in text.splitlines()]
+    keep = [ln for ln in lines if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
             and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip()))]
     return "\n".join(keep)
 
 
 def looks_like_tool_output(text: str) -> bool:
     """True when the text holds several lines of a benchmark tool's output (llama-bench, ollama, ...)."""
+    if _BENCH_ROW.search(text):  # one llama-bench row, with or without its header
+        return True
     if text.count("\n") < 2:
         return False
     return len(_TOOL_LINE.findall(text)) >= 2
+
+
+_BENCH_ROW = re.compile(r"^[^|\n]*\|(?:[^|\n]*\|){3,}\s*(?:pp|tg|pg)\s*\d+[^|\n]*\|\s*[\d.,]+\s*(?:±\s*[\d.,]+\s*)?\|?\s*$",
+                        re.M | re.I)
