@@ -143,11 +143,12 @@ def parse_markdown(lines: Sequence[str]) -> Outcome:
                 out.consumed.add(i)
         elif i + 1 < len(rows) and rows[i + 1] is not None and _is_separator(rows[i + 1] or []):
             header = None  # the header of some other table: its rows are not llama-bench rows
-        elif header is not None or (implied := _implied_header(cells)) is not None:
+        elif header is not None or _implied_header(cells) is not None:
             if header is None:
                 out.warnings.append(f"line {i + 1}: no header line; read as llama-bench's model | size | params | "
                                     "backend | ... | test | t/s")
-            header = header or implied
+                header = _implied_header(cells)
+            assert header is not None
             if len(cells) != len(header):
                 out.warnings.append(f"line {i + 1}: {len(cells)} cells under a {len(header)}-column header")
                 continue
