@@ -175,3 +175,36 @@ def test_a_headerless_row_is_parsed_with_a_warning():
     out = parse_output(ROW)
     assert out.format == "llama-bench-md" and [m.decode_tps for m in out.measurements] == [127.05]
     assert out.measurements[0].n_gpu_layers == 99 and "no header line" in out.warnings[0]
+
+
+# --- the new-user trial's findings ----------------------------------------------------------------------------------
+
+def test_two_used_cards_are_two(store):
+    r = service.ask(store, "Should I buy two used 3090s or one 5090 for running 70b models at home?")
+    assert "2× RTX 3090" in r.reply or "2x RTX 3090" in r.reply, r.reply[:300]
+
+
+def test_a_measured_rate_that_does_not_fit_does_not_open_with_no(store):
+    r = service.ask(store, "My 4090 only gives 35 tok/s on llama 3.1 70b q4_k_m. Is something wrong?")
+    assert r.reply.lstrip("*").startswith("It does not fit"), r.reply[:120]
+
+
+def test_no_draft_model_fix_for_ollama(store):
+    v = service.ask(store, "ollama, RTX 4090, llama 3.1 8b q4_k_m, 120 tok/s normal?").verdict
+    assert v is not None and not any(f.id == "speculative_decoding" for f in v.fixes)
+
+
+def test_a_layer_split_is_offered_tensor_parallelism(store):
+    v = service.ask(store, "70B Q4 on two 4090s with Ollama runs 18 t/s and each GPU only shows about 50% utilization. "
+                           "llama 3.3 70b q4_k_m. Why isn't it using both fully?").verdict
+    assert v is not None
+    tp = [f for f in v.fixes if "tensor parallelism" in f.title]
+    assert tp and tp[0].id == "fix_configuration" and tp[0].new_decode_tps > 18 * 1.1
+
+
+def test_a_fast_prefill_does_not_make_a_slow_decode_fast(store):
+    v = service.ask(store, "RTX 4070, qwen2.5 14b q4_k_m in llama.cpp: pp512 3000 tok/s, tg128 27.84 tok/s").verdict
+    r = service.ask(store, "RTX 4070, qwen2.5 14b q4_k_m in llama.cpp: pp512 3000 tok/s, tg128 27.84 tok/s")
+    assert v is not None and r.verdict is not None
+    head = r.reply.split("\n")[0]
+    assert "decode 27.84" not in head or "low end" in head or "Slower" in head, head  # never "faster" about decode

@@ -149,10 +149,17 @@ def _flash(c: Ctx) -> Fix | None:
                f"less slowdown of prefill and decode at {w.depth + w.prompt_tokens:,} tokens of context", why)
 
 
+# Engines without draft-model speculative decoding a user can switch on (Ollama's API and Modelfile have no draft
+# model option as of its 0.12 releases): the fix would send them to another engine, which is not what it says.
+NO_DRAFT_ENGINES = ("ollama",)
+
+
 def _spec_applies(c: Ctx) -> bool:
-    """Single stream, no drafts in use, nothing broken first (far below, spilling) and not a batched server."""
+    """Single stream, no drafts in use, nothing broken first (far below, spilling), not a batched server, and an
+    engine that has draft models."""
     return (c.sit.symptoms.speculative is None and c.sit.workload.users <= 1 and current_tg(c) is not None
-            and not c.far_below and c.fits is not False and not c.looks_aggregate and not c.server_engine)
+            and not c.far_below and c.fits is not False and not c.looks_aggregate and not c.server_engine
+            and (c.sit.engine or "") not in NO_DRAFT_ENGINES)
 
 
 @register("speculative_decoding", "speculative_decoding", 1, _spec_applies)
@@ -468,7 +475,37 @@ PURCHASE_TIER = 3
 # Without buying: the changes a reply names beside a purchase when that is the top fix.
 NO_PURCHASE = ("smaller_model", "quantization")
 
-GENERAL_DECODE = ("quantization", "speculative_decoding", "smaller_model", "batching", "more_bandwidth")
+def _tp_applies(c: Ctx) -> bool:
+    p = c.pred
+    return bool(p is not None and (p.hardware.get("n_devices") or 1) > 1 and p.hardware.get("layout") == "layer_split"
+                and p.memory.fits is not False)
+
+
+@register("tensor_parallel", "fix_configuration", 1, _tp_applies)
+def _tensor_parallel(c: Ctx) -> Fix | None:
+    """Several GPUs in a layer split (llama.cpp's and Ollama's default) run their layers in turn; tensor parallelism
+    has them read their share of every layer at once (two all-reduces per layer over the link, modelled in
+    :mod:`advisor.perf`)."""
+    p = c.pred
+    assert p is not None
+    n = int(p.hardware.get("n_devices") or 1)
+    tp = what_if(c, layout="tensor_parallel", backend="vllm")
+    base = current_tg(c)
+    if tp is None or not base:
+        return None
+    new = tp.decode_tps_per_seq or tp.decode_tps
+    if new <= 1.1 * base:
+        return None
+    return fix("fix_configuration", f"Run the {n} GPUs at once instead of in turn: tensor parallelism (vLLM or SGLang "
+               f"with --tensor-parallel-size {n}, with an AWQ/GPTQ build of the model)",
+               f"decode ≈ {new:.3g} tok/s vs ≈ {base:.3g} now (the same GPUs)",
+               "A layer split puts part of the layers on each GPU and runs them one after the other, so each GPU waits "
+               "for the others (about 1/N busy each) and decode runs at one card's bandwidth; tensor parallelism splits "
+               "every layer, so all of them read their share of each weight at the same time, at the cost of two "
+               "all-reduces per layer over the link between them.", speedup=new / base, new_decode_tps=new)
+
+
+GENERAL_DECODE = ("quantization", "speculative_decoding", "smaller_model", "batching", "more_bandwidth", "tensor_parallel")
 GENERAL_PREFILL = ("prefix_caching", "shorter_prompt", "more_compute", "flash_attention", "chunked_prefill")
 
 from advisor.diagnose import setup as _setup  # noqa: E402,F401  (registers the setup remedies)

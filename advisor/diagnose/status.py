@@ -126,6 +126,8 @@ def overall_status(c: Ctx, bottleneck: str, st_tg: Status, st_pp: Status, forced
             return "not_measured"
         return forced
     order = (st_pp, st_tg) if bottleneck == "prefill" else (st_tg, st_pp)
+    if "below_expected" in order:
+        return "below_expected"  # one phase slow, the other fast: the slow one is what needs saying
     for st in order:
         if st in ("below_expected", "above_expected"):
             return st

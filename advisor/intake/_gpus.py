@@ -18,7 +18,8 @@ __all__ = ["GPU", "gpu_mentions", "workstation_pattern"]
 
 GPU = re.compile(
     r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
-    r"\s*(?:x|×|\*)?\s*)?(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
+    r"\s*(?:x|×|\*)?\s*)?(?:(?:used|new|refurb(?:ished)?|second[\s-]?hand|old|cheap|identical|matching)\s+)?"
+    r"(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     # laptop parts keep their M ("GTX 860M", "RX 6800M"); NVIDIA's MX line ("MX450"); a GeForce with no series word
     # ("GeForce 840M")
     r"(?:(?P<series>rtx|gtx|rx|arc|mx)\s*-?\s*(?P<pro>pro\s+)?(?P<snum>[a-z]?\d{3,12}m?)"
