@@ -208,3 +208,21 @@ def test_a_fast_prefill_does_not_make_a_slow_decode_fast(store):
     assert v is not None and r.verdict is not None
     head = r.reply.split("\n")[0]
     assert "decode 27.84" not in head or "low end" in head or "Slower" in head, head  # never "faster" about decode
+
+
+def test_words_after_a_command_line_are_read(store):
+    r = service.ask(store, "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:\n"
+                           "total duration:       40.1s\nload duration:        25ms\nprompt eval count:    30 token(s)\n"
+                           "prompt eval duration: 400ms\nprompt eval rate:     75.00 tokens/s\neval count:           500 token(s)\n"
+                           "eval duration:        39.6s\neval rate:            12.63 tokens/s")
+    hw = resolve_scenario(store, r.facts).hardware
+    assert hw is not None and hw.id.startswith("apple-m2-max"), (r.facts.hardware, r.reply[:200])
+
+
+def test_how_sure_uses_the_tables_share_of_the_limit(store):
+    from advisor.render.markdown import calibration_note
+
+    p = service.ask(store, "RTX 4090 llama 3.1 8b q4_k_m 120 tok/s").verdict.prediction
+    note = calibration_note(p)
+    share = round(100 * p.decode_tps / p.decode_ceiling_tps)
+    assert f"generation predicted at {share}% of the memory-bandwidth limit" in note and "limit, tuned on" in note

@@ -516,12 +516,25 @@ _NOT_PROSE = re.compile(r"[|{}=]|\":|^\s*(?:\w+_)+\w*\s*:|^\s*[\w ]{1,30}:\s*[\d
 _SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
 
 
+# A command line with words after it: "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:".
+_COMMAND_THEN_WORDS = re.compile(r"^\s*\$?\s*(?:ollama\s+run|llama-(?:cli|server|bench)|\./\S+|mlx_lm[.\w]*|python3?\s+-m\s+\S+)"
+                                 r"(?:\s+(?:--?[\w-]+(?:[= ]\S+)?|\S+:\S+|\S+\.gguf|\S+/\S+))*\s+(?P<words>(?:on|with|using|in|for)\b.*)$",
+                                 re.I)
+
+
+def _after_command(line: str) -> str:
+    """The words after a command line's arguments ("… --verbose on my M2 Max, feels slow" → "on my M2 Max, feels
+    slow"); other lines unchanged."""
+    m = _COMMAND_THEN_WORDS.match(line)
+    return m.group("words") if m else line
+
+
 def prose_lines(text: str) -> str:
     """The user's own words around a pasted tool output: lines that are not tables, JSON or logs (sentences of three
     words or more, or a short line with a name and a number, such as the machine)."""
     from advisor.importers._normalise import PROSE_BEFORE_TABLE
 
-    lines = [m.group(1) if (m := PROSE_BEFORE_TABLE.match(ln)) else ln for ln in text.splitlines()]
+    lines = [m.group(1) if (m := PROSE_BEFORE_TABLE.match(ln)) else _after_command(ln) for ln in text.splitlines()]
     keep = [ln for ln in lines if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
             and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip()))]
     return "\n".join(keep)

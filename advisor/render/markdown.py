@@ -425,9 +425,17 @@ def calibration_note(p: Prediction) -> str:
     """How the prediction was tuned to real runs, in words ("tuned on 4 measured runs …")."""
     parts = []
     for c in p.calibration:
-        what = "generation" if c.phase == "decode" else "prompt reading"
+        decode = c.phase == "decode"
+        what = "generation" if decode else "prompt reading"
         runs = "one measured run" if c.n_rows == 1 else f"{c.n_rows} measured runs"
-        parts.append(f"{what} speed is {c.efficiency:.0%} of the hardware's limit, tuned on {runs} of similar setups")
+        # the share shown is the table's own (predicted ÷ ceiling), not the fitted factor (which can pass 100 %: it
+        # also carries fixed per-token costs, INT8 kernels above the FP16 figure, the compute tier)
+        got, top = (p.decode_tps_per_seq or p.decode_tps, p.decode_ceiling_tps) if decode else (p.prefill_tps,
+                                                                                              p.prefill_ceiling_tps)
+        limit = "memory-bandwidth limit" if decode else "compute limit"
+        share = (f"{got / top:.0%} of the {limit}" if got and top and got <= top
+                 else f"above the {limit} from the spec figure" if got and top else f"set from the {limit}")
+        parts.append(f"{what} predicted at {share}, tuned on {runs} of similar setups")
     return ("How sure: " + "; ".join(parts) + f". Reading speed {READING_WPM} words a minute (Brysbaert 2019)."
             if parts else "")
 
