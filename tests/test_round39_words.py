@@ -8,6 +8,15 @@ from advisor import service
 from advisor.resolve import resolve_scenario
 
 
+@pytest.fixture(scope="module")
+def own_store():
+    """A store of this module's own for the pastes: a pasted output is saved, and the session store's counts are
+    pinned elsewhere (tests/test_store.py)."""
+    from knowledge.store import Store
+
+    return Store(":memory:")
+
+
 @pytest.mark.parametrize("msg, hw_id", [
     ("my Sony a800 camera and a 3090 running qwen3 32b q4_k_m, getting 30 tok/s", "nvidia-rtx-3090"),
     ("I run llama 3.1 8b q4 on my 4090, each layer L20 takes long? decode 120 tok/s", "nvidia-rtx-4090"),
@@ -129,13 +138,13 @@ def test_users_said_as_users_beat_household_members_in_passing(store, msg, users
     assert service.ask(store, msg).facts.concurrency == users
 
 
-def test_a_prompt_too_short_to_time_is_not_called_slow(store, tmp_path):
+def test_a_prompt_too_short_to_time_is_not_called_slow(own_store, tmp_path):
     """Ollama's stats for a 20-token prompt: 0.1 s of prompt_eval is the request's fixed costs, not prefill."""
     from advisor.importers import parse_output
 
     ms = parse_output('{"model":"llama3.1:8b","eval_count": 298, "eval_duration": 2400000000, '
                       '"prompt_eval_count": 20, "prompt_eval_duration": 100000000}').measurements
-    r = service.ask(store, "RTX 4090, llama 3.1 8b q4_k_m in ollama:\nprompt eval count:    20 token(s)\n"
+    r = service.ask(own_store, "RTX 4090, llama 3.1 8b q4_k_m in ollama:\nprompt eval count:    20 token(s)\n"
                            "prompt eval duration: 100ms\nprompt eval rate:     200.00 tokens/s\n"
                            "eval count:           298 token(s)\neval duration:        2.4s\neval rate:            124.17 tokens/s")
     assert ms and ms[0].prompt_tokens == 20
@@ -161,10 +170,10 @@ HEADER = "| model | size | params | backend | ngl | test | t/s |\n| ---- | ---: 
     f"RTX 4090, llama 3.1 8b\n{HEADER}\n{ROW}",              # a short line of names before the table
     f"Here is my result on an RTX 4090: {HEADER}\n{ROW}",    # the header on the same line as the words
 ])
-def test_llama_bench_rows_however_pasted(store, msg):
-    r = service.ask(store, msg)
+def test_llama_bench_rows_however_pasted(own_store, msg):
+    r = service.ask(own_store, msg)
     assert r.facts.measured_decode_tps == 127.05 and r.facts.memory_gb is None, (r.facts, r.reply[:300])
-    hw = resolve_scenario(store, r.facts).hardware
+    hw = resolve_scenario(own_store, r.facts).hardware
     assert hw is not None and hw.id == "nvidia-rtx-4090"
     assert r.verdict is not None and r.verdict.status == "normal"
 
@@ -210,12 +219,12 @@ def test_a_fast_prefill_does_not_make_a_slow_decode_fast(store):
     assert "decode 27.84" not in head or "low end" in head or "Slower" in head, head  # never "faster" about decode
 
 
-def test_words_after_a_command_line_are_read(store):
-    r = service.ask(store, "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:\n"
+def test_words_after_a_command_line_are_read(own_store):
+    r = service.ask(own_store, "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:\n"
                            "total duration:       40.1s\nload duration:        25ms\nprompt eval count:    30 token(s)\n"
                            "prompt eval duration: 400ms\nprompt eval rate:     75.00 tokens/s\neval count:           500 token(s)\n"
                            "eval duration:        39.6s\neval rate:            12.63 tokens/s")
-    hw = resolve_scenario(store, r.facts).hardware
+    hw = resolve_scenario(own_store, r.facts).hardware
     assert hw is not None and hw.id.startswith("apple-m2-max"), (r.facts.hardware, r.reply[:200])
 
 
