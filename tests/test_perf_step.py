@@ -543,3 +543,33 @@ def test_vllm_v0_host_cost_is_fitted_on_the_stores_v0_batches_and_said(store):
     assert not any("V0 engine" in a for a in new.assumptions)
     # AccelMark on this machine: vLLM 0.7.3 2,387 tok/s, vLLM 0.20.1 11,576 tok/s (the same 32 users)
     assert old.decode_tps < 0.5 * new.decode_tps
+
+
+def test_moe_fixed_cost_of_a_graph_replay_api_is_its_own():
+    # Three ROCm machines pay 3 ms per MoE token; one CUDA machine (llama.cpp replays the decode step as a CUDA
+    # graph) pays 0.5 ms. The pooled value is 3 ms; CUDA gets its own 0.5 ms; an API with no pair of its own
+    # (Vulkan) takes the pooled value.
+    from advisor.calibration import GRAPH_APIS, MOE_T0_KEY, _fit_moe_t0s, moe_t0, moe_t0_key, row_t0
+
+    assert GRAPH_APIS == ("cuda",)
+    rows = []
+    for i, (bw, api, ms) in enumerate(((256.0, "rocm", 3.0), (645.0, "rocm", 3.0), (960.0, "rocm", 3.0), (360.0, "cuda", 0.5))):
+        d = _row(10 * i, hw=f"m{i}")
+        d.accel, d.bandwidth_gbs, d.decode_bytes = api, bw, 5e9
+        d.decode_tps = 1.0 / (5e9 / (bw * 1e9 * 0.7))
+        m = _row(10 * i + 1, hw=f"m{i}")
+        m.accel, m.bandwidth_gbs, m.decode_bytes, m.moe = api, bw, 2e9, True
+        m.decode_tps = 1.0 / (2e9 / (bw * 1e9 * 0.7) + ms / 1000)  # 360 GB/s, CUDA: 7.94 ms + 0.5 ms → 118.5 tok/s
+        rows += [d, m]
+    t0s = {"gpu": 0.0, **_fit_moe_t0s(rows, {"gpu": 0.0})}
+    assert t0s[MOE_T0_KEY] == pytest.approx(0.003)
+    assert t0s[moe_t0_key({"accel": "cuda"})] == pytest.approx(0.0005)
+    assert moe_t0(t0s, {"accel": "cuda"}) == pytest.approx(0.0005)
+    assert moe_t0(t0s, {"accel": "vulkan"}) == pytest.approx(0.003)
+    scen = {"accel": "cuda", "kind": "discrete_gpu", "moe": True, "engine": "llama.cpp"}
+    assert row_t0(t0s, scen) == pytest.approx(0.0005)
+    assert row_t0(t0s, {**scen, "accel": "rocm"}) == pytest.approx(0.003)
+    # No CUDA pair: no CUDA key, and CUDA takes the pooled value.
+    no_cuda = _fit_moe_t0s(rows[:6], {"gpu": 0.0})
+    assert moe_t0_key({"accel": "cuda"}) not in no_cuda
+    assert moe_t0(no_cuda, {"accel": "cuda"}) == pytest.approx(0.003)

@@ -36,6 +36,7 @@ from advisor.calibration._groups import (
 )
 from advisor.calibration._model import (
     _OWN_M0,
+    GRAPH_APIS,
     MOE_T0_KEY,
     POOLED_M0,
     PREFILL_TF_REF,
@@ -58,7 +59,9 @@ from advisor.calibration._model import (
     layer_scale,
     m0_for,
     m0_key,
+    moe_t0,
     moe_t0_applies,
+    moe_t0_key,
     pipeline_speedup,
     prefill_work,
     qclass,
@@ -85,7 +88,7 @@ __all__ = [
     "_fit_groups", "_fit_moe_m0", "_group_keys", "_machine_ratio", "_weighted_median",
     "accel_class", "attention_flops", "batched_keys", "beta_for", "bounded", "bw_tier", "cpu_compute_factor",
     "cpu_qclass", "engine_family", "features", "fit", "fit_batched", "group_keys", "m0_for", "m0_key",
-    "min_decode_eff", "MOE_T0_KEY", "V0_HOST_KEY", "moe_t0_applies", "layer_scale", "row_t0", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
+    "min_decode_eff", "GRAPH_APIS", "MOE_T0_KEY", "moe_t0", "moe_t0_key", "V0_HOST_KEY", "moe_t0_applies", "layer_scale", "row_t0", "pipeline_speedup", "prefill_work", "qclass", "robust_center", "t0_key", "tier_of",
 ]
 
 T0_GRID_MS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
@@ -147,7 +150,7 @@ def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, .
             t = _best_t0(sub, key)
             if t is not None:
                 best[key] = t
-    best[MOE_T0_KEY] = _fit_moe_t0(measured, best)
+    best.update(_fit_moe_t0s(measured, best))
     kept, effs = [], []
     for r in measured:
         e = _decode_eff(r, row_t0(best, r.__dict__))
@@ -160,7 +163,26 @@ def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, .
 MOE_T0_GRID_MS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 
-def _fit_moe_t0(rows: list[CalRow], best: dict[str, float]) -> float:
+def _fit_moe_t0s(rows: list[CalRow], best: dict[str, float]) -> dict[str, float]:
+    """The MoE fixed cost pooled over every paired machine (:data:`MOE_T0_KEY`), and that of each API that
+    replays a decode step as a graph (:data:`GRAPH_APIS`, :func:`moe_t0_key`) where it has a paired machine.
+
+    The kernels a MoE layer adds (router, top-k, expert gathers, the weighted sum) cost a launch each where
+    the API launches them one at a time (ROCm/HIP, whose graphs llama.cpp leaves off by default, Vulkan,
+    Metal), but little where a step is captured once and replayed (llama.cpp's CUDA graphs for batch-1
+    decode, llama.cpp PR #6766, 2024). Paired fits: an RTX 3060 on CUDA ~0.75 ms; pooled over R9700, Strix
+    Halo, RX 7900 XT, Apple M-series and the 3060 ~3 ms. Pooling the launch-by-launch APIs without the 3060
+    lost accuracy held out by hardware (bench/accuracy.py: the R9700's MoE rows), so the pool keeps it.
+    """
+    out = {MOE_T0_KEY: _fit_moe_t0(rows, best) or 0.0}
+    for api in GRAPH_APIS:
+        t = _fit_moe_t0([r for r in rows if r.accel == api], best, min_pairs=1)
+        if t is not None:
+            out[moe_t0_key({"accel": api})] = t
+    return out
+
+
+def _fit_moe_t0(rows: list[CalRow], best: dict[str, float], *, min_pairs: int = 3) -> float | None:
     """Extra fixed time per decoded token of a MoE model on a GPU, s (:data:`MOE_T0_GRID_MS`).
 
     A MoE layer runs more kernels per token than a dense one (router, top-k, expert gathers, the grouped
@@ -177,8 +199,8 @@ def _fit_moe_t0(rows: list[CalRow], best: dict[str, float]) -> float:
         if moe_t0_applies(r.__dict__, moe_only=False) and r.decode_tps:
             per[r.hw_id + "|" + r.engine + "|" + r.accel][bool(r.moe)].append(r)
     pairs = [v for v in per.values() if v[True] and v[False]]
-    if len(pairs) < 3:
-        return 0.0
+    if len(pairs) < min_pairs:
+        return 0.0 if min_pairs >= 3 else None
     scores = []
     for ms in MOE_T0_GRID_MS:
         lr = []

@@ -261,7 +261,21 @@ def row_t0(t0s: dict[str, float], g: dict[str, Any]) -> float:
     """Fixed per-token decode cost of a row or scenario, s: its kind's ``t0`` (else its accelerator class's)
     × :func:`layer_scale`, plus the MoE cost where :func:`moe_t0_applies`."""
     t = t0s.get(t0_key(g), t0s.get(accel_class(g["accel"]), 0.0)) * layer_scale(g)
-    return t + (t0s.get(MOE_T0_KEY, 0.0) if moe_t0_applies(g) else 0.0)
+    return t + (moe_t0(t0s, g) if moe_t0_applies(g) else 0.0)
+
+
+GRAPH_APIS = ("cuda",)  # APIs whose llama.cpp builds replay a batch-1 decode step as one graph (CUDA graphs)
+
+
+def moe_t0_key(g: dict[str, Any]) -> str:
+    """Key of the MoE fixed cost of one accelerator API (``gpu:moe:cuda``)."""
+    return f"{MOE_T0_KEY}:{g.get('accel')}"
+
+
+def moe_t0(t0s: dict[str, float], g: dict[str, Any]) -> float:
+    """Extra fixed time per MoE token of a scenario's API, s: its API's own fitted value (:func:`moe_t0_key`,
+    graph-replay APIs), else the value pooled over every API (:data:`MOE_T0_KEY`)."""
+    return t0s.get(moe_t0_key(g), t0s.get(MOE_T0_KEY, 0.0))
 
 
 T0_REF_LAYERS = 32  # the fitted per-kind ``t0`` is the fixed cost of a token through this many layers

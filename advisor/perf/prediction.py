@@ -10,7 +10,6 @@ from typing import Any
 
 from advisor import roofline
 from advisor.calibration import (
-    MOE_T0_KEY,
     TIER_ENGINES,
     V0_HOST_KEY,
     CalibrationModel,
@@ -21,7 +20,9 @@ from advisor.calibration import (
     cpu_qclass,
     engine_family,
     features,
+    moe_t0,
     moe_t0_applies,
+    moe_t0_key,
     pipeline_speedup,
     row_t0,
 )
@@ -295,11 +296,13 @@ def predict_step(
     # tensor cores (twice the FP16 dense rate), so it is capped at PREFILL_EFF_CAP, not at 1.
     eff_p = 1.0 if tf_source.startswith(("FITTED", "ESTIMATE: no FLOPS")) else min(PREFILL_EFF_CAP, pre_cal.efficiency)
     t0 = row_t0(cal.t0_s, scen)
-    if moe_t0_applies(scen) and cal.t0_s.get(MOE_T0_KEY):
+    if moe_t0_applies(scen) and (moe_ms := moe_t0(cal.t0_s, scen) * 1000):
+        api_own = moe_t0_key(scen) in cal.t0_s
         assumptions.append(
-            f"Mixture of experts: each token also pays ~{cal.t0_s[MOE_T0_KEY] * 1000:.1f} ms of routing and expert-gather "
+            f"Mixture of experts: each token also pays ~{moe_ms:.1f} ms of routing and expert-gather "
             "kernels that do not shrink with the bytes read (fitted on machines measured with both MoE and dense "
-            "models), so MoE decode reaches a smaller share of the memory roofline than a dense model's.")
+            f"models{' on ' + str(scen.get('accel')) if api_own else ', pooled over APIs'}), so MoE decode reaches a "
+            "smaller share of the memory roofline than a dense model's.")
     # Placement: partial offload runs the CPU share of the weights at system-RAM speed.
     share = gpu_share if gpu_share is not None else fitm.gpu_share
     b_run = b  # sequences decoding together in a step
