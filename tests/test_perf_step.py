@@ -222,9 +222,21 @@ def test_batched_slope_by_hand():
     assert groups[("llama.cpp", "gpu", "x")].log_eff == pytest.approx(math.log(1.2) / math.log(16))
     cal = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {}, batched=groups)
     slope, note = cal.batched_slope({"engine": "llama.cpp", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"})
-    # five levels (all, llama.cpp, llama.cpp/gpu, kind, hardware), each n = 1 shrunk with k = 2: s × (1 − (2/3)^5) = s × 0.868313
-    assert slope == pytest.approx(math.log(1.2) / math.log(16) * (1 - (2 / 3) ** 5))
-    assert "llama.cpp / gpu / x" in note
+    # One sweep on x: x's own level needs MACHINE_SWEEPS = 2, so four levels (all, llama.cpp, llama.cpp/gpu,
+    # kind), each one sweep (w = 1) shrunk with k = 2: s × (1 − (2/3)^4) = s × 0.802469
+    assert slope == pytest.approx(math.log(1.2) / math.log(16) * (1 - (2 / 3) ** 4))
+    assert "llama.cpp / gpu / datacenter_gpu" in note
+    # Three rows of the same sweep are still one vote (w = 1); a second source on x makes two (w = 2), and
+    # x's own level counts: five levels, each w = 2: s × (1 − (1/2)^5) = s × 0.96875
+    same = fit_batched(items * 3)
+    assert same[("llama.cpp", "gpu", "x")].n == 3
+    assert same[("llama.cpp", "gpu", "x")].w == 1
+    two = fit_batched(items + [(items[0][0], 16, 1.2, "t")])
+    assert two[("llama.cpp", "gpu", "x")].w == 2
+    cal2 = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {}, batched=two)
+    slope2, note2 = cal2.batched_slope({"engine": "llama.cpp", "accel": "cuda", "kind": "datacenter_gpu", "hw_id": "x"})
+    assert slope2 == pytest.approx(math.log(1.2) / math.log(16) * (1 - 0.5 ** 5))
+    assert "llama.cpp / gpu / x" in note2
     none = CalibrationModel({}, {"decode": {}, "prefill": {}}, {"decode": {}, "prefill": {}}, {}, {})
     assert none.batched_slope({"engine": "mlx", "accel": "metal", "kind": "apple_soc", "hw_id": "y"})[0] == 0.0
     assert isinstance(groups[("all",)], _Group)

@@ -283,5 +283,8 @@ def fit_batched(items: list[tuple[dict[str, Any], int, float, str]]) -> dict[tup
         for key in batched_keys(g):
             acc[key].append((s, src, str(g.get("hw_id"))))
             top[key] = max(top[key], b)
-    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s, _ in v}, max_batch=top[k])
+    # Shrinkage weight: independent (source, machine) sweeps, not rows: one sweep's rows share its set-up
+    # (the engine version, its flags, the run's noise), so 15 rows of one benchmark on one A100 are one vote.
+    return {k: _Group(n=len(v), log_eff=robust_center(v), sources={s for _, s, _ in v}, max_batch=top[k],
+                      weight=float(len({(s, h) for _, s, h in v})))
             for k, v in acc.items()}

@@ -17,6 +17,7 @@ from advisor import roofline
 from advisor.models import Calibration, ModelSpec
 
 SHRINK_K = 2.0
+MACHINE_SWEEPS = 2  # independent (source, machine) sweeps a machine's own batched factor needs (batched_slope)
 # Prefill compute tier: the share of a GPU's FP16 peak llama.cpp-class kernels reach falls with the peak
 # (H100 ~0.2, A100 ~0.4, A40 ~0.45 of spec on the same builds): efficiency × (TFLOPS / REF) ** gamma,
 # gamma fitted per hardware kind (advisor.calibration._terms.GAMMA_GRID; 0 = no tier effect), bench/accuracy.py.
@@ -339,14 +340,19 @@ class CalibrationModel:
         """Slope ``s`` of the batched factor ``b ** s`` (measured ÷ step-model aggregate decode) and its source.
 
         Fitted per engine family and hardware on measured batches (:func:`fit_batched`), each level
-        shrunk toward its parent and the root toward 0 (physics alone) with weight ``k / (n + k)``.
+        shrunk toward its parent and the root toward 0 (physics alone) with weight ``k / (w + k)``, ``w`` the
+        group's independent (source, machine) sweeps. A machine's own level needs :data:`MACHINE_SWEEPS` of
+        them: one benchmark's sweep on one machine cannot be told from its set-up (AccelMark's A100 80GB SXM4
+        batches at 8 ran from 399 to 757 tok/s for one model and format), and alone it ranked the SXM4 below
+        the slower PCIe card of the same chip.
         """
         slope, used, n_used = 0.0, "", 0
-        for key in batched_keys(scenario):
+        keys = batched_keys(scenario)
+        for key in keys:
             g = self.batched.get(key)
-            if g is None:
+            if g is None or (key == keys[-1] and g.w < MACHINE_SWEEPS):
                 continue
-            slope = (g.n * g.log_eff + SHRINK_K * slope) / (g.n + SHRINK_K)
+            slope = (g.w * g.log_eff + SHRINK_K * slope) / (g.w + SHRINK_K)
             used, n_used = " / ".join(key), g.n
         if not n_used:
             return 0.0, "batch > 1: step model only (no measured batches to calibrate on)"
