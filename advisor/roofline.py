@@ -36,6 +36,12 @@ __all__ = [
 ]
 
 GB = 1e9
+# GPU memory as the catalog and people state it ("24 GB" VRAM, "--memory-gb 48" for two cards) is binary: a 24 GB
+# card holds 24 GiB = 25.8e9 bytes (GDDR/HBM capacities are powers of two; nvidia-smi reports MiB). Weights and KV
+# caches are counted in decimal GB (what GGUF/Hugging Face file sizes state), so memory_fit turns a GPU's stated
+# size into decimal GB before comparing them. Unified memory and system RAM keep their stated size: the shares the
+# OS leaves a model there (default_usable_fraction) are estimates made on it.
+STATED_GB = 2**30 / GB
 KV_BYTES_F16 = 2.0
 
 
@@ -166,7 +172,8 @@ def default_usable_fraction(hw: Hardware, memory_gb: float) -> tuple[float, str]
         frac = 2 / 3 if memory_gb <= 36 else 0.75
         return frac, f"macOS lets the GPU use about {frac:.0%} of unified memory by default (iogpu.wired_limit_mb)"
     if hw.kind in ("discrete_gpu", "datacenter_gpu"):
-        return max(0.5, 1 - 0.5 / memory_gb), "VRAM less about 0.5 GB for the driver and CUDA/ROCm context"
+        return max(0.5, 1 - 0.5 / memory_gb), (f"VRAM ({memory_gb:g} GiB = {memory_gb * STATED_GB:.1f} GB a card) less "
+                                                "about 0.5 GB for the driver and CUDA/ROCm context")
     if hw.kind == "apu":
         return 0.85, "unified memory less what the OS keeps (ESTIMATE: 85 %)"
     return 0.85, "system RAM less what the OS keeps (ESTIMATE: 85 %)"
@@ -196,7 +203,8 @@ def memory_fit(
     if mem is None:
         return MemoryFit(weights_gb=weights, kv_cache_gb=kv, overhead_gb=overhead, required_gb=required,
                          usable_gb=math.inf, total_gb=None, fits=True, note="memory size unknown: fit not checked")
-    total = mem * hw.n_devices if hw.kind in ("discrete_gpu", "datacenter_gpu") else mem
+    gpu = hw.kind in ("discrete_gpu", "datacenter_gpu")
+    total = mem * STATED_GB * hw.n_devices if gpu else mem
     frac, why = default_usable_fraction(hw, mem)
     usable = total * frac
     fits = required <= usable

@@ -127,15 +127,15 @@ def test_max_concurrency_binary_search_by_hand(store):
     hw, m = _hw(store, "nvidia-h100-pcie"), catalog.resolve_model(store, "llama 3.1 8b").value
     bpw = catalog.resolve_quant(store, "Q4_K_M").value.bits_per_weight  # 4.8944
     assert m.params_b == 8 and (m.n_layers, m.n_kv_heads, m.head_dim) == (32, 8, 128)
-    # usable = 80 × (1 − 0.5/80) = 79.5 GB; weights = 8e9 × 4.8944 / 8 = 4.8944 GB;
-    # overhead = 0.5 + 0.03 × 4.8944 = 0.646832 GB; left for KV = 73.958768 GB.
-    # KV per sequence (f16) = 2 × 32 × 8 × 128 × 2 B × 8500 tokens = 1.114112 GB → 66.38 → 66.
-    assert cmp.max_concurrency(hw, m, bpw, 8500) == 66
-    # q8_0 = 34 B per 32 elements = 1.0625 B: 0.591872 GB per sequence → 124.96 → 124.
-    assert cmp.max_concurrency(hw, m, bpw, 8500, cmp.KV_BYTES_PER_ELEMENT["q8_0"]) == 124
+    # usable = 80 GiB = 85.899346 GB × (1 − 0.5/80) = 85.362475 GB; weights = 8e9 × 4.8944 / 8 = 4.8944 GB;
+    # overhead = 0.5 + 0.03 × 4.8944 = 0.646832 GB; left for KV = 79.821243 GB.
+    # KV per sequence (f16) = 2 × 32 × 8 × 128 × 2 B × 8500 tokens = 1.114112 GB → 71.65 → 71.
+    assert cmp.max_concurrency(hw, m, bpw, 8500) == 71
+    # q8_0 = 34 B per 32 elements = 1.0625 B: 0.591872 GB per sequence → 134.86 → 134.
+    assert cmp.max_concurrency(hw, m, bpw, 8500, cmp.KV_BYTES_PER_ELEMENT["q8_0"]) == 134
     # The search agrees with memory_fit on both sides of the boundary.
-    assert roofline.memory_fit(hw, m, bpw, context_tokens=8500, concurrency=66).fits
-    assert not roofline.memory_fit(hw, m, bpw, context_tokens=8500, concurrency=67).fits
+    assert roofline.memory_fit(hw, m, bpw, context_tokens=8500, concurrency=71).fits
+    assert not roofline.memory_fit(hw, m, bpw, context_tokens=8500, concurrency=72).fits
 
 
 def test_max_concurrency_edges(store):
@@ -253,8 +253,15 @@ def test_overloaded_machine_has_no_ttft(store):
     json.dumps(out, allow_nan=False)
 
 
+# 2× RTX 4090 (2 × 24 GiB = 51.5 GB, 50.5 usable) holds Llama 3.3 70B Q4_K_M (43.2 GB + 1.8 overhead) with one
+# 8,500-token f16 KV cache (2.8 GB), but not with one of 24,250 tokens (7.9 GB); q8_0 (4.2 GB) holds it.
+LONG = {**WORKLOAD, "prompt_tokens": 24000}
+
+
 def test_model_that_does_not_fit_is_reported_when_asked_and_excluded_otherwise(store):
-    out = cmp.compare(store, **WORKLOAD, candidates=["2x 4090", "nvidia-h200"])
+    held = cmp.compare(store, **WORKLOAD, candidates=["2x 4090"])["candidates"][0]
+    assert held["max_concurrency"] == 1
+    out = cmp.compare(store, **LONG, candidates=["2x 4090", "nvidia-h200"])
     two = next(c for c in out["candidates"] if c["hardware"]["id"] == "nvidia-rtx-4090x2")
     assert two["max_concurrency"] == 0 and not two["fits"] and two["decode_tps_per_user"] is None
     assert out["candidates"][-1]["hardware"]["id"] == "nvidia-rtx-4090x2"
@@ -265,8 +272,8 @@ def test_model_that_does_not_fit_is_reported_when_asked_and_excluded_otherwise(s
 
 
 def test_kv_quant_lets_more_users_fit(store):
-    f16 = cmp.compare(store, **WORKLOAD, candidates=["2x 4090"])["candidates"][0]
-    q8 = cmp.compare(store, **WORKLOAD, candidates=["2x 4090"], kv_quant="q8_0")["candidates"][0]
+    f16 = cmp.compare(store, **LONG, candidates=["2x 4090"])["candidates"][0]
+    q8 = cmp.compare(store, **LONG, candidates=["2x 4090"], kv_quant="q8_0")["candidates"][0]
     assert f16["max_concurrency"] == 0 and q8["max_concurrency"] >= 1
     assert q8["memory"]["kv_per_user_gb"] == pytest.approx(f16["memory"]["kv_per_user_gb"] * 1.0625 / 2)
 

@@ -174,7 +174,7 @@ def test_a_thin_gpu_limit_raise_is_not_the_top_fix(store):
     assert ids.index("fit_in_memory") < ids.index("smaller_model") < ids.index("more_bandwidth")  # format, model, buy
 
 
-@pytest.mark.parametrize("hw,model", [("Mac mini M4 24GB", "qwen3 30b a3b"), ("RTX 4060 8GB", "gemma 3 12b"),
+@pytest.mark.parametrize("hw,model", [("Mac mini M4 24GB", "qwen3 30b a3b"), ("RTX 3060 12GB", "mistral small 24b"),
                                       ("Mac mini M4 24GB", "qwen3 32b"), ("RTX 4060 8GB", "qwen3 14b")])
 def test_a_thin_format_is_not_the_top_fix_and_says_too_thin(store, hw, model):
     v = _verdict(store, hardware=hw, model=model, quant="q8_0")

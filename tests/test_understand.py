@@ -103,7 +103,7 @@ def test_reply_says_what_changed(store: Store) -> None:
     assert b.reply.startswith("**Changed:** memory 8 GB → 16 GB.")
     assert b.changes == [("memory_gb", 8.0, 16.0)]
     assert b.verdict is not None and b.verdict.prediction is not None
-    assert b.verdict.prediction.memory.total_gb == 16.0
+    assert b.verdict.prediction.memory.total_gb == pytest.approx(16 * 2**30 / 1e9)  # 16 GiB of VRAM, in decimal GB
 
 
 # ----------------------------------------------------------------------------- the Situation
