@@ -22,6 +22,10 @@ _FORM_FACTOR = re.compile(r"(?:a100|h100|h200|l40s?|a40|a30|v100|mi\d{3}x?|\d+\s
 _LANES = re.compile(r"(?<![\w.])x(?P<l>16|8|4|1)\b(?:\s*lanes?)?|\b(?P<l2>16|8|4|1)\s+lanes\b", re.I)
 _OF_THEM = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:of\s+(?:them|those|these|it)|such\s+cards|of\s+the\s+same)\b",
                       re.I)
+# "2 GPUs, both RTX 3090", "four cards (all A100)", "a server with 8 GPUs, H100 SXM": the count said apart from the name.
+_N_CARDS = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:(?:identical|matching|same|nvidia|amd|geforce|radeon)\s+)?"
+                      r"(?:gpus|cards|graphics\s+cards|video\s+cards|accelerators)\b", re.I)
+_CHOICE = re.compile(r"\b(?:vs\.?|versus|or|compare|comparing|which|between|either)\b", re.I)
 _PEOPLE = re.compile(r"\b(?:kids|children|sons?|daughters?|people|users|friends|colleagues|folks|family|us|we|"
                      r"engineers|devs|developers|students|members|staff)\b", re.I)
 # A machine said to lack a GPU ("no GPU", "no dedicated graphics card", "without a GPU", "has no GPU"); not "no GPU
@@ -105,7 +109,10 @@ def extract_layout(msg: Msg, ext: Extraction) -> None:
         link = f"pcie x{ln.group('l') or ln.group('l2')}"
         msg.claim(ln.start(), ln.end())
     ext.interconnect = link
-    for m in msg.finditer(_OF_THEM, limit=1):
+    cards = [] if _CHOICE.search(msg.orig) else msg.finditer(_N_CARDS, limit=1)  # "which of 2 GPUs, 4090 or 5090"
+    for m in [*msg.finditer(_OF_THEM, limit=1), *cards]:
+        if ext.gpu_count is not None:
+            break
         if _PEOPLE.search(msg.before(m.start(), 40)):
             continue  # "my kids (two of them)": people, not cards
         raw = m.group("n")
