@@ -159,7 +159,9 @@ _PY_MESSAGE = re.compile(
 
 def _scenario(**kw: Any) -> Any:
     from advisor.models import Scenario
+    from advisor.understand.engine import check_backend
 
+    check_backend(kw.get("backend"))
     return Scenario(**{k: v for k, v in kw.items() if v is not None})
 
 
@@ -562,6 +564,9 @@ def compare(
     from advisor import compare as cmp
 
     def run() -> Any:
+        from advisor.understand.engine import check_backend
+
+        check_backend(backend)
         prices = cmp.parse_prices(price)
         cands = [c.strip() for c in candidates.split(",") if c.strip()] if candidates else None
         return cmp.compare(st, model=model, quant=quant, prompt_tokens=prompt_tokens, gen_tokens=gen_tokens,

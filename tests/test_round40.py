@@ -82,3 +82,26 @@ def test_a_moe_on_cuda_pays_cudas_own_fixed_cost(store):
     # 135 tok/s with CUDA's 0.75 ms (110 with the 3 ms pooled over ROCm/Vulkan/Metal machines).
     assert 125 < p.decode_tps < 150
     assert any("on cuda" in a for a in p.assumptions)
+
+
+@pytest.mark.parametrize("cmd", [["predict", "--hardware", "RTX 4090", "--model", "llama 3.1 8b"],
+                                 ["compare", "--model", "llama 3.1 8b", "--candidates", "RTX 4090"]])
+def test_an_unknown_engine_is_refused_with_the_known_ones(cmd):
+    import json
+
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+
+    r = CliRunner().invoke(app, [*cmd, "--backend", "toaster", "--json"])
+    assert r.exit_code != 0
+    err = json.loads(r.stdout)["error"]
+    assert "unknown engine 'toaster'" in err and "vLLM" in err and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("label", ["llamafile", "llama.cpp-cuda", "Ollama", "vllm", "CUDA", "LM Studio", "koboldcpp",
+                                   "ik_llama.cpp", "mlx-lm", "Jan"])
+def test_known_engines_and_apis_pass(label):
+    from advisor.understand.engine import check_backend
+
+    check_backend(label)  # raises InputError for an unknown label (the test above)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from advisor.models import Hardware
 
-__all__ = ["ACCELS", "accel_conflict", "classify_engine", "default_accel", "engine_accel", "engine_of_format"]
+__all__ = ["ACCELS", "accel_conflict", "check_backend", "classify_engine", "default_accel", "engine_accel", "engine_of_format"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
 _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
@@ -85,6 +85,30 @@ def classify_engine(label: str | None, *, hint: str | None = None) -> tuple[str,
     if accel == "other" and engine == "mlx":
         accel = "metal"
     return engine, accel
+
+
+# Apps that run llama.cpp's kernels under their own name: a backend written as one of them is known.
+_LLAMA_CPP_APPS = ("llamafile", "jan", "gpt4all", "localai", "anythingllm", "msty", "open webui", "openwebui",
+                   "mistral.rs", "mistralrs")
+
+
+def check_backend(label: str | None) -> None:
+    """Refuse a backend that names no engine and no accelerator API (``--backend toaster``), instead of
+    predicting it silently as llama.cpp.
+
+    Raises:
+        InputError: the label names nothing known; the message lists what is.
+    """
+    if not label:
+        return
+    b = label.lower()
+    if classify_engine(label) != ("other", "other") or any(a in b for a in _LLAMA_CPP_APPS):
+        return
+    from advisor.errors import InputError
+
+    raise InputError(f"unknown engine {label!r}: name one of llama.cpp, llama-server, Ollama, LM Studio, "
+                     "ik_llama.cpp, koboldcpp, vLLM, SGLang, TensorRT-LLM, MLX or exllamav2, optionally with its "
+                     "API (llama.cpp-cuda, -rocm, -vulkan, -metal, -cpu)")
 
 
 def default_accel(hw: Hardware) -> str:
