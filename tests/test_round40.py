@@ -105,3 +105,19 @@ def test_known_engines_and_apis_pass(label):
     from advisor.understand.engine import check_backend
 
     check_backend(label)  # raises InputError for an unknown label (the test above)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("RTX 4090, llama 3.1 8b, decode NaN tok/s", "NaN tok/s"), ("RTX 4090, llama 3.1 8b, I get ∞ tok/s", "∞ tok/s"),
+    ("RTX 4090 llama 3.1 8b 0x10 tok/s", "0x10 tok/s"), ("RTX 4090 llama 3.1 8b inf t/s", "inf t/s"),
+])
+def test_a_rate_that_is_no_number_is_said_back_as_ignored(store, text, said):
+    e = extract(text, store)
+    assert e.measured_decode_tps is None
+    assert any(said in n and "ignored" in n for n in e.not_understood)
+
+
+@pytest.mark.parametrize("text", ["RTX 4090 llama 3.1 8b 45 tok/s", "RTX 4090 llama 3.1 8b, infinite patience, 45 tok/s"])
+def test_real_rates_beside_such_words_are_read(store, text):
+    e = extract(text, store)
+    assert e.measured_decode_tps == 45.0 and not e.not_understood

@@ -111,6 +111,9 @@ _RATE_UNIT = (r"(?:tok(?:en)?s?\s*/\s*s(?:ec(?:ond)?)?\b|t/s\b|tk/s\b|tps\b|toke
               r"tokens?\s+per\s+s\b)")  # "tokens-per-sec": mlx_lm.generate's own words
 _RATE = re.compile(rf"(?<![\w.])(?:(?:between\s+)?(?P<lo>{NUM})\s*(?:-|to|and)\s*)?(?P<n>-?{NUM})\s*(?:±\s*{NUM}\s*)?"
                    rf"{_RATE_UNIT}", re.I)
+# A rate that is no number ("NaN tok/s", "∞ t/s", "0x10 tok/s"): said back as ignored, never read silently as nothing.
+_NOT_A_RATE = re.compile(rf"(?<![\w.])(?P<v>nan|[+-]?inf(?:inity)?|[+-]?∞|0x[0-9a-f]+|-?{NUM}\s*/\s*0(?![\d.]))\s*{_RATE_UNIT}",
+                         re.I)
 # A rate someone needs is a target, not a measurement ("we need at least 20 tok/s per user").
 _TARGET = re.compile(r"\b(?:need|needs|want|wants|require[sd]?|target|goal|at\s+least|minimum|min\.?|sla|must|aim\w*|"
                      r"hoping\s+for|looking\s+for|should\s+(?:get|be|hit|reach)|acceptable|ok\s+with|fine\s+with)\b"
@@ -441,6 +444,9 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
     token takes ("1 token every 2 seconds", "ITL 35 ms": see ``_INTERVALS``)."""
     _token_loads(msg, ext)
     _interval_rates(msg, ext)
+    for m in msg.finditer(_NOT_A_RATE):
+        msg.claim(m.start(), m.end())
+        ext.reject(f"'{m.group(0).strip()}' is not a number of tokens a second; I ignored it.")
     for m in msg.finditer(_LABELLED):
         v = parse_num(m.group("n")) or 0.0
         bare = m.group("len") is None and not re.search(r"[:=@~≈]|\b(?:is|was|at|of)\b|/s|per", m.group(0), re.I)
