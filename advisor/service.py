@@ -7,6 +7,7 @@ be reproduced from the command line.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -413,6 +414,18 @@ def _match_machine(store: Store, machine: dict[str, Any], catalog: Any) -> str |
     return None
 
 
+def _buying(text: str | None) -> bool:
+    from advisor.intake._dialog import BUYING
+
+    return bool(BUYING.search(text or ""))
+
+
+def _how_many(text: str | None) -> bool:
+    from advisor.intake._dialog import HOW_MANY
+
+    return bool(HOW_MANY.search(text or ""))
+
+
 def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     """One chat turn: understand the message, ask for what is missing, or answer with a verdict.
 
@@ -467,6 +480,23 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     lines: list[str] = []
     if upd.not_understood:
         lines += [f"- {x}" for x in upd.not_understood]
+    if (not facts.hardware and not facts.compare_hardware and not facts.bandwidth_gbs and (facts.model or facts.params_b)
+            and _buying(text) and not facts.measured_decode_tps and not facts.measured_prefill_tps):
+        from advisor.intake._dialog import buying_shortlist
+
+        picks, said = buying_shortlist(facts.concurrency)
+        facts = facts.model_copy(update={"hardware": picks[0], "compare_hardware": picks[1:]})
+        notes.append(said)
+    if (facts.hardware and not facts.compare_hardware and (facts.model or facts.params_b) and _how_many(text)
+            and not facts.gpu_count and not re.match(r"\s*\d+\s*[x×]", facts.hardware)):
+        from advisor.render.options import SCALE_OUT, candidate_name
+
+        one, _ = candidate_name(store, facts.hardware, facts.memory_gb)
+        if one is not None:
+            hid = one.split()[0]
+            facts = facts.model_copy(update={"compare_hardware": [f"{hid}x{n}" for n in SCALE_OUT]})
+            notes.append(f"You asked how many: compared 1, {', '.join(str(n) for n in SCALE_OUT)} of the "
+                         f"{facts.hardware}.")
     if len(facts.compare_hardware or []) >= 2 and not (facts.model or facts.params_b or facts.compare_models):
         # Several machines and no model yet: answer the comparison on a common model, and say so.
         from advisor.intake._dialog import DEFAULT_COMPARE_MODEL
@@ -515,9 +545,10 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         understood = report.facts_summary(facts)
         reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, understood, f"**{ask_txt}**")
                               if x)
-    model_note = next((n for n in notes if n.startswith("Model not stated: the options")), None)
-    if model_note and model_note not in reply:
-        reply = f"{reply}\n\n{model_note}"
+    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many"):
+        said_note = next((n for n in notes if n.startswith(lead)), None)
+        if said_note and said_note not in reply:
+            reply = f"{reply}\n\n{said_note}"
     log.info("turn ms=%.0f verdict=%s missing=%s", (time.perf_counter() - t0) * 1000, verdict is not None, missing)
     return AskResult(
         reply=reply, verdict=verdict, facts=facts, missing=missing,

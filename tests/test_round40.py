@@ -121,3 +121,65 @@ def test_a_rate_that_is_no_number_is_said_back_as_ignored(store, text, said):
 def test_real_rates_beside_such_words_are_read(store, text):
     e = extract(text, store)
     assert e.measured_decode_tps == 45.0 and not e.not_understood
+
+
+# --- buying questions: a shortlist, counts of one card, more cards where one cannot hold the users ------------
+def _ask(store, text):
+    from advisor import service
+
+    return service.ask(store, text)
+
+
+@pytest.mark.parametrize("text", [
+    "what GPUs should we buy to serve llama 3.3 70b to 40 users?",
+    "Which hardware would you recommend for qwen 2.5 72b with 25 concurrent users?",
+    "what do we need to serve llama 3.3 70b for 40 people?",
+    "recommend some GPUs for llama 3.3 70b, 40 users",
+])
+def test_a_team_buying_question_is_answered_on_a_server_shortlist(store, text):
+    r = _ask(store, text)
+    assert "Which GPU is it?" not in r.reply
+    assert "You asked what to buy" in r.reply and "H100" in r.reply
+    assert "meet the targets" in r.reply.splitlines()[0]
+    # one card cannot hold 40 (or 25) users of a 70B at BF16: the fewest that can are added
+    assert "2× H100 SXM5 80GB" in r.reply and "the fewest that hold them all" in r.reply
+
+
+@pytest.mark.parametrize("text", [
+    "what hardware do I need to run qwen3 32b at home?",
+    "which GPU should I buy for gemma 3 27b?",
+    "what should I buy to run llama 3.1 8b?",
+])
+def test_a_household_buying_question_is_answered_on_household_machines(store, text):
+    r = _ask(store, text)
+    assert "You asked what to buy" in r.reply and "RTX 4090" in r.reply and "M4 Max" in r.reply
+    assert "H100" not in r.reply
+
+
+@pytest.mark.parametrize("text", [
+    "is 12 tok/s normal for llama 3.1 8b?",  # no machine, a rate: a diagnosis, not a purchase
+    "my RTX 4090 gets 40 tok/s on llama 3.1 8b, what should I change?",
+])
+def test_diagnosis_questions_are_not_buying_questions(store, text):
+    assert "You asked what to buy" not in _ask(store, text).reply
+
+
+def test_how_many_of_a_card_compares_one_to_eight_of_it(store):
+    r = _ask(store, "how many RTX 3090s would I need for llama 3.3 70b q4_k_m?")
+    assert "You asked how many" in r.reply
+    lines = [x for x in r.reply.splitlines() if "RTX 3090" in x and ("meets" in x or "does not fit" in x)]
+    assert lines[0].strip("| ").split()[0] == "2×"  # two hold it, the fewest first among equals
+    assert any("RTX 3090 24 GB" in x and "does not fit" in x for x in lines)
+
+
+def test_scale_out_adds_the_fewest_cards_that_hold_every_user(store):
+    from advisor import compare as cmp
+    from advisor.render.options import scale_out
+
+    req = cmp.CompareRequest(model="llama 3.3 70b", quant="BF16", backend="vllm", concurrency=40, prompt_tokens=500, gen_tokens=300,
+                             candidates=["nvidia-h100-sxm", "nvidia-l40s", "nvidia-h200"])
+    extra, why = scale_out(store, req, cmp.compare_request(store, req))
+    # 70B BF16 = 141 GB: two 80 GB H100s (171.8 GB) and four 48 GB L40S (206 GB) hold it with 40 users' caches;
+    # one 141 GB H200 holds the weights but only 19 users, two hold all 40.
+    assert sorted(extra) == ["nvidia-h100-sxmx2", "nvidia-h200x2", "nvidia-l40sx4"]
+    assert len(why) == 3 and any("2× H100 SXM5 80GB added" in w for w in why)

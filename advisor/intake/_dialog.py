@@ -61,6 +61,38 @@ DEFAULT_COMPARE_MODEL = "Llama 3.3 70B"
 DEFAULT_CONCURRENCY = 1
 DEFAULT_DEPTH = 0
 
+# "What GPUs should we buy to serve a 70B to 40 users?", "what hardware do I need for qwen 32b?": a buying question
+# with no machine named is answered on a shortlist (buying_shortlist), never with "which GPU is it?".
+BUYING = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+){0,2}(?:gpus?|cards?|graphics\s+cards?|hardware|machines?|computers?|set-?up|rig|"
+    r"servers?|boxe?s?|macs?|accelerators?)\b[^.?!]{0,60}?\b(?:buy|get|need|use|recommend|choose|pick|purchase|rent|"
+    r"for|to\s+(?:run|serve|host))\b"
+    r"|\bwhat\s+(?:do|would|should|must)\s+(?:i|we)\s+(?:need|buy|get|purchase)\b"
+    r"|\bwhat\s+should\s+(?:i|we)\s+(?:buy|get)\b"
+    r"|\b(?:recommend|suggest)\w*\s+(?:me\s+|us\s+)?(?:a\s+|some\s+|the\s+)?(?:gpus?|cards?|hardware|machines?|set-?up|rig)\b"
+    r"|\bhow\s+many\s+(?:gpus|cards|h100s|h200s|a100s|l40s|4090s|3090s|5090s)\b"
+    r"|\b(?:hardware|gpu)\s+(?:recommendations?|advice|suggestions?)\b", re.I)
+# "How many H100s do we need?": the count of a named card is the question (answered on 1, 2, 4 and 8 of it).
+HOW_MANY = re.compile(r"\bhow\s+many\s+(?:(?:rtx|gtx|rx|nvidia|amd|geforce|radeon|instinct|tesla)\s+)?"
+                      r"(?:(?:\w*\d\w*\s+)?(?:gpus|cards|graphics\s+cards|accelerators)|\w*\d\w*s|of\s+(?:them|those|these))\b",
+                      re.I)
+TEAM_SHORTLIST = ["H100 SXM", "H200", "A100 80GB SXM", "L40S", "RTX PRO 6000", "RTX 5090"]
+HOUSEHOLD_SHORTLIST = ["RTX 3090", "RTX 4090", "RTX 5090", "M4 Max 40-core 128GB", "M3 Ultra 80-core 256GB",
+                       "Ryzen AI Max+ 395 128GB"]
+
+
+def buying_shortlist(users: int | None) -> tuple[list[str], str]:
+    """The machines a buying question with no machine named is answered on, and the sentence that says so.
+
+    Four or more users: datacenter and workstation GPUs (a team's server; multi-GPU counts are added where one
+    card cannot hold them, :func:`advisor.render.options.scale_out`); fewer: the cards and unified-memory
+    machines households buy.
+    """
+    team = (users or 1) >= 4
+    picks = TEAM_SHORTLIST if team else HOUSEHOLD_SHORTLIST
+    kind = "server and workstation GPUs" if team else "the GPUs and unified-memory machines people buy for this"
+    return picks, f"You asked what to buy: compared on a shortlist of {kind} ({', '.join(picks)}); name machines to compare others."
+
 HARDWARE_CHOICES = ["MacBook Air M2", "MacBook Pro M3 Max", "Mac Studio M2 Ultra", "RTX 4090", "RTX 3090",
                     "2x RTX 3090"]
 # The hardware question when the kind of machine is known but not the machine ("no GPU", "my Mac", "a GPU"): a

@@ -28,7 +28,7 @@ from advisor.render.markdown import (
 from knowledge.store import Store
 
 __all__ = ["DEFAULT_TPS_TARGET", "DEFAULT_TTFT_TARGET_S", "Options", "candidate_names", "compare_fill",
-           "has_options", "hardware_options", "model_options", "options_for", "options_markdown", "short_name"]
+           "candidate_name", "has_options", "hardware_options", "scale_out", "SCALE_OUT", "model_options", "options_for", "options_markdown", "short_name"]
 
 # The Compare tab's default targets (one home; ui.app uses these too): a first word within the wait
 # that starts to feel broken (TTFT_BROKEN_S, 10 s, the household threshold of render.markdown) for 95 %
@@ -83,7 +83,7 @@ def has_options(facts: Scenario | None) -> bool:
     return len(dict.fromkeys(hw)) >= 2 or len(dict.fromkeys(models)) >= 2
 
 
-def _one_name(store: Store, text: str, memory_gb: float | None) -> tuple[str | None, list[str]]:
+def candidate_name(store: Store, text: str, memory_gb: float | None) -> tuple[str | None, list[str]]:
     """A compare candidate string for what was written (catalog id + stated memory), and notes."""
     from advisor.understand.text import split_stated_memory  # names are read by understanding
     from knowledge import catalog
@@ -116,7 +116,7 @@ def candidate_names(store: Store, facts: Scenario) -> tuple[list[str], list[str]
     for text, mem in written:
         if text is None:
             continue
-        name, ns = _one_name(store, text, mem)
+        name, ns = candidate_name(store, text, mem)
         notes += ns
         if name and name not in out:
             out.append(name)
@@ -204,6 +204,11 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     notes: list[str] = []
     req = cmp.CompareRequest(**fill_request(fill))
     result = cmp.compare_request(store, req)
+    more, why = scale_out(store, req, result)
+    if more:
+        req = req.model_copy(update={"candidates": [*(req.candidates or []), *more]})
+        result = cmp.compare_request(store, req)
+        said += why
     rows = _rows(result)
     hint = ""
     if rows and not any(r["meets"] for r in rows):
@@ -222,6 +227,39 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
     return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill_request(fill), hint=hint,
                    said=said)
+
+
+SCALE_OUT = (2, 4, 8)  # GPU counts tried for a card that cannot hold the users alone (one server's usual counts)
+
+
+def scale_out(store: Store, req: Any, result: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """For each single GPU compared that cannot hold every user, the fewest of it (:data:`SCALE_OUT`) that can.
+
+    A team asking "H100 or L40S for a 70B and 40 users?" is asking how many: one card of each may hold no
+    one at BF16, while two H100s or four L40S hold them all. Returns the extra candidates (``id`` × n, run
+    as the engine runs several GPUs: tensor parallel for vLLM/SGLang, a layer split for llama.cpp) and one
+    sentence each for the reply; none when every option already holds the users.
+    """
+    from advisor import compare as cmp
+
+    named = {c["hardware"]["id"] for c in result["candidates"]}
+    bases = [c["hardware"] for c in result["candidates"]
+             if c["max_concurrency"] < req.concurrency and (c["hardware"].get("n_devices") or 1) == 1
+             and c["hardware"].get("kind") in ("discrete_gpu", "datacenter_gpu")]
+    tries = [f"{hw['id']}x{n}" for hw in bases for n in SCALE_OUT if f"{hw['id']}x{n}" not in named]
+    if not tries:
+        return [], []
+    trial = cmp.compare_request(store, req.model_copy(update={"candidates": tries}))
+    holds = {c["hardware"]["id"]: c for c in trial["candidates"] if c["max_concurrency"] >= req.concurrency}
+    extra, why = [], []
+    for hw in bases:
+        n = next((n for n in SCALE_OUT if f"{hw['id']}x{n}" in holds), None)
+        if n is None:
+            continue
+        extra.append(f"{hw['id']}x{n}")
+        why.append(f"One {short_name(hw['name'])} cannot hold {req.concurrency} users of this model: "
+                   f"{n}× {short_name(hw['name'])} added, the fewest that hold them all.")
+    return extra, why
 
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ __all__ = ["console", "print_markdown", "progress_bar", "to_terminal_markdown"]
 
 _SUMMARY = re.compile(r"<details>\s*<summary>(.*?)</summary>", re.S)
 _SUB = re.compile(r"<sub>(.*?)</sub>", re.S)
+_BR = re.compile(r"<br\s*/?>")
 _TAGS = re.compile(r"</?(?:details|summary|sub|br)\s*/?>")
 # Wide enough for the answers' tables when the output is a pipe or a file (no terminal width to read).
 PIPE_WIDTH = 160
@@ -33,6 +34,7 @@ def to_terminal_markdown(md: str) -> str:
     """Chat Markdown → terminal Markdown: folded blocks become ``#### title`` sections, small print italics."""
     md = _SUMMARY.sub(lambda m: f"\n#### {m.group(1).strip()}\n", md)
     md = _SUB.sub(lambda m: f"_{m.group(1).strip()}_", md)
+    md = _BR.sub("\n\n", md)  # "<sub>a</sub><br><sub>b</sub>": two lines of small print, not "_a__b_"
     return _TAGS.sub("", md)
 
 
