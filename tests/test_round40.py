@@ -183,3 +183,10 @@ def test_scale_out_adds_the_fewest_cards_that_hold_every_user(store):
     # one 141 GB H200 holds the weights but only 19 users, two hold all 40.
     assert sorted(extra) == ["nvidia-h100-sxmx2", "nvidia-h200x2", "nvidia-l40sx4"]
     assert len(why) == 3 and any("2× H100 SXM5 80GB added" in w for w in why)
+
+
+def test_when_nothing_holds_16_bit_weights_fp8_is_the_hint(store):
+    # Llama 3.1 405B at BF16 is 810 GB: not even 8 × 80 GB holds it; at FP8 (405 GB) eight H100s hold 20 users.
+    r = _ask(store, "how many H100s do we need for llama 3.1 405b with 20 users?")
+    assert "none holds the model" in r.reply.splitlines()[0]
+    assert "serve the weights in FP8" in r.reply and "8× H100" in r.reply

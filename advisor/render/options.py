@@ -215,7 +215,10 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
         # The cheapest change that may work: the KV cache at 8 bits (half the memory per user).
         alt = _rows(cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"})))
         good = [r for r in alt if r["meets"]]
-        if good:
+        fp8 = _eight_bit_weights(store, req) if not good else None
+        if fp8 is not None:
+            hint = fp8
+        elif good:
             b = min(good, key=lambda r: r["rank"])
             hint = (f"**Cheapest change that works:** keep the KV cache (each conversation's memory of the prompt) "
                     f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
@@ -260,6 +263,24 @@ def scale_out(store: Store, req: Any, result: dict[str, Any]) -> tuple[list[str]
         why.append(f"One {short_name(hw['name'])} cannot hold {req.concurrency} users of this model: "
                    f"{n}× {short_name(hw['name'])} added, the fewest that hold them all.")
     return extra, why
+
+
+def _eight_bit_weights(store: Store, req: Any) -> str | None:
+    """When no option meets the targets with 16-bit weights on a server engine: the options at FP8 (half the
+    weight memory, what vLLM/SGLang serve with ``--quantization fp8``; Hopper, Ada and Blackwell GPUs run it
+    natively), as a hint naming the best that then meets them (None if the weights are not 16-bit or none does)."""
+    from advisor import compare as cmp
+    from advisor.calibration import qclass
+
+    if qclass(req.quant) != "float" or (req.backend or "").lower() not in ("vllm", "sglang", "tensorrt-llm", ""):
+        return None
+    alt = [r for r in _rows(cmp.compare_request(store, req.model_copy(update={"quant": "FP8"}))) if r["meets"]]
+    if not alt:
+        return None
+    b = min(alt, key=lambda r: r["rank"])
+    return (f"**Cheapest change that works:** serve the weights in FP8 (8 bits instead of 16: `--quantization fp8` "
+            f"in vLLM or SGLang, or an FP8 checkpoint): then the {b['name']} holds all {req.concurrency} users at "
+            f"{fmt_rate(b['tps_each'])} tok/s each, first word within {fmt_s(b['first_word_s'])}.")
 
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
