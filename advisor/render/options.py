@@ -204,13 +204,9 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     notes: list[str] = []
     req = cmp.CompareRequest(**fill_request(fill))
     result = cmp.compare_request(store, req)
-    more, why = scale_out(store, req, result)
-    if more:
-        req = req.model_copy(update={"candidates": [*(req.candidates or []), *more]})
-        result = cmp.compare_request(store, req)
-        said += why
     rows = _rows(result)
     hint = ""
+    # The cheapest change comes first: a setting on a machine named (no purchase), then more of a card named.
     if rows and not any(r["meets"] for r in rows):
         # The cheapest change that may work: the KV cache at 8 bits (half the memory per user).
         alt = _rows(cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"})))
@@ -224,12 +220,18 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
                     f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
                     f"all {req.concurrency} users at {fmt_rate(b['tps_each'])} tok/s each, first word within "
                     f"{fmt_s(b['first_word_s'])}.")
+    more, why = scale_out(store, req, result)
+    if more:
+        req = req.model_copy(update={"candidates": [*(req.candidates or []), *more]})
+        result = cmp.compare_request(store, req)
+        rows = _rows(result)
+        said += why
     wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
           "gen_tokens": result["gen_tokens"], "users": result["concurrency"],
           "requests_per_minute": result.get("requests_per_minute")}
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
-    return Options(kind="hardware", rows=rows, workload=wl, notes=notes, request=fill_request(fill), hint=hint,
-                   said=said)
+    return Options(kind="hardware", rows=rows, workload=wl, notes=notes,
+                   request={**fill_request(fill), "candidates": list(req.candidates or [])}, hint=hint, said=said)
 
 
 SCALE_OUT = (2, 4, 8)  # GPU counts tried for a card that cannot hold the users alone (one server's usual counts)
