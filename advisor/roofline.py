@@ -179,6 +179,18 @@ def default_usable_fraction(hw: Hardware, memory_gb: float) -> tuple[float, str]
     return 0.85, "system RAM less what the OS keeps (ESTIMATE: 85 %)"
 
 
+def counts_binary_memory(hw: Hardware) -> bool:
+    """Whether memory_fit turns this machine's stated memory into decimal GB (GPU VRAM: :data:`STATED_GB`)."""
+    return hw.kind in ("discrete_gpu", "datacenter_gpu")
+
+
+def stated_total_gb(hw: Hardware, total_gb: float | None) -> float | None:
+    """A :class:`MemoryFit` ``total_gb`` back in the units the machine's memory is stated in ("2 × 24 GB" → 48)."""
+    if total_gb is None or not counts_binary_memory(hw):
+        return total_gb
+    return round(total_gb / STATED_GB, 6)
+
+
 def memory_fit(
     hw: Hardware,
     model: ModelSpec,
@@ -203,8 +215,7 @@ def memory_fit(
     if mem is None:
         return MemoryFit(weights_gb=weights, kv_cache_gb=kv, overhead_gb=overhead, required_gb=required,
                          usable_gb=math.inf, total_gb=None, fits=True, note="memory size unknown: fit not checked")
-    gpu = hw.kind in ("discrete_gpu", "datacenter_gpu")
-    total = mem * STATED_GB * hw.n_devices if gpu else mem
+    total = mem * STATED_GB * hw.n_devices if counts_binary_memory(hw) else mem
     frac, why = default_usable_fraction(hw, mem)
     usable = total * frac
     fits = required <= usable
