@@ -190,3 +190,15 @@ def test_when_nothing_holds_16_bit_weights_fp8_is_the_hint(store):
     r = _ask(store, "how many H100s do we need for llama 3.1 405b with 20 users?")
     assert "none holds the model" in r.reply.splitlines()[0]
     assert "serve the weights in FP8" in r.reply and "8× H100" in r.reply
+
+
+def test_a_mac_held_back_only_by_its_default_gpu_limit_is_told_one_setting_makes_it_fit(store):
+    # DeepSeek R1 671B at Q4_K_M needs ~423 GB; a 512 GB M3 Ultra lets the GPU wire 3/4 (384 GB) by default,
+    # and ~508 GB once iogpu.wired_limit_mb is raised: the answer is "one setting", not "No".
+    r = _ask(store, "Mac Studio M3 Ultra 512GB, deepseek r1 671b q4_k_m in llama.cpp. will it run?")
+    first = r.reply.splitlines()[0]
+    assert first.startswith("**Not as macOS is set by default, but one setting makes it fit") and "No:" not in first
+    assert "Once the limit is raised" in r.reply and "crawls" not in r.reply and "sysctl iogpu.wired_limit_mb" in r.reply
+    # A Mac the raise cannot save still hears "No".
+    small = _ask(store, "MacBook Air M2 8GB, gemma 3 27b q4_k_m, will it run?")
+    assert small.reply.startswith("**No: it does not fit")

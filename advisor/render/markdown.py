@@ -252,6 +252,13 @@ def json_safe(x: Any) -> Any:
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
+def limit_raise_fits(v: Verdict) -> bool:
+    """The first fix raises a Mac's GPU memory limit and the model then fits with room to spare: the default
+    limit, not the machine, is what stands in the way."""
+    f = v.fixes[0] if v.fixes else None
+    return f is not None and "GPU memory limit" in f.title and bool(f.fits_with_margin)
+
+
 def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     """The first sentence of an answer: about the user's own numbers when there are any.
 
@@ -281,6 +288,10 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             # close calls keep a decimal (24.7 vs 23.5), and sizes that would read the same are told apart (16.2 vs 16)
             shown = fmt_gb_apart(need, usable, *([total] if total and need > total else []))
             whole = f" — more than this machine's whole {shown[2]} GB" if len(shown) > 2 else ""
+            if not mt and limit_raise_fits(v):
+                # a Mac whose default GPU limit (about 2/3–3/4 of memory) is all that stands in the way: one setting
+                return (f"**Not as macOS is set by default, but one setting makes it fit: it needs about {shown[0]} GB "
+                        f"and macOS lets the GPU use about {shown[1]} GB until you raise that limit (below).**")
             # "No:" answers "can I run it?"; beside a measured rate the question is "what is wrong?"
             head = (f"**{'It does not fit' if mt else 'No: it does not fit'}. It needs about {shown[0]} GB{whole}, and about "
                     f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory")

@@ -34,6 +34,7 @@ from advisor.render.markdown import (
     fmt_rate,
     fmt_s,
     gap_words,
+    limit_raise_fits,
     plain_verdict,
     prediction_markdown,
     tidy,
@@ -149,6 +150,8 @@ def _numbers(v: Verdict) -> list[str]:
             tail = (": the part that does not fit is read from the disk for every token." if paged
                     else ", and it crawls once it swaps.")
             label = "In practice it will not run" if paged and m.required_gb > m.total_gb else "Even if it ran"
+            if limit_raise_fits(v):
+                label, tail = "Once the limit is raised", "."
             out.append(f"**{label}:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
                        f"{fmt_s(p.ttft_s)}" + (f", {whole}" if whole else "") + tail)
         return out
