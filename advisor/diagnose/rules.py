@@ -197,7 +197,8 @@ def allocated_context(c: Ctx) -> Finding | None:
     return Finding("memory_fit", f"The allocated context of {cw:,} tokens reserves a {fm.kv_cache_gb:.1f} GB KV cache up "
                    f"front: model + cache need {fm.required_gb:.1f} GB of {fm.usable_gb:.1f} GB usable, so part of the "
                    "model leaves the GPU (check `ollama ps` or the engine's offload log).",
-                   ["shrink_context", "kv_cache_quantization", "fit_in_memory"], rule="allocated_context")
+                   (["raise_gpu_limit"] if hw.kind == "apple_soc" else []) + ["shrink_context", "kv_cache_quantization",
+                                                                               "fit_in_memory"], rule="allocated_context")
 
 
 def reported_split(c: Ctx) -> Finding | None:

@@ -259,23 +259,39 @@ def _shrink_context(c: Ctx) -> Fix | None:
                margin_gb=round(p.memory.usable_gb - p.memory.required_gb, 2), fits_with_margin=works)
 
 
+def _allocated_need_gb(c: Ctx) -> float | None:
+    """GB the allocated context (num_ctx / -c) needs with the weights, when it is larger than the workload's."""
+    p, sit = c.pred, c.sit
+    cw = sit.workload.context_window or sit.facts.context_window
+    if p is None or not cw or sit.model is None or sit.quant is None or sit.hardware is None:
+        return None
+    fm = roofline.memory_fit(sit.hardware, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
+                             concurrency=max(1, sit.workload.users), memory_gb=p.memory.total_gb
+                             if sit.hardware.kind not in ("discrete_gpu", "datacenter_gpu") else None)
+    return fm.required_gb if fm.required_gb > p.memory.required_gb else None
+
+
 @register("raise_gpu_limit", "fix_configuration", 0,
-          lambda c: c.kind == "apple_soc" and c.pred is not None and not c.pred.memory.fits)
+          lambda c: c.kind == "apple_soc" and c.pred is not None
+          and (not c.pred.memory.fits or (_allocated_need_gb(c) or 0) > c.pred.memory.usable_gb))
 def _raise_gpu_limit(c: Ctx) -> Fix | None:
+    """macOS's default GPU limit is what stands in the way (the model, or the context allocated for it, fits the
+    RAM but not the default wired share): raise it."""
     p = c.pred
     assert p is not None
     total = p.memory.total_gb
-    if not total or p.memory.required_gb > total - MACOS_RESERVE_GB:
+    need = p.memory.required_gb if not p.memory.fits else (_allocated_need_gb(c) or p.memory.required_gb)
+    if not total or need > total - MACOS_RESERVE_GB:
         return None  # larger than what the whole machine can give the GPU: no setting makes it fit
     gpu = total - MACOS_RESERVE_GB
     limit_mb = int(gpu * 1024)
     full = what_if(c, gpu_share=1.0)
     rate = f"; decode ≈ {full.decode_tps_per_seq or full.decode_tps:.1f} tok/s" if full else ""
-    tight = thin_words(p.memory.required_gb, gpu)
+    tight = thin_words(need, gpu)
     return fix("fix_configuration", f"Raise the GPU memory limit (`sudo sysctl iogpu.wired_limit_mb={limit_mb}` in Terminal)",
-               f"the GPU may then use ≈ {gpu:.0f} of {total:g} GB and the {p.memory.required_gb:.1f} GB "
-               f"fit{rate}" + (f" — but {tight}" if tight else f", {gpu - p.memory.required_gb:.1f} GB to spare")
+               f"the GPU may then use ≈ {gpu:.0f} of {total:g} GB and the {need:.1f} GB "
+               f"fit{rate}" + (f" — but {tight}" if tight else f", {gpu - need:.1f} GB to spare")
                + "; the setting resets when the Mac restarts",
                f"macOS lets the GPU wire about 2/3–3/4 of RAM by default; raising it (leaving ~{MACOS_RESERVE_GB:g} GB, an "
                "estimate, for macOS) lets a model that fits in RAM stay on the GPU.",
-               speedup=(full.decode_tps / c.tg) if (full and c.tg) else None, **_room(p.memory.required_gb, gpu))
+               speedup=(full.decode_tps / c.tg) if (full and c.tg) else None, **_room(need, gpu))

@@ -252,6 +252,10 @@ def json_safe(x: Any) -> Any:
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
+def _fmt_gb(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+
+
 def limit_raise_fits(v: Verdict) -> bool:
     """The first fix raises a Mac's GPU memory limit and the model then fits with room to spare: the default
     limit, not the machine, is what stands in the way."""
@@ -304,6 +308,10 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                         "of it is read from system RAM: those numbers were probably measured on another machine, with a "
                         "smaller model or a smaller format. Which machine and model ran them?")
             return head + (f" — that is why you see {mt:g} tok/s." if mt else ".")
+        if p is not None and not mt and limit_raise_fits(v):
+            return ("**Not as macOS is set by default, but one setting makes it fit: the model with the context you "
+                    f"allocate needs more than the {_fmt_gb(p.memory.usable_gb)} GB or so macOS lets the GPU use until "
+                    "you raise that limit (below).**")
         return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
     if mt or mp:
