@@ -484,7 +484,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
             and _buying(text) and not facts.measured_decode_tps and not facts.measured_prefill_tps):
         from advisor.intake._dialog import buying_shortlist
 
-        picks, said = buying_shortlist(facts.concurrency)
+        picks, said = buying_shortlist(facts.concurrency, text or "")
         facts = facts.model_copy(update={"hardware": picks[0], "compare_hardware": picks[1:]})
         notes.append(said)
     if (facts.hardware and not facts.compare_hardware and (facts.model or facts.params_b) and _how_many(text)

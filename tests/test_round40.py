@@ -143,6 +143,7 @@ def test_a_team_buying_question_is_answered_on_a_server_shortlist(store, text):
     assert "meet the targets" in r.reply.splitlines()[0]
     # one card cannot hold 40 (or 25) users of a 70B at BF16: the fewest that can are added
     assert "2× H100 SXM5 80GB" in r.reply and "the fewest that hold them all" in r.reply
+    assert "cannot hold this model" in r.reply  # one 80 GB card cannot hold a 70B at BF16 even for one user
 
 
 @pytest.mark.parametrize("text", [
@@ -202,3 +203,22 @@ def test_a_mac_held_back_only_by_its_default_gpu_limit_is_told_one_setting_makes
     # A Mac the raise cannot save still hears "No".
     small = _ask(store, "MacBook Air M2 8GB, gemma 3 27b q4_k_m, will it run?")
     assert small.reply.startswith("**No: it does not fit")
+
+
+@pytest.mark.parametrize(("text", "shown", "not_shown"), [
+    ("best gpu for llama 3.1 8b", "RTX 4090", "H100"),
+    ("I want to buy a GPU to run llama 3.1 8b", "RTX 4090", "H100"),
+    ("what should our startup buy to serve llama 3.1 8b to 1000 users?", "H100", "M4 Max"),
+    ("what should I buy to run llama 3.3 70b at home for my family of 5?", "RTX 4090", "H100"),
+    ("what mac should I get for qwen3 32b?", "M4 Max", "RTX 5090"),
+    ("qué GPU comprar para qwen3 32b en casa?", "RTX 4090", "H100"),
+])
+def test_more_buying_phrasings_get_the_right_shortlist(store, text, shown, not_shown):
+    r = _ask(store, text)
+    assert "You asked what to buy" in r.reply and shown in r.reply and not_shown not in r.reply
+
+
+@pytest.mark.parametrize("text", ["how many RTX 3090 do i need to run llama 3.3 70b q4_k_m",
+                                  "How many A100 80GB for qwen 2.5 72b with 10 users"])
+def test_how_many_without_a_plural_is_still_a_count(store, text):
+    assert "You asked how many" in _ask(store, text).reply

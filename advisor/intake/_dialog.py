@@ -71,26 +71,42 @@ BUYING = re.compile(
     r"|\bwhat\s+should\s+(?:i|we)\s+(?:buy|get)\b"
     r"|\b(?:recommend|suggest)\w*\s+(?:me\s+|us\s+)?(?:a\s+|some\s+|the\s+)?(?:gpus?|cards?|hardware|machines?|set-?up|rig)\b"
     r"|\bhow\s+many\s+(?:gpus|cards|h100s|h200s|a100s|l40s|4090s|3090s|5090s)\b"
-    r"|\b(?:hardware|gpu)\s+(?:recommendations?|advice|suggestions?)\b", re.I)
+    r"|\b(?:hardware|gpu)\s+(?:recommendations?|advice|suggestions?)\b"
+    r"|\bbest\s+(?:\w+\s+)?(?:gpus?|cards?|graphics\s+cards?|hardware|macs?|machines?|set-?up|rig|computers?)\s+(?:for|to)\b"
+    r"|\b(?:want|need|looking|plan\w*|going)\s+to\s+(?:buy|get|purchase)\s+(?:a\s+|an\s+|some\s+|new\s+|more\s+)?"
+    r"(?:gpus?|cards?|graphics\s+cards?|hardware|macs?|machines?|computers?|servers?|set-?up|rig)\b"
+    r"|\bwhat\s+should\s+(?:i|we|(?:our|my)\s+\w+)\s+(?:buy|get|purchase)\b"
+    r"|\bwelche[rn]?\s+(?:gpus?|grafikkarten?|hardware)\b[^.?!]{0,40}\bkaufen\b"
+    r"|\bqu[eé]\s+(?:gpus?|tarjetas?(?:\s+gr[aá]ficas?)?|hardware)\s+(?:comprar|compro|necesito)\b"
+    r"|\bquel(?:le)?s?\s+(?:gpus?|cartes?\s+graphiques?|mat[eé]riel)\b[^.?!]{0,40}\bacheter\b", re.I)
+# Buying for a home (a family, oneself) whatever the head count: the household shortlist.
+_HOME = re.compile(r"\b(?:at\s+home|home\s*lab|homelab|family|household|kids|my\s+(?:wife|husband|partner)|personal|hobby|"
+                   r"for\s+myself)\b", re.I)
+_MAC = re.compile(r"\b(?:mac|macbook|mac\s*studio|mac\s*mini|apple\s+silicon)\b", re.I)
+MAC_SHORTLIST = ["M4 Max 40-core 128GB", "M3 Ultra 80-core 256GB", "M3 Ultra 80-core 512GB", "M4 Pro 20-core 64GB"]
 # "How many H100s do we need?": the count of a named card is the question (answered on 1, 2, 4 and 8 of it).
-HOW_MANY = re.compile(r"\bhow\s+many\s+(?:(?:rtx|gtx|rx|nvidia|amd|geforce|radeon|instinct|tesla)\s+)?"
-                      r"(?:(?:\w*\d\w*\s+)?(?:gpus|cards|graphics\s+cards|accelerators)|\w*\d\w*s|of\s+(?:them|those|these))\b",
+HOW_MANY = re.compile(r"\bhow\s+many\s+(?:more\s+)?(?:(?:rtx|gtx|rx|nvidia|amd|geforce|radeon|instinct|tesla)\s+)?"
+                      r"(?:(?:\w*\d\w*\s+)?(?:gpus|cards|graphics\s+cards|accelerators)|\w*\d\w*s|of\s+(?:them|those|these)"
+                      r"|\w*\d\w*(?:\s+\d+\s*gb)?(?:\s+(?:sxm\w*|pcie|ti|super|ada))?(?=\s+(?:do|would|should|will|to|for|are|is|cards?)\b))\b",
                       re.I)
 TEAM_SHORTLIST = ["H100 SXM", "H200", "A100 80GB SXM", "L40S", "RTX PRO 6000", "RTX 5090"]
 HOUSEHOLD_SHORTLIST = ["RTX 3090", "RTX 4090", "RTX 5090", "M4 Max 40-core 128GB", "M3 Ultra 80-core 256GB",
                        "Ryzen AI Max+ 395 128GB"]
 
 
-def buying_shortlist(users: int | None) -> tuple[list[str], str]:
+def buying_shortlist(users: int | None, text: str = "") -> tuple[list[str], str]:
     """The machines a buying question with no machine named is answered on, and the sentence that says so.
 
     Four or more users: datacenter and workstation GPUs (a team's server; multi-GPU counts are added where one
     card cannot hold them, :func:`advisor.render.options.scale_out`); fewer: the cards and unified-memory
     machines households buy.
     """
-    team = (users or 1) >= 4
-    picks = TEAM_SHORTLIST if team else HOUSEHOLD_SHORTLIST
-    kind = "server and workstation GPUs" if team else "the GPUs and unified-memory machines people buy for this"
+    team = (users or 1) >= 4 and not _HOME.search(text)
+    if _MAC.search(text) and not team:
+        picks, kind = MAC_SHORTLIST, "Macs"
+    else:
+        picks = TEAM_SHORTLIST if team else HOUSEHOLD_SHORTLIST
+        kind = "server and workstation GPUs" if team else "the GPUs and unified-memory machines people buy for this"
     return picks, f"You asked what to buy: compared on a shortlist of {kind} ({', '.join(picks)}); name machines to compare others."
 
 HARDWARE_CHOICES = ["MacBook Air M2", "MacBook Pro M3 Max", "Mac Studio M2 Ultra", "RTX 4090", "RTX 3090",

@@ -218,7 +218,7 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
             b = min(good, key=lambda r: r["rank"])
             hint = (f"**Cheapest change that works:** keep the KV cache (each conversation's memory of the prompt) "
                     f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
-                    f"all {req.concurrency} users at {fmt_rate(b['tps_each'])} tok/s each, first word within "
+                    f"{_all_users(req.concurrency)} at {fmt_rate(b['tps_each'])} tok/s each, first word within "
                     f"{fmt_s(b['first_word_s'])}.")
     more, why = scale_out(store, req, result)
     if more:
@@ -232,6 +232,10 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
     return Options(kind="hardware", rows=rows, workload=wl, notes=notes,
                    request={**fill_request(fill), "candidates": list(req.candidates or [])}, hint=hint, said=said)
+
+
+def _all_users(n: int) -> str:
+    return "its one user" if n == 1 else f"all {n} users"
 
 
 SCALE_OUT = (2, 4, 8)  # GPU counts tried for a card that cannot hold the users alone (one server's usual counts)
@@ -248,6 +252,7 @@ def scale_out(store: Store, req: Any, result: dict[str, Any]) -> tuple[list[str]
     from advisor import compare as cmp
 
     named = {c["hardware"]["id"] for c in result["candidates"]}
+    hw_fit = {c["hardware"]["id"]: c["max_concurrency"] for c in result["candidates"]}
     bases = [c["hardware"] for c in result["candidates"]
              if c["max_concurrency"] < req.concurrency and (c["hardware"].get("n_devices") or 1) == 1
              and c["hardware"].get("kind") in ("discrete_gpu", "datacenter_gpu")]
@@ -262,8 +267,11 @@ def scale_out(store: Store, req: Any, result: dict[str, Any]) -> tuple[list[str]
         if n is None:
             continue
         extra.append(f"{hw['id']}x{n}")
-        why.append(f"One {short_name(hw['name'])} cannot hold {req.concurrency} users of this model: "
-                   f"{n}× {short_name(hw['name'])} added, the fewest that hold them all.")
+        short = short_name(hw["name"])
+        short_of = ("cannot hold this model" if req.concurrency == 1 or not hw_fit.get(hw["id"])
+                    else f"holds {hw_fit[hw['id']]} of the {req.concurrency} users")
+        why.append(f"One {short} {short_of}: {n}× {short} added, the fewest that hold "
+                   + ("it." if req.concurrency == 1 else "them all."))
     return extra, why
 
 
@@ -281,7 +289,7 @@ def _eight_bit_weights(store: Store, req: Any) -> str | None:
         return None
     b = min(alt, key=lambda r: r["rank"])
     return (f"**Cheapest change that works:** serve the weights in FP8 (8 bits instead of 16: `--quantization fp8` "
-            f"in vLLM or SGLang, or an FP8 checkpoint): then the {b['name']} holds all {req.concurrency} users at "
+            f"in vLLM or SGLang, or an FP8 checkpoint): then the {b['name']} holds {_all_users(req.concurrency)} at "
             f"{fmt_rate(b['tps_each'])} tok/s each, first word within {fmt_s(b['first_word_s'])}.")
 
 
@@ -390,8 +398,8 @@ def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
             best = min(priced, key=lambda r: r["price_usd"])
             return (f"**For {who}, {count}; the cheapest is the {best['name']}** "
                     f"(${best['price_usd']:,.0f}).")
-        return (f"**For {who}, {count}**; the {good[0]['name']} has the most room to spare (give prices in the "
-                "Compare tab to pick on cost).")
+        return (f"**For {who}, {count}**; the {good[0]['name']} ranks first (on its tightest margin, then speed; give "
+                "prices in the Compare tab to pick on cost).")
     held = [r for r in rows if r.get("holds")]
     none = "Neither" if len(rows) == 2 else f"None of the {len(rows)}"
     if held:

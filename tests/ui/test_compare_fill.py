@@ -170,8 +170,8 @@ def test_a_failed_fill_says_the_values_are_not_the_teams(store, monkeypatch):
 
 @pytest.mark.parametrize("text, users, lead", [
     ("We are 5 people. Should we get two RTX 3090s or one RTX 5090 for Qwen 2.5 32B?", 5,
-     "**For 5 people at once, both meet the targets**; the RTX 5090 32 GB has the most room to spare (give "
-     "prices in the Compare tab to pick on cost)."),
+     "**For 5 people at once, both meet the targets**; the RTX 5090 32 GB ranks first (on its tightest margin, "
+     "then speed; give prices in the Compare tab to pick on cost)."),
     ("Compare an M3 Ultra with 96GB and an H100 for 10 users at 2 requests a minute each", 10,
      "**For 10 people at once, the H100 PCIe 80GB is the one that does the job**; the other does not."),
     ("For 8 people, is a DGX Spark or an M4 Max 128GB better? mostly short questions, long answers", 8,
