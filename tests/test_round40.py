@@ -222,3 +222,15 @@ def test_more_buying_phrasings_get_the_right_shortlist(store, text, shown, not_s
                                   "How many A100 80GB for qwen 2.5 72b with 10 users"])
 def test_how_many_without_a_plural_is_still_a_count(store, text):
     assert "You asked how many" in _ask(store, text).reply
+
+
+@pytest.mark.parametrize(("text", "title", "n"), [
+    ("RTX 3090, llama 3.3 70b q4_k_m, will it run?", "Add another GeForce RTX 3090 (2 in all)", 2),
+    ("my 4090 gets 20 tok/s on llama 3.3 70b q4_k_m, should I buy another?", "Add another GeForce RTX 4090 (2 in all)", 2),
+])
+def test_a_card_too_small_for_the_model_is_offered_more_of_it(store, text, title, n):
+    # Llama 3.3 70B Q4_K_M needs 45.2 GB; two 24 GiB cards give 50.5 GB usable.
+    v = _ask(store, text).verdict
+    add = next(f for f in v.fixes if f.title.startswith("Add "))
+    assert add.title.startswith(title) and add.id == "fit_in_memory" and add.fits_with_margin
+    assert f"{n}× GeForce" in add.predicted_effect and "45.2 GB needed of 50.5 GB usable" in add.predicted_effect

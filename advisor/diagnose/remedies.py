@@ -411,6 +411,41 @@ def _more_bandwidth(c: Ctx) -> Fix | None:
     return _upgrade(c, "bandwidth")
 
 
+@register("add_gpu", "fit_in_memory", 3,
+          lambda c: c.pred is not None and not c.pred.memory.fits and c.sit.hardware is not None
+          and c.sit.hardware.kind in ("discrete_gpu", "datacenter_gpu"))
+def _add_gpu(c: Ctx) -> Fix | None:
+    """More of the same card, so the model and its KV cache fit in VRAM: the fewest (up to 8) that hold it with
+    room, run as llama.cpp splits layers (or tensor parallel on vLLM/SGLang), with the predicted decode."""
+    hw = c.sit.hardware
+    assert hw is not None
+    from knowledge.seed import split_hw_id
+
+    base_id, n_now = split_hw_id(hw.id)
+    for n in (2, 3, 4, 6, 8):
+        if n <= (n_now or 1):
+            continue
+        try:
+            more = catalog.get_hardware(c.store, f"{base_id}x{n}", memory_gb=hw.memory_gb)
+        except Exception:  # noqa: BLE001 - a card the catalog cannot multiply: no such fix
+            return None
+        new = what_if(c, hardware=more)
+        if new is None or not (new.memory.fits and roomy(new.memory.required_gb, new.memory.usable_gb)):
+            continue
+        rate = new.decode_tps_per_seq or new.decode_tps
+        added = n - (n_now or 1)
+        one = hw.name.split("× ", 1)[-1]
+        return fix("fit_in_memory", f"Add {'another' if added == 1 else added} {one}{'' if added == 1 else 's'} "
+                   f"({n} in all) so the whole model fits in VRAM",
+                   f"{n}× {one}: {new.memory.required_gb:.1f} GB needed of {new.memory.usable_gb:.1f} GB usable; decode ≈ "
+                   f"{fmt_rate(rate)} tok/s" + (f" vs {c.tg:g} now" if c.tg and c.tg < rate else ""),
+                   "A model that does not fit in one card's VRAM runs its overflow from system RAM; split over "
+                   "enough cards it runs at VRAM speed (llama.cpp splits the layers; vLLM/SGLang run tensor parallel).",
+                   speedup=(rate / c.tg) if c.tg else None, new_decode_tps=rate, fits_with_margin=True,
+                   margin_gb=round(new.memory.usable_gb - new.memory.required_gb, 2))
+    return None
+
+
 @register("more_compute", "more_compute", 3)
 def _more_compute(c: Ctx) -> Fix | None:
     f = _upgrade(c, "compute")

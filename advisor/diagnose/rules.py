@@ -156,10 +156,10 @@ def does_not_fit(c: Ctx) -> Finding | None:
         if mem.total_gb and mem.required_gb > mem.total_gb:
             sig += (f" The model is larger than the machine's whole {mem.total_gb:g} GB: no memory setting makes "
                     "it fit; a smaller model or format does.")
-            rem = ["fit_in_memory", "smaller_model", "quantization", "kv_cache_quantization"]
+            rem = ["fit_in_memory", "smaller_model", "quantization", "kv_cache_quantization", "add_gpu"]
         else:
             rem = ["fit_in_memory", "quantization", "raise_gpu_limit", "kv_cache_quantization", "smaller_model",
-                   "offload_all"]
+                   "offload_all", "add_gpu"]
             if mem.kv_cache_gb > 0.2 * mem.required_gb:
                 sig += f" The KV cache alone takes {mem.kv_cache_gb:.1f} GB at this context length."
                 rem = ["shrink_context", "kv_cache_quantization", "fit_in_memory", "quantization"]
