@@ -420,6 +420,35 @@ def _buying(text: str | None) -> bool:
     return bool(BUYING.search(text or ""))
 
 
+_HOW_MANY_USERS = re.compile(r"\bhow\s+many\s+(?:concurrent\s+|simultaneous\s+|parallel\s+)?(?:users|people|requests|"
+                             r"sessions|conversations|chats|streams)\b(?:\s+at\s+once)?\s+(?:can|could|will|would|does|do|"
+                             r"is|are)\b", re.I)
+
+
+def _users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
+    """"How many users can it hold?": the conversations that fit in memory at once at the stated lengths, and the
+    speed each gets with that many streaming (the step model at that batch), in one sentence."""
+    from advisor.compare.capacity import max_concurrency
+    from advisor.understand import resolve_scenario as _resolve
+
+    try:
+        res = _resolve(store, facts)
+        hw, model, quant = res.hardware, res.model, res.quant
+        if hw is None or model is None or quant is None:
+            return None
+        ctx = p.depth + p.prompt_tokens + p.gen_tokens
+        n = max_concurrency(hw, model, quant.bits_per_weight, ctx)
+        if n < 1:
+            return None
+        at = predict_scenario(store, facts.model_copy(update={"concurrency": n}))
+    except AdvisorError:
+        return None
+    each = at.decode_tps_per_seq or at.decode_tps
+    return (f"Users at once: about {n:,} conversations of {ctx:,} tokens fit in memory together (weights, plus each "
+            f"one's KV cache); with all {n:,} streaming, each gets ≈ {each:.1f} tok/s ({at.backend}). Fewer users, "
+            "faster each; longer conversations, fewer fit.")
+
+
 def _how_many(text: str | None) -> bool:
     from advisor.intake._dialog import HOW_MANY
 
@@ -545,7 +574,11 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         understood = report.facts_summary(facts)
         reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, understood, f"**{ask_txt}**")
                               if x)
-    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many"):
+    if verdict is not None and verdict.prediction is not None and _HOW_MANY_USERS.search(text or ""):
+        cap = _users_at_once(store, facts, verdict.prediction)
+        if cap:
+            notes.append(cap)
+    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many", "Users at once:"):
         said_note = next((n for n in notes if n.startswith(lead)), None)
         if said_note and said_note not in reply:
             reply = f"{reply}\n\n{said_note}"

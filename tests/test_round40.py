@@ -3,6 +3,8 @@ a MoE on CUDA pays CUDA's own fixed cost."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from advisor import compare as cmp
@@ -234,3 +236,12 @@ def test_a_card_too_small_for_the_model_is_offered_more_of_it(store, text, title
     add = next(f for f in v.fixes if f.title.startswith("Add "))
     assert add.title.startswith(title) and add.id == "fit_in_memory" and add.fits_with_margin
     assert f"{n}× GeForce" in add.predicted_effect and "45.2 GB needed of 50.5 GB usable" in add.predicted_effect
+
+
+def test_how_many_users_gets_the_users_that_fit_and_their_speed(store):
+    r = _ask(store, "how many users can one RTX 4090 hold with llama 3.1 8b q4_k_m?")
+    line = next(x for x in r.reply.split("\n\n") if x.startswith("Users at once:"))
+    # 25.2 GB usable − 4.9 GB weights − 0.65 GB overhead = 19.7 GB for KV caches of 800 tokens (0.105 GB each)
+    n = int(re.search(r"about ([\d,]+) conversations", line).group(1).replace(",", ""))
+    assert 150 <= n <= 200 and "tok/s" in line
+    assert "Users at once:" not in _ask(store, "RTX 4090, llama 3.1 8b q4_k_m, is 40 tok/s normal?").reply
