@@ -115,8 +115,7 @@ def test_chat_reply_is_the_table_and_one_sentence(store):
                   model="Qwen2.5-Coder 32B", prompt_tokens=3000, concurrency=6)
     md = options_markdown(options_for(store, sc))
     shown = md[:md.index("<details>")]
-    assert shown.startswith("**For 6 people at once, 2 of 3 meet the targets**; the H100 PCIe 80GB has the most "
-                            "room to spare")
+    assert shown.startswith("**For 6 people at once, 2 of 3 meet the targets**; the H100 PCIe 80GB ranks first")
     assert "the one that does the job" not in md
     assert "much faster than you read" not in shown and "much faster than you read" in md  # row sentences folded
     assert "slow case" in shown and "95 % of requests" in shown
