@@ -214,6 +214,23 @@ def edited_note(note: str | None, label: str, value: Any) -> str:
 _FILL_N = 12  # len(CompareForm.fill_targets())
 
 
+def with_scale_out(store: Store, fill: dict[str, Any]) -> dict[str, Any]:
+    """The fill with the cards the chat's table added (the fewest of a named GPU that hold every user,
+    :func:`advisor.render.options.scale_out`), so the tab ranks the same machines the chat answered with."""
+    from advisor import compare as cmp
+    from advisor.render.options import fill_request, scale_out
+
+    try:
+        req = cmp.CompareRequest(**fill_request(fill))
+        more, _ = scale_out(store, req, cmp.compare_request(store, req))
+    except (ValueError, AdvisorError):
+        return fill
+    if not more:
+        return fill
+    return {**fill, "candidates": [*fill["candidates"], *more],
+            "stated": [*fill["stated"], f"{len(more)} added as in the chat (the fewest of a card that hold every user)"]}
+
+
 def fill_updates(store: Store, facts: dict[str, Any] | None) -> list[Any]:
     """``gr.update``s for :meth:`CompareForm.fill_targets` from the chat facts.
 
@@ -233,6 +250,7 @@ def fill_updates(store: Store, facts: dict[str, Any] | None) -> list[Any]:
     if not fill or not fill["candidates"]:
         return [gr.skip()] * (_FILL_N - 1) + [gr.update(value="The chat has not named machines and a model to "
                                                              "compare yet: the form keeps its values.")]
+    fill = with_scale_out(store, fill)
     hw_choices, models = compare_choices(store)
     known = {v for _, v in hw_choices}
     extra = [(_label(store, c), c) for c in fill["candidates"] if c not in known]
