@@ -427,12 +427,17 @@ _HOW_MANY_USERS = re.compile(r"\bhow\s+many\s+(?:concurrent\s+|simultaneous\s+|p
 
 def _users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
     """"How many users can it hold?": the conversations that fit in memory at once at the stated lengths, and the
-    speed each gets with that many streaming (the step model at that batch), in one sentence."""
+    speed each gets with that many streaming (the step model at that batch), in one sentence.
+
+    Engine and weight format are those of many users on that machine (:func:`advisor.understand.resolve_scenario`
+    at :data:`_MANY_USERS` users when none were stated: vLLM with the checkpoint's BF16 weights on a datacenter
+    GPU), so the count and the speed are for the same set-up, and the sentence names it."""
     from advisor.compare.capacity import max_concurrency
     from advisor.understand import resolve_scenario as _resolve
 
+    many = facts if (facts.concurrency or 1) > 1 else facts.model_copy(update={"concurrency": _MANY_USERS})
     try:
-        res = _resolve(store, facts)
+        res = _resolve(store, many)
         hw, model, quant = res.hardware, res.model, res.quant
         if hw is None or model is None or quant is None:
             return None
@@ -440,13 +445,19 @@ def _users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
         n = max_concurrency(hw, model, quant.bits_per_weight, ctx)
         if n < 1:
             return None
-        at = predict_scenario(store, facts.model_copy(update={"concurrency": n}))
+        at = predict_scenario(store, many.model_copy(update={"concurrency": n}))
     except AdvisorError:
         return None
+    from advisor.render.markdown import engine_label
+
     each = at.decode_tps_per_seq or at.decode_tps
-    return (f"Users at once: about {n:,} conversations of {ctx:,} tokens fit in memory together (weights, plus each "
-            f"one's KV cache); with all {n:,} streaming, each gets ≈ {each:.1f} tok/s ({at.backend}). Fewer users, "
-            "faster each; longer conversations, fewer fit.")
+    return (f"**Users at once: about {n:,} conversations of {ctx:,} tokens fit in memory together** (weights, plus "
+            f"each one's KV cache), served by {engine_label(at.backend)} with {at.quant} weights; with all {n:,} streaming, each "
+            f"gets ≈ {each:.1f} tok/s ({at.decode_tps:,.0f} tok/s in all). Fewer users, faster each; longer "
+            "conversations, fewer fit.")
+
+
+_MANY_USERS = 64  # users assumed to choose the engine and format of a "how many users" answer (none stated)
 
 
 def _how_many(text: str | None) -> bool:
@@ -576,9 +587,12 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
                               if x)
     if verdict is not None and verdict.prediction is not None and _HOW_MANY_USERS.search(text or ""):
         cap = _users_at_once(store, facts, verdict.prediction)
-        if cap:
+        if cap:  # the answer to the question asked leads; the verdict below is one conversation's
+            from advisor.render.markdown import engine_label
+
             notes.append(cap)
-    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many", "Users at once:"):
+            reply = f"{cap}\n\n_For one conversation alone, on {engine_label(verdict.prediction.backend)}:_ {reply}"
+    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many"):
         said_note = next((n for n in notes if n.startswith(lead)), None)
         if said_note and said_note not in reply:
             reply = f"{reply}\n\n{said_note}"

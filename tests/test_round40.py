@@ -240,8 +240,58 @@ def test_a_card_too_small_for_the_model_is_offered_more_of_it(store, text, title
 
 def test_how_many_users_gets_the_users_that_fit_and_their_speed(store):
     r = _ask(store, "how many users can one RTX 4090 hold with llama 3.1 8b q4_k_m?")
-    line = next(x for x in r.reply.split("\n\n") if x.startswith("Users at once:"))
+    line = r.reply.split("\n\n")[0].replace("**", "")  # the answer to the question leads the reply
+    assert line.startswith("Users at once:") and "llama.cpp (CUDA) with Q4_K_M weights" in line
     # 25.2 GB usable − 4.9 GB weights − 0.65 GB overhead = 19.7 GB for KV caches of 800 tokens (0.105 GB each)
     n = int(re.search(r"about ([\d,]+) conversations", line).group(1).replace(",", ""))
     assert 150 <= n <= 200 and "tok/s" in line
     assert "Users at once:" not in _ask(store, "RTX 4090, llama 3.1 8b q4_k_m, is 40 tok/s normal?").reply
+
+
+def test_how_many_users_counts_and_times_the_same_set_up(store):
+    # No engine or format stated: many users on datacenter GPUs are served by vLLM with the checkpoint's BF16
+    # weights, so the count is made with BF16 too. 170.7 GB usable − 141.1 GB weights − overhead leaves room for
+    # about 50 KV caches of 1,500 tokens (0.49 GB each: 80 layers × 8 KV heads × 128 × 2 × 2 B per token).
+    r = _ask(store, "How many users can 2x H100 hold with Llama 3.3 70B? prompts of 1000 tokens, answers of 500")
+    line = r.reply.split("\n\n")[0].replace("**", "")
+    n = int(re.search(r"about ([\d,]+) conversations", line).group(1).replace(",", ""))
+    assert 45 <= n <= 56, line
+    assert "served by vLLM with BF16 weights" in line
+    each = float(re.search(r"each gets ≈ ([\d.]+) tok/s", line).group(1))
+    assert 10 <= each <= 40
+    assert "For one conversation alone, on llama.cpp (CUDA):" in r.reply
+
+
+@pytest.mark.parametrize(("backend", "label"), [("vllm", "vLLM"), ("llama.cpp-cuda", "llama.cpp (CUDA)"),
+                                                ("mlx", "MLX"), ("sglang", "SGLang"), ("llama.cpp-rocm", "llama.cpp (ROCm)"),
+                                                ("", "the engine"), ("exllamav2", "exllamav2")])
+def test_engine_labels(backend, label):
+    from advisor.render.markdown import engine_label
+
+    assert engine_label(backend) == label
+
+
+@pytest.mark.parametrize("text", [
+    "4 cards: RTX 3090, llama 3.3 70b q4_k_m at 9 tok/s. normal?",
+    "four RTX 3090s running llama 3.3 70b q4_k_m, I only get 9 tok/s, is that ok?",
+])
+def test_a_rate_inside_the_range_but_far_under_the_expected_one_is_the_low_end(store, text):
+    # 4× RTX 3090, layer split: ≈ 15.7 tok/s expected, usual 7.2–17.2; 9 is 43 % under: not plain "normal".
+    r = _ask(store, text)
+    head = r.reply.split("\n\n")[0]
+    assert head.startswith("**Within the usual range for this hardware, but at its low end (decode 9 tok/s")
+    assert "That is normal" not in r.reply and "Nothing you need to change" not in r.reply
+    assert "**Worth a look:**" in r.reply and "43% below" in r.reply
+
+
+def test_a_rate_near_the_expected_one_stays_normal(store):
+    r = _ask(store, "RTX 4090, llama 3.1 8b q4_k_m, I get 120 tok/s, normal?")
+    assert r.reply.startswith("**That is normal for this hardware (decode 120 tok/s)")
+
+
+@pytest.mark.parametrize(("expected", "measured", "low"), [(16.0, 9.0, True), (16.0, 12.0, False), (16.0, 11.9, True),
+                                                           (None, 9.0, False), (16.0, None, False)])
+def test_low_end_is_a_quarter_under_the_expected_rate(expected, measured, low):
+    from advisor.render.markdown import low_end
+
+    assert low_end(expected, measured) is low

@@ -89,6 +89,15 @@ def fmt_gb_apart(*sizes: float, least: int = 0) -> list[str]:
     return [show(i) for i in range(len(sizes))]
 
 
+LOW_END = 0.75  # a rate inside the usual range but under this share of the expected one is "at its low end"
+
+
+def low_end(expected: float | None, measured: float | None) -> bool:
+    """A measured rate inside the usual range yet more than a quarter under the expected one (:data:`LOW_END`):
+    "normal" alone would contradict the "about 43 % below" its fix says, so it is called the low end."""
+    return bool(expected and measured and measured < LOW_END * expected)
+
+
 def above_range(rng: tuple[float, float] | None, measured: float) -> bool:
     """A measured rate clearly above the fitted 10–90 % range (by more than 2 %, so a rounded top is not above)."""
     return rng is not None and measured > rng[1] * 1.02
@@ -158,6 +167,22 @@ TOOL_NAMES = {"llama-bench-md": "llama-bench", "llama-bench-csv": "llama-bench",
               "llama-server-timings": "llama-server", "llama-print-timings": "llama.cpp",
               "batched-bench": "llama-batched-bench"}
 _TOOL_OUTPUT = re.compile(r"from ([\w.+-]+) output")
+
+
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "mlx": "MLX", "mlx-lm": "MLX",
+                 "ollama": "Ollama", "lmstudio": "LM Studio", "llama.cpp": "llama.cpp", "ik_llama.cpp": "ik_llama.cpp"}
+_API_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "Vulkan", "sycl": "SYCL", "cpu": "CPU"}
+
+
+def engine_label(backend: str | None) -> str:
+    """An engine id as people write it: ``vllm`` → ``vLLM``, ``llama.cpp-cuda`` → ``llama.cpp (CUDA)``."""
+    b = (backend or "").strip()
+    if b.lower() in _ENGINE_NAMES:
+        return _ENGINE_NAMES[b.lower()]
+    eng, _, api = b.rpartition("-")
+    if eng and api.lower() in _API_NAMES:
+        return f"{_ENGINE_NAMES.get(eng.lower(), eng)} ({_API_NAMES[api.lower()]})"
+    return b or "the engine"
 
 
 def name_tools(text: str) -> str:
@@ -338,6 +363,10 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if mt and rng and above_range(rng, mt) and (p is None or p.memory.fits is not False):
             return (f"**That is a good result for this hardware ({what}, above the usual {_fmt_rate(rng[0])}–"
                     f"{_fmt_rate(rng[1])} and within what its memory allows); {phase} is what limits you.**")
+        if mt and v.status == "normal" and v.phase_status.get("decode_tps") == "normal" and low_end(exp, mt):
+            usual = f", usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])}" if rng else ""
+            return (f"**Within the usual range for this hardware, but at its low end ({what}, about {_fmt_rate(exp)} "
+                    f"expected{usual}); {phase} is what limits you.**")
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
     return plain_answer(p) if p is not None else ""
 

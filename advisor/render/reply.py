@@ -35,6 +35,7 @@ from advisor.render.markdown import (
     fmt_s,
     gap_words,
     limit_raise_fits,
+    low_end,
     plain_verdict,
     prediction_markdown,
     tidy,
@@ -211,6 +212,13 @@ def _first_check(f: Fix) -> str:
     return f" First check: {first}." if first else ""
 
 
+def _low_end(v: Verdict) -> bool:
+    """The measured decode is normal for the hardware but at the low end of its range (:func:`low_end`)."""
+    p, mt = v.prediction, v.measured.get("decode_tps")
+    return (p is not None and v.phase_status.get("decode_tps") == "normal"
+            and low_end(p.decode_tps_per_seq or p.decode_tps, mt))
+
+
 def _fix_line(f: Fix, label: str = "Best fix") -> str:
     return f"**{label}:** {tidy(f.title)} — {tidy(f.predicted_effect)}.{_first_check(f)}"
 
@@ -306,6 +314,8 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
         out.append("\n".join(f"- {n}" for n in _numbers(v)))
     if v.felt_slow:
         pass  # its fix line is above; "nothing you need to change" would contradict what the person sees
+    elif v.fixes and _comfortable(v) and _low_end(v):  # usual, but at the low end: the check that finds why
+        out.append(_fix_line(v.fixes[0], "Worth a look"))
     elif v.fixes and _comfortable(v):
         f = _no_purchase(v) or v.fixes[0]  # "faster still" without buying anything when a change does it
         out.append(f"**Nothing you need to change.** Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}.")
