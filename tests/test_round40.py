@@ -10,6 +10,7 @@ import pytest
 from advisor import compare as cmp
 from advisor import roofline
 from advisor.intake import extract
+from advisor.models import Scenario
 from knowledge import catalog
 
 
@@ -295,3 +296,28 @@ def test_low_end_is_a_quarter_under_the_expected_rate(expected, measured, low):
     from advisor.render.markdown import low_end
 
     assert low_end(expected, measured) is low
+
+
+@pytest.mark.parametrize(("hw", "backend", "label", "said"), [
+    ("RTX 4090", "mlx", "mlx", "MLX is built for Apple silicon"),
+    ("M3 Max", "vllm", "vllm (MLX kernels)", "vLLM has no Metal backend of its own"),
+    ("M2 Ultra", "sglang", "sglang (MLX kernels)", "SGLang has no Metal backend of its own"),
+    ("M3 Max", "tensorrt-llm", "tensorrt-llm (MLX kernels)", "TensorRT-LLM runs only on NVIDIA GPUs"),
+    ("RX 7900 XTX", "tensorrt-llm", "tensorrt-llm", "TensorRT-LLM runs only on NVIDIA GPUs"),
+    ("M2 Max", "llama.cpp-cuda", "llama.cpp-metal", "CUDA runs only on NVIDIA GPUs: on the Apple M2 Max"),
+    ("RTX 4090", "llama.cpp-rocm", "llama.cpp-cuda", "ROCm/HIP runs only on AMD GPUs: on the GeForce RTX 4090 the figures are for CUDA"),
+])
+def test_an_engine_that_does_not_run_as_written_on_the_hardware_is_said(store, hw, backend, label, said):
+    from advisor.service import predict_scenario
+
+    p = predict_scenario(store, Scenario(hardware=hw, model="llama 3.1 8b", backend=backend))
+    assert p.backend == label and any(a.startswith(said) for a in p.assumptions), p.assumptions
+
+
+@pytest.mark.parametrize(("hw", "backend"), [("RTX 4090", "vllm"), ("M3 Max", "mlx"), ("RTX 4090", "llama.cpp-vulkan"),
+                                             ("M2 Max", "ollama"), ("RX 7900 XTX", "llama.cpp-rocm")])
+def test_an_engine_that_runs_on_the_hardware_gets_no_such_note(store, hw, backend):
+    from advisor.service import predict_scenario
+
+    p = predict_scenario(store, Scenario(hardware=hw, model="llama 3.1 8b", backend=backend))
+    assert not any(w in a for a in p.assumptions for w in ("runs only on", "no Metal backend", "built for Apple"))

@@ -49,6 +49,7 @@ from advisor.perf.step import (
 from advisor.understand.engine import (  # the one engine classifier
     default_accel,
     engine_accel,
+    engine_mismatch,
     ollama_gpu_fallback,
 )
 from knowledge.cpu_uarch import REFERENCE_CORE_GFLOPS, core_peak
@@ -228,6 +229,8 @@ def predict_step(
         if why:
             assumptions.append(why)
     engine, accel, label = engine_accel(backend, hardware)
+    if mismatch := engine_mismatch(backend, hardware):
+        assumptions.insert(0, mismatch)  # first: the stated engine is not what the figures are for
     fallback = ollama_gpu_fallback(backend, hardware)
     if fallback == "cpu":
         assumptions.append(f"Ollama runs this on the CPU cores, not the {hardware.name}: it uses CUDA, ROCm (the GPUs "

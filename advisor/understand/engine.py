@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from advisor.models import Hardware
 
-__all__ = ["ACCELS", "accel_conflict", "check_backend", "classify_engine", "default_accel", "engine_accel", "engine_of_format"]
+__all__ = ["ACCELS", "accel_conflict", "check_backend", "classify_engine", "default_accel", "engine_accel", "engine_mismatch",
+           "engine_of_format"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
 _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
@@ -217,7 +218,13 @@ def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
     if engine == "mlx" or "mlx" in b:  # "LM Studio (MLX)" runs MLX kernels
         return "mlx", "metal", "mlx"
     if engine in ("vllm", "sglang", "tensorrt-llm"):
+        if hw.kind == "apple_soc":  # no Metal backend of their own: vllm-metal runs MLX kernels (engine_mismatch)
+            return "mlx", "metal", f"{engine} (MLX kernels)"
+        if hw.kind == "cpu":
+            return engine, "cpu", f"{engine}-cpu"
         return engine, "cuda" if hw.vendor.lower() == "nvidia" else "rocm", engine
+    if accel in _VENDOR_APIS and accel_conflict(backend, hw):  # "llama.cpp-cuda" on a Mac: the API it has
+        accel = default_accel(hw)
     if accel not in _PERF_ACCELS:  # the performance model is calibrated per these APIs; others run as the default
         from advisor.understand.symptoms import parse_ngl
 
@@ -245,3 +252,33 @@ def engine_of_format(fmt: str | None) -> str | None:
         return None
     engine = _FORMAT_ENGINES.get(fmt) or classify_engine(fmt)[0]
     return None if engine == "other" else engine
+
+
+def engine_mismatch(backend: str | None, hw: Hardware) -> str | None:
+    """Why a stated engine or API does not run as written on this hardware, and what the prediction assumes
+    instead (None when it runs as written). One sentence, for the prediction's assumptions.
+
+    MLX is built for Apple silicon (its CUDA and CPU builds for Linux are young and not in the measurements);
+    vLLM and SGLang have no Metal backend (on a Mac: the vllm-metal plugin's MLX kernels, else the CPU);
+    TensorRT-LLM is NVIDIA's; a vendor API names its vendor's chips (:func:`accel_conflict`).
+    """
+    engine, accel = classify_engine(backend)
+    name = hw.name
+    if engine == "mlx" and hw.kind != "apple_soc":
+        return (f"MLX is built for Apple silicon: on the {name} it would run through its young CUDA or CPU build, "
+                "which no measurement here covers, so these figures are MLX's on Apple chips scaled to this "
+                "hardware; llama.cpp or vLLM are the usual engines here.")
+    if engine in ("vllm", "sglang", "tensorrt-llm") and hw.kind == "apple_soc":
+        label = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}[engine]
+        if engine == "tensorrt-llm":
+            return f"TensorRT-LLM runs only on NVIDIA GPUs: on the {name} the figures are for MLX, the Mac's own engine."
+        return (f"{label} has no Metal backend of its own: on a Mac it runs through the vllm-metal plugin's MLX "
+                "kernels (without it, on the CPU cores only), so the figures are for MLX kernels.")
+    if engine == "tensorrt-llm" and "nvidia" not in (hw.vendor or "").lower():
+        return f"TensorRT-LLM runs only on NVIDIA GPUs: the figures for the {name} are for vLLM's kernels instead."
+    if engine not in ("vllm", "sglang", "tensorrt-llm", "mlx") and accel in _VENDOR_APIS:
+        c = accel_conflict(backend, hw)
+        if c is not None:
+            api = {"metal": "Metal", "cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "cpu": "the CPU"}
+            return f"{c[0]}: on the {name} the figures are for {api.get(default_accel(hw), 'its own API')}, the API it has."
+    return None
