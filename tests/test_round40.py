@@ -321,3 +321,32 @@ def test_an_engine_that_runs_on_the_hardware_gets_no_such_note(store, hw, backen
 
     p = predict_scenario(store, Scenario(hardware=hw, model="llama 3.1 8b", backend=backend))
     assert not any(w in a for a in p.assumptions for w in ("runs only on", "no Metal backend", "built for Apple"))
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    ("can a single H100 SXM serve Llama 3.1 70B FP8, 8k context each, at 20 tok/s per user?", 20.0),
+    ("can an H100 serve 30 users at 20 tok/s each?", 20.0),
+    ("will an L4 give 15 tok/s per user for 10 users?", 15.0),
+    ("Could my M2 Max run llama 70b at 10 tok/s?", 10.0),
+    ("is it possible to get 50 tok/s on a 4090 with qwen 32b?", 50.0),
+    ("will a 5090 get 100 tok/s with qwen 2.5 14b q4?", 100.0),
+    ("will a 5090 get 100 tok/s with qwen 2.5 14b q4", 100.0),
+    ("M2 Max. Can it run llama 3.1 70b at 8 tok/s?\nI need it for work", 8.0),
+])
+def test_a_rate_asked_for_in_a_can_it_question_is_a_target(store, text, target):
+    e = extract(text, store)
+    assert e.target_decode_tps == target and e.measured_decode_tps is None
+
+
+@pytest.mark.parametrize(("text", "measured"), [
+    ("RTX 4090, llama 3.1 8b q4_k_m, I get 120 tok/s, normal?", 120.0),
+    ("why do I only get 9 tok/s on my 3090?", 9.0),
+    ("my 4090 does 40 tok/s with llama 70b. can I make it faster?", 40.0),
+    ("Can you tell me why I get 12 tok/s on M1 with mistral 7b?", 12.0),
+    ("does 40 tok/s sound right for a 4090 with llama 8b?", 40.0),
+    ("I can get 100 tok/s with qwen 2.5 14b q4 on my 5090", 100.0),
+    ("we can do 30 tok/s on the 3090 with llama 8b. is that good", 30.0),
+])
+def test_a_rate_someone_gets_stays_a_measurement(store, text, measured):
+    e = extract(text, store)
+    assert e.measured_decode_tps == measured and e.target_decode_tps is None

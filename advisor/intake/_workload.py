@@ -118,6 +118,42 @@ _NOT_A_RATE = re.compile(rf"(?<![\w.])(?P<v>nan|[+-]?inf(?:inity)?|[+-]?∞|0x[0
 _TARGET = re.compile(r"\b(?:need|needs|want|wants|require[sd]?|target|goal|at\s+least|minimum|min\.?|sla|must|aim\w*|"
                      r"hoping\s+for|looking\s+for|should\s+(?:get|be|hit|reach)|acceptable|ok\s+with|fine\s+with)\b"
                      r"|\b(?:expect(?:ed|ing)?|supposed\s+to|spec(?:s|ed)?\s+say)\b", re.I)
+# A question whether the machine can reach a rate ("can an H100 serve 30 users at 20 tok/s each?", "will an L4 give
+# 15 tok/s per user?"): the rate is what they want, not what they measured. The sentence opens with the modal
+# (within two words) and ends with "?"; words of a measurement ("I get", "only", "normal?") keep it a measurement.
+_ABILITY_Q = re.compile(r"^\s*(?:\W*[\w']+\W+){0,2}?(?:can|could|will|would|does|do|is\s+it\s+possible\s+to|"
+                        r"are\s+we\s+able\s+to|am\s+i\s+able\s+to)\b.*\b(?:serve|run|give|get|reach|hit|do|deliver|"
+                        r"manage|handle|sustain|keep|hold|stream|generate|support|achieve|push|make|provide)\b", re.I | re.S)
+_MEASURED_Q = re.compile(r"\b(?:i|we)\s+(?:only\s+)?(?:get|got|see|saw|measured?|am\s+getting|are\s+getting)\b|"
+                         r"\b(?:i'm|we're)\s+getting\b|\bonly\b|\bcurrently\b|\bnormal\b|\bexpected\b|\bright\b|\bwhy\b",
+                         re.I)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")  # not the dot of "3.1" or "2.5"
+
+
+def _asks_for_rate(msg: Msg, start: int, end: int) -> bool:
+    """The rate at ``[start, end)`` sits in a question whether the machine can reach it (:data:`_ABILITY_Q`)."""
+    head = msg.orig[max(0, start - 200):start]
+    cuts = list(_SENTENCE_END.finditer(head))
+    head = head[cuts[-1].end():] if cuts else head
+    tail = msg.orig[end:end + 120]
+    stop = _SENTENCE_END.search(tail)
+    asked = stop.group(0) == "?" if stop else msg.orig.rstrip().endswith("?")
+    sentence = head + " " + (tail[:stop.start()] if stop else tail)
+    if _ABILITY_Q.search(head) is None or _MEASURED_Q.search(sentence) is not None:
+        return False
+    # without its "?", only a sentence that opens with the modal ("will a 5090 get 100 tok/s"), not "I can get …"
+    return asked or re.match(r"\s*(?:can|could|will|would|does|do|is\s+it\s+possible)\b", head, re.I) is not None
+
+
+def _wanted(msg: Msg, start: int, end: int) -> re.Match[str] | str | None:
+    """A rate someone wants, not one they measured: a target word before it (:data:`_TARGET`; its match), or a
+    question whether the machine can reach it (:func:`_asks_for_rate`; ``"asked"``)."""
+    t = _TARGET.search(msg.before(start, 40))
+    if t is not None:
+        return t
+    return "asked" if _asks_for_rate(msg, start, end) else None
+
+
 _WORD_RATE = re.compile(
     rf"\b(?P<lab>prompt|prefill|processing|input|predicted|prediction|generation|generating|gen|decode|decoding|output|"
     rf"eval)\s*(?:[:=]|is|was|at|of|~|≈|speed|rate|tps)?\s*(?:about\s+|around\s+|roughly\s+|like\s+|~)?"
@@ -390,9 +426,10 @@ def _interval_rates(msg: Msg, ext: Extraction) -> None:
             if k is None:
                 continue
             v = k / secs / (WORDS_PER_TOKEN if words else 1.0)
-            if (t := _TARGET.search(msg.before(m.start(), 40))) is not None:
+            if (t := _wanted(msg, m.start(), m.end())) is not None:
                 msg.claim(m.start(), m.end())
-                if not t.group(0).lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
+                said = t if isinstance(t, str) else t.group(0)
+                if not said.lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
                         and 0 < v <= MAX_RATE_TPS:
                     ext.target_decode_tps = round(v, 3)
                     ext.note(f"{m.group(0).strip()} ({fmt(round(v, 3))} tok/s) is a target, not a measured speed.")
@@ -457,7 +494,7 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
                   m.group(0).strip())
     for m in msg.finditer(_RATE_THEN_LABEL):
         msg.claim(m.start(), m.end())
-        if _TARGET.search(msg.before(m.start(), 40)) is not None:  # "at least 1200 prefill tok/s": wanted
+        if _wanted(msg, m.start(), m.end()) is not None:  # "at least 1200 prefill tok/s": wanted
             ext.note(f"{m.group(0).strip()} is a target, not a measured speed.")
             continue
         _set_rate(ext, "prefill", parse_num(m.group("n")) or 0.0, m.group(0).strip())
@@ -466,7 +503,7 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
         lab = m.group("lab").lower()
         phase = "prefill" if lab.startswith(("prompt", "prefill", "pp", "input")) else "decode"
         v = parse_num(m.group("n")) or 0.0
-        if _TARGET.search(msg.before(m.start(), 40)) is not None:  # "we need 30 generation tok/s": a target
+        if _wanted(msg, m.start(), m.end()) is not None:  # "we need 30 generation tok/s": a target
             if phase == "decode" and ext.target_decode_tps is None and 0 < v <= MAX_RATE_TPS:
                 ext.target_decode_tps = round(v, 3)
             ext.note(f"{m.group(0).strip()} is a target, not a measured speed.")
@@ -490,9 +527,10 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             if lo is not None and 0 < lo < v:
                 ext.note(f"{m.group(0).strip()}: a range; using its middle, {fmt((lo + v) / 2)} tokens/s.")
                 v = (lo + v) / 2
-            if (t := _TARGET.search(msg.before(m.start(), 40))) is not None:
+            if (t := _wanted(msg, m.start(), m.end())) is not None:
                 msg.claim(m.start(), m.end())
-                if not t.group(0).lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
+                said = t if isinstance(t, str) else t.group(0)
+                if not said.lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
                         and pat is _RATE and 0 < v <= MAX_RATE_TPS:
                     ext.target_decode_tps = round(v, 3)
                     ext.note(f"{fmt(round(v, 3))} tok/s is a target, not a measured speed.")

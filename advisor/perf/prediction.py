@@ -101,15 +101,22 @@ def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
     room = fitm.total_gb * (1.0 - SYSTEM_RESERVE_SHARE) - fitm.kv_cache_gb - fitm.overhead_gb
     return max(0.0, min(1.0, 1.0 - room / fitm.weights_gb))
 SERVER_ENGINE_USERS = 4  # from this many users on a datacenter GPU with no engine stated, assume vLLM
+TEAM_USERS = 16  # from this many users on several consumer GPUs too: a team's server, not a desktop app
 
 
 def assumed_engine(hw: Hardware, users: int) -> tuple[str | None, str]:
     """The engine assumed when none is stated, and the words that say so: vLLM for
-    :data:`SERVER_ENGINE_USERS` or more users on a datacenter GPU (what teams serve with there), else None
-    (the hardware's usual llama.cpp build, :func:`default_backend`)."""
+    :data:`SERVER_ENGINE_USERS` or more users on a datacenter GPU (what teams serve with there), or for
+    :data:`TEAM_USERS` or more on several consumer GPUs (a team serving many people from 8× RTX 5090 runs vLLM's tensor
+    parallel and continuous batching, not a desktop app's llama.cpp); else None (the hardware's usual llama.cpp
+    build, :func:`default_backend`)."""
     if users >= SERVER_ENGINE_USERS and hw.kind == "datacenter_gpu":
         return "vllm", (f"Engine not stated: {users} users on a datacenter GPU are assumed to be served by vLLM "
                         "(continuous batching, paged KV cache); name the engine to change it.")
+    if (users >= TEAM_USERS and hw.kind == "discrete_gpu" and hw.n_devices > 1
+            and "nvidia" in (hw.vendor or "").lower()):
+        return "vllm", (f"Engine not stated: {users} users are assumed to be served by vLLM (continuous batching, "
+                        "paged KV cache), as teams do; name the engine to change it.")
     return None, ""
 
 

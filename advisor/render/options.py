@@ -40,12 +40,18 @@ _MEM = re.compile(r"(\d{1,4}(?:\.\d+)?)\s*GB\b", re.I)
 _VENDOR = re.compile(r"^(?:Apple|NVIDIA|AMD|Intel)\s+|GeForce\s+|Radeon\s+|\s*\(\d+-core GPU\)", re.I)
 
 
+_COUNT = re.compile(r"^(\d+)\s*[×x]\s+")
+
+
 def short_name(name: str, memory_gb: float | None = None) -> str:
-    """A machine's name short enough for a chat table: ``Apple M3 Ultra (80-core GPU)`` → ``M3 Ultra 96 GB``."""
-    out = _VENDOR.sub("", name).strip()
+    """A machine's name short enough for a chat table: ``Apple M3 Ultra (80-core GPU)`` → ``M3 Ultra 96 GB``;
+    several cards keep their count and show one card's memory (``4× NVIDIA L40S``, 192 GB → ``4× L40S 48 GB``)."""
+    count = _COUNT.match(name)
+    n = int(count.group(1)) if count else 1
+    out = _VENDOR.sub("", name[count.end():] if count else name).strip()
     if memory_gb and not _MEM.search(out):
-        out += f" {memory_gb:g} GB"
-    return out
+        out += f" {memory_gb / max(n, 1):g} GB"
+    return f"{n}× {out}" if count else out
 _ID_IN_PARENS = re.compile(r"\(([a-z0-9][a-z0-9.\-]+)\)\s*$")
 
 
