@@ -426,35 +426,70 @@ _HOW_MANY_USERS = re.compile(r"\bhow\s+many\s+(?:concurrent\s+|simultaneous\s+|p
 
 
 def _users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
-    """"How many users can it hold?": the conversations that fit in memory at once at the stated lengths, and the
-    speed each gets with that many streaming (the step model at that batch), in one sentence.
+    """"How many users can it hold?": the conversations that fit in memory at once, the speed each gets with that
+    many streaming (the step model at that batch), and how many keep each at the per-user target, in one paragraph.
 
-    Engine and weight format are those of many users on that machine (:func:`advisor.understand.resolve_scenario`
-    at :data:`_MANY_USERS` users when none were stated: vLLM with the checkpoint's BF16 weights on a datacenter
-    GPU), so the count and the speed are for the same set-up, and the sentence names it."""
+    Each conversation holds its context: the stated context window when one was given ("8k context each"), else
+    prompt + answer (+ depth). Engine and weight format are those of many users on that machine
+    (:func:`advisor.understand.resolve_scenario` at :data:`_MANY_USERS` users when none were stated: vLLM with the
+    checkpoint's BF16 weights on a datacenter GPU), so the count and the speed are for one set-up, and it is
+    named. The target is the stated one, else :data:`advisor.render.options.DEFAULT_TPS_TARGET` (10 tok/s)."""
     from advisor.compare.capacity import max_concurrency
+    from advisor.compare.request import MAX_CONCURRENCY_CAP
+    from advisor.render.markdown import engine_label
+    from advisor.render.options import DEFAULT_TPS_TARGET
     from advisor.understand import resolve_scenario as _resolve
 
     many = facts if (facts.concurrency or 1) > 1 else facts.model_copy(update={"concurrency": _MANY_USERS})
+    ctx = max(p.depth + p.prompt_tokens + p.gen_tokens, facts.context_window or 0)
+    target = facts.target_decode_tps or DEFAULT_TPS_TARGET
+
+    def each_at(k: int) -> Prediction:
+        return predict_scenario(store, many.model_copy(update={"concurrency": k}))
+
+    fallback = ""
     try:
         res = _resolve(store, many)
         hw, model, quant = res.hardware, res.model, res.quant
         if hw is None or model is None or quant is None:
             return None
-        ctx = p.depth + p.prompt_tokens + p.gen_tokens
         n = max_concurrency(hw, model, quant.bits_per_weight, ctx)
+        if n < 1 and many is not facts:  # the many-user set-up does not fit: count in the one answered below
+            server = predict_scenario(store, many)
+            fallback = (f" {engine_label(server.backend)} with {server.quant} weights, what many users are usually "
+                        f"served with here, does not fit; counted as answered below instead.")
+            many = facts.model_copy(update={"concurrency": 2, "backend": facts.backend or p.backend,
+                                            "quant": facts.quant or p.quant})
+            res = _resolve(store, many)
+            if res.quant is None:
+                return None
+            n = max_concurrency(hw, model, res.quant.bits_per_weight, ctx)
         if n < 1:
             return None
-        at = predict_scenario(store, many.model_copy(update={"concurrency": n}))
+        at = each_at(n)
+        rate = at.decode_tps_per_seq or at.decode_tps
+        keep = None
+        if rate < target:  # the most at once that still get the target each (per-user speed falls with users)
+            lo, hi = 0, n
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                q = each_at(mid)
+                lo, hi = (mid, hi) if (q.decode_tps_per_seq or q.decode_tps) >= target else (lo, mid)
+            keep = lo
     except AdvisorError:
         return None
-    from advisor.render.markdown import engine_label
-
-    each = at.decode_tps_per_seq or at.decode_tps
-    return (f"**Users at once: about {n:,} conversations of {ctx:,} tokens fit in memory together** (weights, plus "
-            f"each one's KV cache), served by {engine_label(at.backend)} with {at.quant} weights; with all {n:,} streaming, each "
-            f"gets ≈ {each:.1f} tok/s ({at.decode_tps:,.0f} tok/s in all). Fewer users, faster each; longer "
-            "conversations, fewer fit.")
+    count = f"at least {n:,}" if n >= MAX_CONCURRENCY_CAP else f"about {n:,}"
+    why = "your target" if facts.target_decode_tps else "about twice reading speed"
+    if keep is None:
+        kept = f" That is at least {target:g} tok/s each ({why}) even with all of them."
+    elif keep == 0:
+        kept = f" Even one conversation gets under {target:g} tok/s ({why}) here."
+    else:
+        kept = f" To keep each at {target:g} tok/s or more ({why}): about {keep:,} at once."
+    return (f"**Users at once: {count} conversations of {ctx:,} tokens fit in memory together** (weights, plus "
+            f"each one's KV cache), served by {engine_label(at.backend)} with {at.quant} weights; with all {n:,} "
+            f"streaming, each gets ≈ {rate:.1f} tok/s ({at.decode_tps:,.0f} tok/s in all).{kept}{fallback} Fewer users, "
+            "faster each; longer conversations, fewer fit.")
 
 
 _MANY_USERS = 64  # users assumed to choose the engine and format of a "how many users" answer (none stated)

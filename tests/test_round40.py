@@ -350,3 +350,24 @@ def test_a_rate_asked_for_in_a_can_it_question_is_a_target(store, text, target):
 def test_a_rate_someone_gets_stays_a_measurement(store, text, measured):
     e = extract(text, store)
     assert e.measured_decode_tps == measured and e.target_decode_tps is None
+
+
+def test_users_at_once_count_the_stated_context_and_the_target(store):
+    # 85.9 GB usable − 70.6 GB FP8 weights − overhead leaves ≈ 13 GB: 4 KV caches of 8,192 tokens (2.7 GB each).
+    r = _ask(store, "How many concurrent users can a single H100 SXM serve with Llama 3.1 70B FP8, 8k context each? "
+                    "each user needs 20 tok/s")
+    head = r.reply.split("\n\n")[0].replace("**", "")
+    assert head.startswith("Users at once: about 4 conversations of 8,192 tokens fit")
+    assert "That is at least 20 tok/s each (your target) even with all of them." in head
+    assert r.facts.measured_decode_tps is None
+
+
+def test_users_at_once_when_the_server_format_does_not_fit(store):
+    # DeepSeek R1 at FP8 (vLLM's format for many users) needs more than 8× 80 GB; Q4_K_M on llama.cpp fits.
+    head = _ask(store, "how many users can 8x H100 hold with deepseek r1 at 4k context?").reply.split("\n\n")[0]
+    assert "served by llama.cpp (CUDA) with Q4_K_M weights" in head
+    assert "vLLM with FP8 (E4M3) weights, what many users are usually served with here, does not fit" in head
+    keep = int(re.search(r"To keep each at 10 tok/s or more \(about twice reading speed\): about ([\d,]+) at once", head)
+               .group(1).replace(",", ""))
+    n = int(re.search(r"about ([\d,]+) conversations", head).group(1).replace(",", ""))
+    assert 1 <= keep < n
