@@ -220,6 +220,8 @@ class Measurement(BaseModel):
     params_b: float | None = None
     model_size_gb: float | None = None
     ttft_s: float | None = None
+    tpot_s: float | None = None  # serving benchmarks: mean time per output token of a request, s (its own decode)
+    requests: int | None = None  # serving benchmarks: requests completed (totals ÷ requests = one request's lengths)
     load_s: float | None = None
     cached_tokens: int | None = None
     peak_memory_gb: float | None = None
@@ -521,6 +523,10 @@ class Verdict(BaseModel):
     # The person says it is slow and gave no rate: the first signal says what the hardware does with the model, and
     # (when that should feel fast) what usually causes the slowness, with a question for the number.
     felt_slow: bool = False
+    # The measured decode in ``measured`` is summed over this many streams (a serving benchmark, the users named)
+    # and judged against the prediction at that batch: ``expected_range["decode_tps"]`` is then aggregate too.
+    measured_streams: int | None = None
+    measured_ttft_s: float | None = None  # the time to first token measured (queueing included), s
 
 
 class ModelRun(BaseModel):

@@ -224,8 +224,8 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, st
     the rates belong to the model that produced them.
     """
     upd: dict[str, Any] = {}
-    if "vllm" in fmt:
-        return s
+    if fmt.startswith(_SERVING_FORMATS):
+        return _merge_serving(s, ms)
     deep = max((m.depth or 0 for m in ms), default=0)
     if deep and read_symptoms(s.question).long_context:
         # "why is prompt processing slow at 16k?" over a table with `pp512 @ d16384` rows: judge the deep rows
@@ -254,6 +254,40 @@ def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, st
             # in the conversation ("what if Q4_K_M?" before a paste of an IQ3_M run is not what was measured).
             if v is not None and f_dst not in upd and (getattr(s, f_dst) is None or f_dst == "quant"):
                 upd[f_dst] = v
+    return s.model_copy(update=upd)
+
+
+_SERVING_FORMATS = ("vllm-bench", "sglang-bench")  # a loaded server's run: totals over many requests at once
+
+
+def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
+    """A serving benchmark's run as the person's workload (vLLM ``bench serve``, SGLang ``bench_serving``).
+
+    Its output throughput is summed over the requests in flight (``measured_is_aggregate``) at the run's max
+    concurrency, else the users the person named, else the concurrency it implies (Little's law: output
+    tok/s × mean TPOT, s = requests decoding at once); its token totals ÷ completed requests are one request's
+    prompt and answer; its mean TTFT (queueing included) is the wait each request saw.
+    """
+    m = next((x for x in ms if x.decode_tps), None)
+    if m is None or m.decode_tps is None:
+        return s
+    upd: dict[str, Any] = {"measured_decode_tps": m.decode_tps, "measured_is_aggregate": True,
+                           "backend": s.backend or m.engine or m.backend}
+    n = m.batch or s.concurrency
+    if not n and m.tpot_s:
+        n = max(1, round(m.decode_tps * m.tpot_s))
+    if n:
+        upd["concurrency"] = s.concurrency or n
+        upd["measured_streams"] = n
+    if m.requests:
+        for src, dst in (("prompt_tokens", "prompt_tokens"), ("gen_tokens", "gen_tokens")):
+            total = getattr(m, src)
+            if total and total >= m.requests:
+                upd[dst] = max(1, round(total / m.requests))
+    if m.ttft_s:
+        upd["measured_ttft_s"] = m.ttft_s
+    if m.model and s.model is None:
+        upd["model"] = m.model
     return s.model_copy(update=upd)
 
 
@@ -324,7 +358,7 @@ def import_output(
             sc = _merge_measurements(base.model_copy(update={**other, "raw_output": text[:20000]}), parsed.measurements,
                                      parsed.format, store=store)
             res = resolve_scenario(store, sc)
-        foreign = None if clash else _foreign_rate(res, parsed.measurements)
+        foreign = None if clash or parsed.format.startswith(_SERVING_FORMATS) else _foreign_rate(res, parsed.measurements)
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",

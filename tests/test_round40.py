@@ -371,3 +371,59 @@ def test_users_at_once_when_the_server_format_does_not_fit(store):
                .group(1).replace(",", ""))
     n = int(re.search(r"about ([\d,]+) conversations", head).group(1).replace(",", ""))
     assert 1 <= keep < n
+
+
+_SERVING_PASTE = """vLLM 0.10.1 on 1x L40S, Llama-3.1-8B-Instruct bf16, 64 concurrent users, benchmark_serving says:
+============ Serving Benchmark Result ============
+Successful requests:                     500
+Benchmark duration (s):                  212.4
+Total input tokens:                      1024000
+Total generated tokens:                  128000
+Request throughput (req/s):              2.35
+Output token throughput (tok/s):         602.6
+Mean TTFT (ms):                          4120.5
+Median TTFT (ms):                        3880.2
+P99 TTFT (ms):                           9811.0
+Mean TPOT (ms):                          98.4
+Median TPOT (ms):                        95.1
+==================================================
+TTFT is awful, what's wrong? input 2048 output 256"""
+
+
+def test_a_serving_benchmark_is_judged_as_a_loaded_server(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), _SERVING_PASTE)
+    f = r.facts
+    # totals ÷ 500 requests = one request's lengths; the output throughput is summed over the 64 users named
+    assert (f.prompt_tokens, f.gen_tokens, f.concurrency, f.measured_is_aggregate) == (2048, 256, 64, True)
+    assert f.measured_ttft_s == 4.1205 and r.verdict.status == "below_expected"
+    assert "kept without that machine" not in r.reply and "Your prompt reading" not in r.reply
+    assert "602.6 tok/s in all, 9.4 each over 64 streams" in r.reply
+    assert "after 4.1 s measured" in r.reply and "the rest is waiting" in r.reply
+    assert r.verdict.fixes[0].id == "chunked_prefill"
+
+
+def test_a_serving_benchmark_without_words_counts_its_streams_by_littles_law(tmp_path):
+    import json
+    from pathlib import Path
+
+    from advisor import service
+    from knowledge.store import Store
+
+    text = json.loads((Path(__file__).parent / "importers" / "fixtures" / "imp-38.json").read_text())["text"]
+    f = service.ask(Store(str(tmp_path / "s.duckdb")), text).facts
+    # 130,743 / 772 = 169 and 174,589 / 772 = 226 tokens a request; 529.33 tok/s × 0.10819 s a token ≈ 57 at once
+    assert (f.prompt_tokens, f.gen_tokens, f.concurrency, f.measured_streams) == (169, 226, 57, 57)
+
+
+@pytest.mark.parametrize(("text", "prompt", "gen"), [
+    ("input 2048 output 256", 2048, 256), ("in 2048 out 256", 2048, 256), ("input=2048 output=256", 2048, 256),
+    ("output 512 input 4096", 4096, 512), ("3000 prompt 400 answer", 3000, 400), ("2048 in / 256 out", 2048, 256),
+    ("1.5k input and 300 output", 1500, 300), ("prompt 2048 answer 256", 2048, 256),
+    ("we have 50 prompts and 20 answers", None, None),
+])
+def test_two_lengths_said_in_one_style_pair_up(store, text, prompt, gen):
+    e = extract(text, store)
+    assert (e.prompt_tokens, e.gen_tokens) == (prompt, gen)

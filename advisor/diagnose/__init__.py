@@ -238,4 +238,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         phase_status={"prefill_tps": st_pp, "decode_tps": st_tg},
         signals=[f.signal, *extra], assumptions=situation.assumption_texts() + (p.assumptions if p else []),
         felt_slow=f.rule == FELT_SLOW_RULE,
+        measured_ttft_s=c.sit.measured.ttft_s or c.sit.facts.measured_ttft_s,
+        measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
+                          and p.concurrency == c.sit.measured.streams else None),
     )

@@ -304,7 +304,8 @@ def build_ctx(store: Store, sit: Situation) -> Ctx:
     ms = sit.measured
     pp = ms.prefill_tps
     ttft = ms.ttft_s or sit.facts.measured_ttft_s
-    if pp is None and ttft and (ms.prompt_tokens or "prompt_tokens" in sit.workload.stated):
+    if pp is None and ttft and (ms.prompt_tokens or "prompt_tokens" in sit.workload.stated) and not (
+            ms.decode_is_aggregate and sit.workload.users > 1):  # a loaded server's TTFT is mostly queueing
         pp = (ms.prompt_tokens or sit.workload.prompt_tokens) / ttft
     tg_raw = ms.decode_tps
     if tg_raw is None and ms.itl_ms:

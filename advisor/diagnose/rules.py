@@ -111,6 +111,27 @@ def aggregate_rate(c: Ctx) -> Finding | None:
     status: Status = "normal" if c.tg_raw <= top else "above_expected"
     limit = (" This batch already reaches the compute limit (the ridge point): more sequences add no throughput."
              if c.tg_raw >= 0.9 * top else "")
+    p = c.pred
+    if ms.streams and p is not None and p.concurrency == ms.streams and p.decode_tps and c.tg_raw < top:
+        # The streams are known (a serving benchmark's concurrency, the users named): judged at that batch, not
+        # against anything from one stream to the machine's best batch.
+        lo = p.decode_tps_range[0] if p.decode_tps_range else 0.8 * p.decode_tps
+        if c.tg_raw < lo:
+            status = "below_expected"
+            limit = (f" At {ms.streams} streams about {p.decode_tps:,.0f} tok/s in all ({p.decode_tps / ms.streams:.1f} "
+                     f"each) is expected: this is {100 * (1 - c.tg_raw / p.decode_tps):.0f} % below.")
+            if ms.ttft_s and p.ttft_s and ms.ttft_s > 3 * p.ttft_s:
+                limit += (f" With a first token after {ms.ttft_s:g} s on average (≈ {p.ttft_s:.2g} s expected), "
+                          "requests wait and other prompts' prefill runs between the decode steps: the server's "
+                          "batch is capped (max-num-seqs) or long prompts stall it (chunked prefill, "
+                          "--max-num-batched-tokens).")
+            rem = ["chunked_prefill", "batching"]
+        return Finding(
+            "decode",
+            f"{c.tg_raw:g} tok/s is above the single-stream ceiling (≈ {ceiling:.0f} tok/s for these weights at "
+            f"{single.bandwidth_gbs:g} GB/s), so it is an aggregate over a batch{per}.{limit}",
+            rem, status=status, expected=(lo, p.decode_tps_range[1] if p.decode_tps_range else p.decode_tps),
+            rule="aggregate_rate")
     m = c.sit.machine
     rem = ["batching", "chunked_prefill"]
     tp = m is not None and m.count > 1 and (m.layout == "tensor_parallel" or c.sit.engine in SERVER_ENGINES)

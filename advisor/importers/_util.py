@@ -388,11 +388,12 @@ def split_table_row(line: str) -> list[str] | None:
 
 
 _RATE_FIELDS = ("prefill_tps", "decode_tps", "blended_tps")
-_INT_FIELDS = ("prompt_tokens", "gen_tokens", "depth", "batch", "cached_tokens", "threads")
+_INT_FIELDS = ("prompt_tokens", "gen_tokens", "depth", "batch", "cached_tokens", "threads", "requests")
 _FLOAT_FIELDS = (
     "params_b",
     "model_size_gb",
     "ttft_s",
+    "tpot_s",
     "load_s",
     "peak_memory_gb",
     "gpu_fraction",

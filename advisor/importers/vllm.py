@@ -88,6 +88,8 @@ def _fields(d: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens": to_int(d.get("total_input_tokens")),
         "gen_tokens": to_int(d.get("total_output_tokens")),
         "ttft_s": round(ttft / 1000, 6) if ttft is not None else None,
+        "tpot_s": round(tpot / 1000, 6) if tpot and math.isfinite(tpot) and tpot > 0 else None,
+        "requests": completed if (completed := to_int(d.get("completed"))) and completed > 0 else None,
         "batch": batch if batch and batch > 0 else None,
         "model": model if isinstance(model, str) else None,
         "notes": notes,

@@ -77,6 +77,21 @@ _NUM_KIND = re.compile(
     rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:tokens?\s+)?(?P<k>completions?|answers?|outputs?|responses?|repl(?:y|ies)|"
     r"generations?|prompts?|inputs?)\b(?!\s*(?:per|/|a\s+(?:day|minute|hour|second)|an\s+hour|each\s+(?:day|hour)|"
     r"every|an?\s+min))", re.I)
+# Two lengths said in one style: label first ("input 2048 output 256", "in 2048 out 256") or number first
+# ("2048 in / 256 out", "3000 prompt 400 answer"). Read as pairs first, so a number between two labels ("input 2048
+# output 256") is not given to the label after it.
+_LEN_WORD = r"(?:prompts?|inputs?|in|outputs?|out|answers?|responses?|completions?|gen(?:eration)?)"
+_SEP = r"\s*(?:tokens?|toks?)?\s*(?:[,;/&+|]|\band\b)?\s*"
+_PAIR_LABEL_FIRST = re.compile(rf"(?<![\w.])(?P<k1>{_LEN_WORD})\s*[:=]?\s*(?P<a>{NUM}){_SEP}(?P<k2>{_LEN_WORD})\s*[:=]?\s*"
+                               rf"(?P<b>{NUM})(?![\w.]|\s*(?:t/s|tok/s|tokens?\s*/))", re.I)
+_PAIR_NUMBER_FIRST = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s+)?(?P<k1>{_LEN_WORD})\b{_SEP}(?P<b>{NUM})\s*"
+                                rf"(?:tokens?\s+)?(?P<k2>{_LEN_WORD})\b", re.I)
+
+
+def _len_kind(word: str) -> str:
+    return "prompt" if word.lower().startswith(("prompt", "in")) else "gen"
+
+
 _BETWEEN = re.compile(rf"\bbetween\s+(?P<a>{NUM})\s+and\s+(?P<b>{NUM})\s*(?P<unit>tokens?|words?)\b", re.I)
 _AGGREGATE = re.compile(r"\baggregate\b|\btotal\s+(?:throughput|output|generation|decode|tok|tokens?)|\bin\s+total\b|"
                         r"\bcombined\b|\boverall\s+throughput|\bsummed\b|\bacross\s+(?:all\s+)?(?:the\s+)?\d+\s+"
@@ -229,6 +244,19 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
             ext.prompt_range = (_tok(a), _tok(b))
         _set_len(ext, kind, (a + b) / 2, f"A range of {fmt(a)}–{fmt(b)} tokens: kept, using its middle "
                                          f"({fmt(_tok((a + b) / 2))} tokens).")
+    for pat in (_PAIR_NUMBER_FIRST, _PAIR_LABEL_FIRST):
+        for m in msg.finditer(pat):
+            k1, k2 = _len_kind(m.group("k1")), _len_kind(m.group("k2"))
+            pa, pb = parse_num(m.group("a")), parse_num(m.group("b"))
+            if k1 == k2 or pa is None or pb is None or pa < 10 or pb < 10:
+                continue
+            if pat is _PAIR_NUMBER_FIRST and any(  # "50 prompts and 20 answers" are counts: a plural needs a k
+                    re.search(r"(?:s|ies)$", m.group(k), re.I) and not re.search(r"[kK]", m.group(n))
+                    for k, n in (("k1", "a"), ("k2", "b"))):
+                continue
+            msg.claim(m.start(), m.end())
+            _set_len(ext, k1, pa, "")
+            _set_len(ext, k2, pb, "")
     for m in msg.finditer(_IN_OUT):
         v = parse_num(m.group("a"))
         if v is None or v < 10:

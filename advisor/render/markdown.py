@@ -295,7 +295,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     """
     p = v.prediction
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
-    exp = (p.decode_tps_per_seq or p.decode_tps) if p else None
+    exp = (p.decode_tps if v.measured_streams else (p.decode_tps_per_seq or p.decode_tps)) if p else None
     if v.bottleneck == "misconfiguration":
         lo = (v.expected_range.get("decode_tps") or (None,))[0] if p is None else None
         # Only the prompt is read slowly (decode judged fine): the sentence names prefill, not the decode rate.
@@ -340,7 +340,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
     if mt or mp:
-        what = f"decode {mt:g} tok/s" if mt else f"prefill {mp:,.0f} tok/s"
+        what = (decode_words(v, mt) if mt else f"prefill {mp:,.0f} tok/s")
         if v.status == "no_expectation" and p is not None and mp and not mt:
             # the one way to no expectation with a prediction: a prompt too short to time prefill on
             return (f"**Prefill {mp:,.0f} tok/s measured on a prompt too short to judge (a request's fixed costs "
@@ -371,6 +371,12 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     return plain_answer(p) if p is not None else ""
 
 
+def decode_words(v: Verdict, mt: float) -> str:
+    """"decode 42 tok/s", or for a rate summed over streams "decode 602.6 tok/s in all (9.4 each over 64 streams)"."""
+    n = v.measured_streams
+    return f"decode {mt:g} tok/s in all ({mt / n:.1f} each over {n} streams)" if n else f"decode {mt:g} tok/s"
+
+
 def _slow_phases(v: Verdict, exp_decode: float | None) -> str:
     """"prefill 120 tok/s measured, about 520 expected; decode 55 tok/s is normal": the phase(s) judged below what the
     hardware does named first, with what was expected (tok/s), and a measured phase that is normal said so. A verdict
@@ -378,7 +384,7 @@ def _slow_phases(v: Verdict, exp_decode: float | None) -> str:
     p = v.prediction
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
     exp = {"decode_tps": exp_decode, "prefill_tps": p.prefill_tps if p else None}
-    said = {"decode_tps": f"decode {mt:g} tok/s" if mt else "", "prefill_tps": f"prefill {mp:,.0f} tok/s" if mp else ""}
+    said = {"decode_tps": decode_words(v, mt) if mt else "", "prefill_tps": f"prefill {mp:,.0f} tok/s" if mp else ""}
     slow = [k for k in ("decode_tps", "prefill_tps") if said[k] and v.phase_status.get(k) == "below_expected"]
     if not slow:
         slow = ["decode_tps" if mt else "prefill_tps"]

@@ -131,7 +131,10 @@ def _numbers(v: Verdict) -> list[str]:
         exp = _range_words(rng, mt, p.decode_ceiling_tps if p is not None and p.memory.fits is not False else None,
                            v.phase_status.get("decode_tps"))
         whole = answer_time(p, mt) if p is not None else ""
-        out.append(f"**Your generation speed:** {mt:g} tok/s ({_feel_measured(v, mt)}){exp}"
+        n = v.measured_streams
+        said = f"{mt:g} tok/s in all, {mt / n:.1f} each over {n} streams" if n else f"{mt:g} tok/s"
+        feel = _feel_measured(v, mt / n if n else mt)
+        out.append(f"**Your generation speed:** {said} ({feel}){exp}"
                    + (f"; {whole}" if whole else ""))
     if mp:
         rng = v.expected_range.get("prefill_tps")
@@ -161,7 +164,10 @@ def _numbers(v: Verdict) -> list[str]:
         whole = answer_time(p)
         out.append(f"**Speed:** about {fmt_rate(_per_user(p))} tok/s{users} ({feel_speed(_per_user(p))})"
                    + (f"; {whole}" if whole else ""))
-    if not mp:
+    if not mp and v.measured_ttft_s and p.ttft_s and v.measured_ttft_s > 2 * p.ttft_s:
+        out.append(f"**First word:** after {fmt_s(v.measured_ttft_s)} measured ({feel_wait(v.measured_ttft_s)}); about "
+                   f"{fmt_s(p.ttft_s)} for one {p.prompt_tokens:,}-token prompt on its own: the rest is waiting")
+    elif not mp:
         out.append(f"**First word:** after about {fmt_s(p.ttft_s)} for a {p.prompt_tokens:,}-token prompt "
                    f"({feel_wait(p.ttft_s)})")
     if m.total_gb is None:

@@ -157,7 +157,8 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     )
     assumptions = [Assumption(field=_assumption_field(a), text=a) for a in res.assumptions]
     prefill = s.measured_prefill_tps
-    if prefill is None and s.measured_ttft_s and s.prompt_tokens:
+    if prefill is None and s.measured_ttft_s and s.prompt_tokens and not s.measured_is_aggregate:
+        # (a loaded server's TTFT is mostly queueing behind other requests: not a prefill rate)
         prefill = round(s.prompt_tokens / s.measured_ttft_s, 3)
         assumptions.append(Assumption(field="prefill_tps", text=(
             f"Time to first token {s.measured_ttft_s:g} s for a {s.prompt_tokens:,}-token prompt ≈ {prefill:g} tok/s "
