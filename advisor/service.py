@@ -529,6 +529,12 @@ def _users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
 _MANY_USERS = 64  # users assumed to choose the engine and format of a "how many users" answer (none stated)
 
 
+def _which_model(text: str | None) -> bool:
+    from advisor.intake._model_pick import WHICH_MODEL
+
+    return bool(WHICH_MODEL.search(text or ""))
+
+
 def _how_many(text: str | None) -> bool:
     from advisor.intake._dialog import HOW_MANY
 
@@ -596,6 +602,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         picks, said = buying_shortlist(facts.concurrency, text or "")
         facts = facts.model_copy(update={"hardware": picks[0], "compare_hardware": picks[1:]})
         notes.append(said)
+    if (facts.hardware and not (facts.model or facts.params_b or facts.compare_models) and not facts.measured_decode_tps
+            and not facts.measured_prefill_tps and _which_model(text)):
+        from advisor.intake._model_pick import model_shortlist
+
+        models, said = model_shortlist(facts.use, text or "")
+        facts = facts.model_copy(update={"model": models[0], "compare_models": models[1:]})
+        notes.append(said)
     if (facts.hardware and not facts.compare_hardware and (facts.model or facts.params_b) and _how_many(text)
             and not facts.gpu_count and not re.match(r"\s*\d+\s*[x×]", facts.hardware)):
         from advisor.render.options import SCALE_OUT, candidate_name
@@ -661,7 +674,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
             notes.append(cap)
             reply = f"{cap}\n\n_For one conversation alone, on {engine_label(verdict.prediction.backend)}:_ {reply}"
-    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many"):
+    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many", "You asked which model"):
         said_note = next((n for n in notes if n.startswith(lead)), None)
         if said_note and said_note not in reply:
             reply = f"{reply}\n\n{said_note}"

@@ -174,7 +174,9 @@ def test_a_team_on_datacenter_gpus_is_assumed_on_vllm_with_the_release_format(st
     ("gpt-oss 120b for 20 users on an H100", "MXFP4", "vllm"),
     ("llama 3.1 70b for 20 users on 2x H100", "BF16", "vllm"),
     ("llama 3.1 70b on 2x H100, just me", "Q4_K_M", "llama.cpp"),
-    ("llama 3.1 8b for 20 users on 2x RTX 4090", "Q4_K_M", "llama.cpp"),  # not a datacenter GPU: as stated or default
+    # a team of 16 or more on several consumer GPUs: vLLM's tensor parallel too (advisor.perf.prediction.TEAM_USERS)
+    ("llama 3.1 8b for 20 users on 2x RTX 4090", "BF16", "vllm"),
+    ("llama 3.1 8b for 20 users on an RTX 4090", "Q4_K_M", "llama.cpp"),  # one consumer card: the default
 ])
 def test_default_engine_and_format_follow_the_team(store, text, quant, engine):
     v = service.ask(store, text).verdict

@@ -427,3 +427,42 @@ def test_a_serving_benchmark_without_words_counts_its_streams_by_littles_law(tmp
 def test_two_lengths_said_in_one_style_pair_up(store, text, prompt, gen):
     e = extract(text, store)
     assert (e.prompt_tokens, e.gen_tokens) == (prompt, gen)
+
+
+@pytest.mark.parametrize("text", [
+    "Ryzen 7 7840HS laptop with 32GB, what's the biggest model i can run at a usable speed?",
+    "RTX 4090: which model should I run?",
+    "I have an M2 Max 32GB. What LLM do you recommend?",
+    "what can I run on my RTX 3060 12GB?",
+    "best model for an RTX 4070?",
+    "what size model fits on a 3090?",
+    "my dad has a macbook pro m1 8gb. will that work?",
+    "Welches Modell läuft auf meinem M3 Pro 18GB?",
+    "¿Qué modelo puedo usar con una RTX 4060?",
+])
+def test_which_model_questions_get_a_table_of_models(store, text):
+    r = _ask(store, text)
+    assert r.facts.compare_models and len(r.facts.compare_models) >= 5, r.reply[:300]
+    assert "You asked which model" in r.reply and "| model" not in r.reply.split("\n")[0]
+    assert re.search(r"the largest that (?:fits|runs at)", r.reply)
+
+
+@pytest.mark.parametrize("text", ["RTX 4090 with llama 3.1 8b, which model is faster, this or qwen 2.5 7b?",
+                                  "which model should I run?", "RTX 4090, llama 3.1 8b q4_k_m at 120 tok/s, normal?"])
+def test_which_model_needs_a_machine_and_no_model(store, text):
+    assert "You asked which model" not in _ask(store, text).reply
+
+
+def test_the_model_shortlists_resolve(store):
+    from advisor.intake._model_pick import CODING_MODELS, GENERAL_MODELS
+
+    for name in GENERAL_MODELS + CODING_MODELS:
+        assert catalog.resolve_model(store, name).confidence >= 0.9, name
+
+
+def test_which_model_leads_with_the_largest_at_a_usable_speed(store):
+    # Qwen3 30B-A3B (3B active) streams ≈ 18 tok/s on the 7840HS; dense Qwen3 32B fits but streams ≈ 3.
+    head = _ask(store, "Ryzen 7 7840HS laptop with 32GB, what's the biggest model i can run at a usable speed?").reply
+    head = head.split("\n\n")[0]
+    assert "the largest that runs at 10 tok/s or more (about twice reading speed) is Qwen3 30B A3B" in head
+    assert "Qwen3 32B fits too, but streams at" in head

@@ -323,6 +323,7 @@ def model_options(store: Store, facts: Scenario) -> Options | None:
         return None
     rows, notes = [], []
     wl: dict[str, Any] = {}
+    own: dict[str, list[str]] = {}
     for name in names:
         try:
             p = service.predict_scenario(store, facts.model_copy(update={"model": name, "params_b": None,
@@ -330,13 +331,17 @@ def model_options(store: Store, facts: Scenario) -> Options | None:
         except AdvisorError as e:
             notes.append(f"{name}: {str(e).splitlines()[0]}")
             continue
-        wl = {"model": None, "quant": p.quant, "prompt_tokens": p.prompt_tokens, "gen_tokens": p.gen_tokens,
-              "users": p.concurrency, "hardware": p.hardware.get("name")}
+        wl = wl or {"model": None, "quant": p.quant, "prompt_tokens": p.prompt_tokens, "gen_tokens": p.gen_tokens,
+                    "users": p.concurrency, "hardware": p.hardware.get("name"), "target_tps": facts.target_decode_tps}
+        if p.quant != wl["quant"]:  # a model served in its own format (gpt-oss: MXFP4): said in the title
+            own.setdefault(p.quant, []).append(name)
         rows.append({"name": name, "fits": p.memory.fits, "users_fit": None, "first_word_s": p.ttft_s,
                      "tps_each": p.decode_tps_per_seq or p.decode_tps, "meets": None,
                      "memory_gb": p.memory.required_gb})
     if len(rows) < 2:
         return None
+    if own:
+        wl["quant"] = f"{wl['quant']} ({'; '.join(f'{q} for ' + ', '.join(ns) for q, ns in own.items())})"
     return Options(kind="models", rows=rows, workload=wl, notes=notes)
 
 
@@ -442,8 +447,17 @@ def options_markdown(opt: Options) -> str:
                    f"everyone streaming; {load}.</sub>")
     else:
         fitting = [r for r in rows if r["fits"]]
-        if fitting:
-            best = max(fitting, key=lambda r: r["memory_gb"] or 0)
+        target = wl.get("target_tps") or DEFAULT_TPS_TARGET
+        usable = [r for r in fitting if (r["tps_each"] or 0) >= target]
+        biggest = max(fitting, key=lambda r: r["memory_gb"] or 0) if fitting else None
+        if usable and biggest is not None and biggest not in usable:
+            best = max(usable, key=lambda r: r["memory_gb"] or 0)
+            why = "your target" if wl.get("target_tps") else "about twice reading speed"
+            lead = (f"**On the {wl.get('hardware')}, the largest that runs at {target:g} tok/s or more ({why}) is "
+                    f"{best['name']}**: {fmt_rate(best['tps_each'])} tok/s ({feel_speed(best['tps_each'])}). "
+                    f"{biggest['name']} fits too, but streams at {fmt_rate(biggest['tps_each'])} tok/s.")
+        elif biggest is not None:
+            best = biggest
             lead = (f"**On the {wl.get('hardware')}, the largest that fits is {best['name']}**: "
                     f"{fmt_rate(best['tps_each'])} tok/s ({feel_speed(best['tps_each'])}).")
         else:

@@ -119,6 +119,8 @@ def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: floa
     if above_range(rng, measured) and ceiling and status == "normal":
         cap = f" (up to {fmt_rate(ceiling)})" if ceiling and ceiling >= measured else ""
         return f"; above the usual {band} for this set-up, within what this hardware allows{cap}"
+    if measured < rng[0] * 0.98 and status == "normal":  # judged normal within the measurement's spread
+        return f"; just under the usual {band} for this set-up, within run-to-run spread"
     return f"; about {band} is normal here"
 
 
