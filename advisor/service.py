@@ -342,6 +342,7 @@ def import_output(
     verdict = None
     sc = None
     clash = None
+    moved = ""
     base = scenario or Scenario()
     if hardware:
         base = base.model_copy(update={"hardware": hardware.strip()[:300]})
@@ -351,7 +352,19 @@ def import_output(
         sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements,
                                  parsed.format, store=store)
         res = resolve_scenario(store, sc)
-        clash = _backend_clash(parsed.measurements, res.hardware) if not parsed.machine.get("hardware") else None
+        clash = _backend_clash(parsed.measurements, res.hardware)
+        own_machine = str(parsed.machine.get("hardware") or "")
+        if clash and own_machine and base.hardware != own_machine:
+            # the output names the machine it ran on (llama-bench's "Device 0: …"), which can run its API: judged there
+            sc = _merge_measurements(base.model_copy(update={"hardware": own_machine[:300], "memory_gb": None,
+                                                             "raw_output": text[:20000]}),
+                                     parsed.measurements, parsed.format, store=store)
+            res = resolve_scenario(store, sc)
+            clash = None if res.hardware is not None and _backend_clash(parsed.measurements, res.hardware) is None \
+                else clash
+            if clash is None and res.hardware is not None:
+                moved = (f" The output itself says it ran on the {res.hardware.name} ({own_machine}), not the "
+                         f"{base.hardware} named: judged on the {res.hardware.name}.")
         if clash:  # the output ran elsewhere: not this machine's numbers (not compared, not saved as its results)
             # nor the engine the conversation named for that machine: the run's own (its table) stands
             other = dict.fromkeys(("hardware", "memory_gb", "backend"))
@@ -375,7 +388,7 @@ def import_output(
                 verdict = diagnose_resolved(store, res)
             except AdvisorError:
                 verdict = None
-        msg = f"Read {len(parsed.measurements)} measurement(s) from {parsed.format} output."
+        msg = f"Read {len(parsed.measurements)} measurement(s) from {parsed.format} output.{moved}"
         missing_bits = [w for w, ok in (("the hardware", res.hardware is not None), ("the model", res.model is not None))
                         if not ok]
         if clash:
@@ -595,8 +608,9 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     lines: list[str] = []
     if upd.not_understood:
         lines += [f"- {x}" for x in upd.not_understood]
-    if (not facts.hardware and not facts.compare_hardware and not facts.bandwidth_gbs and (facts.model or facts.params_b)
+    if (not facts.hardware and not facts.compare_hardware and not facts.bandwidth_gbs
             and _buying(text) and not facts.measured_decode_tps and not facts.measured_prefill_tps):
+        # no model named either: the comparison below takes the common default model and says so
         from advisor.intake._dialog import buying_shortlist
 
         picks, said = buying_shortlist(facts.concurrency, text or "")

@@ -466,3 +466,84 @@ def test_which_model_leads_with_the_largest_at_a_usable_speed(store):
     head = head.split("\n\n")[0]
     assert "the largest that runs at 10 tok/s or more (about twice reading speed) is Qwen3 30B A3B" in head
     assert "Qwen3 32B fits too, but streams at" in head
+
+
+@pytest.mark.parametrize(("text", "hardware", "count"), [
+    ("1.5 RTX 4090 llama 3.1 8b", "RTX 4090", None),  # a version number's ".5" is no count
+    ("v1.5 RTX 4090 llama 3.1 8b", "RTX 4090", None),
+    ("I have 2.5 GPUs, RTX 3090", "RTX 3090", None),
+    ("RTX 4090 (x3), llama 3.3 70b", "3x RTX 4090", 3),
+    ("RTX 3090 x2", "2x RTX 3090", 2),
+    ("3x RTX 3090 with qwen 2.5 32b", "3x RTX 3090", 3),
+])
+def test_gpu_counts_are_whole_numbers_said_as_counts(store, text, hardware, count):
+    e = extract(text, store)
+    assert (e.hardware, e.gpu_count) == (hardware, count)
+
+
+@pytest.mark.parametrize("text", ["0 GPUs, 32GB DDR5 RAM, llama 3.1 8b", "zero GPUs, 64 GB of DDR5, llama 3.1 8b"])
+def test_zero_gpus_is_a_cpu_machine(store, text):
+    e = extract(text, store)
+    assert e.hardware_kind == "cpu" and e.gpu_count is None
+
+
+@pytest.mark.parametrize(("text", "rate"), [
+    ("Ich habe eine RTX 4090 und Llama 3.1 8B, nur 20 Token pro Sekunde. Warum?", 20.0),
+    ("tengo una RTX 4090 con llama 3.1 8b, 20 tokens por segundo", 20.0),
+    ("j'ai 15 tokens par seconde sur mon M1 avec mistral 7b", 15.0),
+    ("我有一张4090，运行llama 3.1 8b只有20 tok/s", 20.0),
+    ("RTX 3090, qwen 2.5 7b, 30 tok/sek", 30.0),
+])
+def test_rates_in_other_languages_are_rates(store, text, rate):
+    e = extract(text, store)
+    assert e.measured_decode_tps == rate and e.prompt_tokens is None
+
+
+def test_gigaoctets_are_gigabytes(store):
+    e = extract("Mac M2 Max 64 Go, llama 3.1 70b", store)
+    assert e.memory_gb == 64 and extract("let's go with a 4090", store).memory_gb is None
+
+
+def test_prefill_above_the_compute_ceiling_is_a_cache_not_normal(store):
+    from advisor import service
+
+    v = service.diagnose_scenario(store, Scenario(hardware="RTX 4090", model="llama 3.1 8b", measured_prefill_tps=50000))
+    from advisor.render.markdown import plain_verdict
+
+    head = plain_verdict(v)
+    assert head.startswith("**Prefill 50,000 tok/s is more than this machine can compute")
+    assert "prompt cache" in head and "normal for this hardware" not in head
+
+
+def test_a_paste_that_names_its_own_gpu_is_judged_there(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    text = """ggml_cuda_init: found 1 CUDA devices:
+  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes
+| model                          |       size |     params | backend    | ngl |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         pp512 |     12000.50 ± 50.10 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |        150.20 ± 0.50 |
+"""
+    out = service.import_output(Store(str(tmp_path / "s.duckdb")), text, hardware="M2 Max", save=False)
+    assert "says it ran on the GeForce RTX 4090" in out.message and "not the M2 Max named" in out.message
+    assert out.verdict is not None and out.verdict.prediction.hardware["id"] == "nvidia-rtx-4090"
+
+
+def test_batching_never_promises_a_stream_more_than_it_gets_now(store):
+    from advisor import service
+
+    v = service.ask(store, "vLLM on my MacBook Pro M3 Max 36GB with qwen 2.5 7b, 15 tok/s").verdict
+    b = next(f for f in v.fixes if f.id == "batching")
+    each = float(re.search(r"\(([\d.]+) tok/s each\)", b.predicted_effect).group(1))
+    assert "vs ≈ 15 now" in b.predicted_effect and each < 15
+
+
+@pytest.mark.parametrize("text", ["what GPU should we buy for 50 users", "wich gpu shoud i by for llama 3.1 8b",
+                                  "we need to serve llama 3.1 8b to 1000 users, what hardware?",
+                                  "I want to buy a GPU, budget 2000 dollars"])
+def test_buying_questions_are_compared_even_without_a_model_or_with_typos(store, text):
+    r = _ask(store, text)
+    assert "You asked what to buy" in r.reply and "Which GPU is it?" not in r.reply
+    assert len(r.facts.compare_hardware or []) >= 3

@@ -222,8 +222,11 @@ def _batching(c: Ctx) -> Fix | None:
         return None
     # a measured rate with several streams: the aggregate as said, or one stream's rate × the streams
     per_stream = not (c.sit.measured.decode_is_aggregate or c.looks_aggregate)
-    base = (c.tg_raw * (now if per_stream else 1)) if (c.tg_raw and now > 1) else before.decode_tps
+    base = (c.tg_raw * (now if per_stream else 1)) if c.tg_raw else before.decode_tps
     new_b, after = 0, None
+    # a measured rate under (or over) the model's at this batch scales its larger batches alike, so a batch never
+    # promises each stream more than the person gets now (15 tok/s measured alone: not "20 tok/s each at 8")
+    scale = base / before.decode_tps if (c.tg_raw and before.decode_tps) else 1.0
     # stated users and nothing measured: a batch holds at most the users' requests (more sequences do not exist)
     cap = w.users if (not c.tg_raw and w.users > 1 and "concurrency" in w.stated) else 4096
     steps = (max(2 * now, 8), 4 * now, 8 * now, 256) if cap == 4096 else (cap,)
@@ -232,17 +235,17 @@ def _batching(c: Ctx) -> Fix | None:
             continue
         p = what_if(c, concurrency=b)
         # against what the person measured when there is a measured aggregate (a larger batch gains on THAT)
-        if p is not None and p.decode_tps >= MIN_GAIN * (base if (c.tg_raw and now > 1) else before.decode_tps):
+        if p is not None and p.decode_tps * scale >= MIN_GAIN * (base if c.tg_raw else before.decode_tps):
             new_b, after = b, p
             break
     if after is None:
         return None
     return fix("batching", f"Batch more requests together (≈ {new_b} concurrent sequences: max batch size / --max-num-seqs)",
-               f"aggregate decode ≈ {after.decode_tps:,.0f} tok/s at {new_b} sequences vs ≈ {base:,.0f} now "
-               f"({after.decode_tps_per_seq or 0:.1f} tok/s each)",
+               f"aggregate decode ≈ {after.decode_tps * scale:,.0f} tok/s at {new_b} sequences vs ≈ {base:,.0f} now "
+               f"({(after.decode_tps_per_seq or 0) * scale:.1f} tok/s each)",
                "Each decode step reads the weights once for the whole batch, so throughput grows with the batch "
                "until the step becomes compute-bound (the ridge point).",
-               speedup=after.decode_tps / base if base else None, new_decode_tps=after.decode_tps)
+               speedup=after.decode_tps * scale / base if base else None, new_decode_tps=after.decode_tps * scale)
 
 
 @register("batching_generic", "batching", 0)

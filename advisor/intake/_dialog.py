@@ -64,9 +64,10 @@ DEFAULT_DEPTH = 0
 # "What GPUs should we buy to serve a 70B to 40 users?", "what hardware do I need for qwen 32b?": a buying question
 # with no machine named is answered on a shortlist (buying_shortlist), never with "which GPU is it?".
 BUYING = re.compile(
-    r"\b(?:what|which)\s+(?:\w+\s+){0,2}(?:gpus?|cards?|graphics\s+cards?|hardware|machines?|computers?|set-?up|rig|"
-    r"servers?|boxe?s?|macs?|accelerators?)\b[^.?!]{0,60}?\b(?:buy|get|need|use|recommend|choose|pick|purchase|rent|"
-    r"for|to\s+(?:run|serve|host))\b"
+    r"\b(?:what|which|wich|whcih|witch)\s+(?:\w+\s+){0,2}(?:gpus?|cards?|graphics\s+cards?|hardware|machines?|computers?|"
+    r"set-?up|rig|servers?|boxe?s?|macs?|accelerators?)\b[^.?!]{0,60}?\b(?:buy|by|get|need|use|recommend|choose|pick|"
+    r"purchase|rent|for|to\s+(?:run|serve|host))\b"
+    r"|\bwhat\s+(?:hardware|gpus?|machines?|set-?up)\s*(?:\?|$)"  # "… to 1000 users, what hardware?"
     r"|\bwhat\s+(?:do|would|should|must)\s+(?:i|we)\s+(?:need|buy|get|purchase)\b"
     r"|\bwhat\s+should\s+(?:i|we)\s+(?:buy|get)\b"
     r"|\b(?:recommend|suggest)\w*\s+(?:me\s+|us\s+)?(?:a\s+|some\s+|the\s+)?(?:gpus?|cards?|hardware|machines?|set-?up|rig)\b"

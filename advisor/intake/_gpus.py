@@ -17,7 +17,7 @@ from knowledge.store import Store
 __all__ = ["GPU", "gpu_mentions", "workstation_pattern"]
 
 GPU = re.compile(
-    r"(?:(?P<count>\b(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
+    r"(?:(?P<count>(?<![\w.,])(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
     r"\s*(?:x|×|\*)?\s*)?(?:(?:used|new|refurb(?:ished)?|second[\s-]?hand|old|cheap|identical|matching)\s+)?"
     r"(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     # laptop parts keep their M ("GTX 860M", "RX 6800M"); NVIDIA's MX line ("MX450"); a GeForce with no series word
@@ -28,7 +28,7 @@ GPU = re.compile(
     r"|mi300x|mi325x|mi355x|mi250x?|mi210|mi100|mi60|mi50|v100|p40|p100)"
     r"|(?P<bare>(?<![\d.,])\d{4}))"
     r"(?P<var>(?:[\s-]*(?:ti|super|xtx|xt|ada|pcie|sxm\d?|nvl)(?=s?\b))*)(?P<plural>s)?\b"
-    r"(?:\s*(?:x|×)\s*(?P<count2>\d{1,2})\b)?",
+    r"(?:\s*\(?\s*(?:x|×)\s*(?P<count2>\d{1,2})\b\)?)?",  # "RTX 3090 x2", "RTX 4090 (x3)"
     re.I,
 )
 

@@ -23,7 +23,7 @@ _LANES = re.compile(r"(?<![\w.])x(?P<l>16|8|4|1)\b(?:\s*lanes?)?|\b(?P<l2>16|8|4
 _OF_THEM = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:of\s+(?:them|those|these|it)|such\s+cards|of\s+the\s+same)\b",
                       re.I)
 # "2 GPUs, both RTX 3090", "four cards (all A100)", "a server with 8 GPUs, H100 SXM": the count said apart from the name.
-_N_CARDS = re.compile(rf"\b(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:(?:identical|matching|same|nvidia|amd|geforce|radeon)\s+)?"
+_N_CARDS = re.compile(rf"(?<![\w.,])(?P<n>\d{{1,2}}|{WORDNUM})\s+(?:(?:identical|matching|same|nvidia|amd|geforce|radeon)\s+)?"
                       r"(?:gpus|cards|graphics\s+cards|video\s+cards|accelerators)\b", re.I)
 _CHOICE = re.compile(r"\b(?:vs\.?|versus|or|compare|comparing|which|between|either)\b", re.I)
 _PEOPLE = re.compile(r"\b(?:kids|children|sons?|daughters?|people|users|friends|colleagues|folks|family|us|we|"
@@ -37,7 +37,7 @@ LACKS_GPU = re.compile(r"\b(?:no|without\s+(?:an?|any)?|lacks?\s+(?:an?|any)?|(?
                        re.I)
 # A machine said to have no GPU is a CPU-only one, whatever else the words name (also "CPU only", "just the CPU"):
 # checked first, since "GPU" in them would read as a GPU.
-_NO_GPU = re.compile(r"\bcpu[\s-]*only\b|\bonly\s+(?:the\s+|a\s+|my\s+)?cpu\b|\bjust\s+(?:the\s+|a\s+|my\s+)?cpu\b|"
+_NO_GPU = re.compile(r"\bcpu[\s-]*only\b|(?<![\w.,])(?:0|zero|no)\s+(?:dedicated\s+|discrete\s+)?gpus?\b|\bonly\s+(?:the\s+|a\s+|my\s+)?cpu\b|\bjust\s+(?:the\s+|a\s+|my\s+)?cpu\b|"
                      + LACKS_GPU.pattern, re.I)
 # A machine the person means to buy ("plan to buy an RTX 4090", "thinking of getting a 3090", "no GPU yet"): what
 # they lack today says nothing about how that machine runs a model.

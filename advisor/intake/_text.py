@@ -45,6 +45,17 @@ SENTENCE = re.compile(r"[.;!?\n](?:\s|$)|[;!?\n]|\s-\s")
 _BOUNDARY = re.compile(r"[.;!?\n]\s|[;!?\n]|,(?!\d)\s*|\s(?:and|but|while|whereas|plus|then)\s", re.I)
 
 
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff0c\u3001\u3002"
+_CJK_EDGE = re.compile(rf"(?<=[{_CJK}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_CJK}])")
+# Rate and memory units in other languages, as the English the readers know: "20 Token pro Sekunde" (de),
+# "20 tokens por segundo" (es, pt), "20 tokens par seconde" (fr), "20 tok/sek", "64 Go" (fr: gigaoctets).
+_FOREIGN_UNITS = (
+    (re.compile(r"\btok(?:en|ens)?\s*(?:pro|por|par|al|a)\s+(?:sekunde|segundo|seconde|secondo)\b", re.I), "tok/s"),
+    (re.compile(r"\btok(?:en|ens)?\s*/\s*sek\b", re.I), "tok/s"),
+    (re.compile(r"(?<=\d)\s?Go\b"), " GB"),
+)
+
+
 def sanitize(text: object) -> tuple[str, list[str]]:
     """Make any input safe to scan: cap its length, normalise unicode, drop controls and markup.
 
@@ -67,6 +78,9 @@ def sanitize(text: object) -> tuple[str, list[str]]:
     except ValueError:  # pragma: no cover - normalize rejects nothing after the filtering above
         pass
     text = _TAGS.sub(" ", text.translate(_DASHES))
+    text = _CJK_EDGE.sub(" ", text)  # "一张4090，运行llama": CJK characters are word characters, so no \b at the edge
+    for pat, unit in _FOREIGN_UNITS:
+        text = pat.sub(unit, text)
     if _DECIMAL_COMMA.search(text):
         said = [m.group(0) for m in _DECIMAL_COMMA.finditer(text)][:3]
         text = _DECIMAL_COMMA.sub(r"\1.\2", text)

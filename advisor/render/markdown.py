@@ -360,6 +360,11 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                    else "a very short answer, a draft model, or a rate summed over several requests")
             return f"**Faster than usual for this hardware ({what}):** worth checking how it was measured ({how})."
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
+        if mp and p is not None and p.prefill_ceiling_tps and mp > 1.05 * p.prefill_ceiling_tps:
+            # more than the machine can compute: a prompt cache served the prompt, not a measure of the hardware
+            rest = f"; decode {mt:g} tok/s is normal" if mt and v.phase_status.get("decode_tps") == "normal" else ""
+            return (f"**Prefill {mp:,.0f} tok/s is more than this machine can compute (≈ {p.prefill_ceiling_tps:,.0f} "
+                    f"at most): a prompt cache served most of the prompt, so it says nothing about the hardware{rest}.**")
         if mt and rng and above_range(rng, mt) and (p is None or p.memory.fits is not False):
             return (f"**That is a good result for this hardware ({what}, above the usual {_fmt_rate(rng[0])}–"
                     f"{_fmt_rate(rng[1])} and within what its memory allows); {phase} is what limits you.**")

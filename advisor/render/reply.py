@@ -120,7 +120,7 @@ def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: floa
         cap = f" (up to {fmt_rate(ceiling)})" if ceiling and ceiling >= measured else ""
         return f"; above the usual {band} for this set-up, within what this hardware allows{cap}"
     if measured < rng[0] * 0.98 and status == "normal":  # judged normal within the measurement's spread
-        return f"; just under the usual {band} for this set-up, within run-to-run spread"
+        return f"; under the usual {band} for this set-up, though not far enough below to point at a fault"
     return f"; about {band} is normal here"
 
 

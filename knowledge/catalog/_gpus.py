@@ -181,14 +181,14 @@ def device_count(text: str) -> int:
     """Number of GPUs a phrase names: "8x H100", "2 x 3090", "dual 4090", "four A100s", "3090 x2" (1–16)."""
     t = _clean(text)
     pats = (
-        rf"\b(\d{{1,2}})\s*[x×*]\s*{_GPU_WORD}",
-        r"\b(\d{1,2})\s*[x×]\s+(?!faster|slower|more|less|the\b|speed)(?=[a-z])",
-        rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×*]\s*(\d{{1,2}})\b(?!\s*(?:gb|bit))",
+        rf"(?<![\w.,])(\d{{1,2}})\s*[x×*]\s*{_GPU_WORD}",
+        r"(?<![\w.,])(\d{1,2})\s*[x×]\s+(?!faster|slower|more|less|the\b|speed)(?=[a-z])",
+        rf"{_GPU_WORD}[\w\s]{{0,24}}?[\s(][x×*]\s*(\d{{1,2}})\b(?!\s*(?:gb|bit))",  # "RTX 4090 (x3)"
         rf"{_GPU_WORD}[\w\s]{{0,24}}?\s[x×](\d{{1,2}})\b(?!\s*(?:gb|bit))",
         rf"{_GPU_WORD}[\w\s]{{0,24}}?\s(\d{{1,2}})\s?x\s*$",  # "RTX 4090 (2x)"
-        rf"\b(\d{{1,2}})\s+{_GPU_WORD}",
+        rf"(?<![\w.,])(\d{{1,2}})\s+{_GPU_WORD}",
         rf"\b({'|'.join(_WORD_N)})\s+(?:of\s+)?{_GPU_WORD}",
-        r"\b(\d{1,2})\s*(?:gpus|cards)\b",
+        r"(?<![\w.,])(\d{1,2})\s*(?:gpus|cards)\b",
     )
     for p in pats:
         m = re.search(p, t)
