@@ -527,6 +527,9 @@ class Verdict(BaseModel):
     # and judged against the prediction at that batch: ``expected_range["decode_tps"]`` is then aggregate too.
     measured_streams: int | None = None
     measured_ttft_s: float | None = None  # the time to first token measured (queueing included), s
+    # GB the context window the person allocates needs with the weights, when more than the workload's own (None else)
+    allocated_gb: float | None = None
+    allocated_tokens: int | None = None
 
 
 class ModelRun(BaseModel):

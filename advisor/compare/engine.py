@@ -49,11 +49,13 @@ def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Har
 def _rank_key(c: Candidate) -> tuple:
     """Sort key: what the machine can do for the stated users (:data:`~advisor.compare.evaluate.STATUSES`
     order: meets the targets, holds every user, holds some (the rest wait for a slot), overloaded, does not
-    fit), then price (the cheaper first when prices are given; a priced machine before an unpriced one),
+    fit), then for overloaded machines the load they are asked to carry (least over first), then price (the cheaper first when prices are given; a priced machine before an unpriced one),
     then headroom, tok/s per user, TTFT p95. A machine that cannot hold the users (overloaded, or the
     model does not fit) is never ranked above one that can, whatever its speed."""
     price = (c.cost or {}).get("price_usd")
-    return (STATUSES.index(c.status), math.inf if price is None else price, -(c.headroom or 0.0),
+    # overloaded machines: the one that carries the most of the load first (≈ 124× over before ≈ 177× over)
+    over = float((c.load or {}).get("utilisation_lower_bound") or 0.0) if c.status == "overloaded" else 0.0
+    return (STATUSES.index(c.status), over, math.inf if price is None else price, -(c.headroom or 0.0),
             -(c.decode_tps_per_user or 0.0), c.ttft_s.get("p95") or math.inf)
 
 

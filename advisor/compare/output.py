@@ -71,7 +71,7 @@ def table_rows(result: dict[str, Any]) -> list[list[Any]]:
         cost = c.get("cost") or {}
         rows.append([c["rank"], c["hardware"]["name"], status_words(c, users), c["max_concurrency"], ttft_cell(c, rate),
                      _sec(tu["p95"]) if rate else "—", _num(c["decode_tps_per_user"]),
-                     _num(c["aggregate_decode_tps"], "{:,.0f}"), c["saturation_concurrency"] or "—",
+                     _num(c["aggregate_decode_tps"], "{:,.0f}"), _free_up_to(c) or "—",
                      _num(cost.get("usd_per_million_tokens"), "{:,.2f}")])
     return rows
 
@@ -88,8 +88,17 @@ def table_markdown(result: dict[str, Any]) -> str:
     return title + "\n\n" + "\n".join([head, sep, *body]) + "\n\n" + TABLE_LEGEND
 
 
+def _free_up_to(c: dict[str, Any]) -> int | None:
+    """Users before each one added slows the others, within those that fit in memory (the knee of a machine that
+    holds 2 conversations is not 15)."""
+    sat, fit = c["saturation_concurrency"], c.get("max_concurrency")
+    return min(sat, fit) if sat and fit else (sat or None)
+
+
 def _free(c: dict[str, Any]) -> str:
-    sat, why = c["saturation_concurrency"], c["batch"].get("saturation_limit", "")
+    sat, why = _free_up_to(c), c["batch"].get("saturation_limit", "")
+    if sat and c.get("max_concurrency") and sat < (c["saturation_concurrency"] or 0):
+        return f"; adding users is nearly free up to the {sat} that fit in memory"
     then = ("the chip's compute is the limit, so the total stops growing" if why.startswith("compute")
             else "reading every user's conversation memory takes longer than reading the model")
     return f"; adding users is nearly free up to ~{sat} (beyond, {then})" if sat else ""

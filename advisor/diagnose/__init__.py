@@ -29,6 +29,7 @@ from advisor.diagnose.status import (
     spec_factor,
     too_short_to_judge,
 )
+from advisor.diagnose.weights import _allocated_need_gb
 from advisor.errors import ImpossibleRateError
 from advisor.intake._text import fmt_s
 from advisor.models import Fix, Scenario, Verdict
@@ -239,6 +240,8 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         signals=[f.signal, *extra], assumptions=situation.assumption_texts() + (p.assumptions if p else []),
         felt_slow=f.rule == FELT_SLOW_RULE,
         measured_ttft_s=c.sit.measured.ttft_s or c.sit.facts.measured_ttft_s,
+        allocated_gb=(alloc := _allocated_need_gb(c)),
+        allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),
     )

@@ -424,6 +424,8 @@ def _add_gpu(c: Ctx) -> Fix | None:
     assert hw is not None
     from knowledge.seed import split_hw_id
 
+    if re.search(r"\b(?:laptop|mobile|max-q)\b", f"{hw.name} {hw.id}", re.I):
+        return None  # a laptop's GPU is soldered in: no second one to add
     base_id, n_now = split_hw_id(hw.id)
     for n in (2, 3, 4, 6, 8):
         if n <= (n_now or 1):
@@ -527,6 +529,9 @@ def _tensor_parallel(c: Ctx) -> Fix | None:
     p = c.pred
     assert p is not None
     n = int(p.hardware.get("n_devices") or 1)
+    heads = c.sit.model.n_heads if c.sit.model is not None else None
+    if heads and heads % n:
+        return None  # vLLM and SGLang split the attention heads evenly: 64 heads do not split 3 ways (it refuses)
     tp = what_if(c, layout="tensor_parallel", backend="vllm")
     base = current_tg(c)
     if tp is None or not base:

@@ -172,7 +172,11 @@ def _numbers(v: Verdict) -> list[str]:
     elif not mp:
         out.append(f"**First word:** after about {fmt_s(p.ttft_s)} for a {p.prompt_tokens:,}-token prompt "
                    f"({feel_wait(p.ttft_s)})")
-    if m.total_gb is None:
+    if v.allocated_gb and m.usable_gb and v.allocated_gb > m.usable_gb:
+        need, usable = fmt_gb_apart(v.allocated_gb, m.usable_gb, least=1)
+        out.append(f"**Memory:** the {v.allocated_tokens:,}-token context you allocate needs {need} GB with the weights, "
+                   f"of {usable} GB usable: does not fit (this conversation alone needs {m.required_gb:.1f} GB)")
+    elif m.total_gb is None:
         out.append(f"**Memory:** needs about {m.required_gb:.0f} GB; say how much the machine has to check the fit")
     elif len(out) < 3 or not roomy(m.required_gb, m.usable_gb):
         tight = thin_words(m.required_gb, m.usable_gb)
