@@ -547,3 +547,26 @@ def test_buying_questions_are_compared_even_without_a_model_or_with_typos(store,
     r = _ask(store, text)
     assert "You asked what to buy" in r.reply and "Which GPU is it?" not in r.reply
     assert len(r.facts.compare_hardware or []) >= 3
+
+
+def test_the_memory_line_shows_the_allocated_context(store):
+    r = _ask(store, "2x RTX 3090 llama 3.3 70b Q4_K_M with 128k context window")
+    assert "the 131,072-token context you allocate needs 87.9 GB with the weights, of 50.5 GB usable: does not fit" in r.reply
+    assert "45.2 of 50.5 GB usable: fits" not in r.reply
+
+
+def test_tensor_parallel_needs_a_size_that_divides_the_heads(store):
+    # Llama 3.3 70B has 64 attention heads: vLLM refuses --tensor-parallel-size 3, takes 2.
+    assert "tensor-parallel-size 3" not in _ask(store, "3x 4090 llama 3.3 70b q4").reply
+    assert "tensor-parallel-size 2" in _ask(store, "2x 4090 llama 3.3 70b q4").reply
+
+
+def test_no_second_gpu_for_a_laptop(store):
+    v = _ask(store, "RTX 4060 laptop 8GB, qwen 2.5 14b q4_k_m, 3 tok/s").verdict
+    assert not any(f.title.startswith("Add ") for f in v.fixes)
+
+
+def test_a_server_engine_is_offered_formats_it_loads(store):
+    v = _ask(store, "We serve DeepSeek R1 to 200 users on 8x H100 with vLLM. How fast?").verdict
+    fit = next(f for f in v.fixes if f.id == "fit_in_memory")
+    assert fit.title.startswith("Make it fit: AWQ 4-bit g128") and "Q6_K" not in fit.title

@@ -142,8 +142,12 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     hw = sit.hardware
     assert hw is not None
     eco = "mlx" if sit.engine == "mlx" else (sit.quant.ecosystem if sit.quant else "gguf")
+    # the formats the engine loads: GGUF for the llama.cpp family, MLX's own, and for vLLM/SGLang/TensorRT-LLM the
+    # checkpoints they serve (AWQ/GPTQ 4-bit, FP8, W4A16), never a GGUF file
+    server = sit.engine in ("vllm", "sglang", "tensorrt-llm")
+    ecos = (SERVER_ECOSYSTEMS if server else (eco if eco in ("gguf", "mlx") else "gguf",))
     quants = sorted((q for q in catalog.all_quants(c.store).values()
-                     if q.ecosystem in (eco if eco in ("gguf", "mlx") else "gguf",) and q.bits_per_weight >= 3.5
+                     if q.ecosystem in ecos and q.bits_per_weight >= 3.5
                      and not (sit.quant and q.bits_per_weight >= sit.quant.bits_per_weight)),
                     key=lambda q: -q.bits_per_weight)
     thin = None
@@ -155,6 +159,9 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
         if fm.fits:  # none roomy so far: the one with the most room (the smallest that fits) is said, as thin
             thin = (q, fm.required_gb, fm.usable_gb)
     return _format_fix(c, *thin) if thin is not None else None
+
+
+SERVER_ECOSYSTEMS = ("vllm", "awq", "gptq", "compressed-tensors")  # what vLLM, SGLang and TensorRT-LLM load
 
 
 def _format_fix(c: Ctx, q: QuantFormat, need: float, usable: float) -> Fix | None:
