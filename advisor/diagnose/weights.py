@@ -149,7 +149,7 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     quants = sorted((q for q in catalog.all_quants(c.store).values()
                      if q.ecosystem in ecos and q.bits_per_weight >= 3.5
                      and not (sit.quant and q.bits_per_weight >= sit.quant.bits_per_weight)),
-                    key=lambda q: -q.bits_per_weight)
+                    key=lambda q: (-q.bits_per_weight, q.name not in targets(c), q.name))  # ties: the usual one
     thin = None
     for q in quants:
         fm = roofline.memory_fit(hw, sit.model, q.bits_per_weight, context_tokens=_ctx_tokens(c),
