@@ -570,3 +570,10 @@ def test_a_server_engine_is_offered_formats_it_loads(store):
     v = _ask(store, "We serve DeepSeek R1 to 200 users on 8x H100 with vLLM. How fast?").verdict
     fit = next(f for f in v.fixes if f.id == "fit_in_memory")
     assert fit.title.startswith("Make it fit: AWQ 4-bit g128") and "Q6_K" not in fit.title
+
+
+def test_an_old_vllm_far_below_is_offered_the_upgrade_first(store):
+    v = _ask(store, "vllm 0.6.3 on A100 40GB, mistral 7b, 50 users, each gets 9 tok/s").verdict
+    assert v.fixes[0].title == "Upgrade vLLM to 0.8 or later (its V1 engine)"
+    assert _ask(store, "vllm 0.10.1 on A100 40GB, mistral 7b, 50 users, each gets 9 tok/s").verdict.fixes[0].title \
+        .startswith("Check the server's scheduling")

@@ -226,7 +226,7 @@ def _batching(c: Ctx) -> Fix | None:
     new_b, after = 0, None
     # a measured rate under (or over) the model's at this batch scales its larger batches alike, so a batch never
     # promises each stream more than the person gets now (15 tok/s measured alone: not "20 tok/s each at 8")
-    scale = base / before.decode_tps if (c.tg_raw and before.decode_tps) else 1.0
+    scale = base / before.decode_tps if (c.tg_raw and per_stream and before.decode_tps) else 1.0
     # stated users and nothing measured: a batch holds at most the users' requests (more sequences do not exist)
     cap = w.users if (not c.tg_raw and w.users > 1 and "concurrency" in w.stated) else 4096
     steps = (max(2 * now, 8), 4 * now, 8 * now, 256) if cap == 4096 else (cap,)

@@ -489,7 +489,7 @@ def far_below(c: Ctx) -> Finding | None:
     if c.server_engine and c.sit.workload.users > 1:
         return Finding("misconfiguration", _far(c) + f" at {c.sit.workload.users} users: a serving engine keeps "
                        "every layer on the GPU, so the requests wait (the queue, KV-cache preemption, other users' "
-                       "prompts) rather than the GPU being slow.", ["setup:scheduler", "batching", "chunked_prefill"],
+                       "prompts) rather than the GPU being slow.", ["vllm_v1", "setup:scheduler", "batching", "chunked_prefill"],
                        status="below_expected", rule="far_below")
     if c.has_gpu:
         eff_bw = (c.tg or 0) * (c.pred.weight_bytes_per_token_gb if c.pred else 0)

@@ -489,8 +489,9 @@ def calibration_note(p: Prediction) -> str:
         runs = "one measured run" if c.n_rows == 1 else f"{c.n_rows} measured runs"
         # the share shown is the table's own (predicted ÷ ceiling), not the fitted factor (which can pass 100 %: it
         # also carries fixed per-token costs, INT8 kernels above the FP16 figure, the compute tier)
-        got, top = (p.decode_tps_per_seq or p.decode_tps, p.decode_ceiling_tps) if decode else (p.prefill_tps,
-                                                                                              p.prefill_ceiling_tps)
+        # (several users: the batch's total against the batch's ceiling, not one user's share of it)
+        got, top = ((p.decode_tps if p.concurrency > 1 else p.decode_tps_per_seq or p.decode_tps), p.decode_ceiling_tps) \
+            if decode else (p.prefill_tps, p.prefill_ceiling_tps)
         limit = "memory-bandwidth limit" if decode else "compute limit"
         share = (f"{got / top:.0%} of the {limit}" if got and top and got <= top
                  else f"above the {limit} from the spec figure" if got and top else f"set from the {limit}")
