@@ -577,3 +577,24 @@ def test_an_old_vllm_far_below_is_offered_the_upgrade_first(store):
     assert v.fixes[0].title == "Upgrade vLLM to 0.8 or later (its V1 engine)"
     assert _ask(store, "vllm 0.10.1 on A100 40GB, mistral 7b, 50 users, each gets 9 tok/s").verdict.fixes[0].title \
         .startswith("Check the server's scheduling")
+
+
+@pytest.mark.parametrize(("text", "frac", "ngl"), [
+    ("20/62 layers on GPU, RTX 3060, qwen 2.5 32b q4_k_m, 3 tok/s", 0.323, 20),
+    ("llama.cpp says offloaded 33/65 layers to GPU", 0.508, 33),
+    ("I put 20 of 62 layers on the gpu", 0.323, 20),
+])
+def test_layers_out_of_the_models_are_the_gpu_share(text, frac, ngl):
+    from advisor.understand.symptoms import read_symptoms
+
+    s = read_symptoms(text)
+    assert (s.gpu_fraction, s.n_gpu_layers) == (frac, ngl)
+
+
+@pytest.mark.parametrize(("text", "field", "value"), [
+    ("RTX 3060 with llama 3.1 8b on a 8k promt", "prompt_tokens", 8000),
+    ("M2 Max, 8k contex, llama 3.1 8b", "context_window", 8192),
+    ("RTX 4090, llama 3.1 8b, reponse of 400 tokens", "gen_tokens", 400),
+])
+def test_common_misspellings_are_read(store, text, field, value):
+    assert getattr(extract(text, store), field) == value

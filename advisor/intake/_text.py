@@ -56,6 +56,14 @@ _FOREIGN_UNITS = (
 )
 
 
+# Misspellings of the words the reading keys on, as people type them ("on a 8k promt", "wich gpu shoud i by").
+_TYPO_FIX = {"promt": "prompt", "promts": "prompts", "propmt": "prompt", "propmts": "prompts", "prmopt": "prompt",
+             "reponse": "response", "responce": "response", "reponses": "responses", "contex": "context",
+             "tokes": "tokens", "tokns": "tokens", "wich": "which", "shoud": "should", "quantisized": "quantized",
+             "memmory": "memory", "modle": "model", "modles": "models"}
+_TYPOS = re.compile(r"\b(?:" + "|".join(_TYPO_FIX) + r")\b", re.I)
+
+
 def sanitize(text: object) -> tuple[str, list[str]]:
     """Make any input safe to scan: cap its length, normalise unicode, drop controls and markup.
 
@@ -81,6 +89,7 @@ def sanitize(text: object) -> tuple[str, list[str]]:
     text = _CJK_EDGE.sub(" ", text)  # "一张4090，运行llama": CJK characters are word characters, so no \b at the edge
     for pat, unit in _FOREIGN_UNITS:
         text = pat.sub(unit, text)
+    text = _TYPOS.sub(lambda m: _TYPO_FIX[m.group(0).lower()], text)
     if _DECIMAL_COMMA.search(text):
         said = [m.group(0) for m in _DECIMAL_COMMA.finditer(text)][:3]
         text = _DECIMAL_COMMA.sub(r"\1.\2", text)

@@ -156,6 +156,8 @@ _KIND_HINTS: tuple[tuple[str, str], ...] = (
     (r"\brtx\b|\bgtx\b|radeon|\bgeforce\b|\barc\s?[ab]\d|\brx\s?\d{3,4}|\bgpu\b|vram|nvidia|cuda", "discrete_gpu"),
     (r"\bepyc\b|\bxeon\b|threadripper|\bryzen\b|core i[3579]|\bcpu\b|raspberry|\bddr[345]\b|\bn100\b", "cpu"),
 )
+# Layers on the GPU out of the model's: llama.cpp's "offloaded 20/62 layers to GPU", "20/62 layers on GPU", "20 of 62 layers"
+_LAYERS_OF = re.compile(r"(?<![\w.])(\d{1,4})\s*(?:/|of|out\s+of)\s*(\d{1,4})\s+(?:repeating\s+)?layers\b", re.I)
 _PS_SPLIT = re.compile(r"\b(\d{1,3})\s*%\s*/\s*(\d{1,3})\s*%\s*CPU\s*/\s*GPU\b|\b100\s*%\s*(CPU|GPU)\b", re.I)
 _GPU_BACKEND = (("clblast", "clblast"), ("opencl", "opencl"), ("vulkan", "vulkan"), ("sycl", "sycl"),
                 ("rocm", "rocm"), ("hip", "rocm"), ("cuda", "cuda"), ("cublas", "cuda"), ("metal", "metal"))
@@ -226,6 +228,10 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     if _TGWUI.search(t):
         mentions.add("text-generation-webui")  # its tok/s divides by the whole call, prompt included
     ngl = n_gpu_layers if n_gpu_layers is not None else parse_ngl(t, near)
+    split = _LAYERS_OF.search(t) if gpu_fraction is None else None  # "20/62 layers on GPU", "offloaded 20 of 62 layers"
+    if split and 0 < int(split.group(2)) <= 1000 and int(split.group(1)) <= int(split.group(2)):
+        gpu_fraction = round(int(split.group(1)) / int(split.group(2)), 3)
+        ngl = int(split.group(1)) if ngl is None else ngl
     ps = _PS_SPLIT.search(t) if gpu_fraction is None else None  # `ollama ps`: "48%/52% CPU/GPU", "100% CPU"
     if ps:
         gpu_fraction = (int(ps.group(2)) / 100 if ps.group(2) else (0.0 if ps.group(3).upper() == "CPU" else 1.0))
