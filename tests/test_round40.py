@@ -598,3 +598,25 @@ def test_layers_out_of_the_models_are_the_gpu_share(text, frac, ngl):
 ])
 def test_common_misspellings_are_read(store, text, field, value):
     assert getattr(extract(text, store), field) == value
+
+
+@pytest.mark.parametrize(("text", "params"), [("a 1T model on 8x H200", 1000.0), ("1T parameter model on 8x H200", 1000.0),
+                                              ("a 1 trillion parameter model on 8x H200", 1000.0),
+                                              ("2T SSD, RTX 4090, llama 3.1 8b", None)])
+def test_trillions_of_parameters(store, text, params):
+    assert extract(text, store).params_b == params
+
+
+@pytest.mark.parametrize(("text", "window"), [("llama 4 scout with a 10M token context on M3 Ultra", 10_000_000),
+                                              ("llama 3.1 8b with a 128k token context on a 4090", 131072)])
+def test_a_token_context_is_a_window_not_a_prompt(store, text, window):
+    e = extract(text, store)
+    assert (e.context_window, e.prompt_tokens) == (window, None)
+
+
+def test_a_prediction_never_exceeds_its_roofline(store):
+    from advisor.service import predict_scenario
+
+    p = predict_scenario(store, Scenario(bandwidth_gbs=0.1, tflops=0.001, memory_gb=0.1, params_b=0.001))
+    lo, hi = p.decode_tps_range
+    assert p.decode_tps <= p.decode_ceiling_tps and lo <= hi <= p.decode_ceiling_tps

@@ -56,7 +56,7 @@ _SLUG_REST = re.compile(r"(?:[-_.](?!(?:ud[-_])?[it]?q\d|f16\b|bf16\b|fp16\b|ggu
                         re.I)
 _REPO = re.compile(r"(?<![\w./-])(?P<org>[A-Za-z0-9][\w.-]{0,60})/(?P<name>[A-Za-z0-9][\w.-]{0,120})")
 _REPO_OK = re.compile(rf"(?:{_FAMILIES})|\d+(?:\.\d+)?[bm]\b", re.I)
-_SIZE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*-?\s*(?P<u>b|bn|billion|m|million)\b"
+_SIZE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*-?\s*(?P<u>b|bn|billion|m|million|t|trillion)\b"
                    r"(?:\s*(?:param(?:eter)?s?|model))?", re.I)
 # A size marked as the MoE's per-token share: "3B active", "3B active parameters", "3B activated", "3B per token",
 # or written "-A3B" after the total ("30B-A3B"); "active" may also come before it ("active 3B", "with 3B active").
@@ -273,14 +273,16 @@ def _sizes(msg: Msg) -> list[tuple[float, str]]:
     sizes = []
     for m in msg.finditer(_SIZE):
         million = m.group("u").lower().startswith("m")
-        if million and not re.search(r"param|model", m.group(0), re.I):
-            continue  # "5m" alone is minutes or metres, "780M" a Radeon iGPU: left to the readers of those
+        trillion = m.group("u").lower().startswith("t")
+        if (million or trillion) and not re.search(r"param|model", m.group(0), re.I):
+            continue  # "5m" alone is minutes or metres, "780M" a Radeon iGPU, "2T" a drive: left to their readers
         msg.claim(m.start(), m.end())
         if negated(msg, m.start()):
             continue
         sign = -1.0 if re.search(r"[-−]\s*$", msg.orig[max(0, m.start() - 2):m.start()]) and \
             not re.search(r"\w[-−]\s*$", msg.orig[max(0, m.start() - 3):m.start()]) else 1.0  # "-5B", not "qwen-7b"
-        sizes.append((sign * float(m.group("num")) / (1000 if million else 1), m.group(0).strip()))
+        sizes.append((sign * float(m.group("num")) * (1000 if trillion else 1) / (1000 if million else 1),
+                      m.group(0).strip()))
     return sizes
 
 

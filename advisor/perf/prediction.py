@@ -448,6 +448,9 @@ def predict_step(
             f"MoE batch: {b} tokens touch about {1 - (1 - ke) ** b:.0%} of the routed experts per layer "
             f"(1 − (1 − k/E)^b with k/E = {ke:.3g}), not {ke:.1%}: {step.weight_bytes(b) / 1e9:.1f} GB of weights "
             f"per step instead of {step.weight_bytes(1) / 1e9:.1f} GB.")
+    if b_run <= 1 and decode_tps > decode_ceiling > 0:  # figures out of any real range: never above the roofline
+        per_seq *= decode_ceiling / decode_tps
+        decode_tps = decode_ceiling
     if b_run > 1 and decode_tps > decode_ceiling > 0:
         # The batched fit extrapolates past this machine's own roofline (a CPU's cores run out of arithmetic
         # first): the roofline is the most a batch can give.
@@ -456,7 +459,8 @@ def predict_step(
         assumptions.append(f"{b_run} users at once reach this machine's roofline ({decode_ceiling:.0f} tok/s in "
                            "all): more users share it, each one slower.")
     # Ranges come from the fit's residuals; nothing is predicted above the roofline.
-    rng_d = (decode_tps * dec_cal.p10_ratio, min(decode_tps * dec_cal.p90_ratio, decode_ceiling))
+    hi_d = min(decode_tps * dec_cal.p90_ratio, decode_ceiling)
+    rng_d = (min(decode_tps * dec_cal.p10_ratio, hi_d), hi_d)
     rng_p = ((prefill1 * pre_cal.p10_ratio,
               min(prefill1 * pre_cal.p90_ratio, prefill_ceiling or float("inf")))
              if prefill1 else None)
