@@ -7,7 +7,6 @@ be reproduced from the command line.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,19 +16,21 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from advisor import report
-from advisor.diagnose import FOREIGN_X, diagnose_resolved
+from advisor.asked import asks_users, reframe, users_at_once
+from advisor.diagnose import diagnose_resolved
 from advisor.errors import AdvisorError, ImpossibleRateError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
+from advisor.paste_facts import SERVING_FORMATS, backend_clash, foreign_rate, merge_measurements
 from advisor.perf import predict
 from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario
 from advisor.understand.engine import engine_of_format
-from advisor.understand.symptoms import read_symptoms
 from advisor.understand.text import looks_pasted
 from knowledge.store import Store
 
 __all__ = ["AskResult", "ImportOutcome", "ask", "caller", "caller_is_local", "diagnose_scenario", "import_output",
            "predict_scenario", "run_probe", "run_server_probe"]
 
+_backend_clash, _foreign_rate = backend_clash, foreign_rate  # their names before advisor.paste_facts held them
 log = logging.getLogger("advisor")
 MAX_MESSAGE_CHARS = 200_000
 
@@ -174,7 +175,7 @@ def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None 
 
     if scenario.raw_output and (scenario.measured_decode_tps is None and scenario.measured_prefill_tps is None):
         parsed = parse_output(scenario.raw_output)
-        scenario = _merge_measurements(scenario, parsed.measurements, parsed.format, store=store)
+        scenario = merge_measurements(scenario, parsed.measurements, parsed.format, store=store)
     scenario = apply_probe(store, scenario)
     res = resolve_scenario(store, scenario)
     if res.model is None and res.hardware is None and not (scenario.measured_decode_tps or scenario.measured_prefill_tps):
@@ -185,142 +186,6 @@ def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None 
     if "quant" in res.problems:  # a format named but unknown: judging it as Q4_K_M would call the wrong speed normal
         raise InputError(res.problems["quant"])
     return diagnose_resolved(store, res, question=question)
-
-
-_RUN_FIELDS = ("model", "quant", "params_b")  # what a run's output says about the model it ran
-# Tools whose rates are one stream running alone (a benchmark or a one-shot CLI run, not a shared server).
-_ALONE_FORMATS = ("llama-bench", "llama-cli", "llama-simple", "llama-run", "llama-perf", "llama-print-timings",
-                  "mlx-generate", "mlx-lm-benchmark", "mlx_lm.generate", "mlx_lm.benchmark")
-
-
-def _model_size(store: Store | None, s: Scenario) -> float | None:
-    """Total parameters (billions) of the scenario's model: stated, else the catalog's (None when unknown)."""
-    if s.params_b or not s.model or store is None:
-        return s.params_b
-    from knowledge import catalog
-
-    try:
-        return catalog.resolve_model(store, s.model).value.params_b
-    except AdvisorError:
-        return None
-
-
-def _other_model(store: Store | None, s: Scenario, ms: list[Measurement]) -> bool:
-    """The output ran another model than the one the conversation named: both sizes known, more than 25 %
-    apart ("gpt-oss 120b" in the chat, a llama-bench table of ``qwen3moe 30B.A3B``). A generic name of the
-    same model ("llama 8B" for "Llama 3.1 8B") is the same model, and the person's name for it is kept."""
-    run = next((m.params_b for m in ms if m.params_b), None)
-    said = _model_size(store, s) if s.model else None
-    return bool(run and said and abs(run - said) > 0.25 * max(run, said))
-
-
-def _merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, store: Store | None = None) -> Scenario:
-    """Fill the scenario's measured rates and counts from parsed tool output (first sound values).
-
-    A measured rate is compared with the expectation at its own prompt length, so the measurement's
-    prompt and answer lengths replace the scenario's. Aggregate serving-benchmark rates (vLLM) are
-    not single-stream rates and are not used as such. When the output ran another model than the one the
-    conversation named (:func:`_other_model`), the run's model, format and size replace the conversation's:
-    the rates belong to the model that produced them.
-    """
-    upd: dict[str, Any] = {}
-    if fmt.startswith(_SERVING_FORMATS):
-        return _merge_serving(s, ms)
-    deep = max((m.depth or 0 for m in ms), default=0)
-    if deep and read_symptoms(s.question).long_context:
-        # "why is prompt processing slow at 16k?" over a table with `pp512 @ d16384` rows: judge the deep rows
-        ms = [m for m in ms if (m.depth or 0) == deep] + [m for m in ms if (m.depth or 0) != deep]
-    if _other_model(store, s, ms):
-        s = s.model_copy(update=dict.fromkeys(_RUN_FIELDS))
-    if fmt.startswith(_ALONE_FORMATS) and any(
-            (m.batch or 1) == 1 and (m.decode_tps or m.prefill_tps) for m in ms):
-        upd["measured_streams"] = 1
-    for m in ms:
-        if m.decode_tps and "measured_decode_tps" not in upd and (m.batch or 1) == 1:
-            upd["measured_decode_tps"] = m.decode_tps
-            if m.gen_tokens:
-                upd["gen_tokens"] = m.gen_tokens
-            if m.depth:
-                upd["depth"] = m.depth
-        if m.prefill_tps and "measured_prefill_tps" not in upd and (m.batch or 1) == 1:
-            upd["measured_prefill_tps"] = m.prefill_tps
-            if m.prompt_tokens:
-                upd["prompt_tokens"] = m.prompt_tokens
-        for f_src, f_dst in (("model", "model"), ("quant", "quant"), ("backend", "backend"),
-                             ("n_gpu_layers", "n_gpu_layers"), ("params_b", "params_b"), ("depth", "depth"),
-                             ("gpu_fraction", "gpu_fraction")):
-            v = getattr(m, f_src)
-            # The format the tool printed is the run's own (the file it loaded): it replaces one said earlier
-            # in the conversation ("what if Q4_K_M?" before a paste of an IQ3_M run is not what was measured).
-            if v is not None and f_dst not in upd and (getattr(s, f_dst) is None or f_dst == "quant"):
-                upd[f_dst] = v
-    return s.model_copy(update=upd)
-
-
-_SERVING_FORMATS = ("vllm-bench", "sglang-bench")  # a loaded server's run: totals over many requests at once
-
-
-def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
-    """A serving benchmark's run as the person's workload (vLLM ``bench serve``, SGLang ``bench_serving``).
-
-    Its output throughput is summed over the requests in flight (``measured_is_aggregate``) at the run's max
-    concurrency, else the users the person named, else the concurrency it implies (Little's law: output
-    tok/s × mean TPOT, s = requests decoding at once); its token totals ÷ completed requests are one request's
-    prompt and answer; its mean TTFT (queueing included) is the wait each request saw.
-    """
-    m = next((x for x in ms if x.decode_tps), None)
-    if m is None or m.decode_tps is None:
-        return s
-    upd: dict[str, Any] = {"measured_decode_tps": m.decode_tps, "measured_is_aggregate": True,
-                           "backend": s.backend or m.engine or m.backend}
-    n = m.batch or s.concurrency
-    if not n and m.tpot_s:
-        n = max(1, round(m.decode_tps * m.tpot_s))
-    if n:
-        upd["concurrency"] = s.concurrency or n
-        upd["measured_streams"] = n
-    if m.requests:
-        for src, dst in (("prompt_tokens", "prompt_tokens"), ("gen_tokens", "gen_tokens")):
-            total = getattr(m, src)
-            if total and total >= m.requests:
-                upd[dst] = max(1, round(total / m.requests))
-    if m.ttft_s:
-        upd["measured_ttft_s"] = m.ttft_s
-    if m.model and s.model is None:
-        upd["model"] = m.model
-    return s.model_copy(update=upd)
-
-
-def _backend_clash(measurements: list[Any], hw: Any) -> tuple[str, str, str] | None:
-    """(why, an example machine, the named machine) when a measurement's API cannot run on the named machine
-    (:func:`advisor.understand.engine.accel_conflict`: CUDA on a Mac, Metal on a GeForce), else None."""
-    from advisor.understand.engine import accel_conflict
-
-    if hw is None:
-        return None
-    for m in measurements:
-        c = accel_conflict(m.backend, hw) if m.backend else None
-        if c:
-            return c[0], c[1], str(hw.name)
-    return None
-
-
-def _foreign_rate(res: Any, measurements: list[Any]) -> tuple[float, float] | None:
-    """(measured decode tok/s, this machine's roofline ceiling) when a pasted single-stream decode is over
-    :data:`FOREIGN_X` × what the named machine's memory can deliver for the model (bandwidth × devices ÷ weight bytes
-    per token; :func:`advisor.roofline.decode_ceiling_tps`): numbers from another machine or a smaller model. None
-    otherwise, or when the machine, model or format is not known."""
-    from advisor import roofline
-
-    hw, model, quant = res.hardware, res.model, res.quant
-    if hw is None or model is None or quant is None or not hw.bandwidth_gbs:
-        return None
-    top = roofline.decode_ceiling_tps(hw.bandwidth_gbs * max(1, hw.n_devices or 1),
-                                      roofline.weight_bytes_read_per_token(model, quant.bits_per_weight))
-    for m in measurements:
-        if m.decode_tps and (m.batch or 1) <= 1 and top and m.decode_tps > FOREIGN_X * top:
-            return float(m.decode_tps), float(top)
-    return None
 
 
 def import_output(
@@ -349,18 +214,18 @@ def import_output(
     if not base.hardware and parsed.machine.get("hardware"):
         base = base.model_copy(update={"hardware": str(parsed.machine.get("hardware"))[:300]})
     if parsed.measurements:
-        sc = _merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements,
+        sc = merge_measurements(base.model_copy(update={"raw_output": text[:20000]}), parsed.measurements,
                                  parsed.format, store=store)
         res = resolve_scenario(store, sc)
-        clash = _backend_clash(parsed.measurements, res.hardware)
+        clash = backend_clash(parsed.measurements, res.hardware)
         own_machine = str(parsed.machine.get("hardware") or "")
         if clash and own_machine and base.hardware != own_machine:
             # the output names the machine it ran on (llama-bench's "Device 0: …"), which can run its API: judged there
-            sc = _merge_measurements(base.model_copy(update={"hardware": own_machine[:300], "memory_gb": None,
+            sc = merge_measurements(base.model_copy(update={"hardware": own_machine[:300], "memory_gb": None,
                                                              "raw_output": text[:20000]}),
                                      parsed.measurements, parsed.format, store=store)
             res = resolve_scenario(store, sc)
-            clash = None if res.hardware is not None and _backend_clash(parsed.measurements, res.hardware) is None \
+            clash = None if res.hardware is not None and backend_clash(parsed.measurements, res.hardware) is None \
                 else clash
             if clash is None and res.hardware is not None:
                 moved = (f" The output itself says it ran on the {res.hardware.name} ({own_machine}), not the "
@@ -368,10 +233,10 @@ def import_output(
         if clash:  # the output ran elsewhere: not this machine's numbers (not compared, not saved as its results)
             # nor the engine the conversation named for that machine: the run's own (its table) stands
             other = dict.fromkeys(("hardware", "memory_gb", "backend"))
-            sc = _merge_measurements(base.model_copy(update={**other, "raw_output": text[:20000]}), parsed.measurements,
+            sc = merge_measurements(base.model_copy(update={**other, "raw_output": text[:20000]}), parsed.measurements,
                                      parsed.format, store=store)
             res = resolve_scenario(store, sc)
-        foreign = None if clash or parsed.format.startswith(_SERVING_FORMATS) else _foreign_rate(res, parsed.measurements)
+        foreign = None if clash or parsed.format.startswith(SERVING_FORMATS) else foreign_rate(res, parsed.measurements)
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
@@ -461,99 +326,6 @@ def _match_machine(store: Store, machine: dict[str, Any], catalog: Any) -> str |
     return None
 
 
-def _buying(text: str | None) -> bool:
-    from advisor.intake._dialog import BUYING
-
-    return bool(BUYING.search(text or ""))
-
-
-_HOW_MANY_USERS = re.compile(r"\bhow\s+many\s+(?:concurrent\s+|simultaneous\s+|parallel\s+)?(?:users|people|requests|"
-                             r"sessions|conversations|chats|streams)\b(?:\s+at\s+once)?\s+(?:can|could|will|would|does|do|"
-                             r"is|are)\b", re.I)
-
-
-def _users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
-    """"How many users can it hold?": the conversations that fit in memory at once, the speed each gets with that
-    many streaming (the step model at that batch), and how many keep each at the per-user target, in one paragraph.
-
-    Each conversation holds its context: the stated context window when one was given ("8k context each"), else
-    prompt + answer (+ depth). Engine and weight format are those of many users on that machine
-    (:func:`advisor.understand.resolve_scenario` at :data:`_MANY_USERS` users when none were stated: vLLM with the
-    checkpoint's BF16 weights on a datacenter GPU), so the count and the speed are for one set-up, and it is
-    named. The target is the stated one, else :data:`advisor.render.options.DEFAULT_TPS_TARGET` (10 tok/s)."""
-    from advisor.compare.capacity import max_concurrency
-    from advisor.compare.request import MAX_CONCURRENCY_CAP
-    from advisor.render.markdown import engine_label
-    from advisor.render.options import DEFAULT_TPS_TARGET
-    from advisor.understand import resolve_scenario as _resolve
-
-    many = facts if (facts.concurrency or 1) > 1 else facts.model_copy(update={"concurrency": _MANY_USERS})
-    ctx = max(p.depth + p.prompt_tokens + p.gen_tokens, facts.context_window or 0)
-    target = facts.target_decode_tps or DEFAULT_TPS_TARGET
-
-    def each_at(k: int) -> Prediction:
-        return predict_scenario(store, many.model_copy(update={"concurrency": k}))
-
-    fallback = ""
-    try:
-        res = _resolve(store, many)
-        hw, model, quant = res.hardware, res.model, res.quant
-        if hw is None or model is None or quant is None:
-            return None
-        n = max_concurrency(hw, model, quant.bits_per_weight, ctx)
-        if n < 1 and many is not facts:  # the many-user set-up does not fit: count in the one answered below
-            server = predict_scenario(store, many)
-            fallback = (f" {engine_label(server.backend)} with {server.quant} weights, what many users are usually "
-                        f"served with here, does not fit; counted as answered below instead.")
-            many = facts.model_copy(update={"concurrency": 2, "backend": facts.backend or p.backend,
-                                            "quant": facts.quant or p.quant})
-            res = _resolve(store, many)
-            if res.quant is None:
-                return None
-            n = max_concurrency(hw, model, res.quant.bits_per_weight, ctx)
-        if n < 1:
-            return None
-        at = each_at(n)
-        rate = at.decode_tps_per_seq or at.decode_tps
-        keep = None
-        if rate < target:  # the most at once that still get the target each (per-user speed falls with users)
-            lo, hi = 0, n
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                q = each_at(mid)
-                lo, hi = (mid, hi) if (q.decode_tps_per_seq or q.decode_tps) >= target else (lo, mid)
-            keep = lo
-    except AdvisorError:
-        return None
-    count = f"at least {n:,}" if n >= MAX_CONCURRENCY_CAP else f"about {n:,}"
-    why = "your target" if facts.target_decode_tps else "about twice reading speed"
-    if keep is None:
-        kept = f" That is at least {target:g} tok/s each ({why}) even with all of them."
-    elif keep == 0:
-        kept = f" Even one conversation gets under {target:g} tok/s ({why}) here."
-    else:
-        kept = f" To keep each at {target:g} tok/s or more ({why}): about {keep:,} at once."
-    return (f"**Users at once: {count} conversations of {ctx:,} tokens fit in memory together** (weights, plus "
-            f"each one's KV cache), served by {engine_label(at.backend)} with {at.quant} weights; with all {n:,} "
-            f"streaming, each gets ≈ {rate:.1f} tok/s ({at.decode_tps:,.0f} tok/s in all).{kept}{fallback} Fewer users, "
-            "faster each; longer conversations, fewer fit.")
-
-
-_MANY_USERS = 64  # users assumed to choose the engine and format of a "how many users" answer (none stated)
-
-
-def _which_model(text: str | None) -> bool:
-    from advisor.intake._model_pick import WHICH_MODEL
-
-    return bool(WHICH_MODEL.search(text or ""))
-
-
-def _how_many(text: str | None) -> bool:
-    from advisor.intake._dialog import HOW_MANY
-
-    return bool(HOW_MANY.search(text or ""))
-
-
 def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     """One chat turn: understand the message, ask for what is missing, or answer with a verdict.
 
@@ -608,31 +380,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     lines: list[str] = []
     if upd.not_understood:
         lines += [f"- {x}" for x in upd.not_understood]
-    if (not facts.hardware and not facts.compare_hardware and not facts.bandwidth_gbs
-            and _buying(text) and not facts.measured_decode_tps and not facts.measured_prefill_tps):
-        # no model named either: the comparison below takes the common default model and says so
-        from advisor.intake._dialog import buying_shortlist
-
-        picks, said = buying_shortlist(facts.concurrency, text or "")
-        facts = facts.model_copy(update={"hardware": picks[0], "compare_hardware": picks[1:]})
-        notes.append(said)
-    if (facts.hardware and not (facts.model or facts.params_b or facts.compare_models) and not facts.measured_decode_tps
-            and not facts.measured_prefill_tps and _which_model(text)):
-        from advisor.intake._model_pick import model_shortlist
-
-        models, said = model_shortlist(facts.use, text or "")
-        facts = facts.model_copy(update={"model": models[0], "compare_models": models[1:]})
-        notes.append(said)
-    if (facts.hardware and not facts.compare_hardware and (facts.model or facts.params_b) and _how_many(text)
-            and not facts.gpu_count and not re.match(r"\s*\d+\s*[x×]", facts.hardware)):
-        from advisor.render.options import SCALE_OUT, candidate_name
-
-        one, _ = candidate_name(store, facts.hardware, facts.memory_gb)
-        if one is not None:
-            hid = one.split()[0]
-            facts = facts.model_copy(update={"compare_hardware": [f"{hid}x{n}" for n in SCALE_OUT]})
-            notes.append(f"You asked how many: compared 1, {', '.join(str(n) for n in SCALE_OUT)} of the "
-                         f"{facts.hardware}.")
+    facts = reframe(store, facts, text, notes)  # buying, "which model?", "how many cards?": what is compared
     if len(facts.compare_hardware or []) >= 2 and not (facts.model or facts.params_b or facts.compare_models):
         # Several machines and no model yet: answer the comparison on a common model, and say so.
         from advisor.intake._dialog import DEFAULT_COMPARE_MODEL
@@ -681,8 +429,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         understood = report.facts_summary(facts)
         reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, understood, f"**{ask_txt}**")
                               if x)
-    if verdict is not None and verdict.prediction is not None and _HOW_MANY_USERS.search(text or ""):
-        cap = _users_at_once(store, facts, verdict.prediction)
+    if verdict is not None and verdict.prediction is not None and asks_users(text):
+        cap = users_at_once(store, facts, verdict.prediction)
         if cap:  # the answer to the question asked leads; the verdict below is one conversation's
             from advisor.render.markdown import engine_label
 

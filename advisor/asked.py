@@ -1,0 +1,147 @@
+"""What a question asks for beyond a verdict: what to buy, which model, how many cards, how many users.
+
+The chat (:func:`advisor.service.ask`) reframes the facts with :func:`reframe` (a shortlist of machines or models
+to compare, more of a named card) and leads its answer with :func:`users_at_once` when the person asked how many
+users a machine holds.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.errors import AdvisorError
+from advisor.models import Prediction, Scenario
+from knowledge.store import Store
+
+__all__ = ["asks_users", "reframe", "users_at_once"]
+
+
+def reframe(store: Store, facts: Scenario, text: str, notes: list[str]) -> Scenario:
+    """The facts with what the question asks to compare: a buying question's shortlist of machines (no machine
+    named), a "which model?" question's shortlist of models (a machine, no model), or 1, 2, 4 and 8 of a named card
+    ("how many H100s?"). Each adds the sentence that says so to ``notes``."""
+    if (not facts.hardware and not facts.compare_hardware and not facts.bandwidth_gbs
+            and _buying(text) and not facts.measured_decode_tps and not facts.measured_prefill_tps):
+        # no model named either: the comparison below takes the common default model and says so
+        from advisor.intake._dialog import buying_shortlist
+
+        picks, said = buying_shortlist(facts.concurrency, text or "")
+        facts = facts.model_copy(update={"hardware": picks[0], "compare_hardware": picks[1:]})
+        notes.append(said)
+    if (facts.hardware and not (facts.model or facts.params_b or facts.compare_models) and not facts.measured_decode_tps
+            and not facts.measured_prefill_tps and _which_model(text)):
+        from advisor.intake._model_pick import model_shortlist
+
+        models, said = model_shortlist(facts.use, text or "")
+        facts = facts.model_copy(update={"model": models[0], "compare_models": models[1:]})
+        notes.append(said)
+    if (facts.hardware and not facts.compare_hardware and (facts.model or facts.params_b) and _how_many(text)
+            and not facts.gpu_count and not re.match(r"\s*\d+\s*[x×]", facts.hardware)):
+        from advisor.render.options import SCALE_OUT, candidate_name
+
+        one, _ = candidate_name(store, facts.hardware, facts.memory_gb)
+        if one is not None:
+            hid = one.split()[0]
+            facts = facts.model_copy(update={"compare_hardware": [f"{hid}x{n}" for n in SCALE_OUT]})
+            notes.append(f"You asked how many: compared 1, {', '.join(str(n) for n in SCALE_OUT)} of the "
+                         f"{facts.hardware}.")
+    return facts
+
+
+def asks_users(text: str | None) -> bool:
+    """"How many users / people / requests can it hold?"."""
+    return bool(_HOW_MANY_USERS.search(text or ""))
+
+
+def _buying(text: str | None) -> bool:
+    from advisor.intake._dialog import BUYING
+
+    return bool(BUYING.search(text or ""))
+
+
+_HOW_MANY_USERS = re.compile(r"\bhow\s+many\s+(?:concurrent\s+|simultaneous\s+|parallel\s+)?(?:users|people|requests|"
+                             r"sessions|conversations|chats|streams)\b(?:\s+at\s+once)?\s+(?:can|could|will|would|does|do|"
+                             r"is|are)\b", re.I)
+
+
+def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
+    """"How many users can it hold?": the conversations that fit in memory at once, the speed each gets with that
+    many streaming (the step model at that batch), and how many keep each at the per-user target, in one paragraph.
+
+    Each conversation holds its context: the stated context window when one was given ("8k context each"), else
+    prompt + answer (+ depth). Engine and weight format are those of many users on that machine
+    (:func:`advisor.understand.resolve_scenario` at :data:`_MANY_USERS` users when none were stated: vLLM with the
+    checkpoint's BF16 weights on a datacenter GPU), so the count and the speed are for one set-up, and it is
+    named. The target is the stated one, else :data:`advisor.render.options.DEFAULT_TPS_TARGET` (10 tok/s)."""
+    from advisor import service
+    from advisor.compare.capacity import max_concurrency
+    from advisor.compare.request import MAX_CONCURRENCY_CAP
+    from advisor.render.markdown import engine_label
+    from advisor.render.options import DEFAULT_TPS_TARGET
+    from advisor.understand import resolve_scenario as _resolve
+
+    many = facts if (facts.concurrency or 1) > 1 else facts.model_copy(update={"concurrency": _MANY_USERS})
+    ctx = max(p.depth + p.prompt_tokens + p.gen_tokens, facts.context_window or 0)
+    target = facts.target_decode_tps or DEFAULT_TPS_TARGET
+
+    def each_at(k: int) -> Prediction:
+        return service.predict_scenario(store, many.model_copy(update={"concurrency": k}))
+
+    fallback = ""
+    try:
+        res = _resolve(store, many)
+        hw, model, quant = res.hardware, res.model, res.quant
+        if hw is None or model is None or quant is None:
+            return None
+        n = max_concurrency(hw, model, quant.bits_per_weight, ctx)
+        if n < 1 and many is not facts:  # the many-user set-up does not fit: count in the one answered below
+            server = service.predict_scenario(store, many)
+            fallback = (f" {engine_label(server.backend)} with {server.quant} weights, what many users are usually "
+                        f"served with here, does not fit; counted as answered below instead.")
+            many = facts.model_copy(update={"concurrency": 2, "backend": facts.backend or p.backend,
+                                            "quant": facts.quant or p.quant})
+            res = _resolve(store, many)
+            if res.quant is None:
+                return None
+            n = max_concurrency(hw, model, res.quant.bits_per_weight, ctx)
+        if n < 1:
+            return None
+        at = each_at(n)
+        rate = at.decode_tps_per_seq or at.decode_tps
+        keep = None
+        if rate < target:  # the most at once that still get the target each (per-user speed falls with users)
+            lo, hi = 0, n
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                q = each_at(mid)
+                lo, hi = (mid, hi) if (q.decode_tps_per_seq or q.decode_tps) >= target else (lo, mid)
+            keep = lo
+    except AdvisorError:
+        return None
+    count = f"at least {n:,}" if n >= MAX_CONCURRENCY_CAP else f"about {n:,}"
+    why = "your target" if facts.target_decode_tps else "about twice reading speed"
+    if keep is None:
+        kept = f" That is at least {target:g} tok/s each ({why}) even with all of them."
+    elif keep == 0:
+        kept = f" Even one conversation gets under {target:g} tok/s ({why}) here."
+    else:
+        kept = f" To keep each at {target:g} tok/s or more ({why}): about {keep:,} at once."
+    return (f"**Users at once: {count} conversations of {ctx:,} tokens fit in memory together** (weights, plus "
+            f"each one's KV cache), served by {engine_label(at.backend)} with {at.quant} weights; with all {n:,} "
+            f"streaming, each gets ≈ {rate:.1f} tok/s ({at.decode_tps:,.0f} tok/s in all).{kept}{fallback} Fewer users, "
+            "faster each; longer conversations, fewer fit.")
+
+
+_MANY_USERS = 64  # users assumed to choose the engine and format of a "how many users" answer (none stated)
+
+
+def _which_model(text: str | None) -> bool:
+    from advisor.intake._model_pick import WHICH_MODEL
+
+    return bool(WHICH_MODEL.search(text or ""))
+
+
+def _how_many(text: str | None) -> bool:
+    from advisor.intake._dialog import HOW_MANY
+
+    return bool(HOW_MANY.search(text or ""))

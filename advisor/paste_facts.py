@@ -1,0 +1,152 @@
+"""A pasted tool output's facts merged into the conversation's: measured rates, the run's own lengths, model and
+format, serving benchmarks as a loaded server's run, and the checks that the output ran on the machine named.
+
+:func:`advisor.service.import_output` calls these; they hold the importer's merge rules in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.diagnose import FOREIGN_X
+from advisor.errors import AdvisorError
+from advisor.models import Measurement, Scenario
+from advisor.understand.symptoms import read_symptoms
+from knowledge.store import Store
+
+__all__ = ["SERVING_FORMATS", "backend_clash", "foreign_rate", "merge_measurements"]
+
+_RUN_FIELDS = ("model", "quant", "params_b")  # what a run's output says about the model it ran
+# Tools whose rates are one stream running alone (a benchmark or a one-shot CLI run, not a shared server).
+_ALONE_FORMATS = ("llama-bench", "llama-cli", "llama-simple", "llama-run", "llama-perf", "llama-print-timings",
+                  "mlx-generate", "mlx-lm-benchmark", "mlx_lm.generate", "mlx_lm.benchmark")
+
+
+def _model_size(store: Store | None, s: Scenario) -> float | None:
+    """Total parameters (billions) of the scenario's model: stated, else the catalog's (None when unknown)."""
+    if s.params_b or not s.model or store is None:
+        return s.params_b
+    from knowledge import catalog
+
+    try:
+        return catalog.resolve_model(store, s.model).value.params_b
+    except AdvisorError:
+        return None
+
+
+def _other_model(store: Store | None, s: Scenario, ms: list[Measurement]) -> bool:
+    """The output ran another model than the one the conversation named: both sizes known, more than 25 %
+    apart ("gpt-oss 120b" in the chat, a llama-bench table of ``qwen3moe 30B.A3B``). A generic name of the
+    same model ("llama 8B" for "Llama 3.1 8B") is the same model, and the person's name for it is kept."""
+    run = next((m.params_b for m in ms if m.params_b), None)
+    said = _model_size(store, s) if s.model else None
+    return bool(run and said and abs(run - said) > 0.25 * max(run, said))
+
+
+def merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, store: Store | None = None) -> Scenario:
+    """Fill the scenario's measured rates and counts from parsed tool output (first sound values).
+
+    A measured rate is compared with the expectation at its own prompt length, so the measurement's
+    prompt and answer lengths replace the scenario's. Aggregate serving-benchmark rates (vLLM) are
+    not single-stream rates and are not used as such. When the output ran another model than the one the
+    conversation named (:func:`_other_model`), the run's model, format and size replace the conversation's:
+    the rates belong to the model that produced them.
+    """
+    upd: dict[str, Any] = {}
+    if fmt.startswith(SERVING_FORMATS):
+        return _merge_serving(s, ms)
+    deep = max((m.depth or 0 for m in ms), default=0)
+    if deep and read_symptoms(s.question).long_context:
+        # "why is prompt processing slow at 16k?" over a table with `pp512 @ d16384` rows: judge the deep rows
+        ms = [m for m in ms if (m.depth or 0) == deep] + [m for m in ms if (m.depth or 0) != deep]
+    if _other_model(store, s, ms):
+        s = s.model_copy(update=dict.fromkeys(_RUN_FIELDS))
+    if fmt.startswith(_ALONE_FORMATS) and any(
+            (m.batch or 1) == 1 and (m.decode_tps or m.prefill_tps) for m in ms):
+        upd["measured_streams"] = 1
+    for m in ms:
+        if m.decode_tps and "measured_decode_tps" not in upd and (m.batch or 1) == 1:
+            upd["measured_decode_tps"] = m.decode_tps
+            if m.gen_tokens:
+                upd["gen_tokens"] = m.gen_tokens
+            if m.depth:
+                upd["depth"] = m.depth
+        if m.prefill_tps and "measured_prefill_tps" not in upd and (m.batch or 1) == 1:
+            upd["measured_prefill_tps"] = m.prefill_tps
+            if m.prompt_tokens:
+                upd["prompt_tokens"] = m.prompt_tokens
+        for f_src, f_dst in (("model", "model"), ("quant", "quant"), ("backend", "backend"),
+                             ("n_gpu_layers", "n_gpu_layers"), ("params_b", "params_b"), ("depth", "depth"),
+                             ("gpu_fraction", "gpu_fraction")):
+            v = getattr(m, f_src)
+            # The format the tool printed is the run's own (the file it loaded): it replaces one said earlier
+            # in the conversation ("what if Q4_K_M?" before a paste of an IQ3_M run is not what was measured).
+            if v is not None and f_dst not in upd and (getattr(s, f_dst) is None or f_dst == "quant"):
+                upd[f_dst] = v
+    return s.model_copy(update=upd)
+
+
+SERVING_FORMATS = ("vllm-bench", "sglang-bench")  # a loaded server's run: totals over many requests at once
+
+
+def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
+    """A serving benchmark's run as the person's workload (vLLM ``bench serve``, SGLang ``bench_serving``).
+
+    Its output throughput is summed over the requests in flight (``measured_is_aggregate``) at the run's max
+    concurrency, else the users the person named, else the concurrency it implies (Little's law: output
+    tok/s × mean TPOT, s = requests decoding at once); its token totals ÷ completed requests are one request's
+    prompt and answer; its mean TTFT (queueing included) is the wait each request saw.
+    """
+    m = next((x for x in ms if x.decode_tps), None)
+    if m is None or m.decode_tps is None:
+        return s
+    upd: dict[str, Any] = {"measured_decode_tps": m.decode_tps, "measured_is_aggregate": True,
+                           "backend": s.backend or m.engine or m.backend}
+    n = m.batch or s.concurrency
+    if not n and m.tpot_s:
+        n = max(1, round(m.decode_tps * m.tpot_s))
+    if n:
+        upd["concurrency"] = s.concurrency or n
+        upd["measured_streams"] = n
+    if m.requests:
+        for src, dst in (("prompt_tokens", "prompt_tokens"), ("gen_tokens", "gen_tokens")):
+            total = getattr(m, src)
+            if total and total >= m.requests:
+                upd[dst] = max(1, round(total / m.requests))
+    if m.ttft_s:
+        upd["measured_ttft_s"] = m.ttft_s
+    if m.model and s.model is None:
+        upd["model"] = m.model
+    return s.model_copy(update=upd)
+
+
+def backend_clash(measurements: list[Any], hw: Any) -> tuple[str, str, str] | None:
+    """(why, an example machine, the named machine) when a measurement's API cannot run on the named machine
+    (:func:`advisor.understand.engine.accel_conflict`: CUDA on a Mac, Metal on a GeForce), else None."""
+    from advisor.understand.engine import accel_conflict
+
+    if hw is None:
+        return None
+    for m in measurements:
+        c = accel_conflict(m.backend, hw) if m.backend else None
+        if c:
+            return c[0], c[1], str(hw.name)
+    return None
+
+
+def foreign_rate(res: Any, measurements: list[Any]) -> tuple[float, float] | None:
+    """(measured decode tok/s, this machine's roofline ceiling) when a pasted single-stream decode is over
+    :data:`FOREIGN_X` × what the named machine's memory can deliver for the model (bandwidth × devices ÷ weight bytes
+    per token; :func:`advisor.roofline.decode_ceiling_tps`): numbers from another machine or a smaller model. None
+    otherwise, or when the machine, model or format is not known."""
+    from advisor import roofline
+
+    hw, model, quant = res.hardware, res.model, res.quant
+    if hw is None or model is None or quant is None or not hw.bandwidth_gbs:
+        return None
+    top = roofline.decode_ceiling_tps(hw.bandwidth_gbs * max(1, hw.n_devices or 1),
+                                      roofline.weight_bytes_read_per_token(model, quant.bits_per_weight))
+    for m in measurements:
+        if m.decode_tps and (m.batch or 1) <= 1 and top and m.decode_tps > FOREIGN_X * top:
+            return float(m.decode_tps), float(top)
+    return None
