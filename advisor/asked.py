@@ -59,9 +59,11 @@ def _buying(text: str | None) -> bool:
     return bool(BUYING.search(text or ""))
 
 
-_HOW_MANY_USERS = re.compile(r"\bhow\s+many\s+(?:concurrent\s+|simultaneous\s+|parallel\s+)?(?:users|people|requests|"
-                             r"sessions|conversations|chats|streams)\b(?:\s+at\s+once)?\s+(?:can|could|will|would|does|do|"
-                             r"is|are)\b", re.I)
+_HOW_MANY_USERS = re.compile(r"\bhow\s+many\s+(?:concurrent\s+|simultaneous\s+|parallel\s+)?(?:users|people|ppl|folks|"
+                             r"requests|sessions|conversations|chats|streams|clients|seats)\b(?:\s+at\s+once)?\s+"
+                             r"(?:can|could|will|would|does|do|is|are|for|on|with|fit)\b"
+                             r"|\bwie\s+viele\s+(?:gleichzeitige\s+)?(?:nutzer|benutzer|user|leute|anfragen)\b"
+                             r"|\bcu[aá]ntos\s+usuarios\b|\bcombien\s+d['’]?\s*utilisateurs\b", re.I)
 
 
 def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:

@@ -530,6 +530,7 @@ class Verdict(BaseModel):
     # GB the context window the person allocates needs with the weights, when more than the workload's own (None else)
     allocated_gb: float | None = None
     allocated_tokens: int | None = None
+    target_tps: float | None = None  # the per-user decode speed the person needs (a target, not a measurement)
 
 
 class ModelRun(BaseModel):

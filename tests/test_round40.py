@@ -620,3 +620,46 @@ def test_a_prediction_never_exceeds_its_roofline(store):
     p = predict_scenario(store, Scenario(bandwidth_gbs=0.1, tflops=0.001, memory_gb=0.1, params_b=0.001))
     lo, hi = p.decode_tps_range
     assert p.decode_tps <= p.decode_ceiling_tps and lo <= hi <= p.decode_ceiling_tps
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    ("is 20 tok/s possible on an M4 Pro 48GB with gemma 3 27b?", 20.0),
+    ("Schafft eine RTX 4070 Ti Super 20 Token pro Sekunde mit Qwen3 32B?", 20.0),
+    ("¿Puede una RTX 3060 dar 30 tokens por segundo con llama 3.1 8b?", 30.0),
+    ("Est-ce qu'un Mac mini M4 24 Go peut atteindre 20 tokens par seconde avec mistral 7b ?", 20.0),
+    ("How many simultaneous users will an H200 support with gpt-oss-120b, 16k context, 25 tok/s each?", 25.0),
+])
+def test_more_questions_for_a_rate_are_targets(store, text, target):
+    e = extract(text, store)
+    assert e.target_decode_tps == target and e.measured_decode_tps is None
+
+
+@pytest.mark.parametrize("text", ["can my 3090 do 40 tok/s with qwen3 32b?",
+                                  "I need at least 50 tok/s from llama 3.3 70b on 2x rtx 3090, can it?",
+                                  "can an L4 serve 20 users at 25 tok/s each with llama 3.1 8b?"])
+def test_a_missed_target_is_a_no(store, text):
+    head = _ask(store, text).reply.split("\n\n")[0]
+    assert head.startswith("**No: about") and "tok/s you want" in head and "comfortably" not in head
+
+
+def test_a_met_target_stays_a_yes(store):
+    assert _ask(store, "can my 4090 do 40 tok/s with llama 3.1 8b?").reply.startswith("**Yes, comfortably")
+
+
+@pytest.mark.parametrize("text", ["how many ppl can my 2x rtx 3090 serve with qwen 2.5 14b?",
+                                  "How many concurrent users for Llama 3.3 70B on 4x A100 80GB?",
+                                  "Wie viele Nutzer kann eine RTX 5090 mit Llama 3.1 8B bedienen?"])
+def test_more_how_many_users_phrasings(store, text):
+    assert _ask(store, text).reply.startswith("**Users at once:")
+
+
+def test_no_batch_stream_outruns_a_stream_alone(store):
+    from advisor.service import predict_scenario
+
+    one, *more = [predict_scenario(store, Scenario(hardware="H100 SXM", model="llama 3.1 8b", quant="BF16",
+                                                   backend="vllm", concurrency=b)) for b in (1, 8, 32, 128)]
+    assert all(m.decode_tps_per_seq <= one.decode_tps_per_seq * 1.0001 for m in more)
+
+
+def test_two_cpu_sockets_are_not_offered_tensor_parallel(store):
+    assert "tensor-parallel" not in _ask(store, "server with 0 GPUs, dual EPYC 9654, deepseek r1 q4_k_m").reply

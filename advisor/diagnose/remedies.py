@@ -518,7 +518,7 @@ NO_PURCHASE = ("smaller_model", "quantization")
 def _tp_applies(c: Ctx) -> bool:
     p = c.pred
     return bool(p is not None and (p.hardware.get("n_devices") or 1) > 1 and p.hardware.get("layout") == "layer_split"
-                and p.memory.fits is not False)
+                and p.memory.fits is not False and c.kind != "cpu")  # two CPU sockets are not two GPUs
 
 
 @register("tensor_parallel", "fix_configuration", 1, _tp_applies)

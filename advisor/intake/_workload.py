@@ -127,6 +127,12 @@ _ABILITY_Q = re.compile(r"^\s*(?:\W*[\w']+\W+){0,2}?(?:can|could|will|would|does
 _MEASURED_Q = re.compile(r"\b(?:i|we)\s+(?:only\s+)?(?:get|got|see|saw|measured?|am\s+getting|are\s+getting)\b|"
                          r"\b(?:i'm|we're)\s+getting\b|\bonly\b|\bcurrently\b|\bnormal\b|\bexpected\b|\bright\b|\bwhy\b",
                          re.I)
+# The same question in German, Spanish and French (the sentence opens with the modal), or asking whether a rate is
+# possible, or how many users get it.
+_ABILITY_OTHER = re.compile(r"^\W*(?:[\w']+\W+){0,2}?(?:schafft|schaffen|kann|k[öo]nnen|k[öo]nnte|packt|puede|pueden|"
+                            r"podr[ií]a|podr[aá]|puedo|podemos|peut|peuvent|pourrait|pourra|est-ce\s+qu)", re.I)
+_POSSIBLE = re.compile(r"\b(?:possible|achievable|realistic|doable|feasible|m[öo]glich|posible|r[ée]aliste)\b", re.I)
+_HOW_MANY_Q = re.compile(r"\bhow\s+many\b|\bwie\s+viele\b|\bcu[aá]ntos\b|\bcombien\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")  # not the dot of "3.1" or "2.5"
 
 
@@ -139,7 +145,11 @@ def _asks_for_rate(msg: Msg, start: int, end: int) -> bool:
     stop = _SENTENCE_END.search(tail)
     asked = stop.group(0) == "?" if stop else msg.orig.rstrip().endswith("?")
     sentence = head + " " + (tail[:stop.start()] if stop else tail)
-    if _ABILITY_Q.search(head) is None or _MEASURED_Q.search(sentence) is not None:
+    if _MEASURED_Q.search(sentence) is not None:
+        return False
+    if asked and (_ABILITY_OTHER.search(head) or _POSSIBLE.search(sentence) or _HOW_MANY_Q.search(head)):
+        return True  # "is 20 tok/s possible…?", "Schafft eine 4070 20 Token pro Sekunde?", "how many users … 25 tok/s each?"
+    if _ABILITY_Q.search(head) is None:
         return False
     # without its "?", only a sentence that opens with the modal ("will a 5090 get 100 tok/s"), not "I can get …"
     return asked or re.match(r"\s*(?:can|could|will|would|does|do|is\s+it\s+possible)\b", head, re.I) is not None

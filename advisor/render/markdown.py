@@ -244,12 +244,17 @@ def feel_wait(ttft: float | None) -> str:
     return "long enough to feel broken"
 
 
-def plain_answer(p: Prediction) -> str:
-    """One sentence a person who knows nothing about prefill understands (thresholds: module docstring)."""
+def plain_answer(p: Prediction, target_tps: float | None = None) -> str:
+    """One sentence a person who knows nothing about prefill understands (thresholds: module docstring); with a
+    per-user speed the person needs (``target_tps``) that the prediction misses, a "No" that says by how much."""
     tps = p.decode_tps_per_seq or p.decode_tps or 0
     if not p.memory.fits:
         return (f"**No, not comfortably: it needs about {p.memory.required_gb:.0f} GB but only "
                 f"{p.memory.usable_gb:.0f} GB is usable here.** It would spill out of fast memory and crawl.")
+    if target_tps and tps < 0.95 * target_tps:
+        each = " for each user" if p.concurrency > 1 else ""
+        return (f"**No: about {fmt_rate(tps)} tok/s{each}, under the {target_tps:g} tok/s you want** "
+                f"({feel_speed(tps).removeprefix('≈ ')}); the fixes below say what closes the gap.")
     verdict = ("Yes, comfortably" if tps >= COMFORTABLE_TPS else "Yes" if tps >= READING_TPS else
                "Yes, but slowly" if tps >= 0.5 * READING_TPS else "Technically yes, but it will feel broken")
     ttft = p.ttft_s
@@ -373,7 +378,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             return (f"**Within the usual range for this hardware, but at its low end ({what}, about {_fmt_rate(exp)} "
                     f"expected{usual}); {phase} is what limits you.**")
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
-    return plain_answer(p) if p is not None else ""
+    return plain_answer(p, v.target_tps) if p is not None else ""
 
 
 def decode_words(v: Verdict, mt: float) -> str:
