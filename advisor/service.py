@@ -188,6 +188,21 @@ def diagnose_scenario(store: Store, scenario: Scenario, *, question: str | None 
     return diagnose_resolved(store, res, question=question)
 
 
+def _other_gpu(store: Store, res: Any, device: str) -> bool:
+    """The GPU a tool output names (llama-bench's "Device 0: NVIDIA GeForce RTX 3060") is another card than the one
+    the conversation named (an RTX 4090): the run was on that card (CUDA_VISIBLE_DEVICES, the main GPU), not this one."""
+    from knowledge import catalog
+    from knowledge.seed import split_hw_id
+
+    if res.hardware is None or res.hardware.kind not in ("discrete_gpu", "datacenter_gpu"):
+        return False
+    try:
+        m = catalog.resolve_hardware(store, device)
+    except AdvisorError:
+        return False
+    return m.confidence >= 0.8 and split_hw_id(m.value.id)[0] != split_hw_id(res.hardware.id)[0]
+
+
 def import_output(
     store: Store, text: str, *, hardware: str | None = None, save: bool = True, scenario: Scenario | None = None,
     words_read: bool = False,
@@ -219,7 +234,8 @@ def import_output(
         res = resolve_scenario(store, sc)
         clash = backend_clash(parsed.measurements, res.hardware)
         own_machine = str(parsed.machine.get("hardware") or "")
-        if clash and own_machine and base.hardware != own_machine:
+        had_clash = clash is not None
+        if own_machine and base.hardware and base.hardware != own_machine and (clash or _other_gpu(store, res, own_machine)):
             # the output names the machine it ran on (llama-bench's "Device 0: …"), which can run its API: judged there
             sc = merge_measurements(base.model_copy(update={"hardware": own_machine[:300], "memory_gb": None,
                                                              "raw_output": text[:20000]}),
@@ -230,6 +246,9 @@ def import_output(
             if clash is None and res.hardware is not None:
                 moved = (f" The output itself says it ran on the {res.hardware.name} ({own_machine}), not the "
                          f"{base.hardware} named: judged on the {res.hardware.name}.")
+                if not had_clash:  # both cards run the API: one box with two GPUs, and the run took the other one
+                    moved += (f" If the {base.hardware} is in the same machine, the run used the other card: pick it "
+                              "with CUDA_VISIBLE_DEVICES (or llama.cpp's --main-gpu / --device).")
         if clash:  # the output ran elsewhere: not this machine's numbers (not compared, not saved as its results)
             # nor the engine the conversation named for that machine: the run's own (its table) stands
             other = dict.fromkeys(("hardware", "memory_gb", "backend"))

@@ -663,3 +663,22 @@ def test_no_batch_stream_outruns_a_stream_alone(store):
 
 def test_two_cpu_sockets_are_not_offered_tensor_parallel(store):
     assert "tensor-parallel" not in _ask(store, "server with 0 GPUs, dual EPYC 9654, deepseek r1 q4_k_m").reply
+
+
+def test_a_paste_from_another_card_of_the_same_vendor_is_judged_on_it(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    text = """ggml_cuda_init: found 1 CUDA devices:
+  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes
+| model                          |       size |     params | backend    | ngl |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         pp512 |      2105.50 ± 5.10 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |         61.40 ± 0.50 |
+"""
+    st = Store(str(tmp_path / "s.duckdb"))
+    out = service.import_output(st, text, hardware="RTX 4090", save=False)
+    assert "says it ran on the GeForce RTX 3060" in out.message and "CUDA_VISIBLE_DEVICES" in out.message
+    assert out.verdict.status == "normal"
+    same = service.import_output(st, text, hardware="RTX 3060", save=False)
+    assert "says it ran on" not in same.message
