@@ -337,7 +337,7 @@ def model_options(store: Store, facts: Scenario) -> Options | None:
             own.setdefault(p.quant, []).append(name)
         rows.append({"name": name, "fits": p.memory.fits, "users_fit": None, "first_word_s": p.ttft_s,
                      "tps_each": p.decode_tps_per_seq or p.decode_tps, "meets": None,
-                     "memory_gb": p.memory.required_gb})
+                     "memory_gb": p.memory.required_gb, "params_b": (p.model or {}).get("params_b")})
     if len(rows) < 2:
         return None
     if own:
@@ -449,9 +449,13 @@ def options_markdown(opt: Options) -> str:
         fitting = [r for r in rows if r["fits"]]
         target = wl.get("target_tps") or DEFAULT_TPS_TARGET
         usable = [r for r in fitting if (r["tps_each"] or 0) >= target]
-        biggest = max(fitting, key=lambda r: r["memory_gb"] or 0) if fitting else None
+
+        def size(r: dict[str, Any]) -> float:  # the model's parameters (its weights' memory when unknown)
+            return float(r.get("params_b") or r["memory_gb"] or 0)
+
+        biggest = max(fitting, key=size) if fitting else None
         if usable and biggest is not None and biggest not in usable:
-            best = max(usable, key=lambda r: r["memory_gb"] or 0)
+            best = max(usable, key=size)
             why = "your target" if wl.get("target_tps") else "about twice reading speed"
             lead = (f"**On the {wl.get('hardware')}, the largest that runs at {target:g} tok/s or more ({why}) is "
                     f"{best['name']}**: {fmt_rate(best['tps_each'])} tok/s ({feel_speed(best['tps_each'])}). "
