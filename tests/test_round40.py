@@ -682,3 +682,15 @@ def test_a_paste_from_another_card_of_the_same_vendor_is_judged_on_it(tmp_path):
     assert out.verdict.status == "normal"
     same = service.import_output(st, text, hardware="RTX 3060", save=False)
     assert "says it ran on" not in same.message
+
+
+def test_mlx_off_apple_silicon_is_told_to_switch_engine(store):
+    v = _ask(store, "I run MLX on my RTX 4090 with llama 3.1 8b and get 60 tok/s").verdict
+    assert v.fixes[0].title.startswith("Run it with llama.cpp or vLLM instead of MLX")
+    assert not any("Mac's memory" in f.title for f in v.fixes)
+
+
+def test_vllm_on_a_mac_is_offered_mlx_formats_not_fp8(store):
+    v = _ask(store, "vllm on my M3 Max 64GB with qwen 2.5 14b, 10 tok/s").verdict
+    titles = " ".join(f.title for f in v.fixes)
+    assert "MLX 4-bit" in titles and "FP8" not in titles and "AWQ" not in titles

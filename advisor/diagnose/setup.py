@@ -237,6 +237,11 @@ def _check_placement(c: Ctx) -> Fix | None:
     """Check where the layers run and what else holds the GPU (the check in this engine's own words)."""
     if _ollama_on_cpu(c):
         return None  # the layers are on the CPU by Ollama's design here: ollama_vulkan says what moves them
+    if c.sit.engine == "mlx" and c.kind != "apple_soc" and c.kind is not None:
+        title = "Run it with llama.cpp or vLLM instead of MLX (built for Apple silicon)"
+        why = ("MLX's kernels are written for Apple's GPUs; on this hardware its young CUDA or CPU build is what runs, "
+               "well below the engines made for it.")
+        return _setup(c, title, why, "which MLX build is installed (mlx[cuda] or mlx[cpu]) and the device it reports.")
     if c.sit.engine == "mlx" or c.kind == "apple_soc":
         title = "Check that nothing else holds the Mac's memory or GPU (other apps, swapping) while it runs"
         why = "MLX and Metal run every layer on the GPU; what slows them is memory pressure or another app on the GPU."

@@ -31,8 +31,8 @@ def targets(c: Ctx) -> list[str]:
     """The formats a smaller download of this model comes in, for its engine (best first)."""
     q = c.sit.quant
     eco = q.ecosystem if q else ""
-    if eco == "mlx" or c.sit.engine == "mlx":
-        return ["MLX 4-bit g64", "MLX 8-bit g64"]
+    if eco == "mlx" or c.sit.engine == "mlx" or (c.kind == "apple_soc" and c.sit.engine in ("vllm", "sglang")):
+        return ["MLX 4-bit g64", "MLX 8-bit g64"]  # (vLLM on a Mac runs MLX kernels: no FP8 on Apple GPUs)
     if eco in ("vllm", "gptq", "awq") or c.sit.engine in ("vllm", "sglang", "tensorrt-llm"):
         return ["AWQ 4-bit g128", "FP8 (E4M3)"]
     return ["Q4_K_M", "Q8_0"]
