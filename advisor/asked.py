@@ -20,6 +20,9 @@ def reframe(store: Store, facts: Scenario, text: str, notes: list[str]) -> Scena
     """The facts with what the question asks to compare: a buying question's shortlist of machines (no machine
     named), a "which model?" question's shortlist of models (a machine, no model), or 1, 2, 4 and 8 of a named card
     ("how many H100s?"). Each adds the sentence that says so to ``notes``."""
+    from advisor.intake._text import sanitize
+
+    text = sanitize(text)[0]  # as understanding reads it: "wat shud i by" is "what should i buy"
     if (not facts.hardware and not facts.compare_hardware and not facts.bandwidth_gbs
             and _buying(text) and not facts.measured_decode_tps and not facts.measured_prefill_tps):
         # no model named either: the comparison below takes the common default model and says so
@@ -50,7 +53,9 @@ def reframe(store: Store, facts: Scenario, text: str, notes: list[str]) -> Scena
 
 def asks_users(text: str | None) -> bool:
     """"How many users / people / requests can it hold?"."""
-    return bool(_HOW_MANY_USERS.search(text or ""))
+    from advisor.intake._text import sanitize
+
+    return bool(_HOW_MANY_USERS.search(sanitize(text or "")[0]))
 
 
 def _buying(text: str | None) -> bool:

@@ -402,11 +402,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     facts = reframe(store, facts, text, notes)  # buying, "which model?", "how many cards?": what is compared
     if len(facts.compare_hardware or []) >= 2 and not (facts.model or facts.params_b or facts.compare_models):
         # Several machines and no model yet: answer the comparison on a common model, and say so.
-        from advisor.intake._dialog import DEFAULT_COMPARE_MODEL
+        from advisor.intake._dialog import DEFAULT_COMPARE_MODEL, DEFAULT_HOME_MODEL
 
-        facts = facts.model_copy(update={"model": DEFAULT_COMPARE_MODEL, "default_model": DEFAULT_COMPARE_MODEL})
-        notes.append(f"Model not stated: the options are compared on {DEFAULT_COMPARE_MODEL} at Q4_K_M, a common "
-                     "choice for a team; name your model to compare on it instead.")
+        team = (facts.concurrency or 1) >= 4
+        model = DEFAULT_COMPARE_MODEL if team else DEFAULT_HOME_MODEL
+        facts = facts.model_copy(update={"model": model, "default_model": model})
+        notes.append(f"Model not stated: the options are compared on {model} at Q4_K_M, a common choice for "
+                     f"{'a team' if team else 'one person'}; name your model to compare on it instead.")
     q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     missing = intake.missing(facts, store)
     verdict = None

@@ -694,3 +694,16 @@ def test_vllm_on_a_mac_is_offered_mlx_formats_not_fp8(store):
     v = _ask(store, "vllm on my M3 Max 64GB with qwen 2.5 14b, 10 tok/s").verdict
     titles = " ".join(f.title for f in v.fixes)
     assert "MLX 4-bit" in titles and "FP8" not in titles and "AWQ" not in titles
+
+
+@pytest.mark.parametrize("text", ["best gpu under 1000 dollars for llama 3.1 8b",
+                                  "wat shud i buy for my team of 10 devs, llama 3.3 70b"])
+def test_more_buying_phrasings(store, text):
+    assert "You asked what to buy" in _ask(store, text).reply
+
+
+def test_one_persons_comparison_without_a_model_uses_a_home_sized_model(store):
+    r = _ask(store, "I want to buy a GPU, budget 2000 dollars")
+    assert r.facts.model == "Qwen3 32B" and "a common choice for one person" in r.reply
+    t = _ask(store, "what GPU should we buy for 50 users")
+    assert t.facts.model == "Llama 3.3 70B" and "a common choice for a team" in t.reply

@@ -58,6 +58,7 @@ DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
 DEFAULT_GEN_TOKENS = 300
 # Options compared before the model is named are compared on this one (the Compare tab's default too).
 DEFAULT_COMPARE_MODEL = "Llama 3.3 70B"
+DEFAULT_HOME_MODEL = "Qwen3 32B"  # one person's or a household's comparison with no model named: a strong model that fits 24–32 GB
 DEFAULT_CONCURRENCY = 1
 DEFAULT_DEPTH = 0
 
@@ -73,7 +74,8 @@ BUYING = re.compile(
     r"|\b(?:recommend|suggest)\w*\s+(?:me\s+|us\s+)?(?:a\s+|some\s+|the\s+)?(?:gpus?|cards?|hardware|machines?|set-?up|rig)\b"
     r"|\bhow\s+many\s+(?:gpus|cards|h100s|h200s|a100s|l40s|4090s|3090s|5090s)\b"
     r"|\b(?:hardware|gpu)\s+(?:recommendations?|advice|suggestions?)\b"
-    r"|\bbest\s+(?:\w+\s+)?(?:gpus?|cards?|graphics\s+cards?|hardware|macs?|machines?|set-?up|rig|computers?)\s+(?:for|to)\b"
+    r"|\bbest\s+(?:\w+\s+)?(?:gpus?|cards?|graphics\s+cards?|hardware|macs?|machines?|set-?up|rig|computers?)\b"
+    r"[^.?!]{0,40}?\b(?:for|to)\b"  # "best gpu under 1000 dollars for llama 3.1 8b"
     r"|\b(?:want|need|looking|plan\w*|going)\s+to\s+(?:buy|get|purchase)\s+(?:a\s+|an\s+|some\s+|new\s+|more\s+)?"
     r"(?:gpus?|cards?|graphics\s+cards?|hardware|macs?|machines?|computers?|servers?|set-?up|rig)\b"
     r"|\bwhat\s+should\s+(?:i|we|(?:our|my)\s+\w+)\s+(?:buy|get|purchase)\b"

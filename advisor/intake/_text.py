@@ -60,7 +60,7 @@ _FOREIGN_UNITS = (
 _TYPO_FIX = {"promt": "prompt", "promts": "prompts", "propmt": "prompt", "propmts": "prompts", "prmopt": "prompt",
              "reponse": "response", "responce": "response", "reponses": "responses", "contex": "context",
              "tokes": "tokens", "tokns": "tokens", "wich": "which", "shoud": "should", "quantisized": "quantized",
-             "memmory": "memory", "modle": "model", "modles": "models"}
+             "memmory": "memory", "modle": "model", "modles": "models", "shud": "should", "wat": "what"}
 _TYPOS = re.compile(r"\b(?:" + "|".join(_TYPO_FIX) + r")\b", re.I)
 
 
