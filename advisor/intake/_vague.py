@@ -25,7 +25,8 @@ _CTX_KEY = (r"num_ctx|n_ctx|ctx[-_]size|--ctx-size|(?<![\w-])-c(?=\s+\d)|max[-_]
             r"context\s+(?:window|length|size|len)|ctx\s+(?:window|length|size)|context|ctx")
 _CTX_AFTER = re.compile(rf"(?:{_CTX_KEY})(?:\s*(?:of|is|=|:|to|set|at|was|now|currently|=))*\s*(?:about\s+|~)?(?P<a>{NUM})\b"
                         r"(?!\s*(?:tokens?\s+of|words|pages|lines|t/s|tok/s))", re.I)
-_CTX_BEFORE = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:tokens?[\s-]+)?(?:(?:context|ctx)\s+(?:window|length|size)|"
+_CTX_BEFORE = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:(?:tokens?[\s-]+)?(?:context|ctx)\s+(?:window|length|size)|"
+                         r"token[\s-]+(?:context|ctx)|"  # "a 128k token context": the window (singular, an adjective)
                          r"(?:context|ctx))\b"
                          r"(?!\s+(?:so\s+far|already|in\s+the|deep))", re.I)
 _DEEP = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s+)?deep\b", re.I)
