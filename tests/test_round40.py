@@ -707,3 +707,12 @@ def test_one_persons_comparison_without_a_model_uses_a_home_sized_model(store):
     assert r.facts.model == "Qwen3 32B" and "a common choice for one person" in r.reply
     t = _ask(store, "what GPU should we buy for 50 users")
     assert t.facts.model == "Llama 3.3 70B" and "a common choice for a team" in t.reply
+
+
+def test_words_with_an_equals_sign_above_a_paste_are_still_read(store):
+    from advisor.intake._workload import prose_lines
+
+    t = ("vllm bench serve on 2x L40S (TP=2), Qwen2.5 32B Instruct AWQ. is this normal?\n"
+         "============ Serving Benchmark Result ============\nSuccessful requests:                     200\n"
+         "Mean TPOT (ms):                          40.0\n==================================================")
+    assert prose_lines(t) == "vllm bench serve on 2x L40S (TP=2), Qwen2.5 32B Instruct AWQ. is this normal?"

@@ -563,7 +563,10 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             _set_rate(ext, kind, v, m.group(0).strip())
 
 
-_NOT_PROSE = re.compile(r"[|{}=]|\":|^\s*(?:\w+_)+\w*\s*:|^\s*[\w ]{1,30}:\s*[\d.]+\s*\S*\s*$|--\w", re.M)
+# Not the person's words: tables, JSON, "====" rules, "key: value" lines of a tool's report ("Mean TPOT (ms): 40.0"),
+# flags. A "TP=2" inside a sentence is still a sentence.
+_NOT_PROSE = re.compile(r"[|{}]|={2,}|(?<![\w)])=|^\s*\w+=|\":|^\s*(?:\w+_)+\w*\s*:|"
+                        r"^\s*[\w ()/%.-]{1,40}:\s*[\d.,]+\s*\S*\s*$|--\w", re.M)
 
 
 # A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
