@@ -58,7 +58,7 @@ DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
 DEFAULT_GEN_TOKENS = 300
 # Options compared before the model is named are compared on this one (the Compare tab's default too).
 DEFAULT_COMPARE_MODEL = "Llama 3.3 70B"
-DEFAULT_HOME_MODEL = "Qwen3 32B"  # one person's or a household's comparison with no model named: a strong model that fits 24–32 GB
+DEFAULT_HOME_MODEL = "Qwen3.6 27B"  # one person's or a household's comparison with no model named: a current model for 24–32 GB
 DEFAULT_CONCURRENCY = 1
 DEFAULT_DEPTH = 0
 

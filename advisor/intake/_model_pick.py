@@ -21,10 +21,12 @@ WHICH_MODEL = re.compile(
     re.I,
 )
 # Current open models from small to large, dense and MoE (every name resolves in the catalog; tests check it).
-GENERAL_MODELS = ["Llama 3.2 3B", "Qwen3 8B", "Gemma 3 12B", "Qwen3 14B", "gpt-oss 20b", "Gemma 3 27B",
-                  "Qwen3 30B A3B", "Qwen3 32B", "Llama 3.3 70B", "gpt-oss 120b", "Qwen3 235B A22B"]
-CODING_MODELS = ["Qwen2.5 Coder 7B", "Qwen2.5 Coder 14B", "gpt-oss 20b", "Qwen3 Coder 30B A3B", "Qwen2.5 Coder 32B",
-                 "GLM 4.5 Air", "gpt-oss 120b"]
+# Current open models from small to large, dense and MoE, the newest of each line the catalog holds (every name
+# resolves in the catalog; tests check it): what a person picks from today.
+GENERAL_MODELS = ["Llama 3.2 3B", "Qwen3.5 9B", "Gemma 3 12B", "Qwen3 14B", "gpt-oss 20b", "Qwen3.6 27B",
+                  "Qwen3.6 35B A3B", "Llama 3.3 70B", "gpt-oss 120b", "Qwen3 235B A22B", "DeepSeek V3", "Kimi K2"]
+CODING_MODELS = ["Qwen2.5 Coder 7B", "Qwen2.5 Coder 14B", "gpt-oss 20b", "Qwen2.5 Coder 32B", "Qwen3 Coder Next",
+                 "GLM 4.5 Air", "gpt-oss 120b", "Qwen3 Coder 480B A35B"]
 _CODING = re.compile(r"\bcod(?:e|ing|er)\b|\bprogramm\w*|\bdevelop\w*|\bagentic\b", re.I)
 
 
