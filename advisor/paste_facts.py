@@ -89,12 +89,18 @@ def merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, sto
 SERVING_FORMATS = ("vllm-bench", "sglang-bench")  # a loaded server's run: totals over many requests at once
 
 
+# The users named and the streams a run's Little's law gives (output tok/s × mean TPOT) agree when within this
+# factor; beyond it the run's own figure counts (queueing and ramp-up move it a little, not 1.5×).
+LITTLE_AGREES = 1.5
+
+
 def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
     """A serving benchmark's run as the person's workload (vLLM ``bench serve``, SGLang ``bench_serving``).
 
     Its output throughput is summed over the requests in flight (``measured_is_aggregate``) at the run's max
-    concurrency, else the users the person named, else the concurrency it implies (Little's law: output
-    tok/s × mean TPOT, s = requests decoding at once); its token totals ÷ completed requests are one request's
+    concurrency, else the users the person named unless the concurrency it implies differs by over
+    :data:`LITTLE_AGREES` × (Little's law: output tok/s × mean TPOT, s = requests decoding at once), else that;
+    its token totals ÷ completed requests are one request's
     prompt and answer; its mean TTFT (queueing included) is the wait each request saw.
     """
     m = next((x for x in ms if x.decode_tps), None)
@@ -103,8 +109,9 @@ def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
     upd: dict[str, Any] = {"measured_decode_tps": m.decode_tps, "measured_is_aggregate": True,
                            "backend": s.backend or m.engine or m.backend}
     n = m.batch or s.concurrency
-    if not n and m.tpot_s:
-        n = max(1, round(m.decode_tps * m.tpot_s))
+    little = max(1, round(m.decode_tps * m.tpot_s)) if m.tpot_s else None
+    if little and not m.batch and (not n or not 1 / LITTLE_AGREES <= little / n <= LITTLE_AGREES):
+        n = little  # the run's own streams: the users named were not what it ran ("16 users", 852 tok/s at 31 ms)
     if n:
         upd["concurrency"] = s.concurrency or n
         upd["measured_streams"] = n

@@ -233,7 +233,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         exp_range["decode_tps"] = (c.bounds.lo_tps, c.bounds.hi_tps)
     return Verdict(
         bottleneck=f.bottleneck, status=status, fixes=fixes, prediction=p,
-        explanation=explanation(c, f, status, extra), headline=headline(c, f.bottleneck, status),
+        explanation=explanation(c, f, status, extra), headline=headline(c, f.bottleneck, status, prefill=st_pp, decode=st_tg),
         measured={"prefill_tps": c.pp, "decode_tps": c.tg_raw},
         expected_range=exp_range, deviation_pct={"prefill_tps": dev_pp, "decode_tps": dev_tg},
         phase_status={"prefill_tps": st_pp, "decode_tps": st_tg},

@@ -42,13 +42,26 @@ _STATUS = {
 }
 
 
-def headline(c: Ctx, bottleneck: str, status: str) -> str:
-    """One line: the bottleneck and whether the numbers are normal (plain words for a household question)."""
+_PHASE_STATUS = {"normal": "normal", "below_expected": "below the usual range", "above_expected": "above the usual range",
+                 "not_measured": "not measured", "no_expectation": "not judged"}
+
+
+def headline(c: Ctx, bottleneck: str, status: str, *, prefill: str | None = None, decode: str | None = None) -> str:
+    """One line: the bottleneck and whether the numbers are normal (plain words for a household question).
+
+    ``prefill``/``decode``: each phase's own status; when the verdict is above or below the usual range and the
+    two measured phases differ, the line says which ("prefill above the usual range, decode normal"), so it never
+    reads as both being off when the chat says one is normal.
+    """
     home = c.sit.symptoms.household or c.sit.audience == "household"
     phase = (_PHASE_HOME if home else _PHASE)[bottleneck]
     if status == "no_expectation" and c.pred is not None:
         # The machine is known; its prediction does not cover this layout or rate (tensor parallel, an aggregate).
         return f"{phase} — not judged against this machine's prediction (see below)."
+    measured = {"not_measured", None}
+    if (status in ("above_expected", "below_expected") and prefill not in measured and decode not in measured
+            and prefill != decode and status in (prefill, decode) and prefill in _PHASE_STATUS and decode in _PHASE_STATUS):
+        return f"{phase} — prefill {_PHASE_STATUS[prefill]}, decode {_PHASE_STATUS[decode]}."
     return f"{phase} — {_STATUS[status]}."
 
 

@@ -258,9 +258,33 @@ def _batching_generic(c: Ctx) -> Fix | None:
 
 @register("chunked_prefill", "chunked_prefill", 0, lambda c: c.sit.workload.users > 1 and c.sit.workload.prompt_tokens >= 1000)
 def _chunked(c: Ctx) -> Fix | None:
-    return fix("chunked_prefill", "Chunked prefill", "long prompts no longer stall the streams already decoding",
-               "Splitting a long prompt into chunks interleaved with decode steps trades a slightly slower prefill for "
-               "far less latency variance.")
+    """Chunked prefill in the engine's own words: turned on where it is off by default, its chunk budget
+    tuned where it is already on (vLLM ≥ 0.8's V1 engine and SGLang chunk prompts by default; llama-server fills
+    each step's batch (-b) with the decoding slots' tokens first, then prompt tokens)."""
+    from advisor.perf.fit import vllm_v0
+
+    text = (c.sit.engine_text or "").lower()
+    why = ("Splitting a long prompt into chunks interleaved with decode steps trades a slightly slower prefill for "
+           "far less latency variance.")
+    effect = "long prompts no longer stall the streams already decoding"
+    if "vllm" in text:
+        if vllm_v0(text):
+            return fix("chunked_prefill", "Chunked prefill: start vLLM with --enable-chunked-prefill (off by default "
+                       "before 0.8)", effect, why)
+        return fix("chunked_prefill", "Tune chunked prefill: it is on by default in vLLM 0.8 and later; a smaller chunk "
+                   "budget (--max-num-batched-tokens 2048) stalls the decoding streams less, a larger one reads prompts "
+                   "faster", "shorter stalls for the streams already decoding while a long prompt is read", why)
+    if "sglang" in text:
+        return fix("chunked_prefill", "Tune chunked prefill: SGLang chunks prompts by default; a smaller "
+                   "--chunked-prefill-size (e.g. 2048) stalls the decoding streams less, a larger one reads prompts faster",
+                   "shorter stalls for the streams already decoding while a long prompt is read", why)
+    if "ollama" in text:
+        return None  # Ollama reads prompts in num_batch chunks (default 512) beside the decoding requests already
+    if any(e in text for e in ("llama", "kobold", "lm studio", "lm-studio", "lmstudio")):
+        return fix("chunked_prefill", "Smaller prompt chunks: llama-server fills each step with the decoding slots' "
+                   "tokens first, then up to -b (--batch-size, default 2048) prompt tokens; -b 512 stalls the other "
+                   "streams less", "shorter stalls for the streams already decoding while a long prompt is read", why)
+    return fix("chunked_prefill", "Chunked prefill", effect, why)
 
 
 def _upgrade(c: Ctx, pick_by: str) -> Fix | None:

@@ -135,7 +135,8 @@ def gpu_mentions(msg: Msg, store: Store) -> list[Mention]:
         if form and not any(v.lower().startswith(("sxm", "pcie", "hbm")) for v in var):  # "80GB HBM3": nvidia-smi's SXM
             var.append(_VARIANTS.get(form.group(1).lower(), form.group(1).upper()))  # "two A100s 80GB SXM"
         n = _gpu_count(m)
-        if n < 1:
+        if n < 1:  # "0x RTX 4090", "RTX 4090 (x0)": kept, so the machine step says why it is no machine
+            out.append(Mention(m.start(), m.end(), " ".join([name, *var])))
             continue
         # "RX 6800M" is the laptop chip; NVIDIA's MX line is laptop-only
         mobile_part = m.group("series") and (m.group("snum").lower().endswith("m") or m.group("series").lower() == "mx")

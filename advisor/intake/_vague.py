@@ -135,6 +135,11 @@ def extract_context_window(msg: Msg, ext: Extraction) -> None:
                                               re.I) and re.search(r"tokens?\s+of\s*$", before):
                 continue
             v = _window(m.group("a"))
+            if v is not None and v > MAX_TOKENS:
+                msg.claim(m.start(), m.end())
+                ext.reject(f"'{m.group(0).strip()}' is no context window a model has (at most {fmt(MAX_TOKENS)} "
+                           "tokens); I ignored it.")
+                continue
             if v is None or not 256 <= v <= MAX_TOKENS:
                 continue
             msg.claim(m.start(), m.end())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 
+from advisor.intake._people import extract_people
 from advisor.intake._schema import Extraction
 from advisor.intake._text import NUM, WORDNUM, Msg, fmt, nearest_kind, parse_num, word_number
 from advisor.models import MAX_TOKENS
@@ -285,6 +286,10 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
     """Read the number of concurrent users and the request rate (per user, as compare expects)."""
     total = _rate(msg, ext)
     found = list(msg.finditer(_USERS))
+    # "me and my 2 kids": people named one by one, unless a count is said as users ("8 users")
+    if not any(m.group("who") and not _HOUSEHOLD.fullmatch(m.group("who")) or not m.group("who") for m in found) \
+            and extract_people(msg, ext):
+        found = []
     # "2 kids, 3 cats … 8 users": a count said as users beats household members said in passing
     found.sort(key=lambda m: bool(m.group("who") and _HOUSEHOLD.fullmatch(m.group("who"))))
     for m in found:
@@ -540,6 +545,10 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             if (t := _wanted(msg, m.start(), m.end())) is not None:
                 msg.claim(m.start(), m.end())
                 said = t if isinstance(t, str) else t.group(0)
+                if m.group("n").startswith("-") or not v or v > MAX_RATE_TPS:
+                    ext.reject(f"'{m.group(0).strip()}' is no speed to aim for (between 0 and {MAX_RATE_TPS:,.0f} "
+                               "tok/s); I ignored it.")
+                    continue
                 if not said.lower().startswith(("expect", "supposed", "spec")) and ext.target_decode_tps is None \
                         and pat is _RATE and 0 < v <= MAX_RATE_TPS:
                     ext.target_decode_tps = round(v, 3)

@@ -161,16 +161,22 @@ _GPU_START = (r"(?:rtx|gtx|rx|radeon|geforce|nvidia|amd|intel|arc|tesla|quadro|i
 _WRITTEN_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*[x×]\s*(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
 
 
+# A count written after the name ("RTX 4090 (x0)", "3090 x-1") or a negative one before it ("-2 RTX 3090").
+_TRAILING_COUNT = re.compile(r"(?<![\w.])[x×]\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*\)?\s*$", re.I)
+_NEGATIVE_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]\s?\d+(?:[.,]\d+)?)\s+(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
+
+
 def count_problem(text: str) -> str | None:
-    """Why a GPU count written before the name ("1.5x RTX 4090", "0x", "-2x", "9999x H100") is no count of
-    GPUs in one machine (a whole number from 1 to :data:`MAX_DEVICES`); None when there is none or it is fine."""
-    m = _WRITTEN_COUNT.search(text or "")
+    """Why a GPU count written with the name ("1.5x RTX 4090", "0x", "-2x", "9999x H100", "RTX 4090 (x0)",
+    "-2 RTX 3090") is no count of GPUs in one machine (a whole number from 1 to :data:`MAX_DEVICES`); None when
+    there is none or it is fine. ``text``: the message up to the end of the name."""
+    m = _WRITTEN_COUNT.search(text or "") or _TRAILING_COUNT.search(text or "") or _NEGATIVE_COUNT.search(text or "")
     if m is None:
         return None
-    raw = m.group("n").replace("−", "-").replace(",", ".")
+    raw = re.sub(r"\s", "", m.group("n")).replace("−", "-").replace(",", ".")
     n = float(raw)
     if n != int(n) or n < 1:
-        return f"'{m.group(0).strip()}' is not a number of GPUs: give a whole number, e.g. '2x RTX 4090'."
+        return f"'{m.group(0).strip(' )')}' is not a number of GPUs: give a whole number, e.g. '2x RTX 4090'."
     if n > MAX_DEVICES:
         return (f"{int(n):,} GPUs in one machine is more than the advisor models (1–{MAX_DEVICES}); for a cluster, "
                 "ask about one node (e.g. '8x H100').")
