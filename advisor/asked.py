@@ -91,8 +91,11 @@ def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
     ctx = max(p.depth + p.prompt_tokens + p.gen_tokens, facts.context_window or 0)
     target = facts.target_decode_tps or DEFAULT_TPS_TARGET
 
+    # Each stream's step reads its whole context: the speeds are for every conversation at its full context.
+    full = max(facts.depth or 0, ctx - p.prompt_tokens - p.gen_tokens)
+
     def each_at(k: int) -> Prediction:
-        return service.predict_scenario(store, many.model_copy(update={"concurrency": k}))
+        return service.predict_scenario(store, many.model_copy(update={"concurrency": k, "depth": full or None}))
 
     fallback = ""
     try:
@@ -101,8 +104,10 @@ def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
         if hw is None or model is None or quant is None:
             return None
         n = max_concurrency(hw, model, quant.bits_per_weight, ctx)
+        server = service.predict_scenario(store, many)
+        if n >= 1:  # the speeds at any count use the set-up counted (engine and format), not one user's default
+            many = many.model_copy(update={"backend": many.backend or server.backend, "quant": many.quant or server.quant})
         if n < 1 and many is not facts:  # the many-user set-up does not fit: count in the one answered below
-            server = service.predict_scenario(store, many)
             fallback = (f" {engine_label(server.backend)} with {server.quant} weights, what many users are usually "
                         f"served with here, does not fit; counted as answered below instead.")
             many = facts.model_copy(update={"concurrency": 2, "backend": facts.backend or p.backend,
@@ -133,10 +138,17 @@ def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
         kept = f" Even one conversation gets under {target:g} tok/s ({why}) here."
     else:
         kept = f" To keep each at {target:g} tok/s or more ({why}): about {keep:,} at once."
-    return (f"**Users at once: {count} conversations of {ctx:,} tokens fit in memory together** (weights, plus "
-            f"each one's KV cache), served by {engine_label(at.backend)} with {at.quant} weights; with all {n:,} "
-            f"streaming, each gets ≈ {rate:.1f} tok/s ({at.decode_tps:,.0f} tok/s in all).{kept}{fallback} Fewer users, "
-            "faster each; longer conversations, fewer fit.")
+    full_ctx = " at its full context" if full else ""
+    if n == 1:
+        kept = kept.replace(" even with all of them", "")
+        speed = f"alone{full_ctx}, it gets ≈ {rate:.1f} tok/s."
+    else:
+        speed = (f"with all {n:,} streaming{full_ctx.replace('its', 'their')}, each gets ≈ {rate:.1f} tok/s "
+                 f"({at.decode_tps:,.0f} tok/s in all).")
+    convs = "conversation" if n == 1 else "conversations"
+    return (f"**Users at once: {count} {convs} of {ctx:,} tokens fit in memory together** (weights, plus "
+            f"each one's KV cache), served by {engine_label(at.backend)} with {at.quant} weights; {speed}{kept}"
+            f"{fallback} Fewer users, faster each; longer conversations, fewer fit.")
 
 
 _MANY_USERS = 64  # users assumed to choose the engine and format of a "how many users" answer (none stated)

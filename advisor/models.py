@@ -531,6 +531,7 @@ class Verdict(BaseModel):
     allocated_gb: float | None = None
     allocated_tokens: int | None = None
     target_tps: float | None = None  # the per-user decode speed the person needs (a target, not a measurement)
+    benchmark_run: bool = False  # the rates are a benchmark tool's own run (llama-bench): no prompt cache in them
 
 
 class ModelRun(BaseModel):

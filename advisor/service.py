@@ -402,13 +402,12 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     facts = reframe(store, facts, text, notes)  # buying, "which model?", "how many cards?": what is compared
     if len(facts.compare_hardware or []) >= 2 and not (facts.model or facts.params_b or facts.compare_models):
         # Several machines and no model yet: answer the comparison on a common model, and say so.
-        from advisor.intake._dialog import DEFAULT_COMPARE_MODEL, DEFAULT_HOME_MODEL
+        from advisor.intake._dialog import default_model
 
-        team = (facts.concurrency or 1) >= 4
-        model = DEFAULT_COMPARE_MODEL if team else DEFAULT_HOME_MODEL
+        model, who = default_model(facts.concurrency, facts.use, text)
         facts = facts.model_copy(update={"model": model, "default_model": model})
-        notes.append(f"Model not stated: the options are compared on {model} at Q4_K_M, a common choice for "
-                     f"{'a team' if team else 'one person'}; name your model to compare on it instead.")
+        notes.append(f"Model not stated: the options are compared on {model}, a common choice for {who}; name "
+                     "your model to compare on it instead.")
     q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     missing = intake.missing(facts, store)
     verdict = None
@@ -457,7 +456,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
             notes.append(cap)
             reply = f"{cap}\n\n_For one conversation alone, on {engine_label(verdict.prediction.backend)}:_ {reply}"
-    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many", "You asked which model"):
+    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many", "You asked which model",
+                 "Budget about"):
         said_note = next((n for n in notes if n.startswith(lead)), None)
         if said_note and said_note not in reply:
             reply = f"{reply}\n\n{said_note}"

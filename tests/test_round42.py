@@ -155,3 +155,155 @@ def test_a_serving_run_keeps_the_users_named_when_littles_law_agrees(tmp_path):
 
     f = service.ask(Store(str(tmp_path / "s.duckdb")), _SERVE.replace("16 users", "24 users")).facts
     assert (f.concurrency, f.measured_streams) == (24, 24)
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    ("Ich habe eine RTX 3090, läuft Qwen2.5 32B in Q4? Ich brauche etwa 20 Token pro Sekunde.", 20),
+    ("Tengo un Mac Studio M2 Ultra 192GB, ¿puedo correr DeepSeek R1 671B? Necesito 10 tokens por segundo.", 10),
+    ("J'ai une RTX 4070, il me faut au moins 15 tokens par seconde avec Mistral 7B", 15),
+    ("RTX 4060, wir brauchen mindestens 25 Token pro Sekunde mit Llama 3.1 8B", 25),
+])
+def test_targets_in_other_languages_are_targets(store, text, target):
+    e = extract(text, store)
+    assert e.target_decode_tps == target and e.measured_decode_tps is None
+
+
+@pytest.mark.parametrize(("text", "rate"), [
+    ("我有一张RTX 4090，跑Qwen2.5 32B Q4_K_M 每秒 35 tokens，正常吗？", 35),
+    ("RTX 4090で Llama 3.1 8B が毎秒30トークンしか出ない", 30),
+    ("RTX 3060 qwen 7b 40 tokens/秒", 40),
+    ("RTX 4090 llama 8b 초당 50 토큰", 50),
+])
+def test_rates_in_chinese_japanese_and_korean_are_read(store, text, rate):
+    e = extract(text, store)
+    assert e.measured_decode_tps == rate and e.prompt_tokens != rate
+
+
+def test_a_wait_said_after_the_sentence_about_prompt_processing_is_the_ttft(store):
+    e = extract("prompt processing on my m1 max 64gb is super slow with 20k token promts in lm studio, qwen3 30b a3b. "
+                "like 2 minutes", store)
+    assert e.measured_ttft_s == 120 and e.prompt_tokens == 20000
+    assert extract("the model takes 2 minutes to load on my 3090, llama 70b", store).measured_ttft_s is None
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("we're 12 devs, what should we buy? budget 15k", "Budget about $15,000"),
+    ("best gpu under $1000 for llama 8b", "Budget about $1,000"),
+    ("I can spend about 2000 euros on a PC for qwen 32b", "Budget about €2,000"),
+    ("~1.5k € budget, which mac for 70b?", "Budget about €1,500"),
+    ("2 grand max, what gpu for 13b?", "Budget about $2,000"),
+    ("I have £800, which GPU?", "Budget about £800"),
+    ("budget 1.500€ für eine GPU", "Budget about €1,500"),
+    ("what to buy for under 3k", "Budget about $3,000"),
+])
+def test_a_budget_is_read_and_said_back(store, text, said):
+    notes = extract(text, store).notes
+    assert any(n.startswith(said) and "no prices" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("text", ["4090 costs $1800 vs 2x 3090 at $700 each", "we pay $2/hr for an H100",
+                                  "under 4k tokens prompts on a 4090", "budget of 8k tokens on a 4090"])
+def test_prices_rents_and_token_counts_are_no_budget(store, text):
+    assert not any(n.startswith("Budget") for n in extract(text, store).notes)
+
+
+def test_the_budget_is_said_in_a_buying_reply(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "we're 12 devs, want a coding assistant, what to buy, budget 15k")
+    assert "You asked what to buy" in r.reply and "Budget about $15,000" in r.reply
+    # a coding team's comparison runs on a coding model, said
+    assert r.facts.model == "Qwen3 Coder Next" and "a common choice for a coding team" in r.reply
+
+
+@pytest.mark.parametrize(("text", "model", "who"), [
+    ("we're a family of four, we want a local chatbot, budget 2000 dollars what to buy", "Qwen3.6 27B", "a household"),
+    ("what hardware to buy for our team of 20, general chat?", "Llama 3.3 70B", "a team"),
+    ("I code all day, what should I buy to run a coding model locally?", "Qwen3 Coder 30B A3B", "one coder"),
+])
+def test_buying_without_a_model_compares_on_a_model_for_who_asks(tmp_path, text, model, who):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), text)
+    assert "You asked what to buy" in r.reply and r.facts.model == model and f"a common choice for {who}" in r.reply
+
+
+def test_the_context_each_user_holds_sizes_the_comparison(tmp_path):
+    # Qwen2.5 Coder 32B at BF16 is 65.5 GB; 16,384 tokens of KV cache are 4.3 GB a user: one H100 holds about 4
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    "our startup needs to serve qwen2.5 coder 32b to 50 devs, 16k ctx each, what should we buy?")
+    assert "memory for 16,384 tokens of context each" in r.reply
+    line = next(ln for ln in r.reply.splitlines() if ln.startswith("| H100 SXM5 80GB |"))
+    assert "4 of 50 at once" in line
+
+
+def test_users_at_once_times_every_stream_at_its_full_context(store):
+    # 18 streams × 8,192 tokens × 128 KiB of KV cache a token ≈ 19 GB read each step besides the 4.9 GB of weights
+    import re
+
+    from advisor import service
+
+    head = service.ask(store, "how many users can one 4090 hold with llama 3.1 8b at 8k context?").reply.split("\n\n")[0]
+    each = float(re.search(r"each gets ≈ ([\d.]+) tok/s", head).group(1))
+    assert "at their full context" in head and 20 <= each <= 45, head
+
+
+def test_users_at_once_counts_and_times_one_set_up(store):
+    from advisor import service
+
+    head = service.ask(store, "How many users can 2x H100 hold with Llama 3.3 70B, 64k context each?").reply
+    head = head.split("\n\n")[0]
+    assert "about 1 conversation of 65,536 tokens" in head and "served by vLLM with BF16 weights" in head
+    assert "alone at its full context, it gets" in head
+
+
+def test_a_target_missed_by_under_five_percent_is_just_about(store):
+    from advisor import service
+
+    r = service.ask(store, "we have an RTX 6000 Ada, want to serve llama 3.1 70b awq with vllm to 4 people, each user "
+                           "needs 20 tok/s, possible?")
+    assert r.reply.startswith("**Just about: ≈ 19") and "a little under the 20 tok/s you want" in r.reply
+
+
+_LB4090 = """| model                          |       size |     params | backend    | ngl |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |           pp512 |     12834.21 ± 40.12 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |           tg128 |        152.31 ± 0.50 |"""
+
+
+def test_a_fast_llama_bench_prefill_is_no_prompt_cache(tmp_path):
+    # words on the line right above the table are read; llama-bench reads the whole prompt, and llama.cpp's CUDA
+    # kernels multiply quantized weights in INT8 on an Ada card's tensor cores (2× the FP16 figure)
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "RTX 4090, normal?\n" + _LB4090)
+    assert r.facts.hardware == "RTX 4090" and r.verdict is not None and r.verdict.benchmark_run
+    assert "cached prompt" not in r.reply and "prompt cache" not in r.reply
+    assert "A benchmark's own run reads the whole prompt (no cache)" in r.reply
+    p = r.verdict.prediction
+    assert p.prefill_ceiling_tps > 12834 and any("INT8 tensor-core rate" in a for a in p.assumptions)
+
+
+def test_words_with_a_flag_right_above_a_paste_are_read():
+    from advisor.intake._workload import prose_lines
+
+    assert prose_lines("H100 SXM, vllm serving llama 3.1 8b, --max-concurrency 64:\n" + _LB4090) == \
+        "H100 SXM, vllm serving llama 3.1 8b, --max-concurrency 64:"
+    assert prose_lines("./llama-bench -m x.gguf -ngl 99 --flash-attn 1\n" + _LB4090) == ""
+
+
+def test_an_unusable_rate_is_not_also_taken(store):
+    e = extract("I get -5 tok/s on my RTX 3060 with llama 3.1 8b", store)
+    assert e.measured_decode_tps is None and not any("taken as" in n for n in e.notes)
+    assert any("'-5 tok/s' is not a usable speed" in n for n in e.not_understood)
+
+
+def test_a_count_after_the_name_too_large_is_said(store):
+    e = extract("RTX 4090 (x1000) llama 8b", store)
+    assert e.hardware is None and any("1,000 GPUs in one machine" in n for n in e.not_understood)

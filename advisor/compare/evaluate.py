@@ -192,7 +192,7 @@ def _targets(ctx: Ctx, maxc: int, ttft_p95: float | None, per_user: float | None
 def _memory(ctx: Ctx, hw: Hardware) -> tuple[int, Any, dict[str, Any]]:
     """(max concurrency, MemoryFit at the users, memory summary in GB)."""
     req, bpw = ctx.req, ctx.quant.bits_per_weight
-    tokens = req.prompt_tokens + req.gen_tokens
+    tokens = max(req.prompt_tokens + req.gen_tokens, req.context_tokens or 0)  # the context each user reserves
     maxc = max_concurrency(hw, ctx.model, bpw, tokens, ctx.kv_bpe)
     fit = roofline.memory_fit(hw, ctx.model, bpw, context_tokens=tokens, concurrency=req.concurrency,
                               kv_bytes_per_element=ctx.kv_bpe)

@@ -35,6 +35,9 @@ class CompareRequest(BaseModel):
     backend: str | None = None
     prompt_tokens: int = Field(2000, ge=1, le=1_000_000)
     gen_tokens: int = Field(300, ge=1, le=1_000_000)
+    # The context each user's KV cache must hold ("16k context each"); None: prompt + answer. Sizes memory only:
+    # each step reads the tokens actually in the context (prompt + answer).
+    context_tokens: int | None = Field(None, ge=1, le=10_000_000)
     concurrency: int = Field(1, ge=1, le=MAX_CONCURRENCY_CAP)
     requests_per_minute: float | None = Field(None, ge=0, le=10_000)
     ttft_target_s: float | None = Field(None, gt=0, le=1e6)

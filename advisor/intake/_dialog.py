@@ -58,8 +58,26 @@ DEFAULT_PROMPT_TOKENS: dict[str | None, int] = {
 DEFAULT_GEN_TOKENS = 300
 # Options compared before the model is named are compared on this one (the Compare tab's default too).
 DEFAULT_COMPARE_MODEL = "Llama 3.3 70B"
+DEFAULT_TEAM_CODING_MODEL = "Qwen3 Coder Next"  # a coding team's: 80B MoE, 3B active (fast per user at a team's batch)
+DEFAULT_HOME_CODING_MODEL = "Qwen3 Coder 30B A3B"  # one coder's: fits 24-32 GB at Q4, 3B active
 DEFAULT_HOME_MODEL = "Qwen3.6 27B"  # one person's or a household's comparison with no model named: a current model for 24–32 GB
 DEFAULT_CONCURRENCY = 1
+_HOUSEHOLD_WORDS = re.compile(r"\b(?:family|household|home|kids?|children|wife|husband|partner|son|daughter|parents|"
+                              r"grandma|grandpa|roommates?|flatmates?)\b", re.I)
+
+
+def default_model(concurrency: int | None, use: str | None, text: str | None) -> tuple[str, str]:
+    """(model, who it is a common choice for) when a comparison names no model: a team's (4+ people, not a
+    household) or one person's, a coding model for coding (:data:`DEFAULT_TEAM_CODING_MODEL`,
+    :data:`DEFAULT_HOME_CODING_MODEL`), else :data:`DEFAULT_COMPARE_MODEL` / :data:`DEFAULT_HOME_MODEL`."""
+    home = bool(_HOUSEHOLD_WORDS.search(text or ""))
+    team = (concurrency or 1) >= 4 and not home
+    coding = use == "coding_agent"
+    if coding:
+        return (DEFAULT_TEAM_CODING_MODEL, "a coding team") if team else (DEFAULT_HOME_CODING_MODEL, "one coder")
+    if team:
+        return DEFAULT_COMPARE_MODEL, "a team"
+    return DEFAULT_HOME_MODEL, "a household" if home else "one person"
 DEFAULT_DEPTH = 0
 
 # "What GPUs should we buy to serve a 70B to 40 users?", "what hardware do I need for qwen 32b?": a buying question
@@ -71,6 +89,9 @@ BUYING = re.compile(
     r"|\bwhat\s+(?:hardware|gpus?|machines?|set-?up)\s*(?:\?|$)"  # "… to 1000 users, what hardware?"
     r"|\bwhat\s+(?:do|would|should|must)\s+(?:i|we)\s+(?:need|buy|get|purchase)\b"
     r"|\bwhat\s+should\s+(?:i|we)\s+(?:buy|get)\b"
+    r"|\bwhat\s+(?:\w+\s+)?(?:to|do\s+(?:i|we)|can\s+(?:i|we))\s+(?:buy|purchase)\b"  # "what to buy", "what hardware to buy"
+    r"|\b(?:buying|purchase|purchasing)\s+(?:advice|recommendations?|decision|guide)\b"
+    r"|\b(?:which|what)\s+(?:one\s+)?(?:should\s+(?:i|we)\s+|to\s+)(?:buy|get|purchase)\b"
     r"|\b(?:recommend|suggest)\w*\s+(?:me\s+|us\s+)?(?:a\s+|some\s+|the\s+)?(?:gpus?|cards?|hardware|machines?|set-?up|rig)\b"
     r"|\bhow\s+many\s+(?:gpus|cards|h100s|h200s|a100s|l40s|4090s|3090s|5090s)\b"
     r"|\b(?:hardware|gpu)\s+(?:recommendations?|advice|suggestions?)\b"

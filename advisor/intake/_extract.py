@@ -6,7 +6,7 @@ import logging
 import re
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake import _cpu, _hardware, _machine, _memory, _names, _vague, _workload
+from advisor.intake import _cpu, _hardware, _machine, _memory, _money, _names, _vague, _workload
 from advisor.intake._cpu import DUNNO
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize, spell_numbers
@@ -59,6 +59,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
     msg = Msg(spell_numbers(clean))
     steps = (
         lambda: setattr(ext, "looks_like_tool_output", tool),
+        lambda: _money.extract_budget(msg, ext),
         lambda: _vague.extract_context_window(msg, ext),
         lambda: _workload.extract_rates(msg, ext),
         lambda: _vague.extract_ttft(msg, ext),

@@ -350,7 +350,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     if ext.compare_hardware and len(men) > 1:
         mems = [m for m in mems if m.start < men[1].start]  # a later candidate's memory is that candidate's
     hw = None
-    if men and men[0].product != "cpu" and (why := count_problem(msg.orig[:men[0].end])) is not None:
+    if men and men[0].product != "cpu" and (why := count_problem(msg.orig[:men[0].end], msg.orig[men[0].end:men[0].end + 16])) is not None:
         ext.reject(why)  # "1.5x RTX 4090", "0x", "9999x H100": no machine, and said so
         men = []
     if men:

@@ -41,12 +41,13 @@ _TTFT_WORDS = re.compile(
     r"answering|responding|generating|replying)\b|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
     r"until\s+(?:it\s+starts|the\s+first|anything)|(?:starts|begins)\s+(?:answering|responding|typing|writing)\s+after|"
-    r"prompt\s+processing\s+takes|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
+    r"prompt\s+processing\b(?![^.;!?]{0,20}\btok)|processing\s+(?:the\s+|my\s+)?prompts?\b|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
     r"\bto\s+(?:process|prefill|ingest|digest|read|chew\s+through)\b|\bprefill\b|\bprompts?\s+takes?\b|"
     r"\b(?:starts?|begins?|responds?)\s+(?:after|in)\b|\blatency\s+(?:to|before)\b", re.I)
 _TTFT_TARGET = re.compile(r"\b(?:under|below|less\s+than|within|at\s+most|max(?:imum)?|target|goal|need|needs|want|"
                           r"require[sd]?|should|must|sla|no\s+more\s+than|<)\s*(?:(?:be|of|to|is|a|the|ttft|first\s+token|"
                           r"about|around|~)\s*)*$", re.I)
+_SENTENCE = re.compile(r"[.!?\n]\s|[!?\n]")
 _FILLER = re.compile(r"\W*(?:like|about|around|maybe|roughly|approx\w*|easily|at\s+least|over|almost|nearly|"
                      r"sometimes|often|usually)?\W*", re.I)
 _LOAD_WORDS = re.compile(r"\bload(?:s|ing|ed)?\b|\bboot|\bdownload|\bper\s+(?:request|answer|reply)\s+in\s+total|"
@@ -172,7 +173,7 @@ def extract_ttft(msg: Msg, ext: Extraction) -> None:
             start = m.start() - len(before)
             while start > 0 and msg.orig[start - 1] in " ,;:-–—(":
                 start -= 1
-            before = msg.before(start, 80) + " " + before
+            before = msg.before(start, 160, _SENTENCE) + " " + before  # the whole sentence before says what
         clause = before + " " + msg.after(m.end(), 80)
         if not _TTFT_WORDS.search(clause) or _LOAD_WORDS.search(msg.before(m.start(), 30) + msg.after(m.end(), 30)):
             continue

@@ -118,7 +118,11 @@ _NOT_A_RATE = re.compile(rf"(?<![\w.])(?P<v>nan|[+-]?inf(?:inity)?|[+-]?∞|0x[0
 # A rate someone needs is a target, not a measurement ("we need at least 20 tok/s per user").
 _TARGET = re.compile(r"\b(?:need|needs|want|wants|require[sd]?|target|goal|at\s+least|minimum|min\.?|sla|must|aim\w*|"
                      r"hoping\s+for|looking\s+for|should\s+(?:get|be|hit|reach)|acceptable|ok\s+with|fine\s+with)\b"
-                     r"|\b(?:expect(?:ed|ing)?|supposed\s+to|spec(?:s|ed)?\s+say)\b", re.I)
+                     r"|\b(?:expect(?:ed|ing)?|supposed\s+to|spec(?:s|ed)?\s+say)\b"
+                     # German, Spanish, French: "ich brauche etwa 20 Token pro Sekunde", "necesito 10", "il me faut 15"
+                     r"|\b(?:brauche[n]?|benötige[n]?|möchte[n]?|wollen|mindestens|necesit[oa]|necesitamos|quiero|"
+                     r"queremos|al\s+menos|como\s+m[ií]nimo|besoin|veux|voudrais|voulons|il\s+(?:me|nous)\s+faut|"
+                     r"au\s+moins)\b", re.I)
 # A question whether the machine can reach a rate ("can an H100 serve 30 users at 20 tok/s each?", "will an L4 give
 # 15 tok/s per user?"): the rate is what they want, not what they measured. The sentence opens with the modal
 # (within two words) and ends with "?"; words of a measurement ("I get", "only", "normal?") keep it a measurement.
@@ -565,7 +569,8 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             msg.claim(m.start(), m.end())
             if kind is None:
                 kind = "decode"
-                ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed.")
+                if 0 < v <= MAX_RATE_TPS:  # an unusable one is said as ignored by _set_rate, not as taken
+                    ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed.")
             elif kind == "prefill" and ext.measured_prefill_tps is not None and ext.measured_decode_tps is None:
                 # "prefill 850 tok/s and 7 t/s": the label belongs to the first rate; the second is the other phase
                 kind = "decode"
@@ -575,11 +580,12 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
 # Not the person's words: tables, JSON, "====" rules, "key: value" lines of a tool's report ("Mean TPOT (ms): 40.0"),
 # flags. A "TP=2" inside a sentence is still a sentence.
 _NOT_PROSE = re.compile(r"[|{}]|={2,}|(?<![\w)])=|^\s*\w+=|\":|^\s*(?:\w+_)+\w*\s*:|"
-                        r"^\s*[\w ()/%.-]{1,40}:\s*[\d.,]+\s*\S*\s*$|--\w", re.M)
+                        r"^\s*[\w ()/%.-]{1,40}:\s*[\d.,]+\s*\S*\s*$", re.M)
+_FLAG = re.compile(r"--\w")  # a command's flag: words only when the line has four or more words besides
 
 
 # A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
-_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
+_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@?!:-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
 
 
 # A command line with words after it: "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:".
@@ -602,6 +608,7 @@ def prose_lines(text: str) -> str:
 
     lines = [m.group(1) if (m := PROSE_BEFORE_TABLE.match(ln)) else _after_command(ln) for ln in text.splitlines()]
     keep = [ln for ln in lines if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
+            and (not _FLAG.search(ln) or len(re.findall(r"(?<![-\w])[A-Za-z]{2,}", ln)) >= 4)
             and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip()))]
     return "\n".join(keep)
 

@@ -66,6 +66,20 @@ DEFAULT_HOST_BW_GBS = 89.6  # dual-channel DDR5-5600, catalog id cpu-ddr5-5600-2
 _HOST_RAM_BY_ERA = ((2016, 25.6, "dual-channel DDR3-1600"), (2022, 51.2, "dual-channel DDR4-3200"))
 
 
+# NVIDIA generations whose tensor cores multiply INT8 (Turing and later; NVIDIA architecture whitepapers): Pascal
+# has none, Volta's are FP16 only.
+INT8_TENSOR_FAMILIES = ("Turing", "Ampere", "Ada", "Hopper", "Blackwell")
+
+
+def int8_tensor_prefill(hw: Hardware, accel: str, engine: str, quant: str) -> bool:
+    """Whether prefill runs quantized weights through INT8 tensor-core kernels (llama.cpp's CUDA MMQ on Turing and
+    later), so its compute bound is the INT8 rate (:data:`PREFILL_EFF_CAP` × the FP16 figure), not the FP16 one."""
+    from advisor.calibration._model import TIER_ENGINES, engine_family, qclass
+
+    return (accel == "cuda" and hw.vendor == "NVIDIA" and engine_family(engine) in TIER_ENGINES
+            and qclass(quant) != "float" and any(f in (hw.family or "") for f in INT8_TENSOR_FAMILIES))
+
+
 def default_host_bandwidth(hardware: Hardware) -> tuple[float, str]:
     """(GB/s, what it assumes) of the system RAM behind a GPU whose host memory is not stated (:data:`_HOST_RAM_BY_ERA`)."""
     year = hardware.release_year or 0
@@ -405,8 +419,9 @@ def predict_step(
     # Prefill: layer split pipelines micro-batches (llama.cpp); tensor parallel adds compute and all-reduces.
     pipe = pipeline_speedup(n, prompt_tokens or 1, engine=engine) if lay == "layer_split" else 1.0
     prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) * (n if tp else pipe) if tflops else None
-    if prefill_ceiling and eff_p > 1.0:
-        # the fitted rows beat the FP16 figure: their kernels run INT8 on tensor cores, whose rate is the bound
+    if prefill_ceiling and (eff_p > 1.0 or int8_tensor_prefill(hardware, accel, engine, quant.name)):
+        # the fitted rows beat the FP16 figure, or llama.cpp's CUDA kernels multiply quantized weights in INT8 on
+        # tensor cores (MMQ): the INT8 rate is the bound
         prefill_ceiling *= PREFILL_EFF_CAP
         assumptions.append(f"Prefill ceiling from the INT8 tensor-core rate ({PREFILL_EFF_CAP:g}× the FP16 figure): "
                            "measured runs of this setup reach more than the FP16 figure (llama.cpp's quantized "

@@ -255,6 +255,10 @@ def plain_answer(p: Prediction, target_tps: float | None = None) -> str:
         each = " for each user" if p.concurrency > 1 else ""
         return (f"**No: about {fmt_rate(tps)} tok/s{each}, under the {target_tps:g} tok/s you want** "
                 f"({feel_speed(tps).removeprefix('≈ ')}); the fixes below say what closes the gap.")
+    if target_tps and tps < target_tps:  # within 5 %: inside the prediction's own error, so neither yes nor no
+        each = " for each user" if p.concurrency > 1 else ""
+        return (f"**Just about: ≈ {fmt_rate(tps)} tok/s{each}, a little under the {target_tps:g} tok/s you want** "
+                f"(within the prediction's error); the fixes below give a margin.")
     verdict = ("Yes, comfortably" if tps >= COMFORTABLE_TPS else "Yes" if tps >= READING_TPS else
                "Yes, but slowly" if tps >= 0.5 * READING_TPS else "Technically yes, but it will feel broken")
     ttft = p.ttft_s
@@ -363,6 +367,9 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                     "normal" if not rng or mt >= rng[0] else f"at the low end (usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])})")
             how = ("a cached prompt reads fast" if not (mt and v.phase_status.get("decode_tps") == "above_expected")
                    else "a very short answer, a draft model, or a rate summed over several requests")
+            if v.benchmark_run and v.phase_status.get("decode_tps") != "above_expected":
+                return (f"**Faster than usual for this hardware ({what}):** a good result. A benchmark's own run reads "
+                        "the whole prompt (no cache), so recent builds' kernels beat the older runs this is calibrated on.")
             return f"**Faster than usual for this hardware ({what}):** worth checking how it was measured ({how})."
         phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
         if mp and p is not None and p.prefill_ceiling_tps and mp > 1.05 * p.prefill_ceiling_tps:

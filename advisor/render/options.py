@@ -130,7 +130,7 @@ def candidate_names(store: Store, facts: Scenario) -> tuple[list[str], list[str]
 
 
 # CompareRequest fields in a fill (the rest of the fill are words for the tab).
-_REQUEST_KEYS = ("model", "quant", "backend", "prompt_tokens", "gen_tokens", "concurrency", "candidates",
+_REQUEST_KEYS = ("model", "quant", "backend", "prompt_tokens", "gen_tokens", "context_tokens", "concurrency", "candidates",
                  "requests_per_minute", "shared_prefix_tokens", "ttft_target_s", "tps_per_user")
 
 
@@ -171,6 +171,10 @@ def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
     put("prompt_tokens", f"prompts of {wl.prompt_tokens:,} tokens", "prompt_tokens" in wl.stated)
     put("gen_tokens", f"answers of {wl.gen_tokens:,} tokens", "gen_tokens" in wl.stated)
     put("concurrency", f"{wl.users} user{'s' if wl.users != 1 else ''}", "concurrency" in wl.stated)
+    window = wl.context_window or sit.facts.context_window
+    context = window if window and window > wl.prompt_tokens + wl.gen_tokens else None
+    if context:
+        stated.append(f"{context:,} tokens of context held for each user")
     quant = sit.quant.name if sit.quant is not None else None
     if quant:
         put("quant", f"weights {quant}", bool(facts.quant))
@@ -183,7 +187,7 @@ def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
     else:
         put("requests_per_minute", "no request rate (each request on an idle machine)", False)
     return {"model": model, "quant": quant, "backend": facts.backend or None, "prompt_tokens": wl.prompt_tokens,
-            "gen_tokens": wl.gen_tokens, "concurrency": wl.users, "candidates": names,
+            "gen_tokens": wl.gen_tokens, "context_tokens": context, "concurrency": wl.users, "candidates": names,
             "requests_per_minute": wl.requests_per_minute,
             "shared_prefix_tokens": min(wl.shared_prefix_tokens, max(wl.prompt_tokens - 1, 0)),
             "ttft_target_s": ttft, "tps_per_user": tps, "stated": stated, "defaults": defaults, "assumed": assumed}
@@ -234,7 +238,7 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
         said += why
     wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
           "gen_tokens": result["gen_tokens"], "users": result["concurrency"],
-          "requests_per_minute": result.get("requests_per_minute")}
+          "requests_per_minute": result.get("requests_per_minute"), "context_tokens": req.context_tokens}
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
     return Options(kind="hardware", rows=rows, workload=wl, notes=notes,
                    request={**fill_request(fill), "candidates": list(req.candidates or [])}, hint=hint, said=said)
@@ -430,6 +434,8 @@ def options_markdown(opt: Options) -> str:
     who = f"{users} people at once" if users > 1 else "one person"
     lengths = (f"{wl['prompt_tokens']:,}-token prompts (≈ {wl['prompt_tokens'] * WORDS_PER_TOKEN:,.0f} words), "
                f"{wl['gen_tokens']:,}-token answers")
+    if wl.get("context_tokens"):
+        lengths += f", memory for {wl['context_tokens']:,} tokens of context each"
     if opt.kind == "hardware":
         lead = _hardware_lead(rows, who, users)
         title = f"{str(wl['model']).split('/')[-1]} at {wl['quant']}, {who}, {lengths}."

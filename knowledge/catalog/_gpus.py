@@ -166,11 +166,16 @@ _TRAILING_COUNT = re.compile(r"(?<![\w.])[x×]\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\s
 _NEGATIVE_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]\s?\d+(?:[.,]\d+)?)\s+(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
 
 
-def count_problem(text: str) -> str | None:
+_AFTER_COUNT = re.compile(r"^\s*\(?\s*[x×]\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\b\s*\)?", re.I)
+
+
+def count_problem(text: str, after: str = "") -> str | None:
     """Why a GPU count written with the name ("1.5x RTX 4090", "0x", "-2x", "9999x H100", "RTX 4090 (x0)",
     "-2 RTX 3090") is no count of GPUs in one machine (a whole number from 1 to :data:`MAX_DEVICES`); None when
-    there is none or it is fine. ``text``: the message up to the end of the name."""
-    m = _WRITTEN_COUNT.search(text or "") or _TRAILING_COUNT.search(text or "") or _NEGATIVE_COUNT.search(text or "")
+    there is none or it is fine. ``text``: the message up to the end of the name; ``after``: what follows it
+    (a count the name pattern did not take, "RTX 4090 (x1000)")."""
+    m = (_WRITTEN_COUNT.search(text or "") or _TRAILING_COUNT.search(text or "") or _NEGATIVE_COUNT.search(text or "")
+         or _AFTER_COUNT.match(after or ""))
     if m is None:
         return None
     raw = re.sub(r"\s", "", m.group("n")).replace("−", "-").replace(",", ".")
