@@ -141,9 +141,14 @@ def backend_clash(measurements: list[Any], hw: Any) -> tuple[str, str, str] | No
     return None
 
 
-def foreign_rate(res: Any, measurements: list[Any]) -> tuple[float, float] | None:
+# A single-stream decode this far over the spec roofline is not stored as the machine's result (the calibration must
+# not learn from it); a speculative run or a spec sheet's rounding stays under it.
+STORE_OVER_ROOFLINE = 1.15
+
+
+def foreign_rate(res: Any, measurements: list[Any], factor: float = FOREIGN_X) -> tuple[float, float] | None:
     """(measured decode tok/s, this machine's roofline ceiling) when a pasted single-stream decode is over
-    :data:`FOREIGN_X` × what the named machine's memory can deliver for the model (bandwidth × devices ÷ weight bytes
+    ``factor`` (:data:`FOREIGN_X`) × what the named machine's memory can deliver for the model (bandwidth × devices ÷ weight bytes
     per token; :func:`advisor.roofline.decode_ceiling_tps`): numbers from another machine or a smaller model. None
     otherwise, or when the machine, model or format is not known."""
     from advisor import roofline
@@ -154,6 +159,6 @@ def foreign_rate(res: Any, measurements: list[Any]) -> tuple[float, float] | Non
     top = roofline.decode_ceiling_tps(hw.bandwidth_gbs * max(1, hw.n_devices or 1),
                                       roofline.weight_bytes_read_per_token(model, quant.bits_per_weight))
     for m in measurements:
-        if m.decode_tps and (m.batch or 1) <= 1 and top and m.decode_tps > FOREIGN_X * top:
+        if m.decode_tps and (m.batch or 1) <= 1 and top and m.decode_tps > factor * top:
             return float(m.decode_tps), float(top)
     return None

@@ -20,7 +20,13 @@ from advisor.asked import asks_users, reframe, users_at_once
 from advisor.diagnose import diagnose_resolved
 from advisor.errors import AdvisorError, ImpossibleRateError, InputError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
-from advisor.paste_facts import SERVING_FORMATS, backend_clash, foreign_rate, merge_measurements
+from advisor.paste_facts import (
+    SERVING_FORMATS,
+    STORE_OVER_ROOFLINE,
+    backend_clash,
+    foreign_rate,
+    merge_measurements,
+)
 from advisor.perf import predict
 from advisor.understand import THIS_MACHINE, is_this_machine, require, resolve_scenario
 from advisor.understand.engine import engine_of_format
@@ -256,16 +262,25 @@ def import_output(
                                      parsed.format, store=store)
             res = resolve_scenario(store, sc)
         foreign = None if clash or parsed.format.startswith(SERVING_FORMATS) else foreign_rate(res, parsed.measurements)
+        # over the memory's roofline (not just far over it, as ``foreign``): not stored as this machine's results
+        unsound = foreign or (None if clash or parsed.format.startswith(SERVING_FORMATS)
+                              else foreign_rate(res, parsed.measurements, STORE_OVER_ROOFLINE))
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
                                           "params_b", "engine"}) for m in parsed.measurements if m.prefill_tps or m.decode_tps or m.blended_tps]
             hint = engine_of_format(parsed.format)  # "CUDA" in a llama-bench table is llama.cpp's
+            if parsed.format.startswith(SERVING_FORMATS):
+                # a serving run: one request's lengths and the streams its aggregate rate is summed over, not the
+                # run's token totals at batch 1 (advisor.paste_facts._merge_serving read them)
+                rows = [{**r, "prompt_tokens": sc.prompt_tokens or r.get("prompt_tokens"),
+                         "gen_tokens": sc.gen_tokens or r.get("gen_tokens"),
+                         "batch": sc.measured_streams or r.get("batch")} for r in rows]
             rows = [{**r, "engine": r.get("engine") or hint} if hint else r for r in rows]
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
                                       # numbers beyond the named machine are kept, not as its results
-                                      hardware=None if foreign else sc.hardware,
-                                      hw_id=res.hardware.id if res.hardware and not foreign else None,
+                                      hardware=None if unsound else sc.hardware,
+                                      hw_id=res.hardware.id if res.hardware and not unsound else None,
                                       machine=parsed.machine)
         if res.model is not None and res.hardware is not None:
             try:

@@ -307,3 +307,115 @@ def test_an_unusable_rate_is_not_also_taken(store):
 def test_a_count_after_the_name_too_large_is_said(store):
     e = extract("RTX 4090 (x1000) llama 8b", store)
     assert e.hardware is None and any("1,000 GPUs in one machine" in n for n in e.not_understood)
+
+
+_SERVE_Q = """vllm bench serve on 1x H100 80GB, llama 3.1 8b, 64 concurrency. good or bad?
+
+============ Serving Benchmark Result ============
+Successful requests:                     500
+Maximum request concurrency:             64
+Benchmark duration (s):                  212.4
+Total input tokens:                      1024000
+Total generated tokens:                  128000
+Request throughput (req/s):              2.35
+Output token throughput (tok/s):         602.6
+Mean TTFT (ms):                          8420.5
+Mean TPOT (ms):                          61.4
+=================================================="""
+
+
+def test_answering_which_h100_keeps_the_pasted_run(tmp_path):
+    # "H100 80GB" is PCIe or SXM; answering the question with one of its choices is the same machine said exactly
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(st, _SERVE_Q)
+    assert r1.question is not None and r1.question.field == "hardware"
+    r2 = service.ask(st, "H100 SXM5 80GB", r1.facts)
+    assert "Set aside" not in r2.reply and r2.verdict is not None
+    assert r2.verdict.status == "below_expected" and r2.facts.measured_decode_tps == 602.6
+
+
+def test_a_serving_run_is_stored_with_one_requests_lengths_and_its_streams(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    service.ask(st, _SERVE_Q.replace("on 1x H100 80GB", "on 1x H100 SXM"))
+    rows = st.query("select hw_id, prompt_tokens, gen_tokens, batch, decode_tps from results where origin = 'import'")
+    assert [tuple(r.values()) for r in rows] == [("nvidia-h100-sxm", 2048, 256, 64, 602.6)]
+
+
+_DEV3060 = """ggml_cuda_init: found 1 CUDA devices:
+  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes
+| model                          |       size |     params | backend    | ngl |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |           pp512 |      2834.21 ± 40.12 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |           tg128 |        131.45 ± 0.50 |"""
+
+
+def test_a_benchmark_over_the_machines_roofline_is_not_its_result(tmp_path):
+    # 131 tok/s is 1.7× what the 3060's 360 GB/s allow for 4.6 GB a token: said, not stored as the 3060's, and no
+    # "nothing to change"; the Device line is the paste's, not words that name a second machine
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    r = service.ask(st, "my RTX 4090 llama-bench:\n" + _DEV3060)
+    assert "judged on the GeForce RTX 3060 12GB" in r.reply
+    assert "is more than the GeForce RTX 3060 12GB's memory can deliver" in r.reply
+    assert "Nothing you need to change" not in r.reply and "You also mentioned" not in r.reply
+    hw = {r["hw_id"] for r in st.query("select hw_id from results where origin = 'import'")}
+    assert "nvidia-rtx-3060" not in hw
+
+
+def test_a_near_limit_spill_is_said_as_probable_with_the_engines_check(store):
+    from advisor import service
+
+    r = service.ask(store, "llama.cpp on my RTX 3060 12GB gives 8 tok/s on qwen2.5 14b q4_k_m, why?")
+    assert r.reply.startswith("**Probably spilling out of GPU memory: 8 tok/s") and "instead of about 3" in r.reply
+    assert "offloaded N/M layers" in r.reply and "ollama ps" not in r.reply
+
+
+def test_a_huge_model_is_offered_a_low_bit_format_that_fits(store):
+    # DeepSeek R1 671B: Q4_K_M needs 423 GB; IQ1_S (1.56 bits) needs about 135 GB of the 144 GB an M2 Ultra 192GB
+    # lets the GPU use — the 1.58-bit dynamic GGUF people run there. A 70B is never offered under 3.5 bits.
+    from advisor import service
+    from advisor.diagnose.weights import min_fit_bits
+
+    v = service.ask(store, "Mac Studio M2 Ultra 192GB, can I run DeepSeek R1 671B? I need 10 tok/s").verdict
+    fit = next(f for f in v.fixes if f.id == "fit_in_memory")
+    assert "IQ1_S" in fit.title and "answers get visibly worse below about 3 bits" in fit.title
+    assert (min_fit_bits(671), min_fit_bits(235), min_fit_bits(70)) == (1.5, 2.0, 3.5)
+
+
+def test_smaller_models_come_from_current_lines_and_hold_the_prompt(store):
+    from advisor import service
+
+    v = service.ask(store, "M3 Max 36GB llama 3.3 70b").verdict
+    small = next(f for f in v.fixes if f.id == "smaller_model")
+    assert "Qwen3.6 27B" in small.title and "Jamba" not in small.title and "Mixtral" not in small.title
+    v = service.ask(store, "GTX 1080 deepseek r1 671b prompt 100000 tokens").verdict
+    small = next(f for f in v.fixes if f.id == "smaller_model")
+    assert "TinyLlama" not in small.title  # a 2,048-token window cannot hold a 100,000-token prompt
+
+
+def test_a_rate_in_words_far_over_the_roofline_is_not_a_result_to_improve(store):
+    from advisor import service
+
+    r = service.ask(store, "I get 1000 tok/s with llama 3.1 8b q4_k_m on my RTX 3060")
+    assert "is more than the GeForce RTX 3060 12GB's memory can deliver" in r.reply
+    assert "or are a total over several requests" in r.reply and "Nothing you need to change" not in r.reply
+
+
+def test_an_edited_llama_perf_rate_is_checked_against_its_own_time():
+    from advisor.importers import parse_output
+
+    text = ("llama_perf_context_print: prompt eval time =     500.00 ms /   100 tokens (    5.00 ms per token,   200.00 "
+            "tokens per second)\nllama_perf_context_print:        eval time =    1000.00 ms /   100 runs   (   10.00 ms "
+            "per token,   900.00 tokens per second)\nllama_perf_context_print:       total time =    1600.00 ms /   200 "
+            "tokens\n")
+    out = parse_output(text)
+    assert out.measurements[0].decode_tps == 100 and out.measurements[0].prefill_tps == 200
+    assert any("disagrees with its own" in w for w in out.warnings)

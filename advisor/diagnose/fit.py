@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from advisor import roofline
+from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec
 from knowledge import catalog
 from knowledge.store import Store
@@ -121,6 +122,22 @@ class Candidate:
         return model_label(self.model)
 
 
+def shortlist_ids(store: Store) -> set[str]:
+    """Catalog ids of the which-model shortlists (:mod:`advisor.intake._model_pick`): the current lines."""
+    def build() -> set[str]:
+        from advisor.intake._model_pick import CODING_MODELS, GENERAL_MODELS
+
+        out = set()
+        for name in (*GENERAL_MODELS, *CODING_MODELS):
+            try:
+                out.add(catalog.resolve_model(store, name).value.id)
+            except AdvisorError:
+                continue
+        return out
+
+    return store.cached("diagnose:shortlist_ids", build)  # type: ignore[no-any-return]
+
+
 def fitting_models(store: Store, hw: Hardware, bits_per_weight: float, *, context_tokens: int, users: int = 1,
                    like: ModelSpec | None = None, below_b: float | None = None, below_active_b: float | None = None,
                    at_least_b: float | None = None, limit: int = 2) -> list[Candidate]:
@@ -140,13 +157,16 @@ def fitting_models(store: Store, hw: Hardware, bits_per_weight: float, *, contex
     pool = [m for m in _current(list(catalog.all_models(store).values())) if not m.generic and _special(m) == kind
             and (below_b is None or m.params_b < below_b) and (below_active_b is None or m.active_b < below_active_b)
             and (at_least_b is None or m.params_b >= at_least_b)
+            and (m.max_context is None or m.max_context >= context_tokens)  # it must hold the prompt
             and (like is None or m.id != like.id)]
+    picks = shortlist_ids(store)
     fits: list[Candidate] = []
     for m in pool:
         fm = roofline.memory_fit(hw, m, bits_per_weight, context_tokens=context_tokens, concurrency=users)
         if fm.total_gb is not None and roomy(fm.required_gb, fm.usable_gb):
             fits.append(Candidate(m, fm.required_gb, fm.usable_gb))
-    fits.sort(key=lambda c: (-c.model.params_b, c.model.id))
+    # the current lines people run (the which-model shortlists) first, largest first; then the rest of the catalog
+    fits.sort(key=lambda c: (c.model.id not in picks, -c.model.params_b, c.model.id))
     if like is not None and fits:
         same = [c for c in fits if _line(c.model)[0] == _line(like)[0]]
         if same and same[0].model.params_b >= 0.6 * fits[0].model.params_b:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from advisor import roofline
 from advisor.diagnose.context import SERVER_ENGINES, Ctx, predict_for, stated_total_gb, streams_for
 from advisor.diagnose.status import spec_factor
-from advisor.diagnose.tools import hint
+from advisor.diagnose.tools import hint, offload_check
 from advisor.models import Bottleneck, Status
 
 __all__ = ["Finding", "RULES", "first_finding", "SLOW_FP16_ENGINES", "BAD_ATTENTION"]
@@ -463,8 +463,8 @@ def near_limit_spill(c: Ctx) -> Finding | None:
         how = f"; {c.tg:g} tok/s is what {part} of the weights in system RAM would give"
     return Finding("memory_fit", f"Decode is {c.ratio_tg:.0%} of the expected rate while model + KV cache take "
                    f"{p.memory.required_gb:.1f} of {p.memory.usable_gb:.1f} GB{how}: part of the model or cache has most "
-                   "likely spilled to system RAM (a larger context raises the KV cache; check `ollama ps` or "
-                   f"{hint(c, 'gpu_memory')}).", ["shrink_context", "fit_in_memory", "kv_cache_quantization", "quantization"],
+                   "likely spilled to system RAM, or not every layer is on the GPU (a larger context raises the KV cache; "
+                   f"check {offload_check(c)}).", ["shrink_context", "fit_in_memory", "kv_cache_quantization", "quantization"],
                    rule="near_limit_spill")
 
 

@@ -22,7 +22,7 @@ from typing import Literal
 
 from advisor.diagnose.context import Ctx
 
-__all__ = ["OLLAMA_IDLE_UNLOAD_MIN", "Platform", "TOOLS", "hint", "platform_of"]
+__all__ = ["OLLAMA_IDLE_UNLOAD_MIN", "Platform", "TOOLS", "hint", "offload_check", "platform_of"]
 
 # Ollama's default keep_alive: an idle model is unloaded after this many minutes (Ollama FAQ, "How do I keep a model
 # loaded in memory or make it unload immediately?").
@@ -138,3 +138,21 @@ def platform_of(c: Ctx) -> Platform:
 def hint(c: Ctx, what: str) -> str:
     """The tool to check ``what`` with on this machine (a key of :data:`TOOLS`), in words."""
     return TOOLS[what][platform_of(c)]
+
+
+def offload_check(c: Ctx) -> str:
+    """Where this engine says how much of the model is on the GPU, in its own words (Ollama: ``ollama ps``;
+    llama.cpp: the load log's "offloaded N/M layers to GPU" line and -ngl; LM Studio: its GPU offload setting),
+    then the GPU's memory monitor (:func:`hint`)."""
+    e = (c.sit.engine_text or "").lower()
+    if "ollama" in e:
+        where = "`ollama ps` (its PROCESSOR column shows the CPU/GPU split)"
+    elif "lm studio" in e or "lm-studio" in e or "lmstudio" in e:
+        where = "LM Studio's GPU offload setting (all layers) and its load log"
+    elif "kobold" in e:
+        where = "KoboldCpp's --gpulayers and its load log"
+    elif "llama" in e:
+        where = "the load log's \"offloaded N/M layers to GPU\" line (-ngl 99 puts them all there)"
+    else:
+        where = "your tool's GPU offload setting (`ollama ps`, llama.cpp's \"offloaded N/M layers\" log line)"
+    return f"{where} or {hint(c, 'gpu_memory')}"

@@ -14,7 +14,7 @@ from advisor.calibration import cpu_qclass
 from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_words
 from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
-from advisor.diagnose.tools import hint
+from advisor.diagnose.tools import offload_check
 from advisor.models import Fix, QuantFormat
 from advisor.render.markdown import fmt_gb_apart, fmt_s
 from knowledge import catalog
@@ -147,7 +147,7 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     server = sit.engine in ("vllm", "sglang", "tensorrt-llm")
     ecos = (SERVER_ECOSYSTEMS if server else (eco if eco in ("gguf", "mlx") else "gguf",))
     quants = sorted((q for q in catalog.all_quants(c.store).values()
-                     if q.ecosystem in ecos and q.bits_per_weight >= 3.5
+                     if q.ecosystem in ecos and q.bits_per_weight >= min_fit_bits(sit.model.params_b)
                      and not (sit.quant and q.bits_per_weight >= sit.quant.bits_per_weight)),
                     key=lambda q: (-q.bits_per_weight, q.name not in targets(c), q.name))  # ties: the usual one
     thin = None
@@ -162,6 +162,20 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
 
 
 SERVER_ECOSYSTEMS = ("vllm", "awq", "gptq", "compressed-tensors")  # what vLLM, SGLang and TensorRT-LLM load
+# The fewest bits per weight a fit fix offers, by total parameters: under ~3.5 bits a model of tens of billions of
+# parameters loses visibly, while the largest (hundreds of billions, mostly MoE) are run at 2 bits and below (the
+# 1.58-bit and 2-bit dynamic GGUFs of DeepSeek R1 671B, 131–212 GB): (at least this many billions, floor).
+LOW_BIT_FLOORS = ((300.0, 1.5), (100.0, 2.0))
+DEFAULT_BIT_FLOOR = 3.5
+
+
+def min_fit_bits(params_b: float | None) -> float:
+    """The lowest bits per weight offered to make a model of ``params_b`` billion parameters fit
+    (:data:`LOW_BIT_FLOORS`, else :data:`DEFAULT_BIT_FLOOR`)."""
+    for at_least, floor in LOW_BIT_FLOORS:
+        if (params_b or 0) >= at_least:
+            return floor
+    return DEFAULT_BIT_FLOOR
 
 
 def _format_fix(c: Ctx, q: QuantFormat, need: float, usable: float) -> Fix | None:
@@ -173,7 +187,9 @@ def _format_fix(c: Ctx, q: QuantFormat, need: float, usable: float) -> Fix | Non
     base = today_tg(c)
     tight = thin_words(need, usable)
     was, room, now = fmt_gb_apart(p.memory.required_gb, p.memory.usable_gb, need, least=1)
-    return fix("fit_in_memory", f"Make it fit: {q.name}, or a shorter context",
+    low = (f" ({q.bits_per_weight:.3g} bits a weight: answers get visibly worse below about 3 bits; the largest models "
+           "hold up best)") if q.bits_per_weight < 3 else ""
+    return fix("fit_in_memory", f"Make it fit: {q.name}, or a shorter context{low}",
                f"needs {was} GB, {room} GB usable; at {q.name} it needs "
                f"{now} GB and decodes at ≈ {new.decode_tps_per_seq or new.decode_tps:.1f} tok/s"
                + (f" — but {tight}" if tight else ""),
@@ -260,8 +276,8 @@ def _shrink_context(c: Ctx) -> Fix | None:
             if works else "")
     return fix("fit_in_memory", "Shrink the context (num_ctx / -c) until model + KV cache fit in GPU memory",
                f"up to ≈ {max_ctx:,} tokens of context fit beside the weights{keep}; {back}",
-               "The KV cache grows with the context you allocate, not the one you use; Ollama and LM Studio "
-               f"silently put what does not fit on the CPU (check `ollama ps` or {hint(c, 'gpu_memory')}).",
+               "The KV cache grows with the context you allocate, not the one you use; Ollama, LM Studio and "
+               f"llama.cpp's automatic fit put what does not fit on the CPU (check {offload_check(c)}).",
                speedup=(exp / c.tg) if (exp and c.tg) else None, new_decode_tps=exp,
                margin_gb=round(p.memory.usable_gb - p.memory.required_gb, 2), fits_with_margin=works)
 

@@ -54,6 +54,9 @@ def _timing_format(prefix: str | None) -> str:
     return _PREFIX_FORMAT.get(prefix, "llama-perf")
 
 
+RATE_AGREES = 0.1  # a printed rate within 10 % of time ÷ count is the tool's own rounding
+
+
 class _TimingBlock:
     """The lines of one run: load, prompt eval, eval, total."""
 
@@ -61,15 +64,23 @@ class _TimingBlock:
         self.parts: dict[str, re.Match[str]] = {}
         self.first_line: int | None = None
         self.comma = False
+        self.warnings: list[str] = []
 
     def rate(self, what: str) -> tuple[float | None, int | None]:
+        """(tok/s, tokens) of one line. The tool prints its rate from the time and the count; when the printed rate
+        disagrees with them by over :data:`RATE_AGREES` (an edited line), the time and count are the measurement."""
         m = self.parts.get(what)
         if m is None:
             return None, None
         n = parse_number(m.group("n"), self.comma)
         tps = parse_number(m.group("tps"), self.comma)
+        derived = derive_rate(n, (parse_number(m.group("ms"), self.comma) or 0) / 1000)
         if tps is None:
-            tps = derive_rate(n, (parse_number(m.group("ms"), self.comma) or 0) / 1000)
+            tps = derived
+        elif derived and abs(tps / derived - 1) > RATE_AGREES:
+            self.warnings.append(f"{m.group('what')}: the printed {tps:g} tokens per second disagrees with its own "
+                                 f"{m.group('ms')} ms for {m.group('n')} tokens ({derived:.4g} tok/s); used the latter")
+            tps = derived
         return tps, to_int(n)
 
     def fields(self) -> dict[str, Any] | None:
@@ -109,6 +120,7 @@ def parse_timings(lines: Sequence[str]) -> Outcome:
         fields = block.fields()
         if fields is not None and block.first_line is not None:
             out.add(block.first_line, fields, f"timings at line {block.first_line + 1}")
+            out.warnings += [f"line {block.first_line + 1}: {w}" for w in block.warnings]
         block = _TimingBlock()
 
     for i, line in enumerate(lines):

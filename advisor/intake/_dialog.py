@@ -306,7 +306,14 @@ def _differs(store: Store, field: str, a: Any, b: Any) -> bool:
     if field in ("model", "hardware"):
         look = catalog.resolve_model if field == "model" else catalog.resolve_hardware
         try:
-            ra, rb = look(store, str(a)).value, look(store, str(b)).value
+            rb = look(store, str(b)).value
+        except AdvisorError:
+            return True
+        try:
+            ra = look(store, str(a)).value
+        except AmbiguousError as e:
+            # "H100" answered "H100 SXM5 80GB": one of the choices the name had, the same machine said exactly
+            return not any(rb.id in c or c.split(" (")[0] == rb.name for c in e.candidates)
         except AdvisorError:
             return True
         return bool(ra.id != rb.id)

@@ -297,6 +297,18 @@ def limit_raise_fits(v: Verdict) -> bool:
     return f is not None and "GPU memory limit" in f.title and bool(f.fits_with_margin)
 
 
+def over_roofline(v: Verdict) -> bool:
+    """A single-stream decode over what the machine's memory can deliver for the model (bandwidth ÷ bytes per
+    token) by more than 15 % for a benchmark's own run, or :data:`advisor.diagnose.FOREIGN_X` × for a rate said in
+    words (drafts give 2–3× at most): another machine, model or format, or a total, not a result to improve."""
+    from advisor.diagnose import FOREIGN_X
+
+    p, mt = v.prediction, v.measured.get("decode_tps")
+    if not (mt and p is not None and p.concurrency <= 1 and p.decode_ceiling_tps and not v.measured_streams):
+        return False
+    return mt > (1.15 if v.benchmark_run else FOREIGN_X) * p.decode_ceiling_tps
+
+
 def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     """The first sentence of an answer: about the user's own numbers when there are any.
 
@@ -346,6 +358,11 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             return ("**Not as macOS is set by default, but one setting makes it fit: the model with the context you "
                     f"allocate needs more than the {_fmt_gb(p.memory.usable_gb)} GB or so macOS lets the GPU use until "
                     "you raise that limit (below).**")
+        if p is not None and p.memory.fits and mt and exp:
+            # fits at the workload's size, near the limit: a larger context, or layers left off the GPU
+            return (f"**Probably spilling out of GPU memory: {mt:g} tok/s instead of about {_fmt_rate(exp)}, with the "
+                    f"model at {p.memory.required_gb:.1f} of {p.memory.usable_gb:.1f} GB usable, close to "
+                    "the limit: a larger allocated context, or layers not on the GPU, put part of it in system RAM.**")
         return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
                 + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
     if mt or mp:
@@ -362,6 +379,13 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if v.status == "below_expected":
             return f"**Slower than it should be: {_slow_phases(v, exp)}.**"
         if v.status == "above_expected":
+            if p is not None and mt and over_roofline(v):
+                # a benchmark's single stream above the memory's roofline: not this machine, model or format
+                return (f"**{mt:g} tok/s of decode is more than the {p.hardware['name']}'s memory can deliver for this "
+                        f"model (≈ {_fmt_rate(p.decode_ceiling_tps)} tok/s at most): those numbers were measured on "
+                        "another machine, or with a smaller model or format"
+                        + ("" if v.benchmark_run else ", or are a total over several requests") +
+                        ". Which machine and model ran them?**")
             if mt and mp and v.phase_status.get("decode_tps") != "above_expected":  # prefill is the fast one
                 what = f"prefill {mp:,.0f} tok/s; decode {mt:g} tok/s is " + (
                     "normal" if not rng or mt >= rng[0] else f"at the low end (usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])})")

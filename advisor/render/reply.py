@@ -36,6 +36,7 @@ from advisor.render.markdown import (
     gap_words,
     limit_raise_fits,
     low_end,
+    over_roofline,
     plain_verdict,
     prediction_markdown,
     tidy,
@@ -324,8 +325,8 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
     else:
         out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
         out.append("\n".join(f"- {n}" for n in _numbers(v)))
-    if v.felt_slow:
-        pass  # its fix line is above; "nothing you need to change" would contradict what the person sees
+    if v.felt_slow or over_roofline(v):
+        pass  # its fix line is above, or the numbers are not this machine's: "nothing to change" would contradict
     elif v.fixes and _comfortable(v) and _low_end(v):  # usual, but at the low end: the check that finds why
         out.append(_fix_line(v.fixes[0], "Worth a look"))
     elif v.fixes and _comfortable(v):
