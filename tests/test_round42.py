@@ -419,3 +419,26 @@ def test_an_edited_llama_perf_rate_is_checked_against_its_own_time():
     out = parse_output(text)
     assert out.measurements[0].decode_tps == 100 and out.measurements[0].prefill_tps == 200
     assert any("disagrees with its own" in w for w in out.warnings)
+
+
+def test_how_many_cards_leads_with_the_fewest_that_meets_the_targets(store):
+    from advisor import service
+
+    r = service.ask(store, "how many H100s do we need to serve llama 3.3 70b to 300 users?")
+    assert r.reply.startswith("**For 300 people at once, 4× H100 PCIe 80GB is the fewest that meets the targets**")
+    rows = [ln for ln in r.reply.splitlines() if ln.startswith("| 4× H100")]
+    assert len(rows) == 1  # an option already compared is not added again
+
+
+def test_more_users_than_one_server_holds_are_answered_in_servers(store):
+    # 8× H100 PCIe holds 2,048 conversations at BF16 and streams ≈ 5,300 tok/s in all: ≈ 530 users at 10 tok/s each,
+    # so 5,000 users need about 10 such servers (the comparison itself runs at its 4,096-user cap)
+    import re
+
+    from advisor import service
+
+    r = service.ask(store, "how many H100s do we need to serve llama 3.3 70b to 5000 users?")
+    head = r.reply.split("\n\n")[0]
+    assert head.startswith("**Even 8× H100 PCIe 80GB holds 2,048 of the 5,000 users at once")
+    n = int(re.search(r"about ([\d,]+) such servers", head).group(1).replace(",", ""))
+    assert 6 <= n <= 16 and "serve all 5,000 at 10 tok/s each" in head

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.compare.request import MAX_CONCURRENCY_CAP
 from advisor.errors import AdvisorError, AmbiguousError
 from advisor.models import Scenario
 from advisor.render.markdown import (
@@ -186,8 +187,13 @@ def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
         put("requests_per_minute", f"{wl.requests_per_minute:g} requests per minute per user", True)
     else:
         put("requests_per_minute", "no request rate (each request on an idle machine)", False)
+    users = min(wl.users, MAX_CONCURRENCY_CAP)
+    if users < wl.users:
+        stated.append(f"compared at {users:,} users at once, the most one comparison models; replicas for all "
+                      f"{wl.users:,} below")
     return {"model": model, "quant": quant, "backend": facts.backend or None, "prompt_tokens": wl.prompt_tokens,
-            "gen_tokens": wl.gen_tokens, "context_tokens": context, "concurrency": wl.users, "candidates": names,
+            "gen_tokens": wl.gen_tokens, "context_tokens": context, "concurrency": users, "users_total": wl.users,
+            "candidates": names,
             "requests_per_minute": wl.requests_per_minute,
             "shared_prefix_tokens": min(wl.shared_prefix_tokens, max(wl.prompt_tokens - 1, 0)),
             "ttft_target_s": ttft, "tps_per_user": tps, "stated": stated, "defaults": defaults, "assumed": assumed}
@@ -230,14 +236,14 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
                     f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
                     f"{_all_users(req.concurrency)} at {fmt_rate(b['tps_each'])} tok/s each, first word within "
                     f"{fmt_s(b['first_word_s'])}.")
-    more, why = scale_out(store, req, result)
+    more, why = scale_out(store, req, result, users=fill.get("users_total"))
     if more:
         req = req.model_copy(update={"candidates": [*(req.candidates or []), *more]})
         result = cmp.compare_request(store, req)
         rows = _rows(result)
-        said += why
+    said += why
     wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
-          "gen_tokens": result["gen_tokens"], "users": result["concurrency"],
+          "gen_tokens": result["gen_tokens"], "users": fill.get("users_total") or result["concurrency"],
           "requests_per_minute": result.get("requests_per_minute"), "context_tokens": req.context_tokens}
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
     return Options(kind="hardware", rows=rows, workload=wl, notes=notes,
@@ -248,35 +254,58 @@ def _all_users(n: int) -> str:
     return "its one user" if n == 1 else f"all {n} users"
 
 
+REPLICAS_SAID = "such servers"  # the words of a replicas sentence (:func:`scale_out`), which then leads the reply
 SCALE_OUT = (2, 4, 8)  # GPU counts tried for a card that cannot hold the users alone (one server's usual counts)
 
 
-def scale_out(store: Store, req: Any, result: dict[str, Any]) -> tuple[list[str], list[str]]:
+def scale_out(store: Store, req: Any, result: dict[str, Any], users: int | None = None) -> tuple[list[str], list[str]]:
     """For each single GPU compared that cannot hold every user, the fewest of it (:data:`SCALE_OUT`) that can.
 
     A team asking "H100 or L40S for a 70B and 40 users?" is asking how many: one card of each may hold no
     one at BF16, while two H100s or four L40S hold them all. Returns the extra candidates (``id`` × n, run
     as the engine runs several GPUs: tensor parallel for vLLM/SGLang, a layer split for llama.cpp) and one
-    sentence each for the reply; none when every option already holds the users.
+    sentence each for the reply; none when every option already holds the users. When even the largest server
+    (8 GPUs) holds only some of them, it is added with the number of such servers (data-parallel replicas, each
+    serving its share) that hold all ``users`` (default: the request's).
     """
     from advisor import compare as cmp
+
+    users = users or req.concurrency
 
     named = {c["hardware"]["id"] for c in result["candidates"]}
     hw_fit = {c["hardware"]["id"]: c["max_concurrency"] for c in result["candidates"]}
     bases = [c["hardware"] for c in result["candidates"]
-             if c["max_concurrency"] < req.concurrency and (c["hardware"].get("n_devices") or 1) == 1
+             if c["max_concurrency"] < users and (c["hardware"].get("n_devices") or 1) == 1
              and c["hardware"].get("kind") in ("discrete_gpu", "datacenter_gpu")]
     tries = [f"{hw['id']}x{n}" for hw in bases for n in SCALE_OUT if f"{hw['id']}x{n}" not in named]
-    if not tries:
+    if not bases:
         return [], []
-    trial = cmp.compare_request(store, req.model_copy(update={"candidates": tries}))
-    holds = {c["hardware"]["id"]: c for c in trial["candidates"] if c["max_concurrency"] >= req.concurrency}
+    found = list(result["candidates"])
+    if tries:
+        found += cmp.compare_request(store, req.model_copy(update={"candidates": tries}))["candidates"]
+    holds = {c["hardware"]["id"]: c for c in found if c["max_concurrency"] >= users}
+    by_id = {c["hardware"]["id"]: c for c in found}
+    target = req.tps_per_user or DEFAULT_TPS_TARGET
     extra, why = [], []
     for hw in bases:
         n = next((n for n in SCALE_OUT if f"{hw['id']}x{n}" in holds), None)
         if n is None:
+            top = SCALE_OUT[-1]
+            big = by_id.get(f"{hw['id']}x{top}")
+            held = big["max_concurrency"] if big else 0
+            if held >= 1:  # one server of 8 holds some: replicas of it serve the rest
+                # users one server keeps at the target: its memory's count, or its aggregate decode ÷ the target
+                keep = max(1, min(held, int((big.get("aggregate_decode_tps") or 0) / target) or held))
+                short = short_name(hw["name"])
+                if f"{hw['id']}x{top}" not in named:
+                    extra.append(f"{hw['id']}x{top}")
+                why.append(f"Even {top}× {short} holds {held:,} of the {users:,} users at once"
+                           + (f" and keeps about {keep:,} of them at {target:g} tok/s each" if keep < held else "")
+                           + f": about {-(-users // keep):,} {REPLICAS_SAID} (replicas, each serving its share of the "
+                           f"users) serve all {users:,}" + (f" at {target:g} tok/s each." if keep < held else "."))
             continue
-        extra.append(f"{hw['id']}x{n}")
+        if f"{hw['id']}x{n}" not in named:
+            extra.append(f"{hw['id']}x{n}")
         short = short_name(hw["name"])
         short_of = ("cannot hold this model" if req.concurrency == 1 or not hw_fit.get(hw["id"])
                     else f"holds {hw_fit[hw['id']]} of the {req.concurrency} users")
@@ -398,6 +427,12 @@ def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
     return f"**{name}**{verdict} " + ", ".join(x for x in (speed, wait) if x) + "."
 
 
+def _devices(hid: str) -> int:
+    """GPUs in a compare candidate id ("nvidia-h100-pciex4" → 4; one card → 1)."""
+    m = re.search(r"x(\d+)$", hid)
+    return int(m.group(1)) if m else 1
+
+
 def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
     """The one sentence that answers, and why: the cheapest that meets the targets when prices are known,
     the only one that meets them, else the closest that holds the users (rows are in the engine's order)."""
@@ -408,6 +443,12 @@ def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
         return f"**For {who}, the {good[0]['name']} is the one that does the job**" + tail
     if good:
         count = "both meet the targets" if len(good) == n == 2 else f"{len(good)} of {n} meet the targets"
+        base = {re.sub(r"^\d+×\s*", "", r["id"].rsplit("x", 1)[0] if re.search(r"x\d+$", r["id"]) else r["id"])
+                for r in rows}
+        if len(base) == 1:  # 1, 2, 4 and 8 of one card ("how many H100s?"): the fewest that does it is the answer
+            fewest = min(good, key=lambda r: _devices(r["id"]))
+            return (f"**For {who}, {fewest['name']} is the fewest that meets the targets** "
+                    f"({fmt_rate(fewest['tps_each'])} tok/s each, first word within {fmt_s(fewest['first_word_s'])}).")
         priced = [r for r in good if r.get("price_usd") is not None]
         if priced:
             best = min(priced, key=lambda r: r["price_usd"])
@@ -478,9 +519,14 @@ def options_markdown(opt: Options) -> str:
                 f"{_dash(fmt_rate(r['tps_each']))} |" for r in rows]
         targets = ""
     lines = [f"- {_row_sentence(r, users, opt.kind)}" for r in rows]
+    said = list(opt.said)
+    replicas = [x for x in said if REPLICAS_SAID in x]
+    if replicas:  # more users than one server holds: how many servers is the answer, so it leads
+        lead = "**" + " ".join(replicas) + "** " + lead.replace("**", "")
+        said = [x for x in said if x not in replicas]
     out = [lead, f"<sub>{title}</sub>", head + "\n" + "\n".join(body), opt.hint]
-    if opt.said:
-        out.append("<br>".join(f"<sub>{x}</sub>" for x in opt.said))
+    if said:
+        out.append("<br>".join(f"<sub>{x}</sub>" for x in said))
     if targets:
         out.append(targets)
     out.append("<details><summary>Each option in words, and notes</summary>\n\n"
