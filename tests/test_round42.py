@@ -442,3 +442,30 @@ def test_more_users_than_one_server_holds_are_answered_in_servers(store):
     assert head.startswith("**Even 8× H100 PCIe 80GB holds 2,048 of the 5,000 users at once")
     n = int(re.search(r"about ([\d,]+) such servers", head).group(1).replace(",", ""))
     assert 6 <= n <= 16 and "serve all 5,000 at 10 tok/s each" in head
+
+
+_SGLANG_UNCAPPED = """sglang on an A100 80GB, llama 3.1 8b
+============ Serving Benchmark Result ============
+Backend:                                 sglang
+Traffic request rate:                    inf
+Max reqeuest concurrency:                not set
+Successful requests:                     200
+Benchmark duration (s):                  60.2
+Total input tokens:                      204800
+Total generated tokens:                  51200
+Request throughput (req/s):              3.32
+Output token throughput (tok/s):         1276.0
+Mean TTFT (ms):                          -300.00
+Mean ITL (ms):                           78.00
+=================================================="""
+
+
+def test_an_uncapped_serving_run_counts_its_streams_from_the_mean_itl(tmp_path):
+    # no concurrency cap and no TPOT: 1,276 tok/s × 0.078 s between tokens ≈ 100 requests decoding at once; a negative
+    # mean TTFT is no time and is left out
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), _SGLANG_UNCAPPED)
+    assert r.facts.measured_streams == 100 and r.facts.measured_ttft_s is None
+    assert "12.8 each over 100 streams" in r.reply and r.verdict.status == "below_expected"

@@ -57,6 +57,7 @@ _CANON = {
     "total generated tokens": "total_output_tokens",
     "mean ttft (ms)": "mean_ttft_ms",
     "mean tpot (ms)": "mean_tpot_ms",
+    "mean itl (ms)": "mean_itl_ms",
     "maximum request concurrency": "max_concurrency",
     "max request concurrency": "max_concurrency",
     "max reqeuest concurrency": "max_concurrency",  # sic, SGLang bench_serving
@@ -68,6 +69,10 @@ _CANON = {
 def _fields(d: dict[str, Any]) -> dict[str, Any]:
     """Measurement fields from saved-JSON style keys (``output_throughput``, ``mean_tpot_ms``...)."""
     tpot, ttft = to_float(d.get("mean_tpot_ms")), to_float(d.get("mean_ttft_ms"))
+    itl = to_float(d.get("mean_itl_ms"))
+    if not (tpot and math.isfinite(tpot) and tpot > 0) and itl and math.isfinite(itl) and itl > 0:
+        tpot = itl  # the mean gap between a request's tokens: TPOT's own measure when TPOT is not printed
+    bad_ttft = ttft is not None and not (math.isfinite(ttft) and ttft >= 0)
     batch = to_int(d.get("max_concurrency"))
     notes = [
         "vllm bench throughput (offline batch): decode_tps is output tokens/s over the whole batch"
@@ -76,6 +81,8 @@ def _fields(d: dict[str, Any]) -> dict[str, Any]:
     ]
     if tpot and math.isfinite(tpot) and tpot > 0:
         notes.append(f"per-request decode ≈ {1000 / tpot:.2f} tok/s (1000 / mean TPOT {tpot:g} ms)")
+    if bad_ttft:
+        notes.append(f"mean TTFT {ttft:g} ms is not a time; ignored")
     for key, label in (
         ("completed", "successful requests"),
         ("request_throughput", "request throughput, req/s"),
@@ -87,7 +94,7 @@ def _fields(d: dict[str, Any]) -> dict[str, Any]:
         "decode_tps": to_float(d.get("output_throughput")),
         "prompt_tokens": to_int(d.get("total_input_tokens")),
         "gen_tokens": to_int(d.get("total_output_tokens")),
-        "ttft_s": round(ttft / 1000, 6) if ttft is not None else None,
+        "ttft_s": round(ttft / 1000, 6) if ttft is not None and not bad_ttft else None,
         "tpot_s": round(tpot / 1000, 6) if tpot and math.isfinite(tpot) and tpot > 0 else None,
         "requests": completed if (completed := to_int(d.get("completed"))) and completed > 0 else None,
         "batch": batch if batch and batch > 0 else None,
