@@ -148,16 +148,19 @@ def decode_arithmetic_intensity(batch: int, bits_per_weight: float) -> float:
     return 2.0 * batch / (bits_per_weight / 8.0)
 
 
-def speculative_speedup(acceptance: float, draft_tokens: int, draft_cost: float) -> float:
+def speculative_speedup(acceptance: float, draft_tokens: int, draft_cost: float, verify_cost: float = 1.0) -> float:
     """Expected speed-up of speculative decoding (Leviathan et al., 2023, eq. for walltime).
 
-    ``(1 − α^(γ+1)) / ((1 − α) × (γ × c + 1))`` with acceptance α, γ draft tokens, draft cost c
-    (draft step time / target step time).
+    ``(1 − α^(γ+1)) / ((1 − α) × (γ × c + v))`` with acceptance α, γ draft tokens, draft cost c
+    (draft step time / target step time) and verify cost v (the target's pass over γ + 1 tokens / its pass over
+    one: 1 for a dense model whose step is bandwidth-bound; more for a MoE, whose γ + 1 tokens touch more experts,
+    :func:`advisor.perf.step.weight_bytes_step`).
     """
-    a, g, c = acceptance, draft_tokens, draft_cost
-    if not (0 <= a < 1) or g < 1 or c < 0:
-        raise ValueError(f"need 0 <= acceptance < 1, draft_tokens >= 1, draft_cost >= 0 (got {a}, {g}, {c})")
-    return (1 - a ** (g + 1)) / ((1 - a) * (g * c + 1))
+    a, g, c, v = acceptance, draft_tokens, draft_cost, verify_cost
+    if not (0 <= a < 1) or g < 1 or c < 0 or v < 1:
+        raise ValueError(f"need 0 <= acceptance < 1, draft_tokens >= 1, draft_cost >= 0, verify_cost >= 1 "
+                         f"(got {a}, {g}, {c}, {v})")
+    return (1 - a ** (g + 1)) / ((1 - a) * (g * c + v))
 
 
 def default_usable_fraction(hw: Hardware, memory_gb: float) -> tuple[float, str]:

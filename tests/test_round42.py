@@ -469,3 +469,52 @@ def test_an_uncapped_serving_run_counts_its_streams_from_the_mean_itl(tmp_path):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), _SGLANG_UNCAPPED)
     assert r.facts.measured_streams == 100 and r.facts.measured_ttft_s is None
     assert "12.8 each over 100 streams" in r.reply and r.verdict.status == "below_expected"
+
+
+def test_an_allocated_context_that_does_not_fit_is_what_the_answer_says(store):
+    # Gemma 3 27B at Q4_K_M fits a 4090 for the conversation itself (18.2 GB) but not with 131,072 tokens allocated
+    from advisor import service
+
+    r = service.ask(store, "RTX 4090 gemma 3 27b q4_k_m 128k context")
+    assert r.reply.startswith("**Not with the 131,072-token context you allocate: with the weights it needs 29.0 GB")
+    assert "with a context that fits" in r.reply and "has spilled" not in r.reply
+
+
+def test_a_named_option_that_does_the_job_is_not_scaled_out(store):
+    from advisor import service
+
+    r = service.ask(store, "does a 5090 make sense vs two used 3090s for llama 3.3 70b?")
+    assert r.reply.startswith("**For one person, the 2× RTX 3090 24 GB is the one that does the job")
+    assert "2× RTX 5090" not in r.reply
+    assert "| option | status | first word | tok/s |" in r.reply  # one person: no "users fit" or totals
+
+
+def test_two_options_as_fast_as_each_other_are_told_apart_by_the_rest(store):
+    from advisor import service
+
+    head = service.ask(store, "L4 vs T4 for qwen 7b").reply.split("\n\n")[0]
+    assert "stream at about the same speed" in head and "the L4 24 GB reads prompts faster" in head
+    assert "has more memory (24 vs 16 GB)" in head
+
+
+@pytest.mark.parametrize(("engine", "knob"), [("ollama", "OLLAMA_NUM_PARALLEL"), ("vLLM", "--max-num-seqs"),
+                                              ("SGLang", "--max-running-requests"), ("llama-server", "llama-server -np")])
+def test_batching_names_the_engines_own_setting(store, engine, knob):
+    from advisor.diagnose.remedies import batch_knob
+
+    assert batch_knob(_ctx(store, hardware="RTX 4090", model="llama 3.1 8b", backend=engine)).startswith(knob)
+
+
+def test_speculative_decoding_is_not_offered_where_a_moe_check_eats_the_gain(store):
+    # Qwen3-30B-A3B (8 of 128 experts): 5 tokens checked at once touch 1 − (15/16)^5 ≈ 28 % of the experts against
+    # 6.25 % for one token, so the check reads ≈ 3× the bytes and the Leviathan speed-up falls under 1
+    from advisor import roofline
+    from advisor.diagnose.remedies import SPEC_ACCEPT, SPEC_DRAFT_COST, SPEC_GAMMA, _speculative, moe_verify_cost
+
+    moe = _ctx(store, hardware="RTX 4090", model="qwen3 30b a3b", quant="q4_k_m")
+    v = moe_verify_cost(moe)
+    assert 2.5 <= v <= 4.0
+    assert roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST, v) < 1.0
+    assert _speculative(moe) is None
+    dense = _ctx(store, hardware="RTX 4090", model="qwen 2.5 14b", quant="q4_k_m")
+    assert moe_verify_cost(dense) == 1.0 and _speculative(dense) is not None

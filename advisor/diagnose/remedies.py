@@ -164,7 +164,10 @@ def _spec_applies(c: Ctx) -> bool:
 
 @register("speculative_decoding", "speculative_decoding", 1, _spec_applies)
 def _speculative(c: Ctx) -> Fix | None:
-    sp = roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST)
+    verify = moe_verify_cost(c)
+    sp = roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST, verify)
+    if sp < MIN_GAIN:
+        return None  # a MoE's check of the guesses reads so many more experts that nothing is gained
     # from what the person sees now when they measured it with the model in memory (52 tok/s measured, 40 expected:
     # "52 → 103", not "40 → 80"), else from the expectation
     base = (c.tg if c.tg and c.fits is not False and not c.looks_aggregate else None) or c.expected_tg or current_tg(c)
@@ -173,13 +176,42 @@ def _speculative(c: Ctx) -> Fix | None:
                f"≈ {sp:.1f}× decode ({base:.3g} → {base * sp:.3g} tok/s)",
                f"A draft model ~10× smaller guesses {SPEC_GAMMA} words at a time and the big model checks them all in "
                f"one pass, so it keeps the ones it agrees with; assumes {SPEC_ACCEPT:.0%} of guesses are accepted "
-               "(Leviathan et al. 2023). Gains are largest on code and repetitive text.",
+               "(Leviathan et al. 2023). Gains are largest on code and repetitive text."
+               + (f" This is a mixture of experts: checking {SPEC_GAMMA + 1} tokens at once reads about {verify:.1f}× "
+                  "the expert weights one token does, which eats most of the gain." if verify > 1.05 else ""),
                speedup=sp, new_decode_tps=base * sp)
+
+
+def moe_verify_cost(c: Ctx) -> float:
+    """The target model's pass over the γ + 1 drafted tokens ÷ its pass over one, when both read memory: 1 for a
+    dense model; for a MoE, the weight bytes γ + 1 tokens touch (each picks its own experts:
+    :func:`advisor.perf.step.weight_bytes_step`) over one token's."""
+    from advisor.perf.step import weight_bytes_step
+
+    m, q = c.sit.model, c.sit.quant
+    if m is None or q is None:
+        return 1.0
+    one = weight_bytes_step(m, q.bits_per_weight, 1)
+    return max(1.0, weight_bytes_step(m, q.bits_per_weight, SPEC_GAMMA + 1) / one) if one else 1.0
 
 
 def _streams_now(c: Ctx) -> int:
     s, ms, w = c.sit.symptoms, c.sit.measured, c.sit.workload
     return max(1, s.batching or ms.streams or (w.users if s.batching is None and w.users > 1 else 1))
+
+
+def batch_knob(c: Ctx) -> str:
+    """The setting that sets how many sequences the person's engine batches, in its words."""
+    e = (c.sit.engine_text or "").lower()
+    if "ollama" in e:
+        return "OLLAMA_NUM_PARALLEL"
+    if "sglang" in e:
+        return "--max-running-requests"
+    if "vllm" in e:
+        return "--max-num-seqs"
+    if any(x in e for x in ("llama", "kobold", "lm studio", "lm-studio", "lmstudio")):
+        return "llama-server -np, with -c that many times the context"
+    return "max batch size / --max-num-seqs"
 
 
 def _batching_applies(c: Ctx) -> bool:
@@ -197,7 +229,7 @@ def _batching_applies(c: Ctx) -> bool:
 def _batching(c: Ctx) -> Fix | None:
     w, s = c.sit.workload, c.sit.symptoms
     if c.pred is None:
-        return fix("batching", "Batch more requests together (raise the server's max batch size / --max-num-seqs)",
+        return fix("batching", f"Batch more requests together (raise the server's batch: {batch_knob(c)})",
                    "aggregate tok/s grows with the batch until the decode step becomes compute-bound",
                    "Each decode step reads the weights once for the whole batch; published server figures are "
                    "aggregates at large batch.")
@@ -240,7 +272,7 @@ def _batching(c: Ctx) -> Fix | None:
             break
     if after is None:
         return None
-    return fix("batching", f"Batch more requests together (≈ {new_b} concurrent sequences: max batch size / --max-num-seqs)",
+    return fix("batching", f"Batch more requests together (≈ {new_b} concurrent sequences: {batch_knob(c)})",
                f"aggregate decode ≈ {after.decode_tps * scale:,.0f} tok/s at {new_b} sequences vs ≈ {base:,.0f} now "
                f"({(after.decode_tps_per_seq or 0) * scale:.1f} tok/s each)",
                "Each decode step reads the weights once for the whole batch, so throughput grows with the batch "
@@ -250,7 +282,7 @@ def _batching(c: Ctx) -> Fix | None:
 
 @register("batching_generic", "batching", 0)
 def _batching_generic(c: Ctx) -> Fix | None:
-    return fix("batching", "Batch more requests together (raise the server's max batch size / --max-num-seqs)",
+    return fix("batching", f"Batch more requests together (raise the server's batch: {batch_knob(c)})",
                "aggregate tok/s grows with the batch until the decode step becomes compute-bound",
                "Each decode step reads the weights once for the whole batch; published server figures are "
                "aggregates at large batch.")

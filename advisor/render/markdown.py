@@ -358,6 +358,13 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             return ("**Not as macOS is set by default, but one setting makes it fit: the model with the context you "
                     f"allocate needs more than the {_fmt_gb(p.memory.usable_gb)} GB or so macOS lets the GPU use until "
                     "you raise that limit (below).**")
+        if p is not None and p.memory.fits and v.allocated_gb and v.allocated_tokens and p.memory.usable_gb \
+                and v.allocated_gb > p.memory.usable_gb:
+            # the allocated context (num_ctx / -c) is what does not fit; the conversation itself would
+            return (f"**Not with the {v.allocated_tokens:,}-token context you allocate: with the weights it needs "
+                    f"{v.allocated_gb:.1f} GB of {p.memory.usable_gb:.1f} GB usable, so part of it goes to system RAM and "
+                    f"runs slower. With a context that fits (below) it runs at about {_fmt_rate(exp or p.decode_tps)} "
+                    "tok/s.**")
         if p is not None and p.memory.fits and mt and exp:
             # fits at the workload's size, near the limit: a larger context, or layers left off the GPU
             return (f"**Probably spilling out of GPU memory: {mt:g} tok/s instead of about {_fmt_rate(exp)}, with the "

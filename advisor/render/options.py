@@ -236,7 +236,9 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
                     f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
                     f"{_all_users(req.concurrency)} at {fmt_rate(b['tps_each'])} tok/s each, first word within "
                     f"{fmt_s(b['first_word_s'])}.")
-    more, why = scale_out(store, req, result, users=fill.get("users_total"))
+    # a named option already does the job ("a 5090 or two used 3090s?"): the question is answered without adding more
+    done = any(r["meets"] for r in rows) and (fill.get("users_total") or 0) <= req.concurrency
+    more, why = ([], []) if done else scale_out(store, req, result, users=fill.get("users_total"))
     if more:
         req = req.model_copy(update={"candidates": [*(req.candidates or []), *more]})
         result = cmp.compare_request(store, req)
@@ -427,6 +429,9 @@ def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
     return f"**{name}**{verdict} " + ", ".join(x for x in (speed, wait) if x) + "."
 
 
+TIE = 0.1  # two options within 10 % of each other's speed stream alike: the lead says what else tells them apart
+
+
 def _devices(hid: str) -> int:
     """GPUs in a compare candidate id ("nvidia-h100-pciex4" → 4; one card → 1)."""
     m = re.search(r"x(\d+)$", hid)
@@ -454,6 +459,17 @@ def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
             best = min(priced, key=lambda r: r["price_usd"])
             return (f"**For {who}, {count}; the cheapest is the {best['name']}** "
                     f"(${best['price_usd']:,.0f}).")
+        a, b = (good + [None])[:2]
+        if b is not None and a["tps_each"] and b["tps_each"] and abs(a["tps_each"] / b["tps_each"] - 1) <= TIE:
+            # as fast as each other: what else differs decides (the first word, the memory for longer contexts)
+            edge = [f"reads prompts faster ({fmt_s(x['first_word_s'])} vs {fmt_s(y['first_word_s'])})"
+                    for x, y in ((b, a),) if x["first_word_s"] and y["first_word_s"] and x["first_word_s"] < 0.8 * y["first_word_s"]]
+            edge += [f"has more memory ({x['memory_gb']:.0f} vs {y['memory_gb']:.0f} GB)" for x, y in ((b, a),)
+                     if x.get("memory_gb") and y.get("memory_gb") and x["memory_gb"] > 1.2 * y["memory_gb"]]
+            if edge:
+                return (f"**For {who}, {count}; the {a['name']} and the {b['name']} stream at about the same speed "
+                        f"({fmt_rate(a['tps_each'])} and {fmt_rate(b['tps_each'])} tok/s), and the {b['name']} "
+                        f"{' and '.join(edge)}** (give prices in the Compare tab to pick on cost).")
         return (f"**For {who}, {count}**; the {good[0]['name']} ranks first (on its tightest margin, then speed; give "
                 "prices in the Compare tab to pick on cost).")
     held = [r for r in rows if r.get("holds")]
@@ -480,10 +496,15 @@ def options_markdown(opt: Options) -> str:
     if opt.kind == "hardware":
         lead = _hardware_lead(rows, who, users)
         title = f"{str(wl['model']).split('/')[-1]} at {wl['quant']}, {who}, {lengths}."
-        head = ("| option | status | users fit | first word (slow case) | tok/s each | tok/s total |\n"
-                "|---|---|--:|--:|--:|--:|")
-        body = [f"| {r['name']} | {_status(r, users)} | {r['users_fit']} | {_first_word(r)} | "
-                f"{_dash(fmt_rate(r['tps_each']))} | {_dash(fmt_rate(r.get('tps_total')))} |" for r in rows]
+        if users > 1:
+            head = ("| option | status | users fit | first word (slow case) | tok/s each | tok/s total |\n"
+                    "|---|---|--:|--:|--:|--:|")
+            body = [f"| {r['name']} | {_status(r, users)} | {r['users_fit']} | {_first_word(r)} | "
+                    f"{_dash(fmt_rate(r['tps_each']))} | {_dash(fmt_rate(r.get('tps_total')))} |" for r in rows]
+        else:  # one person: how many conversations would fit, and a total, say nothing to them
+            head = "| option | status | first word | tok/s |\n|---|---|--:|--:|"
+            body = [f"| {r['name']} | {_status(r, users)} | {_first_word(r)} | {_dash(fmt_rate(r['tps_each']))} |"
+                    for r in rows]
         req = opt.request or {}
         rpm = wl.get("requests_per_minute")
         load = (f"at {rpm:g} requests per minute per user" if rpm else

@@ -164,6 +164,8 @@ def _numbers(v: Verdict) -> list[str]:
         return out
     if not mt:
         users = f" for each of {p.concurrency} users streaming at once" if p.concurrency > 1 else ""
+        if v.allocated_gb and p.memory.usable_gb and v.allocated_gb > p.memory.usable_gb:
+            users += " with a context that fits"  # the allocated one does not (the memory line says so)
         whole = answer_time(p)
         out.append(f"**Speed:** about {fmt_rate(_per_user(p))} tok/s{users} ({feel_speed(_per_user(p))})"
                    + (f"; {whole}" if whole else ""))
