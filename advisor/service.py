@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from advisor import report
 from advisor.asked import asks_users, reframe, users_at_once
 from advisor.diagnose import diagnose_resolved
-from advisor.errors import AdvisorError, ImpossibleRateError, InputError
+from advisor.errors import AdvisorError, AmbiguousError, ImpossibleRateError, InputError, NotFoundError
 from advisor.models import Measurement, Prediction, ProbeResult, Scenario, Verdict
 from advisor.paste_facts import (
     SERVING_FORMATS,
@@ -209,6 +209,22 @@ def _other_gpu(store: Store, res: Any, device: str) -> bool:
     return m.confidence >= 0.8 and split_hw_id(m.value.id)[0] != split_hw_id(res.hardware.id)[0]
 
 
+def _unknown_machine(store: Store, name: str) -> str:
+    """"I do not know the machine “X” (closest: …)." for a named machine the catalog does not resolve."""
+    from knowledge import catalog
+
+    try:
+        catalog.resolve_hardware(store, name)
+        return ""
+    except AmbiguousError as e:
+        return f"“{name}” could be several machines ({'; '.join(e.candidates[:3])}): name one."
+    except NotFoundError as e:
+        near = f" (closest: {', '.join(e.candidates[:3])})" if e.candidates else ""
+        return f"I do not know the machine “{name}”{near}, so the numbers were kept without one."
+    except AdvisorError:
+        return ""
+
+
 def import_output(
     store: Store, text: str, *, hardware: str | None = None, save: bool = True, scenario: Scenario | None = None,
     words_read: bool = False,
@@ -288,6 +304,8 @@ def import_output(
             except AdvisorError:
                 verdict = None
         msg = f"Read {len(parsed.measurements)} measurement(s) from {parsed.format} output.{moved}"
+        if hardware and res.hardware is None and not clash:
+            msg += " " + _unknown_machine(store, hardware.strip()[:120])
         missing_bits = [w for w, ok in (("the hardware", res.hardware is not None), ("the model", res.model is not None))
                         if not ok]
         if clash:

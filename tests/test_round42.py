@@ -518,3 +518,23 @@ def test_speculative_decoding_is_not_offered_where_a_moe_check_eats_the_gain(sto
     assert _speculative(moe) is None
     dense = _ctx(store, hardware="RTX 4090", model="qwen 2.5 14b", quant="q4_k_m")
     assert moe_verify_cost(dense) == 1.0 and _speculative(dense) is not None
+
+
+def test_an_unknown_machine_given_to_import_is_said_with_the_closest(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    out = service.import_output(Store(str(tmp_path / "s.duckdb")), _LB4090, hardware="zzz unknown gpu")
+    assert "I do not know the machine “zzz unknown gpu” (closest:" in out.message
+    assert "kept without one" in out.message
+
+
+def test_the_same_machine_named_several_ways_is_compared_once(store):
+    from advisor import compare as cmp
+
+    req = cmp.CompareRequest(model="llama 3.1 8b", candidates=["RTX 4090", "rtx 4090", "nvidia-rtx-4090", "RTX 3090"])
+    names = [c["hardware"]["id"] for c in cmp.compare_request(store, req)["candidates"]]
+    assert sorted(names) == ["nvidia-rtx-3090", "nvidia-rtx-4090"]
+    from advisor.compare.output import table_markdown
+
+    assert ", 1 user, " in table_markdown(cmp.compare_request(store, req))

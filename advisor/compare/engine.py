@@ -33,6 +33,7 @@ def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Har
         return [(h.model_copy(update={"memory_gb": max(h.memory_gb_options)}), [])
                 for h in catalog.all_hardware(store).values() if h.memory_gb_options and h.kind != "cpu"]
     out = []
+    seen: set[tuple[str, float | None]] = set()
     for name in names:
         # "apple-m3-ultra-80gpu 96GB": the memory a person stated stays (never the largest option).
         bare, mem_gb = split_stated_memory(name)
@@ -41,6 +42,9 @@ def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Har
         if hw.memory_gb is None and hw.memory_gb_options:
             hw = hw.model_copy(update={"memory_gb": max(hw.memory_gb_options)})
             notes.append(f"Memory not stated: assumed the largest option, {hw.memory_gb:g} GB.")
+        if (hw.id, hw.memory_gb) in seen:
+            continue  # "RTX 4090, rtx 4090, nvidia-rtx-4090": one machine, compared once
+        seen.add((hw.id, hw.memory_gb))
         out.append((hw, notes))
     return out
 

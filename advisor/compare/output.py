@@ -83,7 +83,8 @@ def table_markdown(result: dict[str, Any]) -> str:
     body = ["| " + " | ".join(str(x) for x in r) + " |" for r in table_rows(result)]
     rpm = result.get("requests_per_minute")
     load = f", {rpm:g} requests/min each" if rpm else ", no request rate given (first word on an idle machine)"
-    title = (f"{result['model']} at {result['quant']}, {result['concurrency']} users{load}, "
+    who = "1 user" if result["concurrency"] == 1 else f"{result['concurrency']} users"
+    title = (f"{result['model']} at {result['quant']}, {who}{load}, "
              f"{result['prompt_tokens']:,}-token prompts, {result['gen_tokens']:,}-token answers")
     return title + "\n\n" + "\n".join([head, sep, *body]) + "\n\n" + TABLE_LEGEND
 
@@ -167,7 +168,7 @@ def headline(result: dict[str, Any]) -> str:
     held = [c for c in cands if c.get("holds_users")]
     if held:
         return f"None of the {n} meets the targets; the closest is the {held[0]['hardware']['name']}."
-    return f"None of the {n} can serve {result['concurrency']} users."
+    return f"None of the {n} can serve {result['concurrency']} user{'s' if result['concurrency'] != 1 else ''}."
 
 
 def notes_markdown(result: dict[str, Any]) -> str:
