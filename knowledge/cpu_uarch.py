@@ -87,6 +87,8 @@ def sku_cores(text: str | None) -> tuple[int, str, str] | None:
     None when no listed model number is in the text."""
     if not text:
         return None
+    # "DDR5-5600", "6000 MT/s": a memory speed, not a CPU's model number (the Ryzen 5 5600)
+    text = re.sub(r"\b(?:l?p?ddr\d[a-z]?)[\s-]*\d{4}\b|\b\d{4}\s*(?:mt/s|mhz)\b", " ", text, flags=re.I)
     t = _norm_cpu(text)
     for key, rx, cores, src in _skus():
         if rx.search(t):

@@ -538,3 +538,18 @@ def test_the_same_machine_named_several_ways_is_compared_once(store):
     from advisor.compare.output import table_markdown
 
     assert ", 1 user, " in table_markdown(cmp.compare_request(store, req))
+
+
+def test_a_memory_speed_is_no_cpu_model_number():
+    from knowledge.cpu_uarch import sku_cores
+
+    assert sku_cores("Desktop dual-channel DDR5-5600") is None and sku_cores("6000 MT/s RAM") is None
+    assert sku_cores("Ryzen 5 5600 with DDR4-3200")[0] == 6
+
+
+def test_a_model_over_a_cards_memory_runs_split_with_system_ram(store):
+    from advisor import service
+
+    r = service.ask(store, "RTX 4090 with 64GB RAM, llama 3.3 70b q4_k_m")
+    assert "more than the card's 25.8 GB" in r.reply and "this machine's whole" not in r.reply
+    assert "Split between the card and system RAM" in r.reply and "swaps" not in r.reply

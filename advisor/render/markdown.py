@@ -337,7 +337,10 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             total, need, usable = p.memory.total_gb, p.memory.required_gb, p.memory.usable_gb
             # close calls keep a decimal (24.7 vs 23.5), and sizes that would read the same are told apart (16.2 vs 16)
             shown = fmt_gb_apart(need, usable, *([total] if total and need > total else []))
-            whole = f" — more than this machine's whole {shown[2]} GB" if len(shown) > 2 else ""
+            card = p.hardware.get("kind") in ("discrete_gpu", "datacenter_gpu")
+            one = (p.hardware.get("n_devices") or 1) == 1
+            whole = (f" — more than the {'card' + chr(39) + 's' if one else 'cards' + chr(39)} {shown[2]} GB" if card
+                     else f" — more than this machine's whole {shown[2]} GB") if len(shown) > 2 else ""
             if not mt and limit_raise_fits(v):
                 # a Mac whose default GPU limit (about 2/3–3/4 of memory) is all that stands in the way: one setting
                 return (f"**Not as macOS is set by default, but one setting makes it fit: it needs about {shown[0]} GB "

@@ -154,9 +154,12 @@ def _numbers(v: Verdict) -> list[str]:
             whole = answer_time(p)
             paged = p.hardware.get("kind") not in ("discrete_gpu", "datacenter_gpu") and \
                 m.required_gb > m.total_gb * (1 - SYSTEM_RESERVE_SHARE)
+            card = p.hardware.get("kind") in ("discrete_gpu", "datacenter_gpu")
             tail = (": the part that does not fit is read from the disk for every token." if paged
+                    else ": the layers that do not fit run from system RAM on the CPU." if card
                     else ", and it crawls once it swaps.")
-            label = "In practice it will not run" if paged and m.required_gb > m.total_gb else "Even if it ran"
+            label = ("In practice it will not run" if paged and m.required_gb > m.total_gb
+                     else "Split between the card and system RAM" if card else "Even if it ran")
             if limit_raise_fits(v):
                 label, tail = "Once the limit is raised", "."
             out.append(f"**{label}:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
