@@ -553,3 +553,12 @@ def test_a_model_over_a_cards_memory_runs_split_with_system_ram(store):
     r = service.ask(store, "RTX 4090 with 64GB RAM, llama 3.3 70b q4_k_m")
     assert "more than the card's 25.8 GB" in r.reply and "this machine's whole" not in r.reply
     assert "Split between the card and system RAM" in r.reply and "swaps" not in r.reply
+
+
+def test_no_gpu_said_after_a_card_sets_the_card_aside(store):
+    from advisor import service
+
+    r1 = service.ask(store, "RTX 3060 12GB, llama 3.1 8b q4_k_m")
+    r2 = service.ask(store, "sorry, I meant 0 GPUs", r1.facts)
+    assert r2.facts.hardware is None and r2.facts.hardware_kind == "cpu" and r2.facts.memory_gb is None
+    assert r2.question is not None and "CPU" in r2.question.text

@@ -225,6 +225,13 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
         data["compare_models"] = None
     if "hardware" in new and new["hardware"] != old.hardware:
         _forget_machine_details(data, new, ext, store)
+    elif new.get("hardware_kind") == "cpu" and "hardware" not in new and old.hardware \
+            and (was := _hardware_of(store, old.hardware)) is not None and was.kind != "cpu":
+        # "sorry, I meant 0 GPUs" after a GPU: the machine is a CPU one, not that card
+        for f in ("hardware", "memory_gb", "gpu_cores", "bandwidth_gbs", "tflops", "gpu_count", "n_gpu_layers",
+                  "gpu_fraction", "tensor_parallel", "interconnect"):
+            data[f] = None
+        ext.note(f"No GPU: the {was.name} is set aside and the model runs on the CPU with system RAM.")
     if ("measured_decode_tps" in new or "measured_prefill_tps" in new) and "measured_streams" not in new:
         data["measured_streams"] = None  # a rate the person states now: not the pasted single run's
     data.update(new)
