@@ -562,3 +562,15 @@ def test_no_gpu_said_after_a_card_sets_the_card_aside(store):
     r2 = service.ask(store, "sorry, I meant 0 GPUs", r1.facts)
     assert r2.facts.hardware is None and r2.facts.hardware_kind == "cpu" and r2.facts.memory_gb is None
     assert r2.question is not None and "CPU" in r2.question.text
+
+
+@pytest.mark.parametrize("text", ["1" * 25_000, "9" * 5000 + " GB", "1 " * 12_000, "me and my wife and " * 1000,
+                                  "$1 " * 6000, "-2 RTX 3090 " * 1500, "每秒" + "1" * 20_000, "1" * 20_000 + " tokens/秒",
+                                  "budget " * 3000, "(x" + "9" * 20_000])
+def test_long_runs_are_read_in_linear_time(store, text):
+    # the unit patterns of other languages once backtracked over every start in a run of digits (43 s for 25,000 "1"s)
+    import time
+
+    t0 = time.perf_counter()
+    extract(text, store)
+    assert time.perf_counter() - t0 < 5.0

@@ -55,7 +55,8 @@ _FOREIGN_UNITS = (
     (re.compile(r"(?<=\d)\s?Go\b"), " GB"),
     # Chinese, Japanese, Korean: "每秒 35 tokens", "35 token/秒", "毎秒35トークン", "초당 35 토큰"
     (re.compile(r"(?:每秒钟?|毎秒|초당)\s*(\d+(?:\.\d+)?)\s*(?:个|個|개)?\s*(?:tokens?|词元|トークン|토큰)?", re.I), r" \1 tok/s "),
-    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:个|個|개)?\s*(?:tokens?|词元|トークン|토큰)\s*(?:/|每|毎)\s*(?:秒|초)", re.I), r"\1 tok/s "),
+    (re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:个|個|개)?\s*(?:tokens?|词元|トークン|토큰)\s*(?:/|每|毎)\s*(?:秒|초)", re.I),
+     r"\1 tok/s "),
 )
 
 
