@@ -293,8 +293,8 @@ def scale_out(store: Store, req: Any, result: dict[str, Any], users: int | None 
         n = next((n for n in SCALE_OUT if f"{hw['id']}x{n}" in holds), None)
         if n is None:
             top = SCALE_OUT[-1]
-            big = by_id.get(f"{hw['id']}x{top}")
-            held = big["max_concurrency"] if big else 0
+            big = by_id.get(f"{hw['id']}x{top}") or {}
+            held = big.get("max_concurrency") or 0
             if held >= 1:  # one server of 8 holds some: replicas of it serve the rest
                 # users one server keeps at the target: its memory's count, or its aggregate decode ÷ the target
                 keep = max(1, min(held, int((big.get("aggregate_decode_tps") or 0) / target) or held))
@@ -459,8 +459,8 @@ def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
             best = min(priced, key=lambda r: r["price_usd"])
             return (f"**For {who}, {count}; the cheapest is the {best['name']}** "
                     f"(${best['price_usd']:,.0f}).")
-        a, b = (good + [None])[:2]
-        if b is not None and a["tps_each"] and b["tps_each"] and abs(a["tps_each"] / b["tps_each"] - 1) <= TIE:
+        a, b = good[0], (good[1] if len(good) > 1 else {})
+        if b and a["tps_each"] and b["tps_each"] and abs(a["tps_each"] / b["tps_each"] - 1) <= TIE:
             # as fast as each other: what else differs decides (the first word, the memory for longer contexts)
             edge = [f"reads prompts faster ({fmt_s(x['first_word_s'])} vs {fmt_s(y['first_word_s'])})"
                     for x, y in ((b, a),) if x["first_word_s"] and y["first_word_s"] and x["first_word_s"] < 0.8 * y["first_word_s"]]
