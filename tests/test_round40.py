@@ -713,7 +713,7 @@ def test_one_persons_comparison_without_a_model_uses_a_home_sized_model(store):
 
 
 def test_words_with_an_equals_sign_above_a_paste_are_still_read(store):
-    from advisor.intake._workload import prose_lines
+    from advisor.intake._paste import prose_lines
 
     t = ("vllm bench serve on 2x L40S (TP=2), Qwen2.5 32B Instruct AWQ. is this normal?\n"
          "============ Serving Benchmark Result ============\nSuccessful requests:                     200\n"

@@ -291,7 +291,7 @@ def test_a_fast_llama_bench_prefill_is_no_prompt_cache(tmp_path):
 
 
 def test_words_with_a_flag_right_above_a_paste_are_read():
-    from advisor.intake._workload import prose_lines
+    from advisor.intake._paste import prose_lines
 
     assert prose_lines("H100 SXM, vllm serving llama 3.1 8b, --max-concurrency 64:\n" + _LB4090) == \
         "H100 SXM, vllm serving llama 3.1 8b, --max-concurrency 64:"

@@ -44,6 +44,8 @@ from advisor.intake._dialog import (
     update,
 )
 from advisor.intake._extract import extract, words_read
+from advisor.intake._paste import looks_like_tool_output
+from advisor.intake._paste import prose_lines as own_words
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import MAX_CHARS
 from advisor.intake._workload import (
@@ -52,9 +54,7 @@ from advisor.intake._workload import (
     TOKENS_PER_LINE_OF_CODE,
     WORDS_PER_PAGE,
     WORDS_PER_TOKEN,
-    looks_like_tool_output,
 )
-from advisor.intake._workload import prose_lines as own_words
 
 __all__ = [
     "DEFAULT_CONCURRENCY",

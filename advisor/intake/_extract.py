@@ -6,7 +6,18 @@ import logging
 import re
 
 from advisor.errors import AmbiguousError, NotFoundError
-from advisor.intake import _cpu, _hardware, _machine, _memory, _money, _names, _vague, _workload
+from advisor.intake import (
+    _cpu,
+    _hardware,
+    _machine,
+    _memory,
+    _money,
+    _names,
+    _paste,
+    _people,
+    _vague,
+    _workload,
+)
 from advisor.intake._cpu import DUNNO
 from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, looks_like_junk, sanitize, spell_numbers
@@ -50,12 +61,12 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
     if not clean.strip():
         ext.note("The message was empty. " + EMPTY_HINT)
         return ext
-    if looks_like_junk(clean) and not _workload.looks_like_tool_output(clean):
+    if looks_like_junk(clean) and not _paste.looks_like_tool_output(clean):
         ext.note("That doesn't look like a description I can read (it is mostly not words). " + EMPTY_HINT)
         return ext
-    tool = _workload.looks_like_tool_output(clean)
+    tool = _paste.looks_like_tool_output(clean)
     if tool:
-        clean = _workload.prose_lines(clean)  # the person's own words around it; the importer reads the rest
+        clean = _paste.prose_lines(clean)  # the person's own words around it; the importer reads the rest
     msg = Msg(spell_numbers(clean))
     steps = (
         lambda: setattr(ext, "looks_like_tool_output", tool),
@@ -72,7 +83,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         lambda: _hardware.extract_hardware(msg, ext, store, known=context.hardware if context else None),
         lambda: _cpu.settle_cpu_only(msg, ext, store, known=context.hardware if context else None),
         lambda: _names.extract_quant(msg, ext, store),
-        lambda: _workload.extract_users(msg, ext),
+        lambda: _people.extract_users(msg, ext),
         lambda: _vague.mark_aggregate(msg, ext),
         lambda: _workload.extract_use(msg, ext),
         lambda: _bare_reply(clean, ext, store, asked),
@@ -101,7 +112,7 @@ def words_read(text: str, store: Store) -> list[str]:
     ("my cat walked on the keyboard") still is. Lines are returned stripped, in order.
     """
     out = []
-    for ln in _workload.prose_lines(text[:20000]).splitlines():
+    for ln in _paste.prose_lines(text[:20000]).splitlines():
         if _ASKS.search(ln) or extract(ln, store).facts():
             out.append(ln.strip())
     return out

@@ -1,4 +1,6 @@
-"""People named one by one share the machine: "me and my kid", "my wife and I", "me, my partner and our 2 kids".
+"""Users and request rates: counts said as users ("12 devs", "a team of 6", "two parents and three kids"), a request
+rate ("a request every 2 minutes", "300 requests an hour in total"), and people named one by one ("me and my kid",
+"my wife and I", "me, my partner and our 2 kids").
 
 A chain of people joined by "and", "&", "+", "plus", "with" or commas counts its members: the speaker
 ("me", "I", "myself") is one, a singular relation ("my wife", "a friend") one, a counted plural ("our 2 kids",
@@ -12,7 +14,9 @@ from __future__ import annotations
 import re
 
 from advisor.intake._schema import Extraction
-from advisor.intake._text import WORDNUM, Msg, word_number
+from advisor.intake._text import NUM, WORDNUM, Msg, fmt, parse_num, word_number
+
+MAX_USERS = 100_000
 
 _ONE = (r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|kid|child|son|daughter|friend|buddy|mate|"
         r"roommate|room-mate|flatmate|housemate|brother|sister|sibling|mom|mum|mother|dad|father|parent|grandma|"
@@ -113,3 +117,118 @@ def _valid(chain: list[re.Match[str]]) -> bool:
     has_self = any(m.group("self") for m in chain)
     owned = (chain[0].group("det") or "").lower() in _OWNED or bool(chain[0].group("oneof"))
     return has_self or owned
+
+
+_WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coders?|colleagues?|co-?workers?|"
+        r"employees?|staff|students?|researchers?|analysts?|members?|teammates?|clients?|customers?|agents?|kids|"
+        r"children|seats|sessions?|streams?|lawyers?|doctors?|writers?|testers?|ppl|folks|humans|nurses|teachers|"
+        r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots|adults|teens|teenagers|"
+        r"grown-?ups|parents|grandparents|sons|daughters|toddlers|boys|girls")
+# Members of a household said one group after another ("2 adults 2 teens", "two parents and three kids") add up.
+_HOUSEHOLD = re.compile(r"kids|children|adults|teens|teenagers|grown-?ups|parents|grandparents|sons|daughters|"
+                        r"toddlers|boys|girls", re.I)
+_USERS = re.compile(
+    rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
+    rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
+    rf"regular|paying|expected|potential|possible|heavy|light|support|sales|call[\s-]cent(?:er|re)|customer[\s-]service|"
+    rf"help[\s-]?desk|data|junior|senior|software|ml|ai|backend|frontend|research|full[\s-]?stack)\s+)*(?P<who>{_WHO})\b"
+    rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
+    rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
+    r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org|consultancy|"
+    r"business|department|school|clinic|nonprofit|newsroom)\b"
+    rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
+    rf"conversations|chats|users?)\b"
+    r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
+    rf"|(?<![\w.-])(?P<n5>\d{{1,9}}|{WORDNUM})\s+of\s+us\b",
+    re.I,
+)
+_EVERY = re.compile(rf"\b(?:one|a|1)?\s*(?:requests?|quer(?:y|ies)|messages?|calls?|questions?|prompts?)\s+every\s+"
+                    rf"(?P<k>{NUM})\s*(?P<u>minutes?|mins?|seconds?|secs?|hours?|hrs?)\b", re.I)
+# "both kids use it at the same time", "the two of us at once": two users at once
+_BOTH = re.compile(r"\b(?:both(?:\s+of\s+(?:us|them))?|the\s+two\s+of\s+(?:us|them))\b[^.?!]{0,60}?"
+                   r"\b(?:at\s+(?:the\s+)?same\s+time|at\s+once|simultaneously|concurrently|in\s+parallel|together)\b",
+                   re.I)
+_ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
+                    r"\bme\s+alone\b|\bone\s+person\b", re.I)
+_RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions|"
+                  r"documents|docs|files|jobs|chats|conversations|tickets|emails|articles|reports|summaries)"
+                  r"\s*(?:per|a|an|/|every|each)\s*(?P<per>minute|min|hour|hr|h|second|sec|s|day)\b"
+                  r"(?P<total>\s*(?:in\s+total|total|overall|altogether|across\s+(?:the\s+)?(?=team|everyone|all)))?",
+                  re.I)
+
+
+# ----------------------------------------------------------------------------- users and rates
+def _count(raw: str) -> int | None:
+    raw = raw.strip()
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    return word_number(raw)
+
+
+def extract_users(msg: Msg, ext: Extraction) -> None:
+    """Read the number of concurrent users and the request rate (per user, as compare expects)."""
+    total = _rate(msg, ext)
+    found = list(msg.finditer(_USERS))
+    # "me and my 2 kids": people named one by one, unless a count is said as users ("8 users")
+    if not any(m.group("who") and not _HOUSEHOLD.fullmatch(m.group("who")) or not m.group("who") for m in found) \
+            and extract_people(msg, ext):
+        found = []
+    # "2 kids, 3 cats … 8 users": a count said as users beats household members said in passing
+    found.sort(key=lambda m: bool(m.group("who") and _HOUSEHOLD.fullmatch(m.group("who"))))
+    for m in found:
+        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5") or m.group("n6")
+        users = _count(raw)
+        msg.claim(m.start(), m.end())
+        if users is None:
+            continue
+        if not 1 <= users <= MAX_USERS:
+            ext.reject(f"'{m.group(0).strip()}': the number of users must be between 1 and {MAX_USERS:,}; I ignored it.")
+            continue
+        if (who := m.group("who")) and _HOUSEHOLD.fullmatch(who):
+            end = m.end()
+            for m2 in msg.finditer(_USERS):
+                if m2.start() < end or not re.fullmatch(r"[\s,;+&]*(?:and|plus)?\s*", msg.orig[end:m2.start()]) or \
+                        not (m2.group("who") and _HOUSEHOLD.fullmatch(m2.group("who"))) or (more := _count(m2.group("n"))) is None:
+                    continue
+                users += more
+                end = m2.end()
+                msg.claim(m2.start(), m2.end())
+        ext.concurrency = users
+        break
+    if ext.concurrency is None and _BOTH.search(msg.s):
+        ext.concurrency = 2
+    if ext.concurrency is None and _ALONE.search(msg.s):
+        ext.concurrency = 1
+    if total and ext.requests_per_minute:
+        if ext.concurrency:
+            ext.requests_per_minute = round(ext.requests_per_minute / ext.concurrency, 4)
+            ext.note(f"{fmt(round(total, 3))} requests per minute for everyone ÷ {ext.concurrency} users = "
+                     f"{fmt(ext.requests_per_minute)} per user.")
+        else:
+            ext.note(f"{fmt(round(total, 3))} requests per minute is for everyone; tell me how many users share it "
+                     "(for now I count it as one user's rate).")
+
+
+def _rate(msg: Msg, ext: Extraction) -> float:
+    """Requests per minute per user; returns the rate when the user gave a total for everyone, else 0."""
+    for m in msg.finditer(_EVERY, limit=1):
+        k = parse_num(m.group("k")) or 0.0
+        unit = m.group("u").lower()
+        per_min = {"s": 1 / 60, "h": 60}.get(unit[0], 1.0) * k
+        msg.claim(m.start(), m.end())
+        if 0 < per_min <= 1e6:
+            ext.requests_per_minute = round(1 / per_min, 4)
+            ext.note(f"'{m.group(0).strip()}' = {fmt(round(1 / per_min, 4))} requests per minute.")
+            return 0.0
+    for m in msg.finditer(_RPM, limit=1):
+        per = m.group("per").lower()
+        rpm = (parse_num(m.group("n")) or 0.0) * {"h": 1 / 60, "d": 1 / 1440, "s": 60}.get(per[0], 1)
+        msg.claim(m.start(), m.end())
+        if not 0 < rpm <= 1e7:
+            ext.reject(f"'{m.group(0).strip()}' is not a usable request rate; I ignored it.")
+            return 0.0
+        ext.requests_per_minute = round(rpm, 4)
+        if per[0] != "m":
+            ext.note(f"{fmt(parse_num(m.group('n')) or 0)} requests per {per} = {fmt(round(rpm, 3))} per minute.")
+        return rpm if m.group("total") else 0.0
+    return 0.0

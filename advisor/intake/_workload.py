@@ -1,4 +1,5 @@
-"""Workload facts in chat text: prompt and answer lengths, users, request rate, use, measured speeds.
+"""Workload facts in chat text: prompt and answer lengths, use, measured speeds (users and request rates:
+:mod:`advisor.intake._people`; the words around a paste: :mod:`advisor.intake._paste`).
 
 Lengths given in words, pages or lines of code are converted to tokens, and every conversion is
 written to the notes:
@@ -13,9 +14,8 @@ from __future__ import annotations
 import math
 import re
 
-from advisor.intake._people import extract_people
 from advisor.intake._schema import Extraction
-from advisor.intake._text import NUM, WORDNUM, Msg, fmt, nearest_kind, parse_num, word_number
+from advisor.intake._text import NUM, Msg, fmt, nearest_kind, parse_num
 from advisor.models import MAX_TOKENS
 
 WORDS_PER_TOKEN = 0.75
@@ -23,7 +23,6 @@ WORDS_PER_PAGE = 500
 TOKENS_PER_LINE_OF_CODE = 10
 SHORT_ANSWER_TOKENS = 150
 LONG_ANSWER_TOKENS = 1_000
-MAX_USERS = 100_000
 MAX_RATE_TPS = 1_000_000.0
 
 _TOKENS = re.compile(
@@ -57,43 +56,6 @@ _QUALITATIVE = re.compile(r"\b(?P<len>short|brief|quick|concise|long|detailed|le
                           r"|\b(?:answers?|responses?|repl(?:y|ies)|outputs?)\s+(?:are|is|will\s+be|can\s+be|tend\s+to\s+be|"
                           r"should\s+be)\s+(?:usually\s+|often\s+|mostly\s+|pretty\s+|quite\s+|fairly\s+|very\s+|really\s+|"
                           r"rather\s+)*(?P<len2>short|brief|concise|long|detailed|lengthy)\b", re.I)
-
-_WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coders?|colleagues?|co-?workers?|"
-        r"employees?|staff|students?|researchers?|analysts?|members?|teammates?|clients?|customers?|agents?|kids|"
-        r"children|seats|sessions?|streams?|lawyers?|doctors?|writers?|testers?|ppl|folks|humans|nurses|teachers|"
-        r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots|adults|teens|teenagers|"
-        r"grown-?ups|parents|grandparents|sons|daughters|toddlers|boys|girls")
-# Members of a household said one group after another ("2 adults 2 teens", "two parents and three kids") add up.
-_HOUSEHOLD = re.compile(r"kids|children|adults|teens|teenagers|grown-?ups|parents|grandparents|sons|daughters|"
-                        r"toddlers|boys|girls", re.I)
-_USERS = re.compile(
-    rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
-    rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
-    rf"regular|paying|expected|potential|possible|heavy|light|support|sales|call[\s-]cent(?:er|re)|customer[\s-]service|"
-    rf"help[\s-]?desk|data|junior|senior|software|ml|ai|backend|frontend|research|full[\s-]?stack)\s+)*(?P<who>{_WHO})\b"
-    rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
-    rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
-    r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org|consultancy|"
-    r"business|department|school|clinic|nonprofit|newsroom)\b"
-    rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
-    rf"conversations|chats|users?)\b"
-    r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
-    rf"|(?<![\w.-])(?P<n5>\d{{1,9}}|{WORDNUM})\s+of\s+us\b",
-    re.I,
-)
-_EVERY = re.compile(rf"\b(?:one|a|1)?\s*(?:requests?|quer(?:y|ies)|messages?|calls?|questions?|prompts?)\s+every\s+"
-                    rf"(?P<k>{NUM})\s*(?P<u>minutes?|mins?|seconds?|secs?|hours?|hrs?)\b", re.I)
-# "both kids use it at the same time", "the two of us at once": two users at once
-_BOTH = re.compile(r"\b(?:both(?:\s+of\s+(?:us|them))?|the\s+two\s+of\s+(?:us|them))\b[^.?!]{0,60}?"
-                   r"\b(?:at\s+(?:the\s+)?same\s+time|at\s+once|simultaneously|concurrently|in\s+parallel|together)\b",
-                   re.I)
-_ALONE = re.compile(r"\b(?:just|only)\s+(?:me|myself|for\s+me)\b|\bsingle[\s-]user\b|\bby\s+myself\b|\bpersonal\s+use\b|"
-                    r"\bme\s+alone\b|\bone\s+person\b", re.I)
-_RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|queries|prompts|calls|messages|questions|completions|"
-                  r"documents|docs|files|jobs|chats|conversations|tickets|emails|articles|reports|summaries)"
-                  r"\s*(?:per|a|an|/|every|each)\s*(?P<per>minute|min|hour|hr|h|second|sec|s|day)\b"
-                  r"(?P<total>\s*(?:in\s+total|total|overall|altogether|across\s+(?:the\s+)?(?=team|everyone|all)))?",
-                  re.I)
 
 _USES = (
     ("coding_agent", re.compile(r"\bcod(?:ing|e)[\s-]+(?:agent|assistant|completion|autocomplete)|\bagentic\b|"
@@ -191,15 +153,6 @@ _RATE_KINDS = {
     "decode": re.compile(r"generation|generat\w*|\btg\b|decod\w*|(?<!prompt )eval\s+rate|output|writ\w*|stream\w*|"
                          r"tokens?\s+out|\bgen\b|typing|response", re.I),
 }
-_TOOL_LINE = re.compile(
-    r"llama_print_timings|llama_perf|prompt eval (?:rate|time|count|duration)|^\s*eval (?:rate|count|duration)|"
-    r"load duration|total duration|^\s*\|.*\|\s*$|tokens-per-sec|peak memory|\"(?:prompt_per_second|"
-    r"predicted_per_second|eval_count|eval_duration|prompt_eval_count|tokensPerSecond|timeToFirstTokenSec|"
-    r"predictedTokensCount|promptTokensCount|avg_ts|prompt_eval_duration|total_duration|load_duration|n_prompt|"
-    r"n_gen|model_filename|build_commit)\"|successful requests|"
-    r"throughput \(|^\s*(?:ggml|llm_load|llama_model_load|main|system_info)\w*:|^\s*Device\s+\d+:", re.I | re.M)
-
-
 # ----------------------------------------------------------------------------- lengths
 def _token_value(ext: Extraction, m: re.Match[str]) -> tuple[int, str, tuple[int, int] | None] | None:
     """Tokens for one mention, with how they were converted; None when the value is rejected."""
@@ -276,83 +229,6 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
         short = (q.group("len") or q.group("len2")).lower() in ("short", "brief", "quick", "concise")
         ext.gen_tokens = SHORT_ANSWER_TOKENS if short else LONG_ANSWER_TOKENS
         ext.note(f"'{q.group(0)}' taken as about {ext.gen_tokens:,} tokens per answer.")
-
-
-# ----------------------------------------------------------------------------- users and rates
-def _count(raw: str) -> int | None:
-    raw = raw.strip()
-    if re.fullmatch(r"-?\d+", raw):
-        return int(raw)
-    return word_number(raw)
-
-
-def extract_users(msg: Msg, ext: Extraction) -> None:
-    """Read the number of concurrent users and the request rate (per user, as compare expects)."""
-    total = _rate(msg, ext)
-    found = list(msg.finditer(_USERS))
-    # "me and my 2 kids": people named one by one, unless a count is said as users ("8 users")
-    if not any(m.group("who") and not _HOUSEHOLD.fullmatch(m.group("who")) or not m.group("who") for m in found) \
-            and extract_people(msg, ext):
-        found = []
-    # "2 kids, 3 cats … 8 users": a count said as users beats household members said in passing
-    found.sort(key=lambda m: bool(m.group("who") and _HOUSEHOLD.fullmatch(m.group("who"))))
-    for m in found:
-        raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5") or m.group("n6")
-        users = _count(raw)
-        msg.claim(m.start(), m.end())
-        if users is None:
-            continue
-        if not 1 <= users <= MAX_USERS:
-            ext.reject(f"'{m.group(0).strip()}': the number of users must be between 1 and {MAX_USERS:,}; I ignored it.")
-            continue
-        if (who := m.group("who")) and _HOUSEHOLD.fullmatch(who):
-            end = m.end()
-            for m2 in msg.finditer(_USERS):
-                if m2.start() < end or not re.fullmatch(r"[\s,;+&]*(?:and|plus)?\s*", msg.orig[end:m2.start()]) or \
-                        not (m2.group("who") and _HOUSEHOLD.fullmatch(m2.group("who"))) or (more := _count(m2.group("n"))) is None:
-                    continue
-                users += more
-                end = m2.end()
-                msg.claim(m2.start(), m2.end())
-        ext.concurrency = users
-        break
-    if ext.concurrency is None and _BOTH.search(msg.s):
-        ext.concurrency = 2
-    if ext.concurrency is None and _ALONE.search(msg.s):
-        ext.concurrency = 1
-    if total and ext.requests_per_minute:
-        if ext.concurrency:
-            ext.requests_per_minute = round(ext.requests_per_minute / ext.concurrency, 4)
-            ext.note(f"{fmt(round(total, 3))} requests per minute for everyone ÷ {ext.concurrency} users = "
-                     f"{fmt(ext.requests_per_minute)} per user.")
-        else:
-            ext.note(f"{fmt(round(total, 3))} requests per minute is for everyone; tell me how many users share it "
-                     "(for now I count it as one user's rate).")
-
-
-def _rate(msg: Msg, ext: Extraction) -> float:
-    """Requests per minute per user; returns the rate when the user gave a total for everyone, else 0."""
-    for m in msg.finditer(_EVERY, limit=1):
-        k = parse_num(m.group("k")) or 0.0
-        unit = m.group("u").lower()
-        per_min = {"s": 1 / 60, "h": 60}.get(unit[0], 1.0) * k
-        msg.claim(m.start(), m.end())
-        if 0 < per_min <= 1e6:
-            ext.requests_per_minute = round(1 / per_min, 4)
-            ext.note(f"'{m.group(0).strip()}' = {fmt(round(1 / per_min, 4))} requests per minute.")
-            return 0.0
-    for m in msg.finditer(_RPM, limit=1):
-        per = m.group("per").lower()
-        rpm = (parse_num(m.group("n")) or 0.0) * {"h": 1 / 60, "d": 1 / 1440, "s": 60}.get(per[0], 1)
-        msg.claim(m.start(), m.end())
-        if not 0 < rpm <= 1e7:
-            ext.reject(f"'{m.group(0).strip()}' is not a usable request rate; I ignored it.")
-            return 0.0
-        ext.requests_per_minute = round(rpm, 4)
-        if per[0] != "m":
-            ext.note(f"{fmt(parse_num(m.group('n')) or 0)} requests per {per} = {fmt(round(rpm, 3))} per minute.")
-        return rpm if m.group("total") else 0.0
-    return 0.0
 
 
 def extract_use(msg: Msg, ext: Extraction) -> None:
@@ -576,51 +452,3 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
                 kind = "decode"
             _set_rate(ext, kind, v, m.group(0).strip())
 
-
-# Not the person's words: tables, JSON, "====" rules, "key: value" lines of a tool's report ("Mean TPOT (ms): 40.0"),
-# flags. A "TP=2" inside a sentence is still a sentence.
-_NOT_PROSE = re.compile(r"[|{}]|={2,}|(?<![\w)])=|^\s*\w+=|\":|^\s*(?:\w+_)+\w*\s*:|"
-                        r"^\s*[\w ()/%.-]{1,40}:\s*[\d.,]+\s*\S*\s*$", re.M)
-_FLAG = re.compile(r"--\w")  # a command's flag: words only when the line has four or more words besides
-
-
-# A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
-_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@?!:-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
-
-
-# A command line with words after it: "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:".
-_COMMAND_THEN_WORDS = re.compile(r"^\s*\$?\s*(?:ollama\s+run|llama-(?:cli|server|bench)|\./\S+|mlx_lm[.\w]*|python3?\s+-m\s+\S+)"
-                                 r"(?:\s+(?:--?[\w-]+(?:[= ]\S+)?|\S+:\S+|\S+\.gguf|\S+/\S+))*\s+(?P<words>(?:on|with|using|in|for)\b.*)$",
-                                 re.I)
-
-
-def _after_command(line: str) -> str:
-    """The words after a command line's arguments ("… --verbose on my M2 Max, feels slow" → "on my M2 Max, feels
-    slow"); other lines unchanged."""
-    m = _COMMAND_THEN_WORDS.match(line)
-    return m.group("words") if m else line
-
-
-def prose_lines(text: str) -> str:
-    """The user's own words around a pasted tool output: lines that are not tables, JSON or logs (sentences of three
-    words or more, or a short line with a name and a number, such as the machine)."""
-    from advisor.importers._normalise import PROSE_BEFORE_TABLE
-
-    lines = [m.group(1) if (m := PROSE_BEFORE_TABLE.match(ln)) else _after_command(ln) for ln in text.splitlines()]
-    keep = [ln for ln in lines if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
-            and (not _FLAG.search(ln) or len(re.findall(r"(?<![-\w])[A-Za-z]{2,}", ln)) >= 4)
-            and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip()))]
-    return "\n".join(keep)
-
-
-def looks_like_tool_output(text: str) -> bool:
-    """True when the text holds several lines of a benchmark tool's output (llama-bench, ollama, ...)."""
-    if _BENCH_ROW.search(text):  # one llama-bench row, with or without its header
-        return True
-    if text.count("\n") < 2:
-        return False
-    return len(_TOOL_LINE.findall(text)) >= 2
-
-
-_BENCH_ROW = re.compile(r"^[^|\n]*\|(?:[^|\n]*\|){3,}\s*(?:pp|tg|pg)\s*\d+[^|\n]*\|\s*[\d.,]+\s*(?:±\s*[\d.,]+\s*)?\|?\s*$",
-                        re.M | re.I)
