@@ -511,7 +511,7 @@ def test_prefill_above_the_compute_ceiling_is_a_cache_not_normal(store):
     from advisor import service
 
     v = service.diagnose_scenario(store, Scenario(hardware="RTX 4090", model="llama 3.1 8b", measured_prefill_tps=50000))
-    from advisor.render.markdown import plain_verdict
+    from advisor.render.verdict_line import plain_verdict
 
     head = plain_verdict(v)
     assert head.startswith("**Prefill 50,000 tok/s is more than this machine can compute")

@@ -34,14 +34,12 @@ from advisor.render.markdown import (
     fmt_rate,
     fmt_s,
     gap_words,
-    limit_raise_fits,
     low_end,
-    over_roofline,
-    plain_verdict,
     prediction_markdown,
     tidy,
 )
 from advisor.render.plain import gloss
+from advisor.render.verdict_line import limit_raise_fits, over_roofline, plain_verdict
 
 # Fix ids that are purchases, and the changes named beside one "without buying" (advisor.diagnose.remedies).
 PURCHASES = ("more_bandwidth", "more_compute")

@@ -1,0 +1,173 @@
+"""The first sentence of an answer about a verdict: what the person's own numbers say, in plain words.
+
+:func:`plain_verdict` (with :func:`limit_raise_fits`, :func:`over_roofline`, :func:`decode_words`): the chat's
+first answer, follow-ups and the report call it; the formatting helpers it uses live in
+:mod:`advisor.render.markdown`.
+"""
+
+from __future__ import annotations
+
+from advisor.models import Verdict
+from advisor.render.markdown import (
+    _fmt_gb,
+    _fmt_rate,
+    above_range,
+    fmt_gb_apart,
+    low_end,
+    plain_answer,
+)
+
+
+def limit_raise_fits(v: Verdict) -> bool:
+    """The first fix raises a Mac's GPU memory limit and the model then fits with room to spare: the default
+    limit, not the machine, is what stands in the way."""
+    f = v.fixes[0] if v.fixes else None
+    return f is not None and "GPU memory limit" in f.title and bool(f.fits_with_margin)
+
+
+def over_roofline(v: Verdict) -> bool:
+    """A single-stream decode over what the machine's memory can deliver for the model (bandwidth ÷ bytes per
+    token) by more than 15 % for a benchmark's own run, or :data:`advisor.diagnose.FOREIGN_X` × for a rate said in
+    words (drafts give 2–3× at most): another machine, model or format, or a total, not a result to improve."""
+    from advisor.diagnose import FOREIGN_X
+
+    p, mt = v.prediction, v.measured.get("decode_tps")
+    if not (mt and p is not None and p.concurrency <= 1 and p.decode_ceiling_tps and not v.measured_streams):
+        return False
+    return mt > (1.15 if v.benchmark_run else FOREIGN_X) * p.decode_ceiling_tps
+
+
+def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
+    """The first sentence of an answer: about the user's own numbers when there are any.
+
+    ``with_fix=False`` leaves out the "First fix" tail (the chat answer has its own "Best fix" line).
+    """
+    p = v.prediction
+    mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
+    exp = (p.decode_tps if v.measured_streams else (p.decode_tps_per_seq or p.decode_tps)) if p else None
+    if v.bottleneck == "misconfiguration":
+        lo = (v.expected_range.get("decode_tps") or (None,))[0] if p is None else None
+        # Only the prompt is read slowly (decode judged fine): the sentence names prefill, not the decode rate.
+        pre_only = (v.phase_status.get("prefill_tps") == "below_expected"
+                    and v.phase_status.get("decode_tps") != "below_expected" and mp and p is not None and p.prefill_tps)
+        if pre_only and p is not None:
+            got = f"prompts are read at {mp:,.0f} tok/s where this hardware normally does about {_fmt_rate(p.prefill_tps)}"
+        elif mt and exp:
+            got = f"you get {mt:g} tok/s where this hardware normally does about {_fmt_rate(exp)}"
+        elif mt and lo:
+            got = f"you get {mt:g} tok/s where any machine of this kind does at least {_fmt_rate(lo)} tok/s"
+        else:
+            got = "the numbers point at the setup, not the hardware"
+        fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes and with_fix else ""
+        return f"**Something in the setup is holding it back: {got}.**{fix}"
+    if v.bottleneck == "memory_fit":
+        if p is not None and not p.memory.fits:
+            total, need, usable = p.memory.total_gb, p.memory.required_gb, p.memory.usable_gb
+            # close calls keep a decimal (24.7 vs 23.5), and sizes that would read the same are told apart (16.2 vs 16)
+            shown = fmt_gb_apart(need, usable, *([total] if total and need > total else []))
+            card = p.hardware.get("kind") in ("discrete_gpu", "datacenter_gpu")
+            one = (p.hardware.get("n_devices") or 1) == 1
+            whole = (f" — more than the {'card' + chr(39) + 's' if one else 'cards' + chr(39)} {shown[2]} GB" if card
+                     else f" — more than this machine's whole {shown[2]} GB") if len(shown) > 2 else ""
+            if not mt and limit_raise_fits(v):
+                # a Mac whose default GPU limit (about 2/3–3/4 of memory) is all that stands in the way: one setting
+                return (f"**Not as macOS is set by default, but one setting makes it fit: it needs about {shown[0]} GB "
+                        f"and macOS lets the GPU use about {shown[1]} GB until you raise that limit (below).**")
+            # "No:" answers "can I run it?"; beside a measured rate the question is "what is wrong?"
+            head = (f"**{'It does not fit' if mt else 'No: it does not fit'}. It needs about {shown[0]} GB{whole}, and about "
+                    f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory")
+            top = (v.expected_range.get("decode_tps") or (0.0, 0.0))[1]
+            if mt and v.phase_status.get("decode_tps") == "above_expected" and p.hardware.get("kind") != "apple_soc" \
+                    and mt > 2 * top:  # a little above a spill's estimate is ordinary (how much spills is uncertain)
+                # (a Mac past its GPU limit pages to its SSD, at a speed no one can predict well: not doubted)
+                # spilling makes a run slower, never faster: a rate above the range was measured elsewhere
+                return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model while part "
+                        "of it is read from system RAM: those numbers were probably measured on another machine, with a "
+                        "smaller model or a smaller format. Which machine and model ran them?")
+            return head + (f" — that is why you see {mt:g} tok/s." if mt else ".")
+        if p is not None and not mt and limit_raise_fits(v):
+            return ("**Not as macOS is set by default, but one setting makes it fit: the model with the context you "
+                    f"allocate needs more than the {_fmt_gb(p.memory.usable_gb)} GB or so macOS lets the GPU use until "
+                    "you raise that limit (below).**")
+        if p is not None and p.memory.fits and v.allocated_gb and v.allocated_tokens and p.memory.usable_gb \
+                and v.allocated_gb > p.memory.usable_gb:
+            # the allocated context (num_ctx / -c) is what does not fit; the conversation itself would
+            return (f"**Not with the {v.allocated_tokens:,}-token context you allocate: with the weights it needs "
+                    f"{v.allocated_gb:.1f} GB of {p.memory.usable_gb:.1f} GB usable, so part of it goes to system RAM and "
+                    f"runs slower. With a context that fits (below) it runs at about {_fmt_rate(exp or p.decode_tps)} "
+                    "tok/s.**")
+        if p is not None and p.memory.fits and mt and exp:
+            # fits at the workload's size, near the limit: a larger context, or layers left off the GPU
+            return (f"**Probably spilling out of GPU memory: {mt:g} tok/s instead of about {_fmt_rate(exp)}, with the "
+                    f"model at {p.memory.required_gb:.1f} of {p.memory.usable_gb:.1f} GB usable, close to "
+                    "the limit: a larger allocated context, or layers not on the GPU, put part of it in system RAM.**")
+        return ("**It no longer fits in fast memory: part of the model or its KV cache has spilled to system RAM"
+                + (f", so it runs at {mt:g} tok/s instead of about {_fmt_rate(exp)}." if (mt and exp) else ".") + "**")
+    if mt or mp:
+        what = (decode_words(v, mt) if mt else f"prefill {mp:,.0f} tok/s")
+        if v.status == "no_expectation" and p is not None and mp and not mt:
+            # the one way to no expectation with a prediction: a prompt too short to time prefill on
+            return (f"**Prefill {mp:,.0f} tok/s measured on a prompt too short to judge (a request's fixed costs "
+                    f"dominate); on a prompt of 512 tokens or more expect about {_fmt_rate(p.prefill_tps)} tok/s.**")
+        if v.status == "no_expectation":
+            return f"**{what[0].upper()}{what[1:]} measured; whether that is normal depends on the exact machine: say which one.**"
+        rng = v.expected_range.get("decode_tps")
+        if v.status == "below_expected" and p is None and mt and rng:
+            return f"**Far slower than any machine of this kind: {what} measured, at least {_fmt_rate(rng[0])} tok/s expected.**"
+        if v.status == "below_expected":
+            return f"**Slower than it should be: {_slow_phases(v, exp)}.**"
+        if v.status == "above_expected":
+            if p is not None and mt and over_roofline(v):
+                # a benchmark's single stream above the memory's roofline: not this machine, model or format
+                return (f"**{mt:g} tok/s of decode is more than the {p.hardware['name']}'s memory can deliver for this "
+                        f"model (≈ {_fmt_rate(p.decode_ceiling_tps)} tok/s at most): those numbers were measured on "
+                        "another machine, or with a smaller model or format"
+                        + ("" if v.benchmark_run else ", or are a total over several requests") +
+                        ". Which machine and model ran them?**")
+            if mt and mp and v.phase_status.get("decode_tps") != "above_expected":  # prefill is the fast one
+                what = f"prefill {mp:,.0f} tok/s; decode {mt:g} tok/s is " + (
+                    "normal" if not rng or mt >= rng[0] else f"at the low end (usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])})")
+            how = ("a cached prompt reads fast" if not (mt and v.phase_status.get("decode_tps") == "above_expected")
+                   else "a very short answer, a draft model, or a rate summed over several requests")
+            if v.benchmark_run and v.phase_status.get("decode_tps") != "above_expected":
+                return (f"**Faster than usual for this hardware ({what}):** a good result. A benchmark's own run reads "
+                        "the whole prompt (no cache), so recent builds' kernels beat the older runs this is calibrated on.")
+            return f"**Faster than usual for this hardware ({what}):** worth checking how it was measured ({how})."
+        phase = "prompt processing (prefill)" if v.bottleneck == "prefill" else "generation (decode)"
+        if mp and p is not None and p.prefill_ceiling_tps and mp > 1.05 * p.prefill_ceiling_tps:
+            # more than the machine can compute: a prompt cache served the prompt, not a measure of the hardware
+            rest = f"; decode {mt:g} tok/s is normal" if mt and v.phase_status.get("decode_tps") == "normal" else ""
+            return (f"**Prefill {mp:,.0f} tok/s is more than this machine can compute (≈ {p.prefill_ceiling_tps:,.0f} "
+                    f"at most): a prompt cache served most of the prompt, so it says nothing about the hardware{rest}.**")
+        if mt and rng and above_range(rng, mt) and (p is None or p.memory.fits is not False):
+            return (f"**That is a good result for this hardware ({what}, above the usual {_fmt_rate(rng[0])}–"
+                    f"{_fmt_rate(rng[1])} and within what its memory allows); {phase} is what limits you.**")
+        if mt and v.status == "normal" and v.phase_status.get("decode_tps") == "normal" and low_end(exp, mt):
+            usual = f", usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])}" if rng else ""
+            return (f"**Within the usual range for this hardware, but at its low end ({what}, about {_fmt_rate(exp)} "
+                    f"expected{usual}); {phase} is what limits you.**")
+        return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
+    return plain_answer(p, v.target_tps) if p is not None else ""
+
+
+def decode_words(v: Verdict, mt: float) -> str:
+    """"decode 42 tok/s", or for a rate summed over streams "decode 602.6 tok/s in all (9.4 each over 64 streams)"."""
+    n = v.measured_streams
+    return f"decode {mt:g} tok/s in all ({mt / n:.1f} each over {n} streams)" if n else f"decode {mt:g} tok/s"
+
+
+def _slow_phases(v: Verdict, exp_decode: float | None) -> str:
+    """"prefill 120 tok/s measured, about 520 expected; decode 55 tok/s is normal": the phase(s) judged below what the
+    hardware does named first, with what was expected (tok/s), and a measured phase that is normal said so. A verdict
+    below expected for another reason (a setup rule, no phase judged low) names the decode rate, else the prefill."""
+    p = v.prediction
+    mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
+    exp = {"decode_tps": exp_decode, "prefill_tps": p.prefill_tps if p else None}
+    said = {"decode_tps": decode_words(v, mt) if mt else "", "prefill_tps": f"prefill {mp:,.0f} tok/s" if mp else ""}
+    slow = [k for k in ("decode_tps", "prefill_tps") if said[k] and v.phase_status.get(k) == "below_expected"]
+    if not slow:
+        slow = ["decode_tps" if mt else "prefill_tps"]
+    parts = [f"{said[k]} measured, about {_fmt_rate(exp[k])} expected" for k in slow]
+    parts += [f"{said[k]} is normal" for k in ("decode_tps", "prefill_tps")
+              if k not in slow and said[k] and v.phase_status.get(k) == "normal"]
+    return "; ".join(parts)
