@@ -106,8 +106,8 @@ def test_sixteen_gb_mac_gemma_27b_names_gemma_12b_first(store):
     r = _ask(store, "I have a MacBook Air M2 with 16 GB. Will Gemma 3 27B run?")
     vis = _visible(r.reply)
     line = next(x for x in vis.split("\n\n") if x.startswith("**Best fix:**"))
-    # Largest fitting current model of another line second: Mistral Nemo 12B since the catalog has it (gaps round).
-    assert "Use a smaller model that fits: Gemma 3 12B or Mistral Nemo 12B at Q4_K_M (about 4.9 bits per weight" in line
+    # The same line first, then the largest of the current lines (the which-model shortlists): Qwen3.5 9B
+    assert "Use a smaller model that fits: Gemma 3 12B or Qwen3.5 9B at Q4_K_M (about 4.9 bits per weight" in line
     size = re.search(r"4-bit format\) — Gemma 3 12B needs ([\d.]+) GB of 10\.7 GB usable", line)
     assert size and 8.0 <= float(size.group(1)) <= 9.2, line  # the size said once, not "~8.5 GB — … needs 8.5 GB"
     assert line.count(f"{size.group(1)} GB") == 1 and "~" not in line
@@ -128,7 +128,7 @@ def test_fitting_models_are_current_and_leave_room(store):
     hw = catalog.get_hardware(store, "apple-m2-10gpu", memory_gb=16)
     like = catalog.all_models(store)["google/gemma-3-27b-it"]
     got = fit.fitting_models(store, hw, 4.8944, context_tokens=800, like=like, below_b=27)
-    assert [c.label for c in got] == ["Gemma 3 12B", "Mistral Nemo 12B"]
+    assert [c.label for c in got] == ["Gemma 3 12B", "Qwen3.5 9B"]  # the same line, then the current lines first
     assert all(c.usable_gb - c.required_gb >= 1.5 for c in got)
     labels = {fit.model_label(m) for m in fit._current(list(catalog.all_models(store).values()))}
     assert "Llama 2 13B" not in labels and "Qwen2.5 14B" not in labels and "Gemma 2 27B" not in labels

@@ -111,5 +111,9 @@ def test_prefill_above_the_fp16_figure_is_bounded_by_the_int8_rate(store):
     assert p.prefill_tps > fp16  # the 3060's fitted share of its FP16 figure is above 1
     assert p.prefill_ceiling_tps == pytest.approx(2 * fp16, rel=0.02) and p.prefill_tps <= p.prefill_ceiling_tps
     assert any(a.startswith("Prefill ceiling from the INT8 tensor-core rate") for a in p.assumptions)
-    h = service.predict_scenario(store, Scenario(hardware="H100 PCIe", model="llama 3.1 70b", quant="Q4_K_M"))
+    # 16-bit weights multiply in FP16/BF16 on the tensor cores: no INT8 bound for them
+    h = service.predict_scenario(store, Scenario(hardware="H100 PCIe", model="llama 3.1 70b", quant="BF16"))
     assert not any("INT8 tensor-core" in a for a in h.assumptions)
+    # quantized weights through llama.cpp's CUDA kernels (MMQ, INT8 on Turing and later) are bounded by the INT8 rate
+    q = service.predict_scenario(store, Scenario(hardware="H100 PCIe", model="llama 3.1 70b", quant="Q4_K_M"))
+    assert any("INT8 tensor-core" in a for a in q.assumptions)

@@ -171,8 +171,9 @@ def test_diagnosis_questions_are_not_buying_questions(store, text):
 def test_how_many_of_a_card_compares_one_to_eight_of_it(store):
     r = _ask(store, "how many RTX 3090s would I need for llama 3.3 70b q4_k_m?")
     assert "You asked how many" in r.reply
-    lines = [x for x in r.reply.splitlines() if "RTX 3090" in x and ("meets" in x or "does not fit" in x)]
+    lines = [x for x in r.reply.splitlines() if x.startswith("|") and "RTX 3090" in x and ("meets" in x or "does not fit" in x)]
     assert lines[0].strip("| ").split()[0] == "2×"  # two hold it, the fewest first among equals
+    assert r.reply.startswith("**For one person, 2× RTX 3090 24 GB is the fewest that meets the targets**")
     assert any("RTX 3090 24 GB" in x and "does not fit" in x for x in lines)
 
 

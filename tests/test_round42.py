@@ -409,7 +409,7 @@ def test_a_rate_in_words_far_over_the_roofline_is_not_a_result_to_improve(store)
     assert "or are a total over several requests" in r.reply and "Nothing you need to change" not in r.reply
 
 
-def test_an_edited_llama_perf_rate_is_checked_against_its_own_time():
+def test_an_edited_llama_perf_rate_is_said():
     from advisor.importers import parse_output
 
     text = ("llama_perf_context_print: prompt eval time =     500.00 ms /   100 tokens (    5.00 ms per token,   200.00 "
@@ -417,8 +417,8 @@ def test_an_edited_llama_perf_rate_is_checked_against_its_own_time():
             "per token,   900.00 tokens per second)\nllama_perf_context_print:       total time =    1600.00 ms /   200 "
             "tokens\n")
     out = parse_output(text)
-    assert out.measurements[0].decode_tps == 100 and out.measurements[0].prefill_tps == 200
-    assert any("disagrees with its own" in w for w in out.warnings)
+    assert out.measurements[0].decode_tps == 900 and out.measurements[0].prefill_tps == 200  # as printed
+    assert any("printed 900 tokens per second disagrees with its own" in w and "(100 tok/s)" in w for w in out.warnings)
 
 
 def test_how_many_cards_leads_with_the_fewest_that_meets_the_targets(store):
@@ -505,19 +505,23 @@ def test_batching_names_the_engines_own_setting(store, engine, knob):
     assert batch_knob(_ctx(store, hardware="RTX 4090", model="llama 3.1 8b", backend=engine)).startswith(knob)
 
 
-def test_speculative_decoding_is_not_offered_where_a_moe_check_eats_the_gain(store):
+def test_speculative_decoding_on_a_moe_counts_the_experts_its_check_reads(store):
     # Qwen3-30B-A3B (8 of 128 experts): 5 tokens checked at once touch 1 − (15/16)^5 ≈ 28 % of the experts against
-    # 6.25 % for one token, so the check reads ≈ 3× the bytes and the Leviathan speed-up falls under 1
-    from advisor import roofline
-    from advisor.diagnose.remedies import SPEC_ACCEPT, SPEC_DRAFT_COST, SPEC_GAMMA, _speculative, moe_verify_cost
+    # 6.25 % for one token; with the attention and dense weights every token reads, a step reads ≈ 3.1× the bytes; the step's fixed part (launches, attention)
+    # does not grow, so on a 4090 the check costs ≈ 1.7 steps and the Leviathan speed-up falls from 2.0× to ≈ 1.3×
+    from advisor.diagnose.remedies import _speculative, moe_verify_cost
+    from advisor.perf.step import weight_bytes_step
 
     moe = _ctx(store, hardware="RTX 4090", model="qwen3 30b a3b", quant="q4_k_m")
+    m, q = moe.sit.model, moe.sit.quant
+    grow = weight_bytes_step(m, q.bits_per_weight, 5) / weight_bytes_step(m, q.bits_per_weight, 1)
+    assert 2.8 <= grow <= 3.4
     v = moe_verify_cost(moe)
-    assert 2.5 <= v <= 4.0
-    assert roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST, v) < 1.0
-    assert _speculative(moe) is None
+    assert 1.3 <= v < grow
+    f = _speculative(moe)
+    assert f is not None and 1.05 <= f.speedup < 1.6 and "mixture of experts" in f.why
     dense = _ctx(store, hardware="RTX 4090", model="qwen 2.5 14b", quant="q4_k_m")
-    assert moe_verify_cost(dense) == 1.0 and _speculative(dense) is not None
+    assert moe_verify_cost(dense) == 1.0 and _speculative(dense).speedup == pytest.approx(2.0, abs=0.05)
 
 
 def test_an_unknown_machine_given_to_import_is_said_with_the_closest(tmp_path):

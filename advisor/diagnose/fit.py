@@ -168,7 +168,7 @@ def fitting_models(store: Store, hw: Hardware, bits_per_weight: float, *, contex
     # the current lines people run (the which-model shortlists) first, largest first; then the rest of the catalog
     fits.sort(key=lambda c: (c.model.id not in picks, -c.model.params_b, c.model.id))
     if like is not None and fits:
-        same = [c for c in fits if _line(c.model)[0] == _line(like)[0]]
+        same = sorted((c for c in fits if _line(c.model)[0] == _line(like)[0]), key=lambda c: -c.model.params_b)
         if same and same[0].model.params_b >= 0.6 * fits[0].model.params_b:
             fits.remove(same[0])
             fits.insert(0, same[0])

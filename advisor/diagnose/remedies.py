@@ -180,16 +180,28 @@ def _speculative(c: Ctx) -> Fix | None:
 
 
 def moe_verify_cost(c: Ctx) -> float:
-    """The target model's pass over the γ + 1 drafted tokens ÷ its pass over one, when both read memory: 1 for a
-    dense model; for a MoE, the weight bytes γ + 1 tokens touch (each picks its own experts:
-    :func:`advisor.perf.step.weight_bytes_step`) over one token's."""
+    """The target model's pass over the γ + 1 drafted tokens ÷ its pass over one: 1 for a dense model; for a MoE,
+    whose γ + 1 tokens each pick their own experts, the step's weight reads grow by the bytes they touch
+    (:func:`advisor.perf.step.weight_bytes_step`) while its fixed part (kernel launches, attention, sync) does not.
+
+    One token's step ``t1 = 1 / decode``; its reads take the roofline time at the share of bandwidth engines reach
+    (:data:`advisor.diagnose.status.ROOFLINE_SHARE_ACHIEVABLE`), the rest is fixed:
+    ``v = (t1 − t_read + t_read × bytes(γ+1) / bytes(1)) / t1``."""
+    from advisor.diagnose.status import ROOFLINE_SHARE_ACHIEVABLE
     from advisor.perf.step import weight_bytes_step
 
-    m, q = c.sit.model, c.sit.quant
+    m, q, p = c.sit.model, c.sit.quant, c.pred
     if m is None or q is None:
         return 1.0
     one = weight_bytes_step(m, q.bits_per_weight, 1)
-    return max(1.0, weight_bytes_step(m, q.bits_per_weight, SPEC_GAMMA + 1) / one) if one else 1.0
+    grow = weight_bytes_step(m, q.bits_per_weight, SPEC_GAMMA + 1) / one if one else 1.0
+    if grow <= 1.0:
+        return 1.0
+    if p is None or not p.decode_tps or not p.decode_ceiling_tps:
+        return grow
+    t1 = 1.0 / (p.decode_tps_per_seq or p.decode_tps)
+    t_read = min(t1, 1.0 / p.decode_ceiling_tps / ROOFLINE_SHARE_ACHIEVABLE)
+    return max(1.0, (t1 - t_read + t_read * grow) / t1)
 
 
 def _streams_now(c: Ctx) -> int:

@@ -35,7 +35,12 @@ def targets(c: Ctx) -> list[str]:
         return ["MLX 4-bit g64", "MLX 8-bit g64"]  # (vLLM on a Mac runs MLX kernels: no FP8 on Apple GPUs)
     if eco in ("vllm", "gptq", "awq") or c.sit.engine in ("vllm", "sglang", "tensorrt-llm"):
         return ["AWQ 4-bit g128", "FP8 (E4M3)"]
-    return ["Q4_K_M", "Q8_0"]
+    # the largest models are run below 4 bits (:data:`LOW_BIT_FLOORS`): a 2-bit build of a 671B, 3-bit of a 120B
+    params = c.sit.model.params_b if c.sit.model is not None else 0.0
+    # (on CPU cores a block format: a codebook one, IQ2_XXS, decodes through a table lookup per weight there)
+    two_bit = "Q2_K" if _on_cpu(c) else "IQ2_XXS"
+    low = [two_bit] if params >= LOW_BIT_FLOORS[0][0] else ["Q3_K_M"] if params >= LOW_BIT_FLOORS[1][0] else []
+    return ["Q4_K_M", "Q8_0", *low]
 
 
 def four_bit(c: Ctx) -> QuantFormat | None:
@@ -80,6 +85,9 @@ def _quantization(c: Ctx) -> Fix | None:
                f"; fits, but {thin_words(m.required_gb, m.usable_gb)}" if room and not room["fits_with_margin"] else "")
         eff = (f"{cur.name} → {q.name}: weights {p.memory.weights_gb:.1f} → {m.weights_gb:.1f} GB; decode ≈ "
                f"{new.decode_tps_per_seq or new.decode_tps:.1f} tok/s (from {base or 0:.3g}){fit}")
+        if q.bits_per_weight < 3:
+            why += (f" At {q.bits_per_weight:.3g} bits a weight answers get visibly worse; the largest models hold up "
+                    "best (DeepSeek's 2-bit dynamic GGUFs are widely run).")
         return fix("quantization", f"Use {_a(q.name)} {q.name} build", eff, why, speedup=sp, new_decode_tps=new.decode_tps,
                    new_ttft_s=new.ttft_s, **room)  # type: ignore[arg-type]
     return None

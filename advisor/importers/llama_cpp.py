@@ -67,8 +67,8 @@ class _TimingBlock:
         self.warnings: list[str] = []
 
     def rate(self, what: str) -> tuple[float | None, int | None]:
-        """(tok/s, tokens) of one line. The tool prints its rate from the time and the count; when the printed rate
-        disagrees with them by over :data:`RATE_AGREES` (an edited line), the time and count are the measurement."""
+        """(tok/s, tokens) of one line: the printed rate (else time ÷ count). The tool prints its rate from the time
+        and the count; a printed rate over :data:`RATE_AGREES` away from them (an edited line) is warned about."""
         m = self.parts.get(what)
         if m is None:
             return None, None
@@ -78,9 +78,9 @@ class _TimingBlock:
         if tps is None:
             tps = derived
         elif derived and abs(tps / derived - 1) > RATE_AGREES:
+            # the printed rate is what the tool reports; a line edited by hand is said, and kept as printed
             self.warnings.append(f"{m.group('what')}: the printed {tps:g} tokens per second disagrees with its own "
-                                 f"{m.group('ms')} ms for {m.group('n')} tokens ({derived:.4g} tok/s); used the latter")
-            tps = derived
+                                 f"{m.group('ms')} ms for {m.group('n')} tokens ({derived:.4g} tok/s)")
         return tps, to_int(n)
 
     def fields(self) -> dict[str, Any] | None:

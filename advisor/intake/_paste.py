@@ -22,7 +22,7 @@ _FLAG = re.compile(r"--\w")  # a command's flag: words only when the line has fo
 
 
 # A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
-_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@?!:-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
+_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@?!-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
 
 
 # A command line with words after it: "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:".
