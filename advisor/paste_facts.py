@@ -109,6 +109,8 @@ def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
     upd: dict[str, Any] = {"measured_decode_tps": m.decode_tps, "measured_is_aggregate": True,
                            "backend": s.backend or m.engine or m.backend}
     n = m.batch or s.concurrency
+    if n and m.requests:
+        n = min(n, m.requests)  # no more requests in flight than the run sent ("concurrency 100000", 100 requests)
     little = max(1, round(m.decode_tps * m.tpot_s)) if m.tpot_s else None
     if little and not m.batch and (not n or not 1 / LITTLE_AGREES <= little / n <= LITTLE_AGREES):
         n = little  # the run's own streams: the users named were not what it ran ("16 users", 852 tok/s at 31 ms)
@@ -146,10 +148,12 @@ def backend_clash(measurements: list[Any], hw: Any) -> tuple[str, str, str] | No
 STORE_OVER_ROOFLINE = 1.15
 
 
-def foreign_rate(res: Any, measurements: list[Any], factor: float = FOREIGN_X) -> tuple[float, float] | None:
+def foreign_rate(res: Any, measurements: list[Any], factor: float = FOREIGN_X,
+                 streams: int | None = None) -> tuple[float, float] | None:
     """(measured decode tok/s, this machine's roofline ceiling) when a pasted single-stream decode is over
     ``factor`` (:data:`FOREIGN_X`) × what the named machine's memory can deliver for the model (bandwidth × devices ÷ weight bytes
-    per token; :func:`advisor.roofline.decode_ceiling_tps`): numbers from another machine or a smaller model. None
+    per token; :func:`advisor.roofline.decode_ceiling_tps`), or a serving run's total over ``streams`` × that: numbers
+    from another machine, a smaller model or an edited line. None
     otherwise, or when the machine, model or format is not known."""
     from advisor import roofline
 
@@ -159,6 +163,8 @@ def foreign_rate(res: Any, measurements: list[Any], factor: float = FOREIGN_X) -
     top = roofline.decode_ceiling_tps(hw.bandwidth_gbs * max(1, hw.n_devices or 1),
                                       roofline.weight_bytes_read_per_token(model, quant.bits_per_weight))
     for m in measurements:
-        if m.decode_tps and (m.batch or 1) <= 1 and top and m.decode_tps > factor * top:
-            return float(m.decode_tps), float(top)
+        # a batch's total: each of its streams at most one stream's ceiling (``streams``: a serving run's own count)
+        n = max(1, m.batch or streams or 1) if (m.batch or 1) > 1 or streams else 1
+        if (streams or (m.batch or 1) <= 1) and m.decode_tps and top and m.decode_tps > factor * top * n:
+            return float(m.decode_tps), float(top * n)
     return None

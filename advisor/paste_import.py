@@ -128,8 +128,9 @@ def import_output(
             res = resolve_scenario(store, sc)
         foreign = None if clash or parsed.format.startswith(SERVING_FORMATS) else foreign_rate(res, parsed.measurements)
         # over the memory's roofline (not just far over it, as ``foreign``): not stored as this machine's results
-        unsound = foreign or (None if clash or parsed.format.startswith(SERVING_FORMATS)
-                              else foreign_rate(res, parsed.measurements, STORE_OVER_ROOFLINE))
+        serving = parsed.format.startswith(SERVING_FORMATS)
+        unsound = foreign or (None if clash else foreign_rate(res, parsed.measurements, STORE_OVER_ROOFLINE,
+                                                              streams=sc.measured_streams if serving else None))
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
@@ -137,10 +138,14 @@ def import_output(
             hint = engine_of_format(parsed.format)  # "CUDA" in a llama-bench table is llama.cpp's
             if parsed.format.startswith(SERVING_FORMATS):
                 # a serving run: one request's lengths and the streams its aggregate rate is summed over, not the
-                # run's token totals at batch 1 (advisor.paste_facts._merge_serving read them)
+                # run's token totals at batch 1 (advisor.paste_facts._merge_serving read them); rows of another tool
+                # pasted with it (a llama-bench table) keep their own
+                served = [bool(m.requests or m.tpot_s) for m in parsed.measurements
+                          if m.prefill_tps or m.decode_tps or m.blended_tps]
                 rows = [{**r, "prompt_tokens": sc.prompt_tokens or r.get("prompt_tokens"),
-                         "gen_tokens": sc.gen_tokens or r.get("gen_tokens"),
-                         "batch": sc.measured_streams or r.get("batch")} for r in rows]
+                         "gen_tokens": sc.gen_tokens or r.get("gen_tokens"), "model": r.get("model") or sc.model,
+                         "batch": sc.measured_streams or r.get("batch")} if run else r
+                        for r, run in zip(rows, served, strict=True)]
             rows = [{**r, "engine": r.get("engine") or hint} if hint else r for r in rows]
             saved = store.save_import(fmt=parsed.format, raw_text=text, measurements=rows,
                                       # numbers beyond the named machine are kept, not as its results

@@ -491,6 +491,14 @@ def far_below(c: Ctx) -> Finding | None:
                        "every layer on the GPU, so the requests wait (the queue, KV-cache preemption, other users' "
                        "prompts) rather than the GPU being slow.", ["vllm_v1", "setup:scheduler", "batching", "chunked_prefill"],
                        status="below_expected", rule="far_below")
+    if c.server_engine:
+        # vLLM, SGLang and TensorRT-LLM never run layers on the CPU unless told to: one stream far below is the
+        # engine's own path (eager mode, the attention backend, tensor parallel over PCIe, an old version)
+        return Finding("misconfiguration", _far(c) + ": a serving engine keeps every layer on the GPU, so one stream "
+                       "this slow points at its settings (CUDA graphs off with --enforce-eager, the attention backend, "
+                       "tensor parallel over PCIe, an old version) rather than the GPU.",
+                       ["setup:cuda_graphs", "setup:attention", "vllm_v1", "setup:engine"], status="below_expected",
+                       rule="far_below")
     if c.has_gpu:
         eff_bw = (c.tg or 0) * (c.pred.weight_bytes_per_token_gb if c.pred else 0)
         return Finding("misconfiguration", _far(c) + (f" (≈ {eff_bw:.0f} GB/s effective, system-RAM speed)" if eff_bw else "")

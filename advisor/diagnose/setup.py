@@ -351,7 +351,8 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "sampler": ("Set top_k to 40 (or any cut-off) instead of 0",
                 "top_k 0 sorts the full vocabulary on the CPU for every token.",
                 "the sampler settings of the client (SillyTavern, Open WebUI, the API call)."),
-    "cuda_graphs": ("Drop --enforce-eager so vLLM captures CUDA graphs",
+    "cuda_graphs": ("Let the engine capture CUDA graphs (vLLM: drop --enforce-eager; SGLang: drop "
+                    "--disable-cuda-graph)",
                     "CUDA graphs replay a decode step's kernels in one launch.",
                     "the startup log says 'CUDA graphs' are captured; compare tok/s at batch 1."),
     "attention": ("Use the engine's default attention backend (FLASH_ATTN / FLASHINFER; unset VLLM_ATTENTION_BACKEND)",

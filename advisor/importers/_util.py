@@ -190,7 +190,7 @@ def to_int(value: Any) -> int | None:
 
 
 _GO_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
-_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|h|m|s)")
+_GO_PART = re.compile(r"(?<![\d.])(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|h|m|s)")
 
 
 def parse_go_duration(text: str) -> float | None:

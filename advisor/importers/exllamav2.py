@@ -41,7 +41,7 @@ _TABBY = re.compile(
     re.I,
 )
 _MODEL = re.compile(r"^\s*--\s*Model\s*:\s*(?P<path>\S.*?)\s*$")
-_BPW = re.compile(r"(\d+(?:\.\d+)?)\s*bpw", re.I)
+_BPW = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*bpw", re.I)
 _CHATTER = re.compile(
     r"^\s*--\s*(?:Options|Loading|Loaded|Warmup|Measuring|Prompt|Response|Generating|Tokenizer)\b.*$", re.I
 )

@@ -206,7 +206,7 @@ def from_server_json(obj: dict[str, Any], out: Outcome, line: int) -> bool:
 
 
 _MAIN = re.compile(r"^\s*main:\s*(n_kv_max\s*=.*)$")
-_PAIR = re.compile(r"(\w+)\s*=\s*([^,]+)")
+_PAIR = re.compile(r"(?<!\w)(\w+)\s*=\s*([^,]+)")
 _BATCHED_NOTES = ("flash_attn", "is_pp_shared", "n_ubatch")
 
 

@@ -87,9 +87,10 @@ _LMS_KEYS = {
     "stop reason": "",
     "prediction stats": "",
 }
-_LMS_LINE = re.compile(rf"^\s*(?P<key>[A-Za-z/ ]+?)\s*:\s*(?:(?P<num>{NUM})\s*s?|\w+)?\s*$")
+# the key is words of letters and "/" split by single spaces (deterministic: a line of 4,000 spaces is not cubic)
+_LMS_LINE = re.compile(rf"^\s*(?P<key>[A-Za-z/]+(?: [A-Za-z/]+)*)\s*:\s*(?:(?P<num>{NUM})\s*s?|\w+)?\s*$")
 _STATUS = re.compile(
-    rf"(?P<tps>{NUM})\s*tok/sec\s*[•·|,]\s*(?P<n>\d+)\s*tokens\b(?:\s*[•·|,]\s*(?P<ttft>{NUM})\s*s\s*(?:to\s*)?first\s*token)?",
+    rf"(?<![\d.])(?P<tps>{NUM})\s*tok/sec\s*[•·|,]\s*(?P<n>\d+)\s*tokens\b(?:\s*[•·|,]\s*(?P<ttft>{NUM})\s*s\s*(?:to\s*)?first\s*token)?",
     re.I,
 )
 

@@ -87,7 +87,7 @@ _TIMING_WITH = re.compile(
     re.I,
 )
 _TRIAL = re.compile(r"^\s*(Trial\s+\d+|Averages):\s*(.*)$", re.I)
-_PAIR = re.compile(rf"(\w+)\s*=\s*({NUM})")
+_PAIR = re.compile(rf"(?<!\w)(\w+)\s*=\s*({NUM})")
 _WARMUP = re.compile(r"^\s*Running warmup\.*\s*$", re.I)
 
 

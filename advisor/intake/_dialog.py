@@ -223,7 +223,9 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
     if old.compare_models and ("model" in new or "params_b" in new) and "compare_models" not in new:
         # "what about a 14B?" after comparing two 4B models: the one model asked about now, not the old pair
         data["compare_models"] = None
-    if "hardware" in new and new["hardware"] != old.hardware:
+    if "hardware" in new and new["hardware"] != old.hardware and old.hardware and _differs(
+            store, "hardware", old.hardware, new["hardware"]):
+        # (one of the choices an ambiguous name had, "H100 SXM5 80GB" for "2x H100": the same machine, its count kept)
         _forget_machine_details(data, new, ext, store)
     elif new.get("hardware_kind") == "cpu" and "hardware" not in new and old.hardware \
             and (was := _hardware_of(store, old.hardware)) is not None and was.kind != "cpu":
@@ -391,6 +393,7 @@ _ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\b[^.?!
 _BARE_USERS = re.compile(rf"^\W*(?:(?:ok|so|and|actually|no|sorry|wait|well)\W+)*(?:(?P<we>we'?re|we\s+are|there\s+are|there'?ll\s+be)|make\s+(?:it|that)|"
                          rf"it'?s|now)\s+(?:now\s+|actually\s+|about\s+|around\s+|more\s+like\s+)*"
                          rf"(?P<n>\d{{1,6}}|{WORDNUM})(?:\s+(?:now|then|(?P<who>of\s+us|people|persons|users|devs)))*\W*$", re.I)
+BARE_REPLY_CHARS = 120
 _BARE_LEN = re.compile(r"^\W*(?:(?:ok|so|and|then|actually|no|nah|sorry|wait|hmm|oops|well)\W+)*"
                        r"(?:make\s+it|what\s+about|how\s+about|try|say|with|at|now|or|it'?s)?"
                        r"\s*(?:more\s+like|closer\s+to|about|around|maybe|like|~|roughly)?\s*(?P<n>\d+(?:\.\d+)?\s?[kK]?)\s*(?:tokens?)?(?:\s+(?:instead|then|now))?\W*$", re.I)
@@ -400,6 +403,10 @@ def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store
     """Follow-ups that name only a part: "actually it's the Ti", "what about two of them?", "make it 8k"."""
     from advisor.intake._machine import strip_count
     from advisor.intake._text import parse_num
+
+    # a bare reply is short ("make it 8k", "we're 15 now"); its patterns are not run over long text (they would
+    # backtrack over every run of spaces)
+    bare = (text or "") if len(text or "") <= BARE_REPLY_CHARS else ""
 
     if old.hardware and "hardware" not in new and (m := _VARIANT.search(text or "")):
         v = (m.group("v") or m.group("v2")).lower()
@@ -419,14 +426,14 @@ def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store
     if old.hardware and "hardware" not in new and new.get("gpu_count"):
         new["hardware"] = f"{new['gpu_count']}x {strip_count(old.hardware)}"
     if old.concurrency and not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (
-            m := _BARE_USERS.match(text or "")) and (m.group("we") or m.group("who") or not (
+            m := _BARE_USERS.match(bare)) and (m.group("we") or m.group("who") or not (
                 old.prompt_tokens or old.gen_tokens)):
         users = int(m.group("n")) if m.group("n").isdigit() else word_number(m.group("n"))
         if users is not None and 1 <= users <= 100_000:
             new["concurrency"] = users  # "we're now 15" after "for 5 users"
             ext.note(f"Took {m.group('n')} as the new number of users.")
     if not any(k in new for k in ("prompt_tokens", "gen_tokens", "concurrency", "memory_gb")) and (
-            m := _BARE_LEN.match(text or "")) and (old.prompt_tokens or old.gen_tokens):
+            m := _BARE_LEN.match(bare)) and (old.prompt_tokens or old.gen_tokens):
         v = parse_num(m.group("n"))
         field = "prompt_tokens" if old.prompt_tokens else "gen_tokens"
         if v is not None and 1 <= v <= 10_000_000 and (v >= 50 or "k" in m.group("n").lower()):

@@ -18,6 +18,8 @@ _TOOL_LINE = re.compile(
 # flags. A "TP=2" inside a sentence is still a sentence.
 _NOT_PROSE = re.compile(r"[|{}]|={2,}|(?<![\w)])=|^\s*\w+=|\":|^\s*(?:\w+_)+\w*\s*:|"
                         r"^\s*[\w ()/%.-]{1,40}:\s*[\d.,]+\s*\S*\s*$", re.M)
+# "TP=2 on 2x H100 SXM, Llama 3.3 70B FP8, 32 users": a setting followed by a sentence is the person's words
+_KEY_THEN_WORDS = re.compile(r"^\s*\w+=\S+\s+(?:\S+\s+){3,}\S", re.I)
 _FLAG = re.compile(r"--\w")  # a command's flag: words only when the line has four or more words besides
 
 
@@ -44,7 +46,8 @@ def prose_lines(text: str) -> str:
     from advisor.importers._normalise import PROSE_BEFORE_TABLE
 
     lines = [m.group(1) if (m := PROSE_BEFORE_TABLE.match(ln)) else _after_command(ln) for ln in text.splitlines()]
-    keep = [ln for ln in lines if not _TOOL_LINE.search(ln) and not _NOT_PROSE.search(ln)
+    keep = [ln for ln in lines if not _TOOL_LINE.search(ln)
+            and (not _NOT_PROSE.search(ln) or _KEY_THEN_WORDS.match(ln))
             and (not _FLAG.search(ln) or len(re.findall(r"(?<![-\w])[A-Za-z]{2,}", ln)) >= 4)
             and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip()))]
     return "\n".join(keep)

@@ -59,6 +59,10 @@ _TAKE = re.compile(rf"^\W*(?:{_YES}\W*)*(?:(?:that|this|the|it'?s\s+the|i\s+mean
                    re.I)
 
 
+_NOT_DISTINCT = {"the", "one", "it", "its", "is", "actually", "that", "this", "yes", "no", "sorry", "meant", "mean", "my",
+                 "a", "an", "of", "gb", "nvidia", "amd", "apple", "card", "gpu", "version", "variant", "model"}
+
+
 def picked_choice(old: Scenario, text: str, asked: str | None, store: Store) -> str | None:
     """The choice a reply takes from the question just asked ("yes" / "that one" when one was offered, "the second one"
     of several), or None. The choices are those of the earlier message that left ``asked`` open (re-read from the
@@ -66,7 +70,7 @@ def picked_choice(old: Scenario, text: str, asked: str | None, store: Store) -> 
     if asked not in ("model", "hardware") or getattr(old, asked) or not old.question or len(text) > 40:
         return None
     m = _TAKE.match(text)
-    if m is None or not re.search(r"\w", text):
+    if not re.search(r"\w", text):
         return None
     from advisor.intake._extract import extract
 
@@ -74,6 +78,17 @@ def picked_choice(old: Scenario, text: str, asked: str | None, store: Store) -> 
         cands = [c for c in extract(line, store).ambiguous.get(asked, []) if c][:6]
         if not cands:
             continue
+        # "SXM", "the PCIe one", "actually it's the 94GB": a word only one of the choices has
+        words = {w for w in re.findall(r"[a-z0-9]{2,}", text.lower()) if w not in _NOT_DISTINCT}
+
+        def has(choice: str, word: str) -> bool:  # "sxm" names "H100 SXM5 80GB"
+            return any(t.startswith(word) for t in re.findall(r"[a-z0-9]+", choice.split(" (")[0].lower()))
+
+        only = [c for c in cands if any(has(c, w) for w in words)]
+        if len(only) == 1 and not any(has(o, w) for o in cands if o != only[0] for w in words if has(only[0], w)):
+            return only[0].split(" (")[0]
+        if m is None:
+            return None
         k = _ORDINALS.get((m.group("ord") or "").lower())
         if k is None:
             return cands[0] if len(cands) == 1 else None

@@ -68,6 +68,10 @@ _TYPO_FIX = {"promt": "prompt", "promts": "prompts", "propmt": "prompt", "propmt
 _TYPOS = re.compile(r"\b(?:" + "|".join(_TYPO_FIX) + r")\b", re.I)
 
 
+_BLANKS = re.compile(r"[ \t\u00a0]{3,}")
+_BLANK_LINES = re.compile(r"(?:[ \t\u00a0]*\n){3,}")
+
+
 def sanitize(text: object) -> tuple[str, list[str]]:
     """Make any input safe to scan: cap its length, normalise unicode, drop controls and markup.
 
@@ -90,6 +94,8 @@ def sanitize(text: object) -> tuple[str, list[str]]:
     except ValueError:  # pragma: no cover - normalize rejects nothing after the filtering above
         pass
     text = _TAGS.sub(" ", text.translate(_DASHES))
+    # runs of blanks carry no meaning to read, and a run of thousands made the patterns' \s* and \W* backtrack
+    text = _BLANK_LINES.sub("\n\n", _BLANKS.sub("  ", text))
     text = _CJK_EDGE.sub(" ", text)  # "一张4090，运行llama": CJK characters are word characters, so no \b at the edge
     for pat, unit in _FOREIGN_UNITS:
         text = pat.sub(unit, text)

@@ -25,16 +25,17 @@ def limit_raise_fits(v: Verdict) -> bool:
     return f is not None and "GPU memory limit" in f.title and bool(f.fits_with_margin)
 
 
-def over_roofline(v: Verdict) -> bool:
-    """A single-stream decode over what the machine's memory can deliver for the model (bandwidth ÷ bytes per
-    token) by more than 15 % for a benchmark's own run, or :data:`advisor.diagnose.FOREIGN_X` × for a rate said in
-    words (drafts give 2–3× at most): another machine, model or format, or a total, not a result to improve."""
-    from advisor.diagnose import FOREIGN_X
+OVER_ROOFLINE = 1.15  # a decode this far over the memory's roofline is no result of this machine and model
 
+
+def over_roofline(v: Verdict) -> bool:
+    """A measured decode more than :data:`OVER_ROOFLINE` × what the machine's memory can deliver for the model
+    (bandwidth ÷ bytes per token; a serving run's total against the roofline at its streams): another machine,
+    model or format, a total said as one stream's, or an edited number — not a result to improve."""
     p, mt = v.prediction, v.measured.get("decode_tps")
-    if not (mt and p is not None and p.concurrency <= 1 and p.decode_ceiling_tps and not v.measured_streams):
-        return False
-    return mt > (1.15 if v.benchmark_run else FOREIGN_X) * p.decode_ceiling_tps
+    if not (mt and p is not None and p.decode_ceiling_tps) or (p.concurrency > 1 and not v.measured_streams):
+        return False  # several users and one stream's rate: judged against its share elsewhere
+    return mt > OVER_ROOFLINE * p.decode_ceiling_tps
 
 
 def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
@@ -122,8 +123,9 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 return (f"**{mt:g} tok/s of decode is more than the {p.hardware['name']}'s memory can deliver for this "
                         f"model (≈ {_fmt_rate(p.decode_ceiling_tps)} tok/s at most): those numbers were measured on "
                         "another machine, or with a smaller model or format"
-                        + ("" if v.benchmark_run else ", or are a total over several requests") +
-                        ". Which machine and model ran them?**")
+                        + ("" if v.benchmark_run or v.measured_streams else ", or are a total over several requests")
+                        + (", or the line was edited" if v.measured_streams else "")
+                        + ". Which machine and model ran them?**")
             if mt and mp and v.phase_status.get("decode_tps") != "above_expected":  # prefill is the fast one
                 what = f"prefill {mp:,.0f} tok/s; decode {mt:g} tok/s is " + (
                     "normal" if not rng or mt >= rng[0] else f"at the low end (usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])})")

@@ -45,7 +45,7 @@ _NO_GPU = re.compile(
 _THERMAL = re.compile(r"throttl|fanless|gets? (?:slower|hot)|after (?:a few|some|\d+) minutes|thermal|overheat", re.I)
 _LONG_CTX = re.compile(
     r"(?:long|large|growing|bigger|full) (?:context|conversation|chat|history)|as the (?:context|conversation|chat) grows|"
-    r"\d+k (?:context|tokens of context)|deeper into|context fills|\blong(?:er)? prompts?\b|\bdepth\b|"
+    r"(?<!\d)\d+k (?:context|tokens of context)|deeper into|context fills|\blong(?:er)? prompts?\b|\bdepth\b|"
     r"\bat \d+(?:\.\d+)?\s?k\b", re.I)
 # The person says it IS slow, as they see it (not a worry about what it will be): "so slow", "takes forever",
 # "terrible", "why is my ... slow". A future or conditional before it in the sentence ("will it be slow?") is no
