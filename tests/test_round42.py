@@ -578,3 +578,113 @@ def test_long_runs_are_read_in_linear_time(store, text):
     t0 = time.perf_counter()
     extract(text, store)
     assert time.perf_counter() - t0 < 5.0
+
+
+def test_one_slow_stream_on_a_serving_engine_points_at_its_settings(store):
+    # vLLM and SGLang never run layers on the CPU unless told to: no "-ngl 99" for them
+    from advisor import service
+
+    r = service.ask(store, "sglang serving deepseek-v3 fp8 on 8xH200, single request decode is only 35 tok/s")
+    assert "-ngl" not in r.reply and "layers are most likely running on the CPU" not in r.reply
+    assert r.verdict.fixes[0].title.startswith("Let the engine capture CUDA graphs")
+
+
+@pytest.mark.parametrize(("reply", "hardware"), [("actually it's the SXM one", "H100 SXM5"), ("SXM", "H100 SXM5"),
+                                                 ("the PCIe one", "H100 PCIe"), ("the second", "H100 SXM5")])
+def test_a_choice_is_picked_by_a_word_only_it_has(store, reply, hardware):
+    from advisor import service
+
+    r1 = service.ask(store, "I get 20 tok/s with llama 3.1 8b on an H100 with vLLM")
+    assert r1.question is not None and r1.question.choices == ["H100 PCIe 80GB", "H100 SXM5 80GB"]
+    r2 = service.ask(store, reply, r1.facts)
+    assert r2.facts.hardware == hardware and r2.facts.measured_decode_tps == 20
+
+
+def test_the_answered_machine_keeps_the_count_said_before(store):
+    from advisor import service
+
+    r1 = service.ask(store, "2x H100 80GB (TP=2), llama 3.3 70b fp8 with vllm, 32 users, is 600 tok/s total normal?")
+    r2 = service.ask(store, "H100 SXM5 80GB", r1.facts)
+    assert r2.facts.gpu_count == 2 and r2.verdict is not None
+
+
+_SERVE_EDITED = """vLLM serving Llama 3.1 8B on one RTX 4090, is this normal?
+============ Serving Benchmark Result ============
+Successful requests:                     100
+Maximum request concurrency:             8
+Benchmark duration (s):                  45.1
+Total input tokens:                      102400
+Total generated tokens:                  12800
+Request throughput (req/s):              2.22
+Output token throughput (tok/s):         28381.0
+Mean TTFT (ms):                          120.5
+Mean TPOT (ms):                          26.5
+=================================================="""
+
+
+def test_a_serving_total_over_its_streams_roofline_is_not_the_machines(tmp_path):
+    # 8 streams of an 8B at Q... BF16 on a 4090 can total at most 8 × its one-stream ceiling (≈ 500 tok/s)
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    r = service.ask(st, _SERVE_EDITED)
+    assert "is more than the GeForce RTX 4090's memory can deliver" in r.reply and "the line was edited" in r.reply
+    assert "Nothing you need to change" not in r.reply
+    rows = st.query("select hw_id, batch, model from results where origin = 'import'")
+    assert [(x["hw_id"], x["batch"], x["model"]) for x in rows] == [(None, 8, "Llama 3.1 8B")]
+
+
+def test_a_setting_then_a_sentence_above_a_paste_is_read():
+    from advisor.intake._paste import prose_lines
+
+    text = "TP=2 on 2x H100 SXM, Llama 3.3 70B FP8, vllm 0.6.3, 32 users\n" + _LB4090 + "\nmodel=llama n_ctx=4096\n"
+    assert prose_lines(text) == "TP=2 on 2x H100 SXM, Llama 3.3 70B FP8, vllm 0.6.3, 32 users"
+
+
+@pytest.mark.parametrize("text", ["RTX 4090 " + " " * 19_000 + " llama 8b", "RTX 4090\n" + " \n" * 9000 + "llama 8b",
+                                  "RTX 4090\t" + "\t " * 9000, "ok " * 6000])
+def test_blank_runs_are_read_in_linear_time(store, text):
+    import time
+
+    t0 = time.perf_counter()
+    e = extract(text, store)
+    assert time.perf_counter() - t0 < 3.0 and (e.hardware == "RTX 4090" or text.startswith("ok"))
+
+
+@pytest.mark.parametrize("line", [" " * 4000, "1" * 4000, "a " * 2000, "Time to first token" + " " * 3900])
+def test_importer_line_patterns_are_linear(line):
+    import time
+
+    from advisor.importers import _util, exllamav2, llama_cpp, lmstudio, mlx_lm
+
+    t0 = time.perf_counter()
+    for pat in (lmstudio._LMS_LINE, lmstudio._STATUS, _util._GO_PART, exllamav2._BPW, llama_cpp._PAIR, mlx_lm._PAIR):
+        pat.match(line)
+        list(pat.finditer(line))
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_671b_on_cpu_cores_is_offered_a_two_bit_block_format(store):
+    # decode reads every weight once a token: Q4_K_M (4.9 bits) → Q2_K (3.2 bits) is ≈ 1.5× faster on the same memory
+    v = _ctx(store, hardware="AMD EPYC 9654 single socket, 12x DDR5-4800", memory_gb=768, backend="llama.cpp CPU",
+             model="DeepSeek-V3 671B (37B active)", params_b=671, quant="Q4_K_M", measured_decode_tps=7.0)
+    from advisor.diagnose.weights import _quantization
+
+    f = _quantization(v)
+    assert f is not None and f.title == "Use a Q2_K build" and 1.3 <= f.speedup <= 2.0
+
+
+_MIXED = _SERVE_Q.replace("on 1x H100 80GB", "on 1x H100 SXM") + "\n" + _LB4090.replace("CUDA       ", "CUDA       ")
+
+
+def test_rows_of_another_tool_pasted_with_a_serving_run_keep_their_own_lengths(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    service.ask(st, _MIXED)
+    rows = st.query("select prompt_tokens, gen_tokens, batch, decode_tps, prefill_tps from results "
+                    "where origin = 'import' order by decode_tps nulls last")
+    bench = [r for r in rows if r["batch"] in (None, 1)]
+    assert any(r["prompt_tokens"] == 512 for r in bench) and not any(r["prompt_tokens"] == 2048 for r in bench)
