@@ -688,3 +688,54 @@ def test_rows_of_another_tool_pasted_with_a_serving_run_keep_their_own_lengths(t
                     "where origin = 'import' order by decode_tps nulls last")
     bench = [r for r in rows if r["batch"] in (None, 1)]
     assert any(r["prompt_tokens"] == 512 for r in bench) and not any(r["prompt_tokens"] == 2048 for r in bench)
+
+
+@pytest.mark.parametrize("text", [
+    "Is it worth adding a draft model (Llama 3.2 1B) for speculative decoding to Llama 3.3 70B Q4_K_M on 2x RTX 3090?",
+    "llama-server -m llama-3.3-70b.gguf -md llama-3.2-1b.gguf on 2x 3090",
+])
+def test_a_draft_model_is_not_the_model_judged(store, text):
+    e = extract(text, store)
+    assert "70b" in (e.model or "").lower() and any("is the draft model" in n for n in e.notes)
+
+
+def test_a_threshold_on_the_wait_is_a_target(store):
+    e = extract("RAG with 30k token prompts on an A10G, qwen 2.5 7b: how many concurrent requests before TTFT goes "
+                "over 5s?", store)
+    assert e.target_ttft_s == 5 and e.measured_ttft_s is None
+
+
+@pytest.mark.parametrize(("text", "window"), [("context is usually 8k, RTX 4090 qwen 14b", 8192),
+                                              ("Kontext ist meistens 8k, RTX 4090", 8192),
+                                              ("RTX 4060 8 Go, Mistral 7B, contexte 8k", 8192),
+                                              ("contexto de 16k en una RTX 3090", 16384)])
+def test_context_said_several_ways(store, text, window):
+    assert extract(text, store).context_window == window
+
+
+def test_a_slow_first_reply_after_lunch_is_the_model_reloading(store):
+    from advisor import service
+
+    r = service.ask(store, "RTX 3080, ollama, llama 3.1 8b: after lunch the first reply takes like 25 sec, then it's fast")
+    assert r.facts.measured_ttft_s == 25 and "Ollama unloads an idle model" in r.reply
+
+
+def test_flash_attention_is_offered_only_where_it_is_a_switch(store):
+    from advisor.diagnose.remedies import _flash
+
+    for engine in ("vLLM", "SGLang", "mlx"):
+        hw = "M2 Ultra 192GB" if engine == "mlx" else "H100"
+        assert _flash(_ctx(store, hardware=hw, model="llama 3.1 8b", prompt_tokens=16000, backend=engine)) is None
+    f = _flash(_ctx(store, hardware="RTX 4090", model="llama 3.1 8b", prompt_tokens=16000, backend="llama.cpp"))
+    assert f is not None and "-fa on" in f.title
+    on = _LB4090.replace("| ngl |", "| ngl | fa |").replace("| --: |", "| --: | -: |", 1).replace("|  99 |", "|  99 |  1 |")
+    ran = _ctx(store, hardware="RTX 4090", model="llama 3.1 8b", prompt_tokens=16000, backend="llama.cpp",
+               raw_output=on)
+    assert _flash(ran) is None
+
+
+def test_ollama_users_are_batched_with_ollamas_own_setting(store):
+    from advisor.diagnose.remedies import _batching
+
+    f = _batching(_ctx(store, hardware="RTX 4080 Super", model="qwen 2.5 14b", concurrency=4, backend="ollama"))
+    assert f is not None and "OLLAMA_NUM_PARALLEL=4" in f.title and "llama-server" not in f.title

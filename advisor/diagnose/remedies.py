@@ -131,8 +131,15 @@ def _kv_off(c: Ctx) -> Fix | None:
 
 @register("flash_attention", "flash_attention", 0, lambda c: c.sit.symptoms.flash_attention is not True)
 def _flash(c: Ctx) -> Fix | None:
+    """Flash attention for the llama.cpp family (llama.cpp, Ollama, LM Studio, KoboldCpp), where it is a switch;
+    vLLM, SGLang, TensorRT-LLM and MLX run fused attention kernels already. Not when the run already used it (a
+    llama-bench ``fa`` column of 1, ``-fa on``)."""
+    from advisor.calibration import engine_family
+
     w = c.sit.workload
     if w.depth + w.prompt_tokens < 8000 and not c.sit.symptoms.long_context:
+        return None
+    if c.server_engine or engine_family(c.sit.engine_text or c.sit.engine) == "mlx" or _ran_with_flash(c):
         return None
     title = "Enable flash attention (-fa on / OLLAMA_FLASH_ATTENTION=1)"
     why = ("Attention over a long KV cache dominates at depth; fused kernels read it once instead of writing "
@@ -144,6 +151,19 @@ def _flash(c: Ctx) -> Fix | None:
                    f"tok/s at {w.depth + w.prompt_tokens:,} tokens of context)", why, speedup=sp)
     return fix("flash_attention", title,
                f"less slowdown of prefill and decode at {w.depth + w.prompt_tokens:,} tokens of context", why)
+
+
+def _ran_with_flash(c: Ctx) -> bool:
+    """A pasted llama-bench run whose ``fa`` column says flash attention was on."""
+    raw = getattr(c.sit.facts, "raw_output", None)
+    if not raw or "flash" not in raw.lower() and "| fa" not in raw.lower():
+        return False
+    from advisor.importers import parse_output
+
+    try:
+        return any(n in ("fa=1", "flash_attn=1") for m in parse_output(raw).measurements for n in m.notes)
+    except Exception:  # a paste the importer cannot read says nothing either way
+        return False
 
 
 # Engines without draft-model speculative decoding a user can switch on (Ollama's API and Modelfile have no draft
@@ -247,7 +267,9 @@ def _batching(c: Ctx) -> Fix | None:
         many = what_if(c, concurrency=w.users)
         if one is None or many is None or many.decode_tps < MIN_GAIN * one.decode_tps:
             return None
-        return fix("batching", f"Serve the {w.users} users from one batched server (llama-server -np {w.users}, vLLM)",
+        how = (f"OLLAMA_NUM_PARALLEL={w.users}" if batch_knob(c) == "OLLAMA_NUM_PARALLEL"
+               else f"llama-server -np {w.users}, vLLM")
+        return fix("batching", f"Serve the {w.users} users from one batched server ({how})",
                    f"aggregate decode ≈ {many.decode_tps:.0f} tok/s ({many.decode_tps_per_seq or 0:.1f} each) instead of "
                    f"{one.decode_tps:.0f} tok/s shared one request at a time",
                    "Batched decode reads the weights once per step for every sequence in the batch.",

@@ -194,6 +194,11 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
     """Read the model (name or bare size) into ``ext.model`` / ``ext.params_b``."""
     men = _model_mentions(msg, ext)
     sizes = _sizes(msg)
+    drafts = [x for x in men if _is_draft(msg, x[0], x[1])]
+    if drafts and len(drafts) < len(men):
+        # "a draft model (Llama 3.2 1B) for Llama 3.3 70B": the draft guesses for the model that runs
+        men = [x for x in men if x not in drafts]
+        ext.note(f"{drafts[0][1]} is the draft model for speculative decoding; the model judged is {men[0][1]}.")
     if men:
         phrase = men[0][1]
         if sizes and not _HAS_SIZE.search(phrase):  # "llama 3.1, the 70B one"
@@ -223,6 +228,17 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
             if len(totals) > 1:
                 ext.note(f"Several sizes mentioned; I'm using {fmt(v)}B for now.")
             _active_share(ext, store, sizes, msg)
+
+
+_DRAFT_NEAR = re.compile(r"\bdraft(?:er|ing)?\b|(?<![\w-])-md\b|--model-draft\b|\bspeculator\b", re.I)
+
+
+def _is_draft(msg: Msg, start: int, phrase: str) -> bool:
+    """Whether the model named at ``start`` is a draft model: "draft" (or llama.cpp's -md) said just before it, or
+    "as (the) draft" just after it."""
+    before = msg.orig[max(0, start - 24):start]
+    after = msg.orig[start + len(phrase):start + len(phrase) + 24]
+    return bool(_DRAFT_NEAR.search(before) or re.match(r"\W*(?:\(?\s*)?(?:as\s+(?:the\s+|a\s+)?)?draft\b", after, re.I))
 
 
 def _is_active(msg: Msg, raw: str) -> bool:

@@ -22,8 +22,9 @@ WORDS_PER_PARAGRAPH = 125  # DESIGN.md: a paragraph ≈ 100–150 words
 SHORT_QUESTION_TOKENS = 50
 
 _CTX_KEY = (r"num_ctx|n_ctx|ctx[-_]size|--ctx-size|(?<![\w-])-c(?=\s+\d)|max[-_]model[-_]len|--max-model-len|"
-            r"context\s+(?:window|length|size|len)|ctx\s+(?:window|length|size)|context|ctx")
-_CTX_AFTER = re.compile(rf"(?:{_CTX_KEY})(?:\s*(?:of|is|=|:|to|set|at|was|now|currently|=))*\s*(?:about\s+|~)?(?P<a>{NUM})\b"
+            r"context\s+(?:window|length|size|len)|ctx\s+(?:window|length|size)|context|ctx|kontext|contexto|contexte")
+_CTX_AFTER = re.compile(rf"(?:{_CTX_KEY})(?:\s*(?:of|de|von|is|=|:|to|set|at|was|now|currently|=|usually|mostly|often|typically|"
+                        rf"normally|generally|ist|meistens|es|suele\s+ser|est))*\s*(?:about\s+|around\s+|~|ca\.?\s*)?(?P<a>{NUM})\b"
                         r"(?!\s*(?:tokens?\s+of|words|pages|lines|t/s|tok/s))", re.I)
 _CTX_BEFORE = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:(?:tokens?[\s-]+)?(?:context|ctx)\s+(?:window|length|size)|"
                          r"token[\s-]+(?:context|ctx)|"  # "a 128k token context": the window (singular, an adjective)
@@ -36,7 +37,7 @@ _DURATION = re.compile(
     rf"(?<![\w.])(?:(?P<lo>{NUM})\s*(?:-|–|to|or)\s*)?(?P<n>{NUM}|an?|half\s+a)\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?)\b"
     r"(?!\s*(?:/|per)\s*tok)", re.I)
 _TTFT_WORDS = re.compile(
-    r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character)|before\s+(?:the\s+first|it\s+(?:starts|"
+    r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character|reply|answer)|before\s+(?:the\s+first|it\s+(?:starts|"
     r"begins|responds|answers|says|writes|types|outputs|prints)|(?:writing|typing|saying|printing|outputting|showing|"
     r"answering|responding|generating|replying)\b|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
@@ -45,7 +46,8 @@ _TTFT_WORDS = re.compile(
     r"\bto\s+(?:process|prefill|ingest|digest|read|chew\s+through)\b|\bprefill\b|\bprompts?\s+takes?\b|"
     r"\b(?:starts?|begins?|responds?)\s+(?:after|in)\b|\blatency\s+(?:to|before)\b", re.I)
 _TTFT_TARGET = re.compile(r"\b(?:under|below|less\s+than|within|at\s+most|max(?:imum)?|target|goal|need|needs|want|"
-                          r"require[sd]?|should|must|sla|no\s+more\s+than|<)\s*(?:(?:be|of|to|is|a|the|ttft|first\s+token|"
+                          r"require[sd]?|should|must|sla|no\s+more\s+than|<|(?:goes|go|gets|get|stays?|rises?|climbs?|"
+                          r"is)\s+(?:over|above|past|beyond|under|below))\s*(?:(?:be|of|to|is|a|the|ttft|first\s+token|"
                           r"about|around|~)\s*)*$", re.I)
 _SENTENCE = re.compile(r"[.!?\n]\s|[!?\n]")
 _FILLER = re.compile(r"\W*(?:like|about|around|maybe|roughly|approx\w*|easily|at\s+least|over|almost|nearly|"

@@ -63,7 +63,12 @@ _COMPLAINT = re.compile(
 # The slow request comes after a pause (the model was unloaded meanwhile): "after a few min break", "after being idle".
 _AFTER_IDLE = re.compile(r"after (?:a |an |some )?(?:few |couple of |\d+ )?(?:min(?:ute)?s?|hours?|while|break|pause|idle|"
                          r"inactivity)\b|after (?:being |sitting |it sits )?idle|cold start|first (?:message|request|prompt|"
-                         r"question) (?:of the day|after|in a while)|when i come back|(?:left|leave) it (?:for|idle)", re.I)
+                         r"question) (?:of the day|after|in a while)|when i come back|(?:left|leave) it (?:for|idle)|"
+                         # "after lunch the first reply takes 25 s, then it's fast", "in the morning the first answer…"
+                         r"after (?:lunch|a meeting|the weekend|a coffee|coffee|dinner|sleep|a night)|"
+                         r"(?:in the morning|next morning)\b.{0,40}\bfirst\b|"
+                         r"\bfirst (?:reply|answer|response|message|request|prompt|question|one)\b[^.?!]{0,60}"
+                         r"\bthen (?:it'?s |it is |everything(?:'s| is) )?(?:fast|quick|fine|ok|normal)", re.I)
 _NOT_YET = re.compile(r"\b(?:will|would|going to|gonna|might|could|should i expect|if i|before i buy|planning)\b[^.?!]*$", re.I)
 _THREADS = re.compile(r"(?:\s-t|--threads|threads?\s*[=:]?)\s*(\d{1,3})\b", re.I)
 _CPU_ONLY = re.compile(r"cpu[- ]only|-ngl 0\b|ngl 0\b|cpu backend|n[_-]gpu[_-]layers\s*=\s*0|num_gpu\s*[=:]?\s*0\b", re.I)
