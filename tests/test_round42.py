@@ -739,3 +739,18 @@ def test_ollama_users_are_batched_with_ollamas_own_setting(store):
 
     f = _batching(_ctx(store, hardware="RTX 4080 Super", model="qwen 2.5 14b", concurrency=4, backend="ollama"))
     assert f is not None and "OLLAMA_NUM_PARALLEL=4" in f.title and "llama-server" not in f.title
+
+
+def test_one_bad_fact_sent_to_the_api_costs_only_that_fact(store):
+    # a client that sends facts with one unusable value keeps the conversation: that value is dropped and said
+    import json
+
+    from ui.handlers import api_ask, salvage_facts
+
+    reply, _, facts = api_ask(store, "is it fast?", json.dumps({"hardware": "RTX 4090", "model": "llama 3.1 8b",
+                                                                "concurrency": -5, "colour": "red"}))
+    f = json.loads(facts)
+    assert (f["hardware"], f["model"], f["concurrency"]) == ("RTX 4090", "llama 3.1 8b", None)
+    assert reply.startswith("I could not use colour, concurrency from the facts you sent")
+    assert "tok/s" in reply
+    assert salvage_facts("[1, 2]") == (None, []) and salvage_facts("{broken") == (None, [])

@@ -560,11 +560,18 @@ def probe_markdown(store: Store, probe_fn: ProbeFn, progress: Callable[[float, s
 # ---------------------------------------------------------------------------------------- API
 def api_ask(store: Store, message: str, facts_json: str = "") -> tuple[str, str, str]:
     """``/ask``: (reply markdown, verdict JSON or ``"null"``, facts JSON to send with the next turn)."""
+    said = ""
     try:
         facts = parse_scenario_json(facts_json)
     except (ValueError, AdvisorError) as e:  # JSONDecodeError and ValidationError are ValueErrors
-        return (f"I could not read the facts you sent: {friendly_error(e)}", "null",
-                Scenario().model_dump_json())
+        kept, dropped = salvage_facts(facts_json)
+        if kept is None:
+            return (f"I could not read the facts you sent: {friendly_error(e)}", "null",
+                    Scenario().model_dump_json())
+        # one bad value must not cost the conversation: the rest of the facts are kept, and it is said
+        facts = kept
+        said = (f"I could not use {', '.join(dropped)} from the facts you sent ({friendly_error(e)}); the rest is "
+                "kept.\n\n")
     if message is not None and not isinstance(message, str):
         return ("Send your message as text, e.g. \"RTX 4090, llama 3.1 8b Q4_K_M: is 40 tok/s normal?\".", "null",
                 (facts or Scenario()).model_dump_json())
@@ -575,7 +582,31 @@ def api_ask(store: Store, message: str, facts_json: str = "") -> tuple[str, str,
         reply = friendly_error(e) if isinstance(e, (AdvisorError, ValidationError)) else _unexpected("api ask", e)
         return reply, "null", (facts or Scenario()).model_dump_json()
     verdict = res.verdict.model_dump_json() if res.verdict is not None else "null"
-    return safe_markdown(res.reply), verdict, res.facts.model_dump_json()
+    return safe_markdown(said + res.reply), verdict, res.facts.model_dump_json()
+
+
+def salvage_facts(facts_json: Any) -> tuple[Scenario | None, list[str]]:
+    """(the facts without the fields whose values are unusable or whose keys are unknown, those fields), or
+    (None, []) when the text is no JSON object at all."""
+    try:
+        data = facts_json if isinstance(facts_json, dict) else json.loads(facts_json or "")
+    except (ValueError, TypeError):
+        return None, []
+    if not isinstance(data, dict):
+        return None, []
+    data = {k: v for k, v in data.items() if isinstance(k, str)}
+    dropped = sorted(k for k in data if k not in Scenario.model_fields)
+    data = {k: v for k, v in data.items() if k in Scenario.model_fields}
+    for _ in range(len(data) + 1):
+        try:
+            return Scenario.model_validate(data), dropped
+        except ValidationError as e:
+            bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")} & set(data)
+            if not bad:
+                return None, []
+            dropped += sorted(bad)
+            data = {k: v for k, v in data.items() if k not in bad}
+    return None, []
 
 
 def _scenario_call(store: Store, scenario_json: str, fn: Callable[[Store, Scenario], Any], where: str) -> str:
