@@ -754,3 +754,12 @@ def test_one_bad_fact_sent_to_the_api_costs_only_that_fact(store):
     assert reply.startswith("I could not use colour, concurrency from the facts you sent")
     assert "tok/s" in reply
     assert salvage_facts("[1, 2]") == (None, []) and salvage_facts("{broken") == (None, [])
+
+
+@pytest.mark.parametrize(("text", "said"), [("budget -5000 dollars", "'5000 dollars' is no budget"),
+                                            ("budget -$5000", "'$5000' is no budget"),
+                                            ("budget $0 for a gpu", "'budget $0' is no budget")])
+def test_an_unusable_budget_is_said_back_not_read(store, text, said):
+    e = extract(text, store)
+    assert not any(n.startswith("Budget") for n in e.notes)
+    assert any(said in n for n in e.not_understood), e.not_understood

@@ -63,8 +63,11 @@ def extract_budget(msg: Msg, ext: Extraction) -> None:
                 and not re.match(r"\s*(?:budget|max|tops|or\s+less)\b", msg.orig[m.end():m.end() + 12], re.I):
             continue
         v = _value(m)
-        if v is None or not 50 <= v <= 100_000_000:
-            continue
+        negative = re.search(r"-\s*(?:[$€£]\s*)?$", msg.orig[max(0, m.start("a") - 4):m.start("a")])  # "-5000", "-$5000"
+        if v is None or negative or not 50 <= v <= 100_000_000:
+            msg.claim(m.start(), m.end())
+            ext.reject(f"'{m.group(0).strip()}' is no budget I can use (50 to 100,000,000); I ignored it.")
+            return
         cur = (m.groupdict().get("cb") or m.groupdict().get("ca") or "$").lower().rstrip(" ")
         sym = _SYMBOL.get(cur, cur.upper() + " ")
         msg.claim(m.start(), m.end())
