@@ -590,7 +590,7 @@ def salvage_facts(facts_json: Any) -> tuple[Scenario | None, list[str]]:
     (None, []) when the text is no JSON object at all."""
     try:
         data = facts_json if isinstance(facts_json, dict) else json.loads(facts_json or "")
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # "[[[[…": nested too deep to be facts
         return None, []
     if not isinstance(data, dict):
         return None, []
