@@ -148,6 +148,21 @@ def _with_probe(scenario: Scenario, probe: ProbeResult, *, owner: str) -> Scenar
     })
 
 
+def warm_up(store: Store) -> None:
+    """Build the store's calibration fit now (a few seconds on two cores) so the first verdict does not wait.
+
+    Meant for a background thread at app start; the store's cache is single-flight, so a request that
+    arrives meanwhile waits for this build instead of starting its own. A failure is logged, not raised:
+    the first request then builds (and reports) it.
+    """
+    from advisor.perf.fit import calibration_model
+
+    try:
+        calibration_model(store)
+    except Exception:  # noqa: BLE001 - a background warm-up must not kill the app; the request path reports
+        log.exception("calibration warm-up failed")
+
+
 def predict_scenario(store: Store, scenario: Scenario) -> Prediction:
     """Prediction for a scenario. Raises :class:`AdvisorError` when hardware or model is unknown."""
     scenario = apply_probe(store, scenario)

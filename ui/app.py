@@ -21,6 +21,7 @@ import atexit
 import logging
 import shutil
 import tempfile
+import threading
 from typing import Any
 
 import gradio as gr
@@ -126,6 +127,8 @@ def build_app(
         gr.Blocks: call ``.launch(**theme_kwargs(), ...)`` or :func:`ui.server.launch`.
     """
     store = store if store is not None else Store()
+    # The calibration fit takes seconds; build it while the page loads, not on the first question.
+    threading.Thread(target=service.warm_up, args=(store,), name="advisor-warm-up", daemon=True).start()
     run_probe_fn: ProbeFn = probe_fn or handlers.default_probe
     export_root: dict[str, str] = {}
 

@@ -88,16 +88,26 @@ def with_memory(hw: Hardware, memory_gb: float | None, n: int = 1) -> Hardware:
     return hw.model_copy(update=upd) if upd else hw
 
 
-def get_hardware(store: Store, hw_id: str, memory_gb: float | None = None) -> Hardware:
-    """Catalog entry by exact id (``...xN`` for N GPUs), curated or spec database. Raises NotFoundError."""
-    hws = all_known_hardware(store)
+def find_hardware(store: Store, hw_id: str, memory_gb: float | None = None) -> Hardware | None:
+    """Catalog entry by exact id as :func:`get_hardware`, or None when there is none (no suggestions ranked).
+
+    Raises:
+        NotFoundError: one part of a mixed box (``a+b``) is unknown.
+    """
     if "+" in hw_id:  # a mixed box, "nvidia-rtx-4090+nvidia-rtx-3090" (knowledge.catalog._mixed)
         from knowledge.catalog._mixed import MIXED_SEP, mixed_hardware
 
         return mixed_hardware([get_hardware(store, p) for p in hw_id.split(MIXED_SEP)])
+    hws = all_known_hardware(store)
     base, n = split_hw_id(hw_id.strip().lower())
-    if base in hws:
-        return with_memory(hws[base], memory_gb, n)
+    return with_memory(hws[base], memory_gb, n) if base in hws else None
+
+
+def get_hardware(store: Store, hw_id: str, memory_gb: float | None = None) -> Hardware:
+    """Catalog entry by exact id (``...xN`` for N GPUs), curated or spec database. Raises NotFoundError."""
+    found = find_hardware(store, hw_id, memory_gb)
+    if found is not None:
+        return found
     from knowledge.catalog._hardware import closest_hardware
 
     raise NotFoundError(f"No hardware with id {hw_id!r}.", closest_hardware(store, hw_id))

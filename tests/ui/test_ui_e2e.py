@@ -51,7 +51,7 @@ def send(page, text: str) -> None:
     box.fill(text)
     box.press("Enter")
     expect(page.locator("#chat .bot")).to_have_count(n + 1, timeout=15_000)
-    expect(box).to_have_value("")
+    expect(box).to_have_value("", timeout=15_000)  # cleared when the reply lands (a cold fit takes seconds)
 
 
 def shot(page, name: str) -> None:
