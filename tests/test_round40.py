@@ -266,7 +266,8 @@ def test_how_many_users_counts_and_times_the_same_set_up(store):
 
 @pytest.mark.parametrize(("backend", "label"), [("vllm", "vLLM"), ("llama.cpp-cuda", "llama.cpp (CUDA)"),
                                                 ("mlx", "MLX"), ("sglang", "SGLang"), ("llama.cpp-rocm", "llama.cpp (ROCm)"),
-                                                ("", "the engine"), ("exllamav2", "exllamav2")])
+                                                ("", "the engine"), ("exllamav2", "ExLlamaV2"), ("lm-studio", "LM Studio"),
+                                                ("koboldcpp", "KoboldCpp"), ("frob", "frob")])
 def test_engine_labels(backend, label):
     from advisor.render.markdown import engine_label
 

@@ -21,6 +21,7 @@ from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Prediction
 from advisor.render.markdown import fmt_s
+from advisor.understand.engine import LLAMA_SERVER_ENGINES
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
            "NO_PURCHASE", "PURCHASE_TIER"]
@@ -231,16 +232,17 @@ def _streams_now(c: Ctx) -> int:
 
 def batch_knob(c: Ctx) -> str:
     """The setting that sets how many sequences the person's engine batches, in its words."""
-    e = (c.sit.engine_text or "").lower()
-    if "ollama" in e:
-        return "OLLAMA_NUM_PARALLEL"
-    if "sglang" in e:
-        return "--max-running-requests"
-    if "vllm" in e:
-        return "--max-num-seqs"
-    if any(x in e for x in ("llama", "kobold", "lm studio", "lm-studio", "lmstudio")):
-        return "llama-server -np, with -c that many times the context"
-    return "max batch size / --max-num-seqs"
+    return BATCH_KNOBS.get(c.sit.engine or "other", "max batch size / --max-num-seqs")
+
+
+# The setting that sets the number of sequences batched, per engine (advisor.understand.situation.Engine).
+BATCH_KNOBS: dict[str, str] = {
+    "ollama": "OLLAMA_NUM_PARALLEL",
+    "sglang": "--max-running-requests",
+    "vllm": "--max-num-seqs",
+    "tensorrt-llm": "--max_batch_size",
+    **{e: "llama-server -np, with -c that many times the context" for e in LLAMA_SERVER_ENGINES},
+}
 
 
 def _batching_applies(c: Ctx) -> bool:
@@ -326,24 +328,24 @@ def _chunked(c: Ctx) -> Fix | None:
     each step's batch (-b) with the decoding slots' tokens first, then prompt tokens)."""
     from advisor.perf.fit import vllm_v0
 
-    text = (c.sit.engine_text or "").lower()
+    engine, text = c.sit.engine, (c.sit.engine_text or "").lower()
     why = ("Splitting a long prompt into chunks interleaved with decode steps trades a slightly slower prefill for "
            "far less latency variance.")
     effect = "long prompts no longer stall the streams already decoding"
-    if "vllm" in text:
+    if engine == "vllm":
         if vllm_v0(text):
             return fix("chunked_prefill", "Chunked prefill: start vLLM with --enable-chunked-prefill (off by default "
                        "before 0.8)", effect, why)
         return fix("chunked_prefill", "Tune chunked prefill: it is on by default in vLLM 0.8 and later; a smaller chunk "
                    "budget (--max-num-batched-tokens 2048) stalls the decoding streams less, a larger one reads prompts "
                    "faster", "shorter stalls for the streams already decoding while a long prompt is read", why)
-    if "sglang" in text:
+    if engine == "sglang":
         return fix("chunked_prefill", "Tune chunked prefill: SGLang chunks prompts by default; a smaller "
                    "--chunked-prefill-size (e.g. 2048) stalls the decoding streams less, a larger one reads prompts faster",
                    "shorter stalls for the streams already decoding while a long prompt is read", why)
-    if "ollama" in text:
+    if engine == "ollama":
         return None  # Ollama reads prompts in num_batch chunks (default 512) beside the decoding requests already
-    if any(e in text for e in ("llama", "kobold", "lm studio", "lm-studio", "lmstudio")):
+    if engine in LLAMA_SERVER_ENGINES:
         return fix("chunked_prefill", "Smaller prompt chunks: llama-server fills each step with the decoding slots' "
                    "tokens first, then up to -b (--batch-size, default 2048) prompt tokens; -b 512 stalls the other "
                    "streams less", "shorter stalls for the streams already decoding while a long prompt is read", why)

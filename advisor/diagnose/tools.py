@@ -144,14 +144,14 @@ def offload_check(c: Ctx) -> str:
     """Where this engine says how much of the model is on the GPU, in its own words (Ollama: ``ollama ps``;
     llama.cpp: the load log's "offloaded N/M layers to GPU" line and -ngl; LM Studio: its GPU offload setting),
     then the GPU's memory monitor (:func:`hint`)."""
-    e = (c.sit.engine_text or "").lower()
-    if "ollama" in e:
+    e = c.sit.engine
+    if e == "ollama":
         where = "`ollama ps` (its PROCESSOR column shows the CPU/GPU split)"
-    elif "lm studio" in e or "lm-studio" in e or "lmstudio" in e:
+    elif e == "lm-studio":
         where = "LM Studio's GPU offload setting (all layers) and its load log"
-    elif "kobold" in e:
+    elif e == "koboldcpp":
         where = "KoboldCpp's --gpulayers and its load log"
-    elif "llama" in e:
+    elif e in ("llama.cpp", "ik_llama.cpp"):
         where = "the load log's \"offloaded N/M layers to GPU\" line (-ngl 99 puts them all there)"
     else:
         where = "your tool's GPU offload setting (`ollama ps`, llama.cpp's \"offloaded N/M layers\" log line)"

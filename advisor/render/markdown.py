@@ -26,6 +26,7 @@ from advisor.intake._text import (
     fmt_s,  # one home for durations said to people (the intake's notes use it too)
 )
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
+from advisor.understand.engine import API_NAMES, ENGINE_NAMES
 
 __all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
            "answer_time", "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_gb_apart", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
@@ -169,19 +170,16 @@ TOOL_NAMES = {"llama-bench-md": "llama-bench", "llama-bench-csv": "llama-bench",
 _TOOL_OUTPUT = re.compile(r"from ([\w.+-]+) output")
 
 
-_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "mlx": "MLX", "mlx-lm": "MLX",
-                 "ollama": "Ollama", "lmstudio": "LM Studio", "llama.cpp": "llama.cpp", "ik_llama.cpp": "ik_llama.cpp"}
-_API_NAMES = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "Vulkan", "sycl": "SYCL", "cpu": "CPU"}
 
 
 def engine_label(backend: str | None) -> str:
     """An engine id as people write it: ``vllm`` → ``vLLM``, ``llama.cpp-cuda`` → ``llama.cpp (CUDA)``."""
     b = (backend or "").strip()
-    if b.lower() in _ENGINE_NAMES:
-        return _ENGINE_NAMES[b.lower()]
+    if b.lower() in ENGINE_NAMES:
+        return ENGINE_NAMES[b.lower()]
     eng, _, api = b.rpartition("-")
-    if eng and api.lower() in _API_NAMES:
-        return f"{_ENGINE_NAMES.get(eng.lower(), eng)} ({_API_NAMES[api.lower()]})"
+    if eng and api.lower() in API_NAMES:
+        return f"{ENGINE_NAMES.get(eng.lower(), eng)} ({API_NAMES[api.lower()]})"
     return b or "the engine"
 
 

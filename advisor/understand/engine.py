@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from advisor.models import Hardware
 
-__all__ = ["ACCELS", "accel_conflict", "check_backend", "classify_engine", "default_accel", "engine_accel", "engine_mismatch",
+__all__ = ["ACCELS", "API_NAMES", "ENGINE_NAMES", "LLAMA_SERVER_ENGINES", "accel_conflict", "check_backend", "classify_engine", "default_accel", "engine_accel", "engine_mismatch",
            "engine_of_format"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
@@ -36,6 +36,7 @@ _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
     ("lmstudio", "lm-studio"),
     ("lm-studio", "lm-studio"),
     ("koboldcpp", "koboldcpp"),
+    ("kobold", "koboldcpp"),
     ("text-generation-webui", "text-generation-webui"),
     ("oobabooga", "text-generation-webui"),
     ("exllama", "exllamav2"),
@@ -49,6 +50,17 @@ _ENGINE_KEYS: tuple[tuple[str, str], ...] = (
     ("transformers", "transformers"),
     ("ds4", "other"),
 )
+# Engines and accelerator APIs as people write them (the one table of display names).
+ENGINE_NAMES: dict[str, str] = {
+    "vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "mlx": "MLX", "mlx-lm": "MLX",
+    "ollama": "Ollama", "lm-studio": "LM Studio", "lmstudio": "LM Studio", "llama.cpp": "llama.cpp",
+    "ik_llama.cpp": "ik_llama.cpp", "koboldcpp": "KoboldCpp", "exllamav2": "ExLlamaV2",
+    "text-generation-webui": "text-generation-webui", "transformers": "Transformers",
+}
+API_NAMES: dict[str, str] = {"cuda": "CUDA", "rocm": "ROCm", "metal": "Metal", "vulkan": "Vulkan", "sycl": "SYCL",
+                             "cpu": "CPU", "opencl": "OpenCL"}
+# Engines built on llama.cpp's server (llama-server's -np slots, -b prompt chunks, -ngl offload).
+LLAMA_SERVER_ENGINES: tuple[str, ...] = ("llama.cpp", "ik_llama.cpp", "koboldcpp", "lm-studio")
 ACCELS: tuple[tuple[str, str], ...] = (
     ("metal", "metal"),
     ("mlx", "metal"),
@@ -269,7 +281,7 @@ def engine_mismatch(backend: str | None, hw: Hardware) -> str | None:
                 "which no measurement here covers, so these figures are MLX's on Apple chips scaled to this "
                 "hardware; llama.cpp or vLLM are the usual engines here.")
     if engine in ("vllm", "sglang", "tensorrt-llm") and hw.kind == "apple_soc":
-        label = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}[engine]
+        label = ENGINE_NAMES[engine]
         if engine == "tensorrt-llm":
             return f"TensorRT-LLM runs only on NVIDIA GPUs: on the {name} the figures are for MLX, the Mac's own engine."
         return (f"{label} has no Metal backend of its own: on a Mac it runs through the vllm-metal plugin's MLX "
@@ -279,6 +291,6 @@ def engine_mismatch(backend: str | None, hw: Hardware) -> str | None:
     if engine not in ("vllm", "sglang", "tensorrt-llm", "mlx") and accel in _VENDOR_APIS:
         c = accel_conflict(backend, hw)
         if c is not None:
-            api = {"metal": "Metal", "cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "cpu": "the CPU"}
-            return f"{c[0]}: on the {name} the figures are for {api.get(default_accel(hw), 'its own API')}, the API it has."
+            api = {**API_NAMES, "cpu": "the CPU"}.get(default_accel(hw), "its own API")
+            return f"{c[0]}: on the {name} the figures are for {api}, the API it has."
     return None
