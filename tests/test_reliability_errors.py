@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from advisor import cli, service
 from advisor.models import Scenario
 from knowledge.store import Store
-from ui import handlers
+from ui import api
 
 runner = CliRunner()
 
@@ -92,7 +92,7 @@ def test_cli_store_full_disk_is_reported_as_the_disk(monkeypatch):
 def test_zero_and_negative_counts_are_refused(field, value, why):
     with pytest.raises(ValidationError, match=why):
         Scenario(**{field: value})
-    out = json.loads(handlers.api_predict(Store(":memory:"), json.dumps(
+    out = json.loads(api.api_predict(Store(":memory:"), json.dumps(
         {"hardware": "RTX 4090", "model": "llama 3.1 8b", field: value})))
     assert field in out["error"] and why in out["error"]
 

@@ -28,7 +28,7 @@ import gradio as gr
 
 from advisor import service
 from knowledge.store import Store
-from ui import charts, handlers, turns
+from ui import api, charts, handlers, turns
 from ui.compare_tab import api_compare, build_compare_tab, compare_choices, fill_updates, run_compare
 from ui.handlers import ProbeFn
 
@@ -310,22 +310,22 @@ def build_app(
         def ask(message: str = "", facts_json: str = "", request: gr.Request = None) -> tuple[str, str, str]:  # type: ignore[assignment]
             """One chat turn. Returns (reply markdown, verdict JSON or "null", facts JSON for the next turn)."""
             with local(request):
-                return handlers.api_ask(store, message, facts_json)
+                return api.api_ask(store, message, facts_json)
 
         def predict(scenario_json: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Prediction JSON (or {"error": ...})."""
             with local(request):
-                return handlers.api_predict(store, scenario_json)
+                return api.api_predict(store, scenario_json)
 
         def diagnose(scenario_json: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Scenario JSON → Verdict JSON (or {"error": ...})."""
             with local(request):
-                return handlers.api_diagnose(store, scenario_json)
+                return api.api_diagnose(store, scenario_json)
 
         def import_(text: str = "", hardware: str = "", request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Tool output (llama-bench, ollama --verbose, …) → import result JSON (or {"error": ...})."""
             with local(request):
-                return handlers.api_import(store, text, hardware)
+                return api.api_import(store, text, hardware)
 
         def compare(request_json: str, request: gr.Request = None) -> str:  # type: ignore[assignment]
             """Comparison request JSON (model, concurrency, candidates, …) → ranked comparison JSON (or {"error": ...})."""

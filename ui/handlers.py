@@ -33,10 +33,6 @@ __all__ = [
     "MAX_UPLOAD_BYTES",
     "ChatView",
     "ProbeFn",
-    "api_ask",
-    "api_diagnose",
-    "api_import",
-    "api_predict",
     "chat_turn",
     "default_probe",
     "error_json",
@@ -188,7 +184,7 @@ def error_json(e: BaseException) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
-def _unexpected(where: str, e: BaseException) -> str:
+def unexpected_error(where: str, e: BaseException) -> str:
     log.exception("unexpected error in %s: %s", where, type(e).__name__)
     return GENERIC_ERROR
 
@@ -381,7 +377,7 @@ def chat_turn(store: Store, message: str | None, history: Any, facts: dict[str, 
     try:
         res = service.ask(store, text, sc)
     except Exception as e:  # noqa: BLE001 - ask never raises by contract; a bug must not show a traceback
-        reply = friendly_error(e) if isinstance(e, AdvisorError) else _unexpected("ask", e)
+        reply = friendly_error(e) if isinstance(e, AdvisorError) else unexpected_error("ask", e)
         hist += [{"role": "user", "content": safe_markdown(text)}, {"role": "assistant", "content": safe_markdown(reply)}]
         return ChatView(history=hist, facts=facts)
     hist += [{"role": "user", "content": safe_markdown(text)}, {"role": "assistant", "content": safe_markdown(res.reply)}]
@@ -409,7 +405,7 @@ def facts_edited(store: Store, rows: Any, facts: dict[str, Any] | None) -> tuple
     except AdvisorError as e:
         return new, None, friendly_error(e)
     except Exception as e:  # noqa: BLE001
-        return new, None, _unexpected("facts_edited", e)
+        return new, None, unexpected_error("facts_edited", e)
     return new, v, "Updated the verdict for the edited facts."
 
 
@@ -450,7 +446,7 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
     except (AdvisorError, ValidationError) as e:
         return friendly_error(e), None, None
     except Exception as e:  # noqa: BLE001
-        return _unexpected("import", e), None, None
+        return unexpected_error("import", e), None, None
     lines = [out.message]
     if out.measurements:
         lines += ["", "| test | prefill tok/s | decode tok/s | model |", "|---|---:|---:|---|"]
@@ -551,105 +547,7 @@ def probe_markdown(store: Store, probe_fn: ProbeFn, progress: Callable[[float, s
     except AdvisorError as e:
         return f"The probe could not measure this machine: {friendly_error(e)}"
     except Exception as e:  # noqa: BLE001
-        return _unexpected("probe", e)
+        return unexpected_error("probe", e)
     if isinstance(result, str):
         return result
     return report.probe_markdown(result, store)
-
-
-# ---------------------------------------------------------------------------------------- API
-def api_ask(store: Store, message: str, facts_json: str = "") -> tuple[str, str, str]:
-    """``/ask``: (reply markdown, verdict JSON or ``"null"``, facts JSON to send with the next turn)."""
-    said = ""
-    try:
-        facts = parse_scenario_json(facts_json)
-    except (ValueError, AdvisorError) as e:  # JSONDecodeError and ValidationError are ValueErrors
-        kept, dropped = salvage_facts(facts_json)
-        if kept is None:
-            return (f"I could not read the facts you sent: {friendly_error(e)}", "null",
-                    Scenario().model_dump_json())
-        # one bad value must not cost the conversation: the rest of the facts are kept, and it is said
-        facts = kept
-        said = (f"I could not use {', '.join(dropped)} from the facts you sent ({friendly_error(e)}); the rest is "
-                "kept.\n\n")
-    if message is not None and not isinstance(message, str):
-        return ("Send your message as text, e.g. \"RTX 4090, llama 3.1 8b Q4_K_M: is 40 tok/s normal?\".", "null",
-                (facts or Scenario()).model_dump_json())
-    text = (message or "")[:MAX_MESSAGE_CHARS]
-    try:
-        res = service.ask(store, text, facts)
-    except Exception as e:  # noqa: BLE001 - never a traceback to a client
-        reply = friendly_error(e) if isinstance(e, (AdvisorError, ValidationError)) else _unexpected("api ask", e)
-        return reply, "null", (facts or Scenario()).model_dump_json()
-    verdict = res.verdict.model_dump_json() if res.verdict is not None else "null"
-    return safe_markdown(said + res.reply), verdict, res.facts.model_dump_json()
-
-
-def salvage_facts(facts_json: Any) -> tuple[Scenario | None, list[str]]:
-    """(the facts without the fields whose values are unusable or whose keys are unknown, those fields), or
-    (None, []) when the text is no JSON object at all."""
-    try:
-        data = facts_json if isinstance(facts_json, dict) else json.loads(facts_json or "")
-    except (ValueError, TypeError, RecursionError):  # "[[[[…": nested too deep to be facts
-        return None, []
-    if not isinstance(data, dict):
-        return None, []
-    data = {k: v for k, v in data.items() if isinstance(k, str)}
-    dropped = sorted(k for k in data if k not in Scenario.model_fields)
-    data = {k: v for k, v in data.items() if k in Scenario.model_fields}
-    for _ in range(len(data) + 1):
-        try:
-            return Scenario.model_validate(data), dropped
-        except ValidationError as e:
-            bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")} & set(data)
-            if not bad:
-                return None, []
-            dropped += sorted(bad)
-            data = {k: v for k, v in data.items() if k not in bad}
-    return None, []
-
-
-def _scenario_call(store: Store, scenario_json: str, fn: Callable[[Store, Scenario], Any], where: str) -> str:
-    try:
-        sc = parse_scenario_json(scenario_json)
-        if sc is None:
-            from advisor.errors import InputError
-
-            raise InputError("Send a scenario as a JSON object, e.g. "
-                             "{\"hardware\": \"RTX 4090\", \"model\": \"llama 3.1 8b\", \"quant\": \"Q4_K_M\"}.")
-        return fn(store, sc).model_dump_json()
-    except (ValueError, AdvisorError) as e:
-        return error_json(e)
-    except Exception as e:  # noqa: BLE001
-        return json.dumps({"error": _unexpected(where, e)})
-
-
-def api_predict(store: Store, scenario_json: str) -> str:
-    """``/predict``: scenario JSON → Prediction JSON, or ``{"error": ...}``."""
-    return _scenario_call(store, scenario_json, service.predict_scenario, "api predict")
-
-
-def api_diagnose(store: Store, scenario_json: str) -> str:
-    """``/diagnose``: scenario JSON → Verdict JSON, or ``{"error": ...}``."""
-    return _scenario_call(store, scenario_json, service.diagnose_scenario, "api diagnose")
-
-
-def api_import(store: Store, text: str, hardware: str = "") -> str:
-    """``/import``: tool output (+ optional hardware) → ImportOutcome JSON, or ``{"error": ...}``."""
-    if not isinstance(text, str) or not isinstance(hardware, (str, type(None))):
-        return json.dumps({"error": "Send the tool output (and the hardware) as text, e.g. what llama-bench "
-                                    "printed."})
-    body = (text or "")[:MAX_MESSAGE_CHARS * 2]
-    if not body.strip():
-        return json.dumps({"error": "Send the text your tool printed (llama-bench, ollama --verbose, …)."})
-    try:
-        out = service.import_output(store, body, hardware=(hardware or "").strip() or None, save=True)
-        if len(text) > len(body):  # said, not silently dropped: measurements may stand in the part not read
-            out = out.model_copy(update={"warnings": [*out.warnings, (
-                f"Only the first {len(body):,} of {len(text):,} characters were read; send the rest in another "
-                "request, or run `advisor import FILE` (up to 5 MB).")]})
-        return out.model_dump_json()
-    except (ValueError, AdvisorError) as e:
-        return error_json(e)
-    except Exception as e:  # noqa: BLE001
-        return json.dumps({"error": _unexpected("api import", e)})

@@ -59,7 +59,7 @@ def server_probe_markdown(store: Store, model: str | None, progress: Callable[[f
     except AdvisorError as e:
         return f"The server probe could not measure: {handlers.friendly_error(e)}"
     except Exception as e:  # noqa: BLE001 - the browser gets a generic message, the log the details
-        return handlers._unexpected("server probe", e)
+        return handlers.unexpected_error("server probe", e)
     return handlers.safe_markdown("\n\n---\n\n".join(result_markdown(r, r.verdict) for r in results))
 
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from knowledge.store import Store
-from ui import handlers
+from ui import api, handlers
 from ui.app import api_compare
 
 HOSTILE = st.sampled_from([
@@ -40,7 +40,7 @@ def _user_rows() -> dict:
 @SETTINGS
 @given(message=TEXT, facts=TEXT)
 def test_ask_never_raises(message, facts):
-    reply, verdict_json, facts_json = handlers.api_ask(_STORE, message, facts)
+    reply, verdict_json, facts_json = api.api_ask(_STORE, message, facts)
     _clean(reply)
     json.loads(verdict_json)
     json.loads(facts_json)
@@ -49,7 +49,7 @@ def test_ask_never_raises(message, facts):
 @SETTINGS
 @given(payload=TEXT)
 def test_predict_diagnose_compare_never_raise(payload):
-    for fn in (handlers.api_predict, handlers.api_diagnose, api_compare):
+    for fn in (api.api_predict, api.api_diagnose, api_compare):
         out = fn(_STORE, payload)
         _clean(out)
         json.loads(out)
@@ -59,7 +59,7 @@ def test_predict_diagnose_compare_never_raise(payload):
 @given(text=TEXT, hardware=TEXT)
 def test_import_never_raises_and_rejected_input_stores_nothing(text, hardware):
     before = _user_rows()
-    out = handlers.api_import(_STORE, text, hardware)
+    out = api.api_import(_STORE, text, hardware)
     _clean(out)
     d = json.loads(out)
     if "error" in d or not d.get("measurements"):
@@ -80,10 +80,10 @@ SOUND = st.fixed_dictionaries({
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sc=SOUND)
 def test_sound_scenarios_get_real_answers(sc):
-    p = json.loads(handlers.api_predict(_STORE, json.dumps(sc)))
+    p = json.loads(api.api_predict(_STORE, json.dumps(sc)))
     assert "error" not in p, p
     assert p["decode_tps"] > 0 and p["prefill_tps"] > 0 and p["ttft_s"] > 0
-    v = json.loads(handlers.api_diagnose(_STORE, json.dumps({**sc, "measured_decode_tps": p["decode_tps"] / 3})))
+    v = json.loads(api.api_diagnose(_STORE, json.dumps({**sc, "measured_decode_tps": p["decode_tps"] / 3})))
     assert "error" not in v, v
     assert v["bottleneck"] and v["status"] == "below_expected"
 
@@ -91,7 +91,7 @@ def test_sound_scenarios_get_real_answers(sc):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sc=SOUND)
 def test_sound_sentences_get_a_verdict(sc):
-    reply, verdict_json, _ = handlers.api_ask(
+    reply, verdict_json, _ = api.api_ask(
         _STORE, f"{sc['model']} {sc['quant']} on my {sc['hardware']}, prompts of {sc['prompt_tokens']} tokens", "")
     _clean(reply)
     assert reply.strip() and handlers.GENERIC_ERROR not in reply

@@ -8,7 +8,7 @@ import pytest
 
 from advisor.errors import ProbeError
 from advisor.models import Scenario
-from ui import handlers
+from ui import api, handlers
 
 BROWSER_HISTORY = [
     {"role": "user", "metadata": None, "content": [{"text": "one", "type": "text"}], "options": None},
@@ -93,7 +93,7 @@ def test_parse_scenario_json_errors():
     ("'; DROP TABLE results; --", "not valid JSON"),
 ])
 def test_api_predict_errors_are_json(store, payload, needle):
-    out = json.loads(handlers.api_predict(store, payload))
+    out = json.loads(api.api_predict(store, payload))
     assert needle in out["error"]
     assert "Traceback" not in out["error"]
 
@@ -101,15 +101,15 @@ def test_api_predict_errors_are_json(store, payload, needle):
 def test_api_predict_and_diagnose(store):
     sc = json.dumps({"hardware": "RTX 4090", "model": "llama 3.1 8b", "quant": "Q4_K_M",
                      "measured_decode_tps": 60})
-    p = json.loads(handlers.api_predict(store, sc))
+    p = json.loads(api.api_predict(store, sc))
     assert p["decode_tps"] > 0 and p["hardware"]["id"]
-    v = json.loads(handlers.api_diagnose(store, sc))
+    v = json.loads(api.api_diagnose(store, sc))
     assert v["bottleneck"] in ("prefill", "decode", "memory_fit", "misconfiguration")
     assert v["prediction"]["decode_tps"] > 0
 
 
 def test_api_ask_bad_facts_json(store):
-    reply, verdict, facts = handlers.api_ask(store, "hello", "{broken")
+    reply, verdict, facts = api.api_ask(store, "hello", "{broken")
     assert "could not read the facts" in reply and verdict == "null"
     assert json.loads(facts)["hardware"] is None
 
@@ -120,9 +120,9 @@ def test_unexpected_errors_are_hidden(store, monkeypatch):
 
     monkeypatch.setattr(handlers.service, "ask", boom)
     monkeypatch.setattr(handlers.service, "predict_scenario", boom)
-    reply, verdict, _ = handlers.api_ask(store, "hi", "")
+    reply, verdict, _ = api.api_ask(store, "hi", "")
     assert reply == handlers.GENERIC_ERROR and verdict == "null"
-    out = handlers.api_predict(store, '{"hardware": "4090"}')
+    out = api.api_predict(store, '{"hardware": "4090"}')
     assert "secret" not in out and json.loads(out)["error"] == handlers.GENERIC_ERROR
     view = handlers.chat_turn(store, "hi", [], {})
     assert view.history[-1]["content"] == handlers.GENERIC_ERROR
