@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -16,6 +15,8 @@ from typing import Any, Optional
 import typer
 from typer.core import TyperGroup
 
+from advisor.cli_db import db_app
+from advisor.cli_support import JSON_OPT, STORE_OPT, emit, fail, guard, json_default, open_store, say
 from advisor.errors import load_json
 from advisor.render.options import DEFAULT_TPS_TARGET, DEFAULT_TTFT_TARGET_S
 from advisor.report import json_safe
@@ -54,107 +55,16 @@ class _Commands(TyperGroup):
             import logging
 
             logging.getLogger("advisor").debug("unexpected error", exc_info=True)
-            _fail(f"the advisor failed on its own ({type(e).__name__}); this is a bug, not a problem with "
+            fail(f"the advisor failed on its own ({type(e).__name__}); this is a bug, not a problem with "
                   "your input. ADVISOR_LOG=DEBUG shows the details.", as_json, code=1)
 
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands,
                   help="Why is my local language model slow, and what should I buy or change?")
-db_app = typer.Typer(add_completion=False, no_args_is_help=True, help="The knowledge store: stats, export, import.")
 app.add_typer(db_app, name="db")
 
-STORE_OPT = typer.Option(None, "--store", envvar="ADVISOR_STORE", help="Store file, Parquet folder or URL.")
-JSON_OPT = typer.Option(False, "--json", help="Print one JSON object.")
 #: ``--server`` given without a URL: probe the servers found on the loopback default ports.
 SERVER_FOUND = "auto"
-
-
-def _store(path: str | None) -> Any:
-    from advisor.errors import InputError
-    from knowledge.store import Store
-
-    if path is not None and "://" not in path:
-        if not path.strip():
-            raise InputError("--store (or ADVISOR_STORE) is empty; give a store file, Parquet folder or URL, or unset it")
-        p = Path(path)
-        if p.exists() and not (p.is_file() or p.is_dir()):
-            raise InputError(f"{path} is not a store file (a device or special file); nothing was opened")
-    return Store(path)
-
-
-def _emit(obj: Any, as_json: bool, text: str | None = None) -> None:
-    if as_json:
-        if hasattr(obj, "model_dump"):
-            obj = obj.model_dump(mode="json")
-        typer.echo(json.dumps(json_safe(obj), default=_default, ensure_ascii=False, allow_nan=False))
-    else:
-        typer.echo(text if text is not None else json.dumps(obj, indent=2, default=_default))
-
-
-def _say(obj: Any, as_json: bool, md: str) -> None:
-    """One JSON object with ``--json``, else the answer's Markdown rendered for the terminal (rich)."""
-    if as_json:
-        _emit(obj, True)
-        return
-    from advisor.render.terminal import print_markdown
-
-    print_markdown(md)
-
-
-def _default(o: Any) -> Any:
-    if hasattr(o, "model_dump"):
-        return o.model_dump(mode="json")
-    if isinstance(o, float) and o != o:
-        return None
-    return str(o)
-
-
-def _fail(msg: str, as_json: bool, code: int = 2) -> None:
-    if as_json:
-        typer.echo(json.dumps({"error": msg}))
-    else:
-        typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(code)
-
-
-def _guard(fn: Any, as_json: bool) -> Any:
-    from pydantic import ValidationError
-
-    from advisor.errors import AdvisorError
-
-    try:
-        return fn()
-    except AdvisorError as e:
-        _fail(str(e), as_json)
-    except ValidationError as e:
-        msgs = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
-        _fail(f"invalid input: {msgs}", as_json)
-    except (OSError, ValueError) as e:
-        if isinstance(e, ValueError) and _PY_MESSAGE.search(str(e)):
-            import logging
-
-            logging.getLogger("advisor").debug("unexpected ValueError", exc_info=True)
-            _fail("a value the advisor needs cannot be used (a number in the knowledge store may have been edited "
-                  "by hand). `advisor db recover --force` starts a fresh store and keeps the old file beside it; "
-                  "ADVISOR_LOG=DEBUG shows the details.", as_json)
-        from knowledge.storefile import environment_problem
-
-        env = environment_problem(e) if isinstance(e, OSError) else None
-        _fail(str(e) if isinstance(e, ValueError) else (env or _os_message(e)), as_json)
-
-
-def _os_message(e: OSError) -> str:
-    """``cannot use /proc/x: no such file or directory`` rather than ``FileNotFoundError: [Errno 2] ...``."""
-    if e.strerror and e.filename:
-        return f"cannot use {e.filename}: {e.strerror[0].lower()}{e.strerror[1:]}"
-    return f"{type(e).__name__}: {e}"
-
-
-# Python's own ValueError wording (a conversion of a damaged value), never meant for a user.
-_PY_MESSAGE = re.compile(
-    r"could not convert|invalid literal|math domain|cannot convert float|values to unpack|must be real number|"
-    r"codec can't|substring not found|is not in list|empty separator|arg is an empty sequence|"
-    r"not enough values|too many values|invalid (?:isoformat|format)|unconverted data|does not match format", re.I)
 
 
 def _scenario(**kw: Any) -> Any:
@@ -177,10 +87,10 @@ def serve(
     from ui.server import launch
 
     if not 1 <= port <= 65535:
-        _fail(f"--port must be between 1 and 65535 (got {port})", False)
+        fail(f"--port must be between 1 and 65535 (got {port})", False)
     problem = _host_problem(host)
     if problem:
-        _fail(f"cannot serve on {host}: {problem}", False)
+        fail(f"cannot serve on {host}: {problem}", False)
     try:
         launch(store, host=host, port=port, allow_probe=allow_probe or None, share=share)
     except KeyboardInterrupt:
@@ -189,7 +99,7 @@ def serve(
         from advisor.errors import AdvisorError
 
         msg = str(e).splitlines()[0] if isinstance(e, AdvisorError) else f"cannot serve on {host}:{port}: {str(e).splitlines()[0][:200]}"
-        _fail(msg, False)
+        fail(msg, False)
 
 
 def _host_problem(host: str) -> str | None:
@@ -228,14 +138,14 @@ def ask(
 
     def run() -> Any:
         f = parse_scenario(load_json(facts, what="--facts"), what="--facts JSON") if facts else None
-        return service.ask(_store(store), text, f)
+        return service.ask(open_store(store), text, f)
 
-    r = _guard(run, as_json)
+    r = guard(run, as_json)
     text_out = r.reply
     if r.question is not None and r.question.choices:  # the app shows them as buttons; a terminal lists them
         text_out += ("\n\nFor example: " + " · ".join(r.question.choices) + "\n\nTo answer, run `advisor ask --json` "
                      f"and pass its facts on: `advisor ask \"{r.question.choices[0]}\" --facts '<its facts JSON>'`")
-    _say(r, as_json, text_out)
+    say(r, as_json, text_out)
 
 
 @app.command()
@@ -259,22 +169,22 @@ def predict(
     """Predicted prefill/decode tok/s, TTFT and memory fit."""
     from advisor import report, service
 
-    st = _guard(lambda: _store(store), as_json)
+    st = guard(lambda: open_store(store), as_json)
     if input is not None:
         given = [f for f, v in (("--hardware", hardware), ("--model", model), ("--quant", quant), ("--backend", backend),
                                 ("--params-b", params_b), ("--memory-gb", memory_gb), ("--prompt-tokens", prompt_tokens),
                                 ("--gen-tokens", gen_tokens), ("--concurrency", concurrency)) if v is not None]
         if given:
-            _fail(f"--input predicts the rows of the file; {', '.join(given)} would be ignored: put them in the file's "
+            fail(f"--input predicts the rows of the file; {', '.join(given)} would be ignored: put them in the file's "
                   "columns, or leave --input out", as_json)
         _predict_rows(st, input, as_json)
         return
-    sc = _guard(lambda: _scenario(hardware=hardware, model=model, quant=quant, backend=backend,
+    sc = guard(lambda: _scenario(hardware=hardware, model=model, quant=quant, backend=backend,
                                   prompt_tokens=prompt_tokens, gen_tokens=gen_tokens, depth=depth,
                                   concurrency=concurrency, params_b=params_b, memory_gb=memory_gb,
                                   bandwidth_gbs=bandwidth_gbs, tflops=tflops), as_json)
-    p = _guard(lambda: service.predict_scenario(st, sc), as_json)
-    _say(p, as_json, report.plain_answer(p) + "\n\n" + report.prediction_markdown(p)
+    p = guard(lambda: service.predict_scenario(st, sc), as_json)
+    say(p, as_json, report.plain_answer(p) + "\n\n" + report.prediction_markdown(p)
          + ("\n\n**Assumptions**\n\n" + "\n".join(f"- {report.tidy(a)}" for a in p.assumptions)
             if p.assumptions else ""))
 
@@ -291,9 +201,9 @@ def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
     """One JSON object per row, in order; exit status 2 when no row could be predicted."""
     from advisor.cli_input import read_rows, row_measured, row_scenario
 
-    rows = _guard(lambda: read_rows(path), as_json)
+    rows = guard(lambda: read_rows(path), as_json)
     if not rows:
-        _fail(f"{path} has no rows to predict (expected a CSV header and rows, or JSON lines)", as_json)
+        fail(f"{path} has no rows to predict (expected a CSV header and rows, or JSON lines)", as_json)
     done = 0
     errs: dict[str, list[float]] = {"prefill": [], "decode": []}
     for i, r in enumerate(rows, 1):
@@ -318,7 +228,7 @@ def _predict_rows(st: Any, path: Path, as_json: bool) -> None:
             done += 1
         except Exception as e:  # noqa: BLE001 - one bad row must not stop the others
             out = {"row": i, "error": _row_error(e)}
-        typer.echo(json.dumps(out, default=_default))
+        typer.echo(json.dumps(out, default=json_default))
     if any(errs.values()):  # a table of measured results: how far the predictions are, on stderr (stdout stays rows)
         import statistics
 
@@ -393,10 +303,10 @@ def diagnose(
                          memory_gb=memory_gb, bandwidth_gbs=bandwidth_gbs, tflops=tflops,
                          measured_prefill_tps=measured_prefill_tps, measured_decode_tps=measured_decode_tps)
 
-    sc = _guard(build, as_json)
-    st = _guard(lambda: _store(store), as_json)
-    v = _guard(lambda: service.diagnose_scenario(st, sc), as_json)
-    _say(v, as_json, report.verdict_markdown(v, facts=sc))
+    sc = guard(build, as_json)
+    st = guard(lambda: open_store(store), as_json)
+    v = guard(lambda: service.diagnose_scenario(st, sc), as_json)
+    say(v, as_json, report.verdict_markdown(v, facts=sc))
 
 
 @app.command("import")
@@ -422,17 +332,17 @@ def import_cmd(
             return decode_text(raw, "the input", expects)
         return read_text_file(Path(file), limit=MAX_IMPORT_BYTES, what="tool output", expects=expects)
 
-    text = _guard(read, as_json)
-    st = _guard(lambda: _store(store), as_json)
-    out = _guard(lambda: service.import_output(st, text, hardware=hardware, save=not no_save), as_json)
+    text = guard(read, as_json)
+    st = guard(lambda: open_store(store), as_json)
+    out = guard(lambda: service.import_output(st, text, hardware=hardware, save=not no_save), as_json)
     if not out.measurements:
-        _fail(out.message, as_json)
+        fail(out.message, as_json)
     if as_json:
         d = out.model_dump(mode="json", exclude={"measurements", "facts"})
         d["measurements"] = [m.model_dump(mode="json", include={
             "prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens", "depth", "batch", "backend",
             "model", "quant", "n_gpu_layers", "threads"}) for m in out.measurements]
-        _emit(d, True)
+        emit(d, True)
     else:
         from advisor.render.reply import answer_markdown
 
@@ -445,7 +355,7 @@ def import_cmd(
             f" | {report.fmt_rate(m.decode_tps) if m.decode_tps else '–'} |" for m in out.measurements[:30])
         if out.verdict:
             body += "\n\n" + answer_markdown(out.verdict, facts=out.facts)
-        _say(out, False, body)
+        say(out, False, body)
 
 
 @app.command()
@@ -471,7 +381,7 @@ def probe(
 
     if server is not None or server_model is not None:
         url = None if server in (None, "", SERVER_FOUND) else server
-        _server_probe(lambda: _store(store), url, server_model, server_budget, server_prompts, server_gen,
+        _server_probe(lambda: open_store(store), url, server_model, server_budget, server_prompts, server_gen,
                       server_streams, as_json)
         return
 
@@ -484,12 +394,12 @@ def probe(
         if not (p / "config.json").is_file():
             raise ValueError(f"--model {model}: no config.json in it, so it is not an mlx-lm model folder")
 
-    _guard(check_model, as_json)  # before the ~14 s kernel probe, not after it
-    st = _guard(lambda: _store(store), as_json)
+    guard(check_model, as_json)  # before the ~14 s kernel probe, not after it
+    st = guard(lambda: open_store(store), as_json)
     with progress_bar(enabled=not as_json) as progress:
-        r = _guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
+        r = guard(lambda: service.run_probe(st, progress=progress, kernels_only=kernels_only or model is None,
                                              model_path=model, time_budget_s=budget), as_json)
-    _say(r, as_json, report.probe_markdown(r, st))
+    say(r, as_json, report.probe_markdown(r, st))
 
 
 def _server_probe(open_store: Any, url: str | None, model: str | None, budget: float, prompts: str, gen: int,
@@ -516,8 +426,8 @@ def _server_probe(open_store: Any, url: str | None, model: str | None, budget: f
         if streams < 0:
             raise ValueError(f"--server-streams must be 0 (no batching pass) or more, got {streams}")
 
-    _guard(check, as_json)
-    results = _guard(lambda: service.run_server_probe(
+    guard(check, as_json)
+    results = guard(lambda: service.run_server_probe(
         open_store, url=url, model=model, allow_remote=bool(url), progress=progress, time_budget_s=budget,
         prompt_lengths=lengths(), gen_tokens=gen, concurrency=streams), as_json)
     if as_json:
@@ -526,9 +436,9 @@ def _server_probe(open_store: Any, url: str | None, model: str | None, budget: f
         out["machine"] = results[0].machine
         if len(objs) > 1:
             out["servers"] = objs
-        _emit(out, True)
+        emit(out, True)
         return
-    _emit(None, False, "\n\n".join(result_markdown(r, r.verdict) for r in results))
+    emit(None, False, "\n\n".join(result_markdown(r, r.verdict) for r in results))
 
 
 @app.command()
@@ -576,73 +486,9 @@ def compare(
                            chunk_tokens=chunk_tokens, amortisation_years=amortisation_years,
                            utilisation=utilisation, limit=limit)
 
-    st = _guard(lambda: _store(store), as_json)
-    out = _guard(run, as_json)
-    _say(out, as_json, cmp.table_markdown(out) + "\n\n" + cmp.notes_markdown(out))
-
-
-@db_app.command("stats")
-def db_stats(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
-    """Rows per table and per source."""
-    st = _guard(lambda: _store(store), as_json)
-    s = st.stats()
-    from knowledge.catalog import catalog_stats
-
-    s["catalog"] = cat = catalog_stats(st)
-    txt = "\n".join([f"store: {s['store']}"] + [f"  {k:14} {v:>8,}" for k, v in s["tables"].items()]
-                    + ["results by source:"] + [f"  {k:40} {v:>6,}" for k, v in s["results_by_source"].items()]
-                    + [f"machines the catalog knows: {cat['machines']:,}"]
-                    + [f"  {k:14} {v:>6,}  ({', '.join(f'{src} {n}' for src, n in cat['by_kind_and_source'][k].items())})"
-                       for k, v in cat["by_kind"].items()]
-                    + [f"  by source: {', '.join(f'{k} {v:,}' for k, v in cat['by_source'].items())}"])
-    _emit(s, as_json, txt)
-
-
-@db_app.command("export")
-def db_export(directory: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
-    """Write every table as Parquet (one file per table) into DIRECTORY."""
-    def check() -> None:
-        if directory.exists() and not directory.is_dir():
-            raise ValueError(f"cannot export into {directory}: it is a file, not a folder; give a folder "
-                             "(it is created when missing)")
-
-    _guard(check, as_json)
-    st = _guard(lambda: _store(store), as_json)
-    files = _guard(lambda: st.export(directory), as_json)
-    _emit({"files": files}, as_json, "\n".join(files))
-
-
-@db_app.command("import")
-def db_import(source: Path = typer.Argument(...), store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT) -> None:
-    """Merge results, probes and imports from an exported folder or Parquet file (de-duplicated)."""
-    def check() -> None:
-        if not source.exists():
-            raise ValueError(f"cannot import {source}: no such file or folder")
-        if not (source.is_dir() or source.is_file()):
-            raise ValueError(f"cannot import {source}: it is a device or special file, not a folder or a "
-                             "Parquet file")
-
-    _guard(check, as_json)
-    st = _guard(lambda: _store(store), as_json)
-    added = _guard(lambda: st.import_pooled(source), as_json)
-    new = {k: v for k, v in added.items() if not k.endswith("_refused")}
-    refused = {k.removesuffix("_refused"): v for k, v in added.items() if k.endswith("_refused")}
-    text = ", ".join(f"{k}: +{v}" for k, v in new.items())
-    if refused:
-        text += ("\nrefused as unsound (NaN/Inf or out-of-range values, a forged origin, oversized text, a future "
-                 "date): " + ", ".join(f"{k}: {v}" for k, v in refused.items()))
-    _emit({"added": new, "refused": refused}, as_json, text)
-
-
-@db_app.command("recover")
-def db_recover(store: Optional[str] = STORE_OPT, as_json: bool = JSON_OPT,
-               force: bool = typer.Option(False, "--force", help="Also move a store that opens fine.")) -> None:
-    """Move a damaged store file aside (kept, never deleted) so a fresh one is built."""
-    from knowledge.store import Store, default_store_path
-
-    path = store or default_store_path()
-    moved = _guard(lambda: Store.recover(path, force=force), as_json)
-    _emit({"moved_to": moved}, as_json, f"moved {path} to {moved}; the next command builds a fresh store")
+    st = guard(lambda: open_store(store), as_json)
+    out = guard(run, as_json)
+    say(out, as_json, cmp.table_markdown(out) + "\n\n" + cmp.notes_markdown(out))
 
 
 def server_argv(argv: list[str]) -> list[str]:
