@@ -81,9 +81,20 @@ def merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, sto
             v = getattr(m, f_src)
             # The format the tool printed is the run's own (the file it loaded): it replaces one said earlier
             # in the conversation ("what if Q4_K_M?" before a paste of an IQ3_M run is not what was measured).
-            if v is not None and f_dst not in upd and (getattr(s, f_dst) is None or f_dst == "quant"):
+            if v is not None and f_dst not in upd and (getattr(s, f_dst) is None or f_dst == "quant"
+                                                       or f_dst == "backend" and _names_the_api(s.backend, v)):
                 upd[f_dst] = v
     return s.model_copy(update=upd)
+
+
+def _names_the_api(said: str | None, printed: str) -> bool:
+    """The tool printed the engine the person named, with the API it ran on ("llama.cpp" said, ``llama.cpp-cpu``
+    printed): the printed label is the run's own and says more."""
+    from advisor.understand.engine import classify_engine
+
+    e_said, a_said = classify_engine(said)
+    e_run, a_run = classify_engine(printed)
+    return e_said == e_run and a_said == "other" and a_run != "other"
 
 
 SERVING_FORMATS = ("vllm-bench", "sglang-bench")  # a loaded server's run: totals over many requests at once

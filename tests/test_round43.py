@@ -64,3 +64,62 @@ def test_row_hardware_resolves_a_family_id_and_refuses_an_unknown_one(store):
     assert hw.id.startswith("apple-m1-ultra-") and hw.fp16_tflops == 20.0
     with pytest.raises(NotFoundError):
         row_hardware(store, {"hw_id": "no-such-chip-9000", "base_hw_id": "no-such-chip-9000", "fp16_tflops": None})
+
+
+# --- a graphics card named beside its host's CPU and RAM is the machine --------------------------------------
+
+@pytest.mark.parametrize(("text", "hw", "ram"), [
+    ("qwen3:30b-a3b on my RTX 3060 12GB with 32GB DDR4-3600, 17.8 tok/s. worth switching?", "RTX 3060", 32.0),
+    ("gpt-oss-120b on a 4090 + 96GB DDR5-5600 with --n-cpu-moe 30, Ryzen 9 7950X, pp 199 tg 22", "RTX 4090", 96.0),
+    ("Ryzen 9 7950X with an RTX 4090 and 64GB DDR5-6000, llama 3.1 8b", "RTX 4090", 64.0),
+    ("my pc: 5800X3D, 3090, 64gb ddr4 3200. mixtral runs at 8 t/s", "RTX 3090", 64.0),
+    ("i7-12700k, 32gb, rtx 3080, llama 3 8b", "RTX 3080", 32.0),
+    ("Threadripper 7980X, 256GB DDR5-5200 and an RTX 5090 for deepseek", "RTX 5090", 256.0),
+])
+def test_the_card_is_the_machine_and_the_cpu_and_ram_its_host(store, text, hw, ram):
+    from advisor.intake import extract
+
+    e = extract(text, store)
+    assert e.hardware == hw and e.system_ram_gb == ram and not e.compare_hardware and e.bandwidth_gbs is None
+
+
+@pytest.mark.parametrize(("text", "machine"), [("Threadripper 7980X with 8 channels DDR5-5200, deepseek r1", "Threadripper 7980X"),
+                                              ("no GPU, 64GB DDR5-5600, llama 70b", "Desktop dual-channel DDR5-5600")])
+def test_without_a_card_the_cpu_or_ram_is_still_the_machine(store, text, machine):
+    from advisor.intake import extract
+
+    assert extract(text, store).hardware == machine
+
+
+@pytest.mark.parametrize(("text", "hw"), [
+    ("WARNING 11-02 model_runner.py:1060] Sequence group 0 is preempted. A100 40GB, llama 3.1 8b", "A100"),
+    ("error at line 1060, my 3090 with llama 8b", "RTX 3090"),
+    ("server on localhost:3090 with an RTX 4090", "RTX 4090"),
+    ("File \"llama.cpp:2080\" crashed on my 4070", "RTX 4070"),
+    ("my gpu: 3060, llama 8b", "RTX 3060"),
+])
+def test_a_place_in_code_or_a_port_is_no_card(store, text, hw):
+    from advisor.intake import extract
+
+    assert extract(text, store).hardware == hw
+
+
+_CPU_BENCH = """| model                          |       size |     params | backend    | threads |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | ------: | ------------: | -------------------: |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CPU        |      16 |         pp512 |        142.31 ± 1.20 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CPU        |      16 |         tg128 |         13.02 ± 0.05 |
+"""
+
+
+@pytest.mark.parametrize(("said", "flag"), [("I built llama.cpp myself and my RTX 4090 sits idle.", "-DGGML_CUDA=ON"),
+                                            ("llama.cpp on my RX 7900 XTX, why so slow?", "-DGGML_HIP=ON"),
+                                            ("my Arc A770 does nothing", "-DGGML_SYCL=ON")])
+def test_a_cpu_build_on_a_card_is_told_to_rebuild_with_the_cards_backend(tmp_path, said, flag):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), said + "\n" + _CPU_BENCH)
+    first = r.verdict.fixes[0]
+    assert first.title.startswith("Use a llama.cpp build with your GPU's backend") and flag in first.title
+    # judged against the card (its CUDA/ROCm/SYCL speed), not the card's bandwidth at CPU efficiency
+    assert r.verdict.prediction.decode_tps > 4 * 13.02

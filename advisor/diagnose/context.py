@@ -13,6 +13,7 @@ from typing import Any
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, Prediction
 from advisor.perf import predict
+from advisor.understand.engine import classify_engine
 from advisor.understand.situation import Situation
 from knowledge import catalog
 from knowledge.store import Store
@@ -45,7 +46,10 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
     if hw is None or model is None or quant is None:
         return None
     w = sit.workload
-    args: dict[str, Any] = dict(backend=sit.engine_text, prompt_tokens=w.prompt_tokens, gen_tokens=w.gen_tokens,
+    backend = sit.engine_text
+    if hw.kind in ("discrete_gpu", "datacenter_gpu") and classify_engine(backend)[1] == "cpu":
+        backend = sit.engine  # a CPU-backend run on a machine with a graphics card: the card is what is judged
+    args: dict[str, Any] = dict(backend=backend, prompt_tokens=w.prompt_tokens, gen_tokens=w.gen_tokens,
                                 depth=w.depth, concurrency=1 if sit.measured.alone else w.users,
                                 flash_attn=sit.symptoms.flash_attention)
     args.update(changes)

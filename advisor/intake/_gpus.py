@@ -39,6 +39,9 @@ _BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|v
                              r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|\d\s?(?:gb|gigs?)|[,(/+:]|^)\s*$", re.I)
 _BARE_NOT_AFTER = re.compile(r"^\s*(?:-\s*)?(?:tokens?|toks?|words?|t/s|tok|tps|ms|users?|people|requests?|lines?|"
                              r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|watts?)", re.I)
+# A number that is a place in code or a log, not a card: "model_runner.py:1060", "line 1060", "pid 3090", "port 3090".
+_CODE_PLACE = re.compile(r"(?:\.(?:py|cpp|cc|cu|c|h|hpp|rs|go|js|ts)|\bline|\bpid|\bport|\blocalhost|\d\.\d+\.\d+\.\d+)\s*[:= ]?\s*$",
+                         re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 
@@ -119,7 +122,8 @@ def gpu_mentions(msg: Msg, store: Store) -> list[Mention]:
             num = m.group("bare")
             ok_ctx = (m.group("count") or _BARE_OK_BEFORE.search(msg.orig[max(0, m.start() - 12):m.start()])
                       or _BARE_OK_AFTER.search(msg.orig[m.start("bare") + 4:m.start("bare") + 14]))
-            if num not in numbers or not ok_ctx or _BARE_NOT_AFTER.match(msg.orig[m.start("bare") + 4:]):
+            if num not in numbers or not ok_ctx or _BARE_NOT_AFTER.match(msg.orig[m.start("bare") + 4:]) \
+                    or _CODE_PLACE.search(msg.orig[max(0, m.start() - 40):m.start()]):
                 continue
             name = f"{numbers[num]} {num}".strip()
         elif m.group("series"):

@@ -338,7 +338,12 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     said = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
     men = [x for x in said if not _aside(msg, x)] or _owned_only(msg, ext, said)
     spec = stated_ram(msg.orig)
-    men = _cpu_before_ram(store, men) if spec is not None else men
+    if any(x.product != "cpu" and _card(x.phrase) for x in men):
+        # A graphics card is the machine; the CPU and RAM named beside it are its host ("4090 + 96GB DDR5-5600,
+        # Ryzen 9 7950X"), the card first.
+        men = sorted((x for x in men if not RAM_WORD.search(x.phrase)), key=lambda x: x.product == "cpu")
+    elif spec is not None:
+        men = _cpu_before_ram(store, men)
     men = _several(msg, ext, store, men)
     # RAM alone after a CPU was named ("I upgraded to DDR5-6400"): that CPU's memory, not a new machine.
     known_cpu = (_known_cpu(store, known) if spec is not None and all(RAM_WORD.search(x.phrase) for x in men)
@@ -375,7 +380,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     if (hw is not None and hw.kind in ("cpu", "apu")) or (hw is None and ext.hardware_kind == "cpu"):
         ext.cpu_cores = _cpu_cores(msg)  # "a 64-core Threadripper": sizes the prefill compute of a CPU family entry
     gpu_like = (hw is not None and hw.kind in ("discrete_gpu", "datacenter_gpu")) or bool(
-        hw is None and men and _GPU.search(men[0].phrase)) or bool(not men and known and _GPU.search(known))
+        hw is None and men and _card(men[0].phrase)) or bool(not men and known and _card(known))
     ram = [m for m in mems if m.qual == "ram"] if gpu_like else []
     if ram:
         ext.system_ram_gb = ram[0].value
@@ -435,6 +440,12 @@ _BASE_CONFIG = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|lowest[\s-]spec)
 
 
 # ----------------------------------------------------------------------------- several machines
+def _card(phrase: str) -> bool:
+    """A machine phrase that names a graphics card ("RTX 3060", "2x 3090"), never RAM ("DDR4-3600": its speed is
+    no card number)."""
+    return bool(_GPU.search(phrase)) and not RAM_WORD.search(phrase)
+
+
 def _aside(msg: Msg, men: Mention) -> bool:
     """A machine named in passing: "(an RTX 3090 in the same box for comparison)", "my old 1080"."""
     opened = msg.orig.rfind("(", 0, men.start)
@@ -470,7 +481,7 @@ def _boxes(msg: Msg, cands: list[Mention]) -> list[Mention]:
     out: list[Mention] = []
     for d in cands:
         prev = out[-1] if out else None
-        if prev is not None and _GPU.search(prev.phrase) and _GPU.search(d.phrase) \
+        if prev is not None and _card(prev.phrase) and _card(d.phrase) \
                 and _PLUS.match(_SIZES.sub(" ", msg.orig[prev.end:d.start])):
             out[-1] = Mention(prev.start, d.end, f"{prev.phrase} + {d.phrase}", prev.cores, prev.product)
         else:
@@ -484,7 +495,7 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> lis
     for x in men:
         if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",):
             distinct.append(x)
-    cards = sorted((x for x in men if x.product != "cpu" and _GPU.search(x.phrase)), key=lambda d: d.start)
+    cards = sorted((x for x in men if x.product != "cpu" and _card(x.phrase)), key=lambda d: d.start)
     if len(distinct) == 1 and len(cards) > 1 and all(
             MIXED_JOIN.match(_SIZES.sub(" ", msg.orig[a.end:b.start])) for a, b in zip(cards, cards[1:], strict=False)):
         distinct = cards  # the same card twice in one box ("an RTX 3090 + RTX 3090"): counted, not merged
@@ -494,7 +505,7 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> lis
     gaps = [msg.orig[a.end:b.start] for a, b in zip(distinct, distinct[1:], strict=False)]
     if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
         return men
-    gpus = [d for d in distinct if _GPU.search(d.phrase)]
+    gpus = [d for d in distinct if _card(d.phrase)]
     bare_gaps = [_SIZES.sub(" ", g) for g in gaps]
     joined = any(COMPARE_JOIN.search(g) for g in gaps)
     if not joined and re.search(r"\b(?:between|deciding|decide|choose|choosing|compare|comparing)\b",
