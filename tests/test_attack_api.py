@@ -24,7 +24,7 @@ def test_compare_sound_request_still_answers(tmp_path) -> None:
 
 
 def test_import_zero_rate_is_not_stored_as_a_measurement(tmp_path) -> None:
-    from ui.handlers import api_import
+    from ui.api import api_import
 
     store = Store(str(tmp_path / "s.duckdb"))
     text = ("| model | size | params | backend | ngl | test | t/s |\n|---|---|---|---|---|---|---|\n"

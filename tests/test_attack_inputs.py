@@ -61,7 +61,7 @@ def test_boolean_inside_a_range_is_refused_and_flags_stay_booleans() -> None:
 
 
 def test_api_predict_refuses_true_as_a_token_count(tmp_path) -> None:
-    from ui.handlers import api_diagnose, api_predict
+    from ui.api import api_diagnose, api_predict
 
     store = Store(os.environ["ADVISOR_STORE"])
     for fn in (api_predict, api_diagnose):
@@ -70,7 +70,7 @@ def test_api_predict_refuses_true_as_a_token_count(tmp_path) -> None:
 
 
 def test_api_takes_the_object_itself_as_well_as_its_json_text(tmp_path) -> None:
-    from ui.handlers import api_ask, api_import, api_predict
+    from ui.api import api_ask, api_import, api_predict
 
     store = Store(os.environ["ADVISOR_STORE"])
     as_text = json.loads(api_predict(store, json.dumps({**RTX, "prompt_tokens": 2000})))
@@ -322,7 +322,7 @@ def test_server_probe_numbers_are_checked_before_any_connection(tmp_path, flag: 
 
 
 def test_api_import_says_when_a_long_paste_was_cut() -> None:
-    from ui.handlers import MAX_MESSAGE_CHARS, api_import
+    from ui.api import MAX_MESSAGE_CHARS, api_import
 
     store = Store(os.environ["ADVISOR_STORE"])
     text = BENCH + "\n" + "x" * (MAX_MESSAGE_CHARS * 2)

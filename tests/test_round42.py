@@ -745,7 +745,7 @@ def test_one_bad_fact_sent_to_the_api_costs_only_that_fact(store):
     # a client that sends facts with one unusable value keeps the conversation: that value is dropped and said
     import json
 
-    from ui.handlers import api_ask, salvage_facts
+    from ui.api import api_ask, salvage_facts
 
     reply, _, facts = api_ask(store, "is it fast?", json.dumps({"hardware": "RTX 4090", "model": "llama 3.1 8b",
                                                                 "concurrency": -5, "colour": "red"}))

@@ -123,3 +123,56 @@ def test_a_cpu_build_on_a_card_is_told_to_rebuild_with_the_cards_backend(tmp_pat
     assert first.title.startswith("Use a llama.cpp build with your GPU's backend") and flag in first.title
     # judged against the card (its CUDA/ROCm/SYCL speed), not the card's bandwidth at CPU efficiency
     assert r.verdict.prediction.decode_tps > 4 * 13.02
+
+
+# --- targets in questions, counts in other languages, EXL2 sizes, Mixtral 8x22B ------------------------------
+
+@pytest.mark.parametrize(("text", "target", "measured"), [
+    ("Jetson Orin Nano 8GB, can it run llama 3.2 3b at 10 tok/s for a robot?", 10.0, None),
+    ("how many H100s do we need for llama 3.1 405b fp8 for 100 users at 20 tok/s each", 20.0, None),
+    ("my 3090 - will it hit 30 tok/s with qwen 32b?", 30.0, None),
+    ("RTX 4090, llama 3.1 8b, I get 40 tok/s, can it do better?", None, 40.0),
+    ("M2 Air, llama 8b at 12 tok/s, is that normal?", None, 12.0),
+])
+def test_a_rate_in_a_question_after_the_machine_is_a_target(store, text, target, measured):
+    from advisor.intake import extract
+
+    e = extract(text, store)
+    assert (e.target_decode_tps, e.measured_decode_tps) == (target, measured)
+
+
+@pytest.mark.parametrize(("text", "hw", "n"), [
+    ("zwei RTX 4090, llama 3.3 70B Q4_K_M, 16 tok/s. Passt das?", "2x RTX 4090", 2),
+    ("tengo dos 3090 y quiero correr llama 70b", "2x RTX 3090", 2),
+    ("j'ai deux RTX 4090 pour qwen 32b", "2x RTX 4090", 2),
+    ("Ich habe vier A100 80GB", "4x A100", 4),
+    ("ich habe eine 4090 und llama 8b", "RTX 4090", None),
+    ("dos personas usan una 4090 con llama 8b", "RTX 4090", None),
+])
+def test_counts_and_articles_in_german_spanish_french(store, text, hw, n):
+    from advisor.intake import extract
+
+    e = extract(text, store)
+    assert (e.hardware, e.gpu_count) == (hw, n)
+
+
+@pytest.mark.parametrize(("text", "quant", "engine"), [
+    ("Mixtral 8x22B on 2x A6000 48GB, exllamav2 4.0bpw, getting 18 t/s", "EXL2 4 bpw", "exllamav2"),
+    ("llama 70b exl2 4.65bpw on 2x 3090", "EXL2 4.65 bpw", "exllamav2"),
+    ("qwen 32b at 5.0 bpw on tabbyAPI", "EXL2 5 bpw", "exllamav2"),
+    ("exl3 3.5bpw qwen 72b", "EXL3 3.5 bpw", "exllamav2"),
+    ("llama 8b Q4_K_M (4.85 bpw) on a 3060", "Q4_K_M", None),
+])
+def test_bits_per_weight_name_an_exl2_file_unless_a_gguf_is_named(store, text, quant, engine):
+    from advisor.intake import extract
+
+    e = extract(text, store)
+    assert (e.quant, e.backend) == (quant, engine)
+
+
+def test_mixtral_8x22b_is_a_moe_with_39b_active(store):
+    from knowledge import catalog
+
+    m = catalog.resolve_model(store, "Mixtral 8x22B").value
+    # 140.6B − 6 unused experts × 3 × 6144 × 16384 × 56 layers = 39.2B active (HF config.json)
+    assert (m.params_b, m.active_params_b, m.n_layers, m.n_kv_heads) == (140.6, 39.2, 56, 8)

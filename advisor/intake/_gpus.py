@@ -17,7 +17,8 @@ from knowledge.store import Store
 __all__ = ["GPU", "gpu_mentions", "workstation_pattern"]
 
 GPU = re.compile(
-    r"(?:(?P<count>(?<![\w.,])(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of))"
+    r"(?:(?P<count>(?<![\w.,])(?:\d{1,2}|two|three|four|five|six|seven|eight|dual|quad|single|one|(?:a\s+)?pair\s+of|"
+    r"zwei|drei|vier|acht|dos|tres|cuatro|ocho|deux|trois|quatre|huit))"
     r"\s*(?:x|×|\*)?\s*)?(?:(?:used|new|refurb(?:ished)?|second[\s-]?hand|old|cheap|identical|matching)\s+)?"
     r"(?:(?:nvidia|geforce|amd|radeon|intel|tesla|quadro|instinct)\s+)*"
     # laptop parts keep their M ("GTX 860M", "RX 6800M"); NVIDIA's MX line ("MX450"); a GeForce with no series word
@@ -33,9 +34,13 @@ GPU = re.compile(
 )
 
 _COUNT_WORDS = {"two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4, "five": 5, "six": 6, "seven": 7,
-                "eight": 8, "single": 1, "one": 1}
+                "eight": 8, "single": 1, "one": 1,
+                # German, Spanish, French ("zwei RTX 4090", "dos 3090", "deux 4090")
+                "zwei": 2, "drei": 3, "vier": 4, "acht": 8, "dos": 2, "tres": 3, "cuatro": 4, "ocho": 8, "deux": 2,
+                "trois": 3, "quatre": 4, "huit": 8}
 _VARIANTS = {"ti": "Ti", "super": "Super", "xtx": "XTX", "xt": "XT", "ada": "Ada", "pcie": "PCIe", "nvl": "NVL"}
 _BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|versus|on|own|have|got|buy|used|"
+                             r"eine?|meine?|zwei|una?|mi|dos|une?|mon|ma|deux|y|und|et|o|oder|ou|con|mit|avec|"
                              r"dual|two|three|four|quad|eight|\d\s?x|second|another|2nd|new|old|vs\.?)|\d\s?(?:gb|gigs?)|[,(/+:]|^)\s*$", re.I)
 _BARE_NOT_AFTER = re.compile(r"^\s*(?:-\s*)?(?:tokens?|toks?|words?|t/s|tok|tps|ms|users?|people|requests?|lines?|"
                              r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|watts?)", re.I)

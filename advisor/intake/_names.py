@@ -70,6 +70,9 @@ _BITS = re.compile(r"(?<![\w.])(?P<mlx>mlx[\s_-]*)?(?P<b>\d{1,2})\s*-?\s*bits?\b
                    r"(?!\s*(?:kv|cache|os|windows|linux|colou?r|version|machine|system|cpu|float))", re.I)
 _NAMED_Q = re.compile(r"\b(?P<q>fp16|f16|bf16|fp32|f32|fp8|float16|bfloat16|half[\s-]precision|int[48]|mxfp4|awq|gptq|"
                       r"nf4|nvfp4|mxfp8|w4a16|w8a16|w8a8|exl2|full[\s-]precision|unquantized|unquantised)\b", re.I)
+# Bits per weight as EXL2/EXL3 files are named ("4.0bpw", "4.65 bpw", "6bpw"), and the words of their engines.
+_BPW = re.compile(r"(?<![\w.])(?P<b>\d(?:\.\d{1,2})?)\s*-?\s*bpw\b", re.I)
+_EXL_WORDS = re.compile(r"\bexl[23]\b|\bexllama\w*|\btabby\w*", re.I)
 _Q_CANON = {"float16": "FP16", "half precision": "FP16", "half-precision": "FP16", "bfloat16": "BF16",
             "full precision": "BF16", "full-precision": "BF16", "unquantized": "BF16", "unquantised": "BF16",
             "int4": "int4", "int8": "int8", "awq": "AWQ", "gptq": "GPTQ"}
@@ -84,7 +87,7 @@ _BACKENDS = (
     (re.compile(r"\bkoboldcpp\b", re.I), "koboldcpp"),
     # Intel's IPEX-LLM runs models through its llama.cpp / Ollama builds on SYCL (read with its API below)
     (re.compile(r"\bipex[\s_-]?llm\b", re.I), "llama.cpp"),
-    (re.compile(r"\bexllama(?:v2)?\b|\bexl2\b", re.I), "exllamav2"),
+    (re.compile(r"\bexllama(?:v[23])?\b|\bexl[23]\b|\btabby(?:api)?\b", re.I), "exllamav2"),
     (re.compile(r"\btensorrt[\s_-]?llm\b", re.I), "TensorRT-LLM"),
     (re.compile(r"\bllamafile\b", re.I), "llamafile"),
     (re.compile(r"\bgpt4all\b", re.I), "gpt4all"),
@@ -320,7 +323,12 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
         if b in (2, 3, 4, 5, 6, 8, 16, 32):
             group = f" g{m.group('g')}" if m.group("g") else ""
             found.append((m.start(), 3 if m.group("mlx") else 1, f"{'MLX ' if m.group('mlx') else ''}{b}-bit{group}"))
-    for pat in (_GGUF, _NAMED_Q, _BITS):
+    gguf = any(f[1] == 2 and f[2].startswith(("Q", "IQ", "TQ")) for f in found)
+    if not gguf or _EXL_WORDS.search(msg.orig):  # "Q4_K_M (4.85 bpw)" is a GGUF's size, not an EXL2 file
+        ver = "3" if re.search(r"\bexl(?:lama)?(?:v)?3\b", msg.orig, re.I) else "2"
+        for m in msg.finditer(_BPW):
+            found.append((m.start(), 3, f"EXL{ver} {float(m.group('b')):g} bpw"))
+    for pat in (_GGUF, _NAMED_Q, _BITS, _BPW):
         for m in msg.finditer(pat):
             msg.claim(m.start(), m.end())
     found = [f for f in found if not negated(msg, f[0]) and not _KV_QUANT.search(msg.orig[max(0, f[0] - 30):f[0]])

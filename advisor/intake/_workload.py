@@ -116,6 +116,12 @@ def _asks_for_rate(msg: Msg, start: int, end: int) -> bool:
         return False
     if asked and (_ABILITY_OTHER.search(head) or _POSSIBLE.search(sentence) or _HOW_MANY_Q.search(head)):
         return True  # "is 20 tok/s possible…?", "Schafft eine 4070 20 Token pro Sekunde?", "how many users … 25 tok/s each?"
+    if _HOW_MANY_Q.match(head.lstrip()):
+        return True  # "how many H100s do we need for 100 users at 20 tok/s each" (no "?" typed)
+    # The question may open after the machine, past a comma: "Jetson Orin Nano 8GB, can it run llama 3.2 3b at 10 tok/s?"
+    clause = re.split(r"[,;:]\s+|\s[-–—]\s", head)[-1]
+    if _ABILITY_Q.search(clause) is not None and asked:
+        return True
     if _ABILITY_Q.search(head) is None:
         return False
     # without its "?", only a sentence that opens with the modal ("will a 5090 get 100 tok/s"), not "I can get …"
