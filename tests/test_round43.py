@@ -176,3 +176,55 @@ def test_mixtral_8x22b_is_a_moe_with_39b_active(store):
     m = catalog.resolve_model(store, "Mixtral 8x22B").value
     # 140.6B − 6 unused experts × 3 × 6144 × 16384 × 56 layers = 39.2B active (HF config.json)
     assert (m.params_b, m.active_params_b, m.n_layers, m.n_kv_heads) == (140.6, 39.2, 56, 8)
+
+
+@pytest.mark.parametrize(("text", "hw", "ram"), [
+    ("old xeon e5-2680 v2 with 128gb ddr3 and a gtx 1080 ti, qwen 2.5 14b q4, 4 tok/s", "GTX 1080 Ti", 128.0),
+    ("ryzen 7 5800x and rtx 3070", "RTX 3070", None),
+])
+def test_a_cpu_model_number_is_no_card(store, text, hw, ram):
+    from advisor.intake import extract
+
+    e = extract(text, store)
+    assert (e.hardware, e.system_ram_gb) == (hw, ram)
+
+
+@pytest.mark.parametrize(("text", "hw", "compare"), [
+    ("M4 Max 128gb macbook pro, llama 70b", "M4 Max", None),
+    ("M4 Max 128gb macbook pro, which model should I run?", "M4 Max", None),
+    ("Mac mini or MacBook Pro M4 for llama 8b?", None, ["Mac mini", "MacBook Pro M4"]),
+])
+def test_a_chip_and_its_product_line_are_one_mac(store, text, hw, compare):
+    from advisor.intake import extract
+
+    e = extract(text, store)
+    assert (e.hardware, e.compare_hardware) == (hw, compare)
+    assert not any("also mentioned" in n for n in e.notes)
+
+
+@pytest.mark.parametrize("text", ["Thinking of getting a Framework Desktop 64GB for our family to run gpt-oss-20b",
+                                  "GMKtec EVO-X2 128GB with qwen3 235b", "ROG Flow Z13 with 32GB for llama 8b"])
+def test_strix_halo_products_are_the_ryzen_ai_max(store, text):
+    from advisor.intake import extract
+    from knowledge import catalog
+
+    e = extract(text, store)
+    assert catalog.resolve_hardware(store, e.hardware).value.id == "amd-ryzen-ai-max-plus-395"
+
+
+@pytest.mark.parametrize("text", ["iphone 15 pro can it run llama 3.2 3b", "can my phone run gemma 3 1b?",
+                                  "Galaxy S24 Ultra, phi 3 mini"])
+def test_a_phone_is_said_to_be_outside_the_catalog(store, text):
+    from advisor.intake import extract
+
+    e = extract(text, store)
+    assert e.hardware is None and any("phones or tablets" in n for n in e.not_understood)
+
+
+@pytest.mark.parametrize(("text", "users"), [("the kids (2 of them) and me, Mac mini M4 Pro", 3),
+                                             ("me and my sons (3) on a 4090", 4),
+                                             ("my wife and I, and our kids (two of them)", 4)])
+def test_a_count_in_brackets_after_a_plural(store, text, users):
+    from advisor.intake import extract
+
+    assert extract(text, store).concurrency == users

@@ -70,7 +70,8 @@ _MAC_YEAR = re.compile(
 )
 _MAC_ONLY = re.compile(rf"\b(?P<prod>{_PRODUCTS})\b", re.I)
 _SPECIALS = re.compile(
-    r"\bdgx\s*spark\b|\bgb10\b|\b(?:asus\s+)?ascent\s*gx10\b|\bgx10\b|\bstrix\s*halo\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
+    r"\bdgx\s*spark\b|\bgb10\b|\b(?:asus\s+)?ascent\s*gx10\b|\bgx10\b|\bstrix\s*halo\b|\bframework\s+desktop\b|"
+    r"\b(?:gmktec\s+)?evo[\s-]?x2\b|\b(?:rog\s+)?flow\s+z13\b|\b(?:ryzen\s*)?ai\s*max\+?\s*(?:pro\s*)?395\b|\bradeon\s*8060s\b"
     r"|\bjetson(?:\s*(?:agx|nx))?\s*(?:orin|thor)(?:\s*(?:nano|nx|agx))?(?:\s*super)?\b|\bagx\s*(?:thor|orin)\b|\borin\s*(?:nano|nx)(?:\s*super)?\b|\b(?:nvidia\s+)?grace(?:\s+cpu)?(?:\s+superchip)?\b"
     r"(?!\s*(?:hopper|blackwell))|\bgrace\s+hopper\b|\bxeon\s+(?:cpu\s+)?max(?:\s+9\d{3})?\b|\b(?:raspberry\s*)?pi\s*5\b|\bepyc(?:\s*[4789]\d{3}\w?)?(?:\s*\(?(?:genoa|turin|bergamo|siena|milan|rome|naples)\)?)?"
     r"|\bgenoa\b|\bturin\b|\bxeon\s*w-?3245\b|\bxeon\s+(?:e[357][\s-]*\d{4}\w*(?:\s*v\d)?|(?:platinum|gold|silver|bronze)\s+\d{4}\w*)|\btitan\s*(?:rtx|xp|x|v)\b"
@@ -337,11 +338,12 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     cores = _gpu_cores(msg)
     said = [x for x in _mentions(msg, store, ids) if not negated(msg, x.start)]
     men = [x for x in said if not _aside(msg, x)] or _owned_only(msg, ext, said)
+    men = _chip_with_its_mac(msg, men)
     spec = stated_ram(msg.orig)
     if any(x.product != "cpu" and _card(x.phrase) for x in men):
         # A graphics card is the machine; the CPU and RAM named beside it are its host ("4090 + 96GB DDR5-5600,
         # Ryzen 9 7950X"), the card first.
-        men = sorted((x for x in men if not RAM_WORD.search(x.phrase)), key=lambda x: x.product == "cpu")
+        men = sorted((x for x in men if not RAM_WORD.search(x.phrase)), key=lambda x: _host_cpu(x))
     elif spec is not None:
         men = _cpu_before_ram(store, men)
     men = _several(msg, ext, store, men)
@@ -399,6 +401,9 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.gpu_count = hw.n_devices
     elif men and (n := count_of(men[0].phrase if ext.hardware is None else ext.hardware)) > 1:
         ext.gpu_count = n
+    if not men and (phone := _PHONE.search(msg.orig)) is not None:
+        ext.reject(f"I don't size phones or tablets ({phone.group(0).strip()}): their chips and memory limits are not in "
+                   "my catalog. Name a Mac, a PC (its GPU, or its CPU and RAM) or a server to size a model for.")
     if ext.hardware is None and not men and known_cpu is None:
         ext.hardware_kind = hardware_kind(msg)
         if ext.hardware_kind == "cpu" and DDR_GENERATION.search(msg.orig):  # "no GPU, 64GB DDR5": the generation's usual speed
@@ -440,10 +445,35 @@ _BASE_CONFIG = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|lowest[\s-]spec)
 
 
 # ----------------------------------------------------------------------------- several machines
+_CPU_NAME = re.compile(r"\b(?:xeon|epyc|threadripper|ryzen|core\s+(?:i[3579]|ultra)|i[3579][\s-]\d{3,5}|celeron|pentium|"
+                       r"athlon|\d{4}(?:hs|h|u|hx)\b)", re.I)
+
+
+def _host_cpu(men: Mention) -> bool:
+    """A CPU named beside a card: that PC's host ("old xeon e5-2680 v2 … and a gtx 1080 ti")."""
+    return men.product == "cpu" or (not _card(men.phrase) and bool(_CPU_NAME.search(men.phrase)))
+
+
+_PHONE = re.compile(r"\b(?:iphone|ipad|android\s+(?:phone|tablet)|pixel\s+\d+|galaxy\s+(?:s|z\s*fold|z\s*flip|tab)\s*\d+|"
+                    r"(?:my|a|an|the|on)\s+(?:smart)?phone)\b(?:\s+\d{1,2})?(?:\s+(?:pro\s+max|pro|max|plus|ultra|air|mini))?",
+                    re.I)
+
+
+def _chip_with_its_mac(msg: Msg, men: list[Mention]) -> list[Mention]:
+    """A Mac named by its chip and, a few words away, by its product line ("M4 Max 128gb macbook pro") is one machine:
+    the bare product mention goes."""
+    chips = [x for x in men if re.search(r"\bM\d", x.phrase)]
+    def near(x: Mention) -> bool:
+        return any(0 <= x.start - c.end <= 24 or 0 <= c.start - x.end <= 24 for c in chips)
+    return [x for x in men if not (x.product and x.phrase == x.product and chips and near(x)
+                                   and not COMPARE_JOIN.search(msg.orig[min(x.end, chips[0].end):max(x.start, chips[0].start)]))]
+
+
 def _card(phrase: str) -> bool:
     """A machine phrase that names a graphics card ("RTX 3060", "2x 3090"), never RAM ("DDR4-3600": its speed is
-    no card number)."""
-    return bool(_GPU.search(phrase)) and not RAM_WORD.search(phrase)
+    no card number) or a CPU ("xeon e5-2680 v2": its model number is no card either)."""
+    m = _GPU.search(phrase)
+    return bool(m) and not RAM_WORD.search(phrase) and not (m.group("bare") and _CPU_NAME.search(phrase))
 
 
 def _aside(msg: Msg, men: Mention) -> bool:

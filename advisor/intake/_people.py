@@ -38,7 +38,8 @@ _PERSON = re.compile(
     rf"|\b(?P<oneof>(?:one|a\s+couple)\s+of\s+(?:my|our)\s+(?:{_MANY}))\b"
     rf"|\b(?:(?P<det>my|our|a|one|meine?|unsere?|mi|mis|nuestr[oa]s?|ma|mon|mes|notre|nos)\s+)?"
     rf"(?:(?P<n>\d{{1,3}}|{WORDNUM}|{'|'.join(_OTHER_NUM)})\s+)?{_ADJ}"
-    rf"(?:(?P<many>{_MANY})|(?P<one>{_ONE}))\b",
+    rf"(?:(?P<many>{_MANY})|(?P<one>{_ONE}))\b"
+    rf"(?:\s*\((?P<n2>\d{{1,2}}|{WORDNUM})(?:\s+of\s+them)?\))?",  # "the kids (2 of them)", "my sons (3)"
     re.I,
 )
 _JOIN = re.compile(r"\s*(?:,|&|\+|\b(?:and|plus|with|und|mit|y|con|et|avec)\b|,\s*(?:and|plus|und|y|et)\b)\s*(?:also\s+)?(?:the\b\s*)?",
@@ -55,8 +56,8 @@ def _members(m: re.Match[str]) -> tuple[int, bool] | None:
     if m.group("oneof"):
         return (1 if m.group("oneof").lower().startswith("one") else 2), False
     if m.group("many"):
-        if m.group("n"):
-            n = _number(m.group("n"))
+        if m.group("n") or m.group("n2"):
+            n = _number(m.group("n") or m.group("n2"))
             return (n, False) if n else None
         return ASSUMED_MANY, True
     if m.group("one"):
