@@ -228,3 +228,38 @@ def test_a_count_in_brackets_after_a_plural(store, text, users):
     from advisor.intake import extract
 
     assert extract(text, store).concurrency == users
+
+
+@pytest.mark.parametrize("text", ["How fast will llama 3.1 8b run on my RTX 4070?",
+                                  "Mac Studio M2 Max 32GB, llama 8b. Wie viele Token pro Sekunde bekomme ich?",
+                                  "how many tokens per second will qwen 2.5 14b q4 do on a 3090",
+                                  "RTX 4060 with mistral 7b, what speed should I expect?"])
+def test_a_question_for_the_speed_gets_the_number_first(tmp_path, text):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), text)
+    head = r.reply.split("\n")[0]
+    tps = r.verdict.prediction.decode_tps_per_seq or r.verdict.prediction.decode_tps
+    assert head.startswith("**About ") and "Yes" not in head
+    assert f"{tps:.3g}"[:3] in head.replace(",", "")
+
+
+def test_a_yes_no_question_keeps_its_yes(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "Can my RTX 4070 run llama 3.1 8b for chat?")
+    assert r.reply.startswith("**Yes")
+
+
+@pytest.mark.parametrize("text", ["RTX 6000 Ada, llama 3.3 70b Q4_K_M, 15 tok/s. normal?",
+                                  "RX 7600 with llama 3.1 8b q4_k_m on llama.cpp rocm, 20 tok/s"])
+def test_a_rate_just_under_the_range_is_not_called_plainly_normal(tmp_path, text):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), text)
+    lo, _ = r.verdict.expected_range["decode_tps"]
+    assert r.verdict.status == "normal" and r.verdict.measured["decode_tps"] < lo
+    assert r.reply.startswith("**About normal for this hardware, a little under the usual range")

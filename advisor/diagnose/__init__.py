@@ -242,6 +242,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         measured_ttft_s=c.sit.measured.ttft_s or c.sit.facts.measured_ttft_s,
         allocated_gb=(alloc := _allocated_need_gb(c)),
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
+        asks_speed=c.sit.symptoms.asks_speed,
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),

@@ -473,7 +473,7 @@ def _card(phrase: str) -> bool:
     """A machine phrase that names a graphics card ("RTX 3060", "2x 3090"), never RAM ("DDR4-3600": its speed is
     no card number) or a CPU ("xeon e5-2680 v2": its model number is no card either)."""
     m = _GPU.search(phrase)
-    return bool(m) and not RAM_WORD.search(phrase) and not (m.group("bare") and _CPU_NAME.search(phrase))
+    return m is not None and not RAM_WORD.search(phrase) and not (m.group("bare") and _CPU_NAME.search(phrase))
 
 
 def _aside(msg: Msg, men: Mention) -> bool:

@@ -242,9 +242,10 @@ def feel_wait(ttft: float | None) -> str:
     return "long enough to feel broken"
 
 
-def plain_answer(p: Prediction, target_tps: float | None = None) -> str:
+def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bool = False) -> str:
     """One sentence a person who knows nothing about prefill understands (thresholds: module docstring); with a
-    per-user speed the person needs (``target_tps``) that the prediction misses, a "No" that says by how much."""
+    per-user speed the person needs (``target_tps``) that the prediction misses, a "No" that says by how much; for a
+    question for the speed itself (``how_fast``: "how fast will it run?") the number, not a yes or no."""
     tps = p.decode_tps_per_seq or p.decode_tps or 0
     if not p.memory.fits:
         return (f"**No, not comfortably: it needs about {p.memory.required_gb:.0f} GB but only "
@@ -272,6 +273,9 @@ def plain_answer(p: Prediction, target_tps: float | None = None) -> str:
     else:
         first = f"but the first word takes about {_fmt_s(ttft)}, which feels broken"
         verdict = "Only with patience"
+    if how_fast and not target_tps:
+        each = " for each user" if p.concurrency > 1 else ""
+        return f"**About {fmt_rate(tps)} tok/s{each}: {feel_speed(tps).removeprefix('≈ ')}; {first}.**"
     return f"**{verdict}: {feel_speed(tps).removeprefix('≈ ')}; {first}.**"
 
 

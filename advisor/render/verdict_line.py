@@ -144,12 +144,16 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if mt and rng and above_range(rng, mt) and (p is None or p.memory.fits is not False):
             return (f"**That is a good result for this hardware ({what}, above the usual {_fmt_rate(rng[0])}–"
                     f"{_fmt_rate(rng[1])} and within what its memory allows); {phase} is what limits you.**")
+        if mt and rng and mt < rng[0] * 0.98 and v.status == "normal":
+            # judged normal within the spread of such runs, yet under the usual range: said as both, never "normal" bare
+            return (f"**About normal for this hardware, a little under the usual range ({what}; usual "
+                    f"{_fmt_rate(rng[0])}–{_fmt_rate(rng[1])}, too close to point at a fault); {phase} is what limits you.**")
         if mt and v.status == "normal" and v.phase_status.get("decode_tps") == "normal" and low_end(exp, mt):
             usual = f", usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])}" if rng else ""
             return (f"**Within the usual range for this hardware, but at its low end ({what}, about {_fmt_rate(exp)} "
                     f"expected{usual}); {phase} is what limits you.**")
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
-    return plain_answer(p, v.target_tps) if p is not None else ""
+    return plain_answer(p, v.target_tps, how_fast=v.asks_speed) if p is not None else ""
 
 
 def decode_words(v: Verdict, mt: float) -> str:

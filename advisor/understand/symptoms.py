@@ -136,6 +136,12 @@ _FASTER_ELSEWHERE = re.compile(
     r"(?:faster|quicker) (?:in|with|on|under) " + _ENGINE_WORDS + r"|same model (?:and quant )?(?:is|runs) (?:much )?faster", re.I)
 _POWER = re.compile(r"\bon battery\b|\bunplugged\b|battery (?:mode|saver|power)|power[- ]sav(?:ing|er)|\beco mode\b|"
                     r"power (?:limit|cap)(?:ped)? (?:set |lowered )?(?:to|at) \d+\s*w|quiet mode|silent mode|low power mode", re.I)
+# A question for the speed itself ("how fast will it run?", "how many tokens per second", "wie schnell"): answered with the
+# number first, not with a yes or no.
+_HOW_FAST = re.compile(r"\bhow\s+(?:fast|quick(?:ly)?|many\s+(?:tokens?|tok/s|t/s|tps|words))\b|\bwhat\s+(?:speed|tok/s|t/s|tps)\b|"
+                       r"\bwhat\s+(?:kind\s+of\s+)?(?:speeds?|performance)\s+(?:will|would|can|should|do)\b|"
+                       r"\bwie\s+(?:schnell|viele\s+token)|\bqu[eé]\s+velocidad|\bcu[aá]ntos\s+tokens|\bquelle\s+vitesse|"
+                       r"\bcombien\s+de\s+tokens", re.I)
 _HOUSEHOLD = re.compile(r"\bfamily\b|\bkids?\b|\bchildren\b|household|homework|my (?:wife|husband|partner|son|daughter|parents|mum|mom|dad)|"
                         r"grand(?:ma|pa|parents)|at home\b|for the house", re.I)
 _TP = re.compile(r"(?:tensor[- ]parallel(?:ism|[_-]size)?|--tp|-tp|\btp)\s*[=:]?\s*(\d)\b|\b(\d)[- ]way tensor parallel|"
@@ -272,6 +278,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         p2p_disabled=bool(_P2P_OFF.search(t)),
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
+        asks_speed=bool(_HOW_FAST.search(t)),
         intel_mac=intel_mac(t),
         portable=bool(_PORTABLE_WORDS.search(t)),
         power_limited=bool(_POWER.search(t)),
