@@ -2,7 +2,7 @@
 
 What is measured and how:
 
-* **server-side**: the function behind the ``/ask`` endpoint (``ui.handlers.api_ask``: parse the
+* **server-side**: the function behind the ``/ask`` endpoint (``ui.api.api_ask``: parse the
   facts JSON, ``advisor.service.ask``, serialise the verdict) called in-process ``--turns`` times
   (default 100), and ``advisor.service.ask`` alone; wall-clock per call after ``--warmup`` calls;
 * **client-side, 1 session**: the app is built with ``ui.app.build_app(Store(<temp file>))`` and
@@ -78,13 +78,13 @@ def check_reply(verdict_json: str, facts_json: str, memory_gb: int) -> str | Non
 def server_side(store: Any, turns: int, warmup: int, memory_gb: int = 16) -> dict[str, list[float]]:
     from advisor import service
     from advisor.models import Scenario
-    from ui import handlers
+    from ui import api
 
     out: dict[str, list[float]] = {"api_ask": [], "service.ask": []}
-    _, _, facts = handlers.api_ask(store, one_shot(memory_gb), "")
+    _, _, facts = api.api_ask(store, one_shot(memory_gb), "")
     for i in range(warmup + turns):
         t0 = time.perf_counter()
-        _, verdict, facts_out = handlers.api_ask(store, one_shot(None), facts)
+        _, verdict, facts_out = api.api_ask(store, one_shot(None), facts)
         dt = (time.perf_counter() - t0) * 1000
         problem = check_reply(verdict, facts_out, memory_gb)
         if problem:
@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| measurement | turns | median (ms) | p95 (ms) | target |")
     print("|---|---:|---:|---:|---|")
     ok = "met" if pct(ss["api_ask"], 95) <= SERVER_P95_TARGET_MS else "**missed**"
-    print(f"| server-side: `/ask` handler (`ui.handlers.api_ask`), in-process, 1 session | {len(ss['api_ask'])} | "
+    print(f"| server-side: `/ask` handler (`ui.api.api_ask`), in-process, 1 session | {len(ss['api_ask'])} | "
           f"{pct(ss['api_ask'], 50):.1f} | {pct(ss['api_ask'], 95):.1f} | p95 ≤ {SERVER_P95_TARGET_MS:.0f} ms ({ok}) |")
     print(f"| server-side: `advisor.service.ask` alone | {len(ss['service.ask'])} | "
           f"{pct(ss['service.ask'], 50):.1f} | {pct(ss['service.ask'], 95):.1f} | — |")

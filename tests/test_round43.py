@@ -263,3 +263,109 @@ def test_a_rate_just_under_the_range_is_not_called_plainly_normal(tmp_path, text
     lo, _ = r.verdict.expected_range["decode_tps"]
     assert r.verdict.status == "normal" and r.verdict.measured["decode_tps"] < lo
     assert r.reply.startswith("**About normal for this hardware, a little under the usual range")
+
+
+# --- a model larger than the card: the prompt crosses PCIe per micro-batch; a MoE keeps its experts in RAM ----
+
+def test_offload_prefill_pays_the_copy_once_per_micro_batch():
+    from advisor.perf.step import host_link_gbs, offload_prefill_tps
+
+    # 40 GB in system RAM over 25 GB/s: 1.6 s a micro-batch; 512 tokens at 2,000 tok/s on the GPU take 0.256 s
+    assert offload_prefill_tps(2000.0, 40e9, 25e9, 512) == pytest.approx(512 / (0.256 + 1.6))
+    assert offload_prefill_tps(2000.0, 40e9, 25e9, 4096) == pytest.approx(4096 / (2.048 + 1.6))
+    assert offload_prefill_tps(2000.0, 0.0, 25e9, 512) == 2000.0
+    assert host_link_gbs(2022)[0] == pytest.approx(31.5, abs=0.1) and host_link_gbs(2017)[0] == pytest.approx(15.76, abs=0.1)
+
+
+def test_expert_offload_share_reads_fewer_bytes_from_ram_than_a_layer_split(store):
+    from advisor.perf.moe import with_moe
+    from advisor.perf.step import expert_offload_share, moe_split_bytes
+    from knowledge import catalog
+
+    m = with_moe(catalog.resolve_model(store, "gpt-oss-120b").value)
+    dense, routed, ke = moe_split_bytes(m, 4.25)
+    s = 0.36
+    e = (s * (dense + routed) - dense) / routed
+    want = 1 - routed * ke * (1 - e) / (dense + routed * ke)
+    assert expert_offload_share(m, 4.25, s) == pytest.approx(want) and want > s + 0.1
+    dense_model = catalog.resolve_model(store, "llama 3.3 70b").value
+    assert expert_offload_share(dense_model, 4.85, 0.5) == 0.5
+
+
+def test_a_spilled_prompt_is_predicted_at_the_copy_rate(store):
+    from advisor.perf import predict
+    from knowledge import catalog
+
+    hw = catalog.resolve_hardware(store, "RTX 4090").value
+    m = catalog.resolve_model(store, "gpt-oss-120b").value
+    q = catalog.resolve_quant(store, "MXFP4").value
+    slow = predict(store, hardware=hw, model=m, quant=q, backend="llama.cpp", prompt_tokens=10000)
+    fast = predict(store, hardware=hw, model=m, quant=q, backend="llama.cpp", prompt_tokens=10000, ubatch=4096)
+    assert 150 < slow.prefill_tps < 450 and fast.prefill_tps > 3 * slow.prefill_tps
+    assert fast.decode_tps == pytest.approx(slow.decode_tps)
+
+
+def test_a_deliberate_moe_split_asking_about_prompts_gets_larger_micro_batches(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    "gpt-oss-120b on a 4090 + 96GB DDR5-5600 with --n-cpu-moe 30, Ryzen 9 7950X, pp 199 tg 22 with a "
+                    "10k token prompt. how to make prompt processing faster?")
+    assert r.facts.hardware == "RTX 4090"
+    assert r.reply.startswith("**It runs split between the card and system RAM")
+    first = r.verdict.fixes[0]
+    assert first.id == "micro_batch" and "-ub 4096" in first.title and first.speedup > 3
+    assert all(f.id != "moe_expert_offload" for f in r.verdict.fixes)  # the experts are on the CPU already
+
+
+@pytest.mark.parametrize(("text", "how"), [
+    ("qwen3:30b-a3b on my RTX 3060 12GB with 32GB DDR4-3600, ollama ps shows 38%/62% CPU/GPU, 17.8 tok/s. "
+     "worth switching to llama.cpp --n-cpu-moe?", "switch to llama.cpp"),
+    ("gpt-oss-120b on my 4090 with 64GB RAM in LM Studio, 9 tok/s", "--n-cpu-moe"),
+])
+def test_a_moe_larger_than_the_card_keeps_its_experts_in_ram_first(tmp_path, text, how):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), text)
+    first = r.verdict.fixes[0]
+    assert first.id == "moe_expert_offload" and how in first.title and first.speedup > 1.5
+
+
+@pytest.mark.parametrize(("text", "users"), [("p5.48xlarge deepseek v3 sglang 500 concurrent", 500),
+                                             ("8 concurrent, H100, llama 70b", 8),
+                                             ("50 concurrent requests on an L40S", 50)])
+def test_a_bare_concurrent_count_is_the_users(store, text, users):
+    from advisor.intake import extract
+
+    assert extract(text, store).concurrency == users
+
+
+@pytest.mark.parametrize(("text", "hw"), [("8845HS mini pc 64GB DDR5-5600, what is the biggest model?", "8845HS"),
+                                          ("7840HS with 32gb ddr5-5600", "7840HS"),
+                                          ("my 6800H laptop with 16GB", "6800H")])
+def test_a_bare_laptop_cpu_model_is_the_machine(store, text, hw):
+    from advisor.intake import extract
+
+    assert extract(text, store).hardware == hw
+
+
+def test_many_users_slow_on_a_serving_engine_check_its_scheduler_first(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    "A10G, vllm 0.6.3, llama 3.1 8b, 32 users, each user gets 15 tok/s. why so slow?")
+    ids = [f.id for f in r.verdict.fixes]
+    assert r.verdict.fixes[0].title.startswith("Check the server's scheduling") and "batching" in ids
+    assert not any("where the layers run" in f.title for f in r.verdict.fixes)
+
+
+def test_a_radeon_rocm_does_not_list_is_told_the_override(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "My RX 6700 XT isn't used by ollama, ollama ps says 100% CPU, "
+                    "llama3.1 8b gives 6 tok/s. Ryzen 5 5600X, 32GB DDR4")
+    assert r.facts.hardware == "RX 6700 XT" and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in r.verdict.fixes[0].title

@@ -99,8 +99,10 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         if fx.id not in seen:
             seen.add(fx.id)
             out.append(fx)
-    if f.bottleneck == "memory_fit":
+    if f.bottleneck == "memory_fit" and not _remedies.deliberate_split(c):
         out = _remedies.works_first(out, tiers)
+        # a MoE larger than the card keeps its model: only its experts move to system RAM (a setting, first)
+        out.sort(key=lambda fx: fx.id != "moe_expert_offload")
     if out and tiers.get(id(out[0])) == _remedies.PURCHASE_TIER:
         for key in _remedies.NO_PURCHASE:  # a reply says what works without buying (advisor.render.reply)
             add(key)

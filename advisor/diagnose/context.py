@@ -51,7 +51,7 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
         backend = sit.engine  # a CPU-backend run on a machine with a graphics card: the card is what is judged
     args: dict[str, Any] = dict(backend=backend, prompt_tokens=w.prompt_tokens, gen_tokens=w.gen_tokens,
                                 depth=w.depth, concurrency=1 if sit.measured.alone else w.users,
-                                flash_attn=sit.symptoms.flash_attention)
+                                flash_attn=sit.symptoms.flash_attention, ubatch=sit.symptoms.ubatch)
     args.update(changes)
     try:
         return predict(store, hardware=hw, model=model, quant=quant, **args)

@@ -57,7 +57,12 @@ def _decode_remedies(c: Ctx) -> list[str]:
     if s.thermal:
         out.append("setup:thermal")
     if c.ratio_tg is not None and c.ratio_tg < 0.7 and not s.thermal:
-        out.append("setup:numa" if s.numa else "setup:cpu_tuning" if c.kind == "cpu" else "setup:check_placement")
+        if c.server_engine and w.users > 1:
+            # a serving engine keeps every layer on the GPU: many users below the expectation wait on its scheduler
+            # (an old version's host work, the queue, KV-cache preemption), as the far-below rule says
+            out += ["setup:scheduler", "vllm_v1", "batching"]
+        else:
+            out.append("setup:numa" if s.numa else "setup:cpu_tuning" if c.kind == "cpu" else "setup:check_placement")
     if w.depth > 8000 or (s.long_context and "decode" in s.asks_about):
         out += ["flash_attention", "kv_cache_quantization"]
     if c.ratio_tg is not None and c.ratio_tg >= FAR_BELOW and s.numa:

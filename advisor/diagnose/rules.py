@@ -14,6 +14,7 @@ the memory limit only when no setup cause is named; then the generic far-below.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -187,7 +188,8 @@ def does_not_fit(c: Ctx) -> Finding | None:
             if mem.kv_cache_gb > 0.2 * mem.required_gb:
                 sig += f" The KV cache alone takes {mem.kv_cache_gb:.1f} GB at this context length."
                 rem = ["shrink_context", "kv_cache_quantization", "fit_in_memory", "quantization"]
-        return Finding("memory_fit", sig, rem, rule="does_not_fit")
+        # A card with the rest in system RAM: how the model is split, and how the prompt crosses PCIe, first.
+        return Finding("memory_fit", sig, ["moe_expert_offload", "micro_batch", *rem], rule="does_not_fit")
     total = stated_total_gb(c.store, sit)
     if not total or sit.model is None or sit.quant is None:
         return None
@@ -404,6 +406,24 @@ def rocm_unsupported_igpu(c: Ctx) -> Finding | None:
                    status="below_expected", rule="rocm_unsupported_igpu")
 
 
+# Radeon cards ROCm does not list (RDNA2 below the 6800, RDNA1): Ollama's and llama.cpp's ROCm builds skip them
+# unless HSA_OVERRIDE_GFX_VERSION is set (AMD ROCm system requirements; Ollama docs/gpu.md "Overrides on Linux").
+_ROCM_UNLISTED = re.compile(r"\b(?:rx\s*)?(?:6[0-7][05]0(?:\s*xt)?m?|5[5-7]00(?:\s*xt)?m?)\b", re.I)
+
+
+def rocm_unsupported_card(c: Ctx) -> Finding | None:
+    """A Radeon card ROCm does not list, with the run on the CPU (``ollama ps`` 100% CPU, "not used")."""
+    hw, s = c.sit.hardware, c.sit.symptoms
+    if c.kind != "discrete_gpu" or hw is None or "amd" not in (hw.vendor or "").lower():
+        return None
+    on_cpu = s.gpu_not_used or s.gpu_fraction == 0.0 or s.cpu_only
+    if not (on_cpu and (c.far_below or (c.ratio_tg is not None and c.ratio_tg < 0.4))) or not _ROCM_UNLISTED.search(hw.name):
+        return None
+    return Finding("misconfiguration", _far(c) + f": ROCm does not list the {hw.name}, so the engine found no usable "
+                   "GPU and ran on the CPU.", ["setup:rocm_card", "offload_all"], status="below_expected",
+                   rule="rocm_unsupported_card")
+
+
 def runtime_regression(c: Ctx) -> Finding | None:
     """Slower than another engine or an earlier version on the same machine: a runtime bug or regression."""
     s = c.sit.symptoms
@@ -521,7 +541,7 @@ from advisor.diagnose.rules_engine import (  # noqa: E402
 )
 
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
-    does_not_fit, allocated_context, aggregate_rate, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
+    does_not_fit, allocated_context, aggregate_rate, rocm_unsupported_card, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
     slow_fp16_gpu, slow_gpu_backend, slow_prefill_backend, power_limited, plain_framework, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
     near_limit_spill, felt_slow, gpu_slowed, far_below, slow_prefill_only,

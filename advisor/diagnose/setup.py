@@ -391,6 +391,10 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "rocm_igpu": ("Make ROCm accept the iGPU (HSA_OVERRIDE_GFX_VERSION=11.0.0 for gfx1103 / 780M) or use the Vulkan "
                   "build", "ROCm does not list most integrated GPUs and silently falls back to the CPU.",
                   "`ollama ps` shows 100% CPU; the server log says no compatible GPU was found."),
+    "rocm_card": ("Make ROCm accept the card (HSA_OVERRIDE_GFX_VERSION=10.3.0 for RDNA2 cards such as the RX 6700 XT "
+                  "or 6600; 11.0.0 for RDNA3) or use a Vulkan build (LM Studio's Vulkan runtime, llama.cpp -DGGML_VULKAN=ON)",
+                  "ROCm lists only some Radeon cards; on the others the engine finds no usable GPU and silently runs on "
+                  "the CPU.", "`ollama ps` shows 100% CPU; the server log says no compatible GPU was found."),
     "runtime": ("Update (or roll back) the engine's runtime to a build without the regression",
                 "The same weights run faster in another engine or version on this machine: the hardware is fine.",
                 "compare the same model and quant in another runtime (e.g. llama.cpp's llama-bench)."),

@@ -93,7 +93,9 @@ _CPU_NAMES = re.compile(
     r"|\b(?:intel\s+)?(?:processor\s+)?(?:n[1-3]\d{2}|n9[57]|n50)\b(?=\s*(?:mini|cpu|pc|box|nuc|processor|chip|based|with|,|\)|$))"
     r"|\b(?:intel\s+)n[1-3]\d{2}\b|\bsnapdragon(?:\s+x)?(?:\s+elite)?\b|\bceleron\b|\bpentium\b"
     # bare desktop model numbers as people write them: "9950x", "7800X3D", "14900k" (a GPU is "7900 XT(X)", not "X")
-    r"|(?<![\w.-])(?<!rx )(?<!radeon )[3579]\d{2}0x(?:3d)?\b|(?<![\w.-])1[2-4]\d{2}0k[fs]?\b", re.I)
+    r"|(?<![\w.-])(?<!rx )(?<!radeon )[3579]\d{2}0x(?:3d)?\b|(?<![\w.-])1[2-4]\d{2}0k[fs]?\b"
+    # bare laptop model numbers: "7840HS", "8845HS", "6800H", "5800U", "7940HX" (AMD mobile SKUs)
+    r"|(?<![\w.-])[5-9]\d{2}[05](?:hs|hx|h|u)\b", re.I)
 _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
                       re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets
 # ----------------------------------------------------------------------------- catalog views

@@ -137,8 +137,8 @@ _USERS = re.compile(
     rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
     r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org|consultancy|"
     r"business|department|school|clinic|nonprofit|newsroom)\b"
-    rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)\s+(?:requests?|queries|calls|"
-    rf"conversations|chats|users?)\b"
+    rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)(?:\s+(?:requests?|queries|calls|"
+    rf"conversations|chats|users?)\b|(?=\s*(?:[.,;!?)]|$)))"  # "… sglang 500 concurrent"
     r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
     rf"|(?<![\w.-])(?P<n5>\d{{1,9}}|{WORDNUM})\s+of\s+us\b",
     re.I,

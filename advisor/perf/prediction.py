@@ -39,11 +39,15 @@ from advisor.perf.fit import (
 )
 from advisor.perf.moe import moe_prefill_terms, with_moe
 from advisor.perf.step import (
+    DEFAULT_UBATCH,
+    HOST_COPY_EFFICIENCY,
     LINK_GBS,
     StepModel,
     default_interconnect,
+    host_link_gbs,
     interconnect_gbs,
     moe_split_bytes,
+    offload_prefill_tps,
     tp_comm_s,
 )
 from advisor.understand.engine import (  # the one engine classifier
@@ -218,6 +222,7 @@ def predict_step(
     pcie_lanes: int | None = None,
     own_results: bool = False,
     flash_attn: bool | None = None,
+    ubatch: int | None = None,
 ) -> tuple[Prediction, StepModel]:
     """Predict one scenario and return the step model behind it (compare's simulator uses the same).
 
@@ -234,6 +239,8 @@ def predict_step(
         own_results: scale by the person's own results on this machine (:func:`own_machine_factors`).
         flash_attn: llama.cpp-family flash attention (default: as the backend label says, else on, the default of
             current builds): off, long prompts pay the unfused attention (the fitted β of rows run without it).
+        ubatch: prompt tokens per micro-batch (llama.cpp ``-ub``; default 512, a server engine's 2048): with weights in
+            system RAM each micro-batch copies them to the GPU once (:func:`advisor.perf.step.offload_prefill_tps`).
 
     Returns:
         (Prediction with ceilings, calibrated rates, 10–90 % ranges and the calibration used, StepModel).
@@ -443,8 +450,19 @@ def predict_step(
     if prefill1 and tp:
         p_tok = max(1, prompt_tokens or 1)
         prefill1 = p_tok / (p_tok / (prefill1 * n) + tp_comm_s(model, p_tok, n, link_gbs, nvlink=nvlink))
-    if prefill1 and share < 1.0:
-        prefill1 *= 0.5 + 0.5 * share  # weights streamed over PCIe for the offloaded share (rough)
+    if prefill1 and share < 1.0 and not paged and hardware.kind in ("discrete_gpu", "datacenter_gpu"):
+        # the weights in system RAM cross PCIe to the GPU once per micro-batch of the prompt
+        host_link, link_words = host_link_gbs(hardware.release_year)
+        ub = ubatch or DEFAULT_UBATCH["server" if engine_family(engine) == "server" else "llama"]
+        host_gb = fitm.weights_gb * (1.0 - share)
+        prefill1 = offload_prefill_tps(prefill1, host_gb * 1e9, host_link * 1e9 * HOST_COPY_EFFICIENCY, ub)
+        assumptions.append(
+            f"Prompt reading with {host_gb:.1f} GB of weights in system RAM: each micro-batch of {ub:,} prompt tokens "
+            f"copies them to the GPU over {link_words} at about {HOST_COPY_EFFICIENCY:.0%} of its rate, so the copy, not "
+            "the GPU's compute, sets the prefill speed; a larger micro-batch (-ub 2048 or 4096) spreads it over more "
+            "tokens.")
+    elif prefill1 and share < 1.0:
+        prefill1 *= 0.5 + 0.5 * share  # unified memory paging part of the weights in (rough)
     if prefill1:
         prefill1 *= f_pre
     if not fitm.fits and hardware.kind not in ("discrete_gpu", "datacenter_gpu"):

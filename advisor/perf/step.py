@@ -36,6 +36,9 @@ __all__ = [
     "StepModel",
     "expert_coverage",
     "default_interconnect",
+    "expert_offload_share",
+    "host_link_gbs",
+    "offload_prefill_tps",
     "interconnect_gbs",
     "moe_split_bytes",
     "tp_comm_s",
@@ -104,6 +107,78 @@ def weight_bytes_step(model: ModelSpec, bits_per_weight: float, batch: int) -> f
     if not routed:
         return dense
     return dense + routed * (1.0 - (1.0 - ke) ** max(1, batch))
+
+
+def expert_offload_share(model: ModelSpec, bits_per_weight: float, gpu_share: float) -> float:
+    """The share of one token's weight bytes read from the GPU when a MoE that does not fit keeps its routed experts
+    in system RAM (llama.cpp ``--n-cpu-moe N`` / ``-ot exps=CPU``) instead of whole layers.
+
+    The GPU holds the same bytes as the layer split (``gpu_share`` of all weights), but the dense part every token
+    reads (attention, shared experts, dense layers) goes there first, then as many experts as fit. With dense bytes
+    ``D``, routed bytes ``R`` and ``k/E`` (:func:`moe_split_bytes`): experts on the GPU ``e = (s·(D+R) − D) / R``
+    (clamped to 0–1), bytes from system RAM per token ``R·k/E·(1 − e)`` of ``D + R·k/E``.
+
+    Returns:
+        The equivalent GPU share of one token's bytes (for :func:`advisor.perf.predict`'s ``gpu_share``); the
+        layer split's ``gpu_share`` for a dense model.
+
+    >>> m = ModelSpec(id="x", params_b=117.0, active_params_b=5.1, n_layers=36, hidden_size=2880, n_heads=64,
+    ...               n_kv_heads=8, head_dim=64, vocab_size=201088, max_context=131072, experts=128, experts_per_token=4)
+    >>> round(expert_offload_share(m, 4.25, 0.36), 2)  # gpt-oss-120b, 36 % of its 62 GB on the GPU
+    0.54
+
+    (R = 111.9B / 0.969 = 115.5B = 61.4 GB, D ≈ 0.79 GB a token; e = (22.4 − 0.79) / 61.4 = 0.35; from system RAM
+    1.92 × 0.65 = 1.24 of 2.71 GB a token: 0.54 on the GPU against 0.36 as a layer split.)
+    """
+    dense, routed, ke = moe_split_bytes(model, bits_per_weight)
+    if not routed:
+        return gpu_share
+    e = min(1.0, max(0.0, (gpu_share * (dense + routed) - dense) / routed))
+    per_token = dense + routed * ke
+    return 1.0 - routed * ke * (1.0 - e) / per_token
+
+
+# llama.cpp's default micro-batch (-ub / --ubatch-size 512; Ollama's num_batch default 512) and the chunk vLLM V1
+# schedules per step by default (--max-num-batched-tokens 2048 for online serving): the prompt tokens each pass over
+# weights held in system RAM carries (llama.cpp tools/server README; vLLM engine arguments).
+DEFAULT_UBATCH = {"llama": 512, "server": 2048}
+# ESTIMATE: share of the PCIe link a host-to-device copy of pinned weights reaches (CUDA bandwidthTest on PCIe 4.0
+# x16 reads ~25 of 31.5 GB/s).
+HOST_COPY_EFFICIENCY = 0.8
+
+
+def host_link_gbs(release_year: int | None) -> tuple[float, str]:
+    """(GB/s per direction, words) of the PCIe link between a graphics card and its host, by the card's year:
+    PCIe 4.0 x16 from 2020 (Ampere, RDNA2), PCIe 3.0 x16 before. ESTIMATE: the slot and the card's lanes
+    (an RTX 4060 has x8) are not in the catalog."""
+    key = "pcie4" if (release_year or 2020) >= 2020 else "pcie3"
+    gbs = LINK_GBS_PER_LANE[key] * 16
+    return gbs, f"PCIe {key[4]}.0 x16 ({gbs:.0f} GB/s; assumed for a card of its year)"
+
+
+def offload_prefill_tps(gpu_prefill_tps: float, host_bytes: float, link_bytes_per_s: float, ubatch: int) -> float:
+    """Prefill tok/s when part of the weights sits in system RAM and the GPU computes the prompt anyway.
+
+    llama.cpp (and vLLM's ``--cpu-offload-gb``) copy the weights held in system RAM over PCIe to the GPU for every
+    micro-batch of the prompt (llama.cpp offloads any matrix multiply of 32 tokens or more to the GPU), so each
+    micro-batch of ``ubatch`` tokens pays the copy once: ``t = ubatch / gpu_prefill + host_bytes / link``, rate
+    ``ubatch / t``. A larger ``-ub`` spreads the copy over more tokens.
+
+    Args:
+        gpu_prefill_tps: prefill rate with every weight on the GPU, tok/s.
+        host_bytes: bytes of weights in system RAM, B.
+        link_bytes_per_s: achieved host-to-device copy rate, B/s.
+        ubatch: prompt tokens per micro-batch.
+
+    Returns:
+        Prefill tok/s; ``gpu_prefill_tps`` when nothing is in system RAM.
+
+    >>> round(offload_prefill_tps(2000.0, 40e9, 25e9, 512))  # 512 / (0.256 s + 1.6 s)
+    276
+    """
+    if host_bytes <= 0 or link_bytes_per_s <= 0 or gpu_prefill_tps <= 0:
+        return gpu_prefill_tps
+    return ubatch / (ubatch / gpu_prefill_tps + host_bytes / link_bytes_per_s)
 
 
 def default_interconnect(hw_id: str, name: str, family: str | None) -> str | None:

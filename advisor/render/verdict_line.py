@@ -85,6 +85,12 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model while part "
                         "of it is read from system RAM: those numbers were probably measured on another machine, with a "
                         "smaller model or a smaller format. Which machine and model ran them?")
+            if mt and card and v.phase_status.get("decode_tps") == "normal":
+                # a split that runs as it should: said as such, not as a fault (a MoE run on purpose with its
+                # experts in system RAM, a 70B on a 24 GB card and 64 GB of RAM)
+                return (f"**It runs split between the {'card' if one else 'cards'} and system RAM (it needs about "
+                        f"{shown[0]} GB, about {shown[1]} GB fits on the GPU): {mt:g} tok/s of decode is normal for that "
+                        "split.**")
             return head + (f" — that is why you see {mt:g} tok/s." if mt else ".")
         if p is not None and not mt and limit_raise_fits(v):
             return ("**Not as macOS is set by default, but one setting makes it fit: the model with the context you "

@@ -234,6 +234,7 @@ class Symptoms(_Frozen):
         power_limited (bool): the machine runs on battery, in a power-saving mode or under a lowered power limit.
         household (bool): a family/home question (plain words wanted).
         asks_speed (bool): the question asks for the speed itself ("how fast…?", "wie schnell…?"): the number first.
+        ubatch (int | None): the prompt micro-batch set (llama.cpp ``-ub``, Ollama ``num_batch``), tokens.
         intel_mac (bool): the machine is an Intel Mac (its GPU is no Apple Silicon GPU, whatever a name matched).
         portable (bool): the person calls the machine a laptop, mini PC or board computer (no graphics card goes in).
     """
@@ -267,6 +268,7 @@ class Symptoms(_Frozen):
     faster_elsewhere: bool = False
     household: bool = False
     asks_speed: bool = False
+    ubatch: int | None = None
     intel_mac: bool = False
     portable: bool = False
     power_limited: bool = False  # on battery / a power-saving mode / a lowered power limit

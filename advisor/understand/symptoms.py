@@ -142,6 +142,9 @@ _HOW_FAST = re.compile(r"\bhow\s+(?:fast|quick(?:ly)?|many\s+(?:tokens?|tok/s|t/
                        r"\bwhat\s+(?:kind\s+of\s+)?(?:speeds?|performance)\s+(?:will|would|can|should|do)\b|"
                        r"\bwie\s+(?:schnell|viele\s+token)|\bqu[eé]\s+velocidad|\bcu[aá]ntos\s+tokens|\bquelle\s+vitesse|"
                        r"\bcombien\s+de\s+tokens", re.I)
+# The prompt micro-batch set: llama.cpp "-ub 4096", "--ubatch-size 2048", "n_ubatch = 1024"; Ollama's "num_batch 1024"
+# (it sets both the batch and the micro-batch).
+_UBATCH = re.compile(r"(?:(?<![\w-])-ub|--ubatch-size|n_ubatch|\bnum_batch)\s*[=:]?\s*(\d{2,5})\b", re.I)
 _HOUSEHOLD = re.compile(r"\bfamily\b|\bkids?\b|\bchildren\b|household|homework|my (?:wife|husband|partner|son|daughter|parents|mum|mom|dad)|"
                         r"grand(?:ma|pa|parents)|at home\b|for the house", re.I)
 _TP = re.compile(r"(?:tensor[- ]parallel(?:ism|[_-]size)?|--tp|-tp|\btp)\s*[=:]?\s*(\d)\b|\b(\d)[- ]way tensor parallel|"
@@ -172,6 +175,12 @@ _LAYERS_OF = re.compile(r"(?<![\w.])(\d{1,4})\s*(?:/|of|out\s+of)\s*(\d{1,4})\s+
 _PS_SPLIT = re.compile(r"\b(\d{1,3})\s*%\s*/\s*(\d{1,3})\s*%\s*CPU\s*/\s*GPU\b|\b100\s*%\s*(CPU|GPU)\b", re.I)
 _GPU_BACKEND = (("clblast", "clblast"), ("opencl", "opencl"), ("vulkan", "vulkan"), ("sycl", "sycl"),
                 ("rocm", "rocm"), ("hip", "rocm"), ("cuda", "cuda"), ("cublas", "cuda"), ("metal", "metal"))
+
+
+def _ubatch(text: str) -> int | None:
+    """The micro-batch said last ("-ub 4096"), within llama.cpp's range (32–65536), else None."""
+    got = [int(m.group(1)) for m in _UBATCH.finditer(text)]
+    return got[-1] if got and 32 <= got[-1] <= 65536 else None
 
 
 def parse_ngl(text: str | None, near: float | None = None) -> int | None:
@@ -279,6 +288,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
         asks_speed=bool(_HOW_FAST.search(t)),
+        ubatch=_ubatch(t),
         intel_mac=intel_mac(t),
         portable=bool(_PORTABLE_WORDS.search(t)),
         power_limited=bool(_POWER.search(t)),
