@@ -369,3 +369,12 @@ def test_a_radeon_rocm_does_not_list_is_told_the_override(tmp_path):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), "My RX 6700 XT isn't used by ollama, ollama ps says 100% CPU, "
                     "llama3.1 8b gives 6 tok/s. Ryzen 5 5600X, 32GB DDR4")
     assert r.facts.hardware == "RX 6700 XT" and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in r.verdict.fixes[0].title
+
+
+@pytest.mark.parametrize(("text", "note"), [("RTX 4090, llama 8b, my prompts are 20 pages", "20 pages ≈ 10,000 words"),
+                                            ("M2 Max, I paste 2-3 pages each time", "2-3 pages ≈ 1,250 words"),
+                                            ("a few pages of prompt on a 3090", "a few pages ≈ 3 pages ≈ 1,500 words")])
+def test_a_length_in_pages_is_said_once(store, text, note):
+    from advisor.intake import extract
+
+    assert any(n.startswith(note) for n in extract(text, store).notes)

@@ -284,7 +284,10 @@ def extract_vague_lengths(msg: Msg, ext: Extraction) -> None:
         mid_words = (lo + hi) / 2 * words
         tokens = mid_words / WORDS_PER_TOKEN
         rng = f"{fmt(lo)}–{fmt(hi)} {unit}s" if hi != lo else f"{fmt(lo)} {unit}{'s' if lo > 1 else ''}"
-        _set_len(ext, kind, tokens, f"{m.group(0).strip()} ≈ {rng} ≈ {fmt(round(mid_words))} words ≈ {fmt(_tok(tokens))} "
+        said = m.group(0).strip()
+        # "a few pages ≈ 2–4 pages ≈ …", but "20 pages ≈ 10,000 words" (the range said once when it is what was written)
+        head = said if re.sub(r"[\s–-]+", "", said.lower()) == re.sub(r"[\s–-]+", "", rng.lower()) else f"{said} ≈ {rng}"
+        _set_len(ext, kind, tokens, f"{head} ≈ {fmt(round(mid_words))} words ≈ {fmt(_tok(tokens))} "
                                    f"tokens (a sentence ≈ {WORDS_PER_SENTENCE} words, a paragraph ≈ 100–150, a page ≈ "
                                    f"{WORDS_PER_PAGE}; 0.75 words per token).")
     for m in msg.finditer(_NUM_KIND):
