@@ -533,6 +533,7 @@ class Verdict(BaseModel):
     target_tps: float | None = None  # the per-user decode speed the person needs (a target, not a measurement)
     benchmark_run: bool = False  # the rates are a benchmark tool's own run (llama-bench): no prompt cache in them
     asks_speed: bool = False  # the person asked for the speed itself ("how fast…?"): the headline leads with the number
+    asks_memory: bool = False  # the person asked for the memory it takes ("how much VRAM…?"): the headline says it
 
 
 class ModelRun(BaseModel):

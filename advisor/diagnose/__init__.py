@@ -103,6 +103,12 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         out = _remedies.works_first(out, tiers)
         # a MoE larger than the card keeps its model: only its experts move to system RAM (a setting, first)
         out.sort(key=lambda fx: fx.id != "moe_expert_offload")
+    from advisor.diagnose.setup import cpu_build
+
+    if cpu_build(c) is not None:  # a CPU-only build on a machine with a GPU: rebuilding comes before anything else
+        if "gpu_offload" not in seen:
+            add("offload_all")
+        out.sort(key=lambda fx: fx.id != "gpu_offload")
     if out and tiers.get(id(out[0])) == _remedies.PURCHASE_TIER:
         for key in _remedies.NO_PURCHASE:  # a reply says what works without buying (advisor.render.reply)
             add(key)
@@ -244,7 +250,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         measured_ttft_s=c.sit.measured.ttft_s or c.sit.facts.measured_ttft_s,
         allocated_gb=(alloc := _allocated_need_gb(c)),
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
-        asks_speed=c.sit.symptoms.asks_speed,
+        asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),

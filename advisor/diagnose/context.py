@@ -13,6 +13,8 @@ from typing import Any
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, Prediction
 from advisor.perf import predict
+from advisor.perf.moe import with_moe
+from advisor.perf.step import expert_offload_share
 from advisor.understand.engine import classify_engine
 from advisor.understand.situation import Situation
 from knowledge import catalog
@@ -47,14 +49,20 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
         return None
     w = sit.workload
     backend = sit.engine_text
-    if hw.kind in ("discrete_gpu", "datacenter_gpu") and classify_engine(backend)[1] == "cpu":
+    if hw.kind in ("discrete_gpu", "datacenter_gpu", "apple_soc") and classify_engine(backend)[1] == "cpu":
         backend = sit.engine  # a CPU-backend run on a machine with a graphics card: the card is what is judged
     args: dict[str, Any] = dict(backend=backend, prompt_tokens=w.prompt_tokens, gen_tokens=w.gen_tokens,
                                 depth=w.depth, concurrency=1 if sit.measured.alone else w.users,
                                 flash_attn=sit.symptoms.flash_attention, ubatch=sit.symptoms.ubatch)
     args.update(changes)
     try:
-        return predict(store, hardware=hw, model=model, quant=quant, **args)
+        p = predict(store, hardware=hw, model=model, quant=quant, **args)
+        if (sit.symptoms.experts_on_cpu and sit.engine != "ollama" and model.is_moe and "gpu_share" not in changes
+                and p.memory.gpu_share < 1.0 and hw.kind in ("discrete_gpu", "datacenter_gpu")):
+            # the experts are in system RAM on purpose (--n-cpu-moe): attention and dense layers stay on the GPU
+            share = expert_offload_share(with_moe(model), quant.bits_per_weight, p.memory.gpu_share)
+            p = predict(store, hardware=hw, model=model, quant=quant, **{**args, "gpu_share": share})
+        return p
     except (AdvisorError, ValueError):
         return None
 

@@ -12,7 +12,6 @@ model, context, the Mac GPU limit) live in :mod:`advisor.diagnose.weights`, the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -356,10 +355,6 @@ def _chunked(c: Ctx) -> Fix | None:
 # --- a model larger than the card: how it is split -------------------------------------------------------------
 
 _LLAMA_FAMILY = (*LLAMA_SERVER_ENGINES, "ollama")
-_EXPERTS_ON_CPU = re.compile(r"--n-cpu-moe|--cpu-moe|-ot\s+\S*exps|override-tensor\S*\s+\S*exps|experts?\s+(?:on|to)\s+(?:the\s+)?cpu",
-                             re.I)
-
-
 def _spilled_card(c: Ctx) -> bool:
     """A graphics card holding only part of the weights (the rest in system RAM), on the llama.cpp family."""
     p = c.pred
@@ -372,17 +367,10 @@ def _said_text(c: Ctx) -> str:
     return " ".join(x for x in (f.question, f.backend, f.raw_output) if x)
 
 
-_ASKING_ABOUT = re.compile(r"\b(?:switch\w*|try\w*|worth|should|would|could|consider\w*|what\s+about|how\s+about)\b"
-                           r"[^.?!\n]{0,60}$", re.I)
-
-
 def experts_on_cpu(c: Ctx) -> bool:
-    """The run already keeps its experts in system RAM (``--n-cpu-moe``, ``-ot exps=CPU``), not merely asks about it
-    ("worth switching to --n-cpu-moe?"); never on Ollama, which has no such setting."""
-    if c.sit.engine == "ollama":
-        return False
-    t = _said_text(c)
-    return any(not _ASKING_ABOUT.search(t[max(0, m.start() - 80):m.start()]) for m in _EXPERTS_ON_CPU.finditer(t))
+    """The run already keeps its experts in system RAM (:attr:`Symptoms.experts_on_cpu`); never on Ollama, which has
+    no such setting."""
+    return c.sit.engine != "ollama" and c.sit.symptoms.experts_on_cpu
 
 
 def deliberate_split(c: Ctx) -> bool:

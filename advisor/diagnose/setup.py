@@ -68,9 +68,13 @@ def _offload_all(c: Ctx) -> Fix | None:
         return None  # their own output shows every layer on the GPU: never propose what they already do
     ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
     now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
-    if c.kind == "apple_soc":
+    if c.kind == "apple_soc" and cpu_build(c) is not None:
+        title = ("Use a llama.cpp build with Metal: this one ran on the CPU backend (its backend column says CPU). "
+                 "Rebuild with `cmake -B build -DGGML_METAL=ON` (the macOS default; drop -DGGML_METAL=OFF) or take a "
+                 "macOS release, then -ngl 99")
+    elif c.kind == "apple_soc":
         title = "Run the engine natively with Metal so every layer is on the GPU (Ollama app, LM Studio, mlx-lm)"
-    elif (flag := _cpu_build(c)) is not None:
+    elif (flag := cpu_build(c)) is not None:
         title = (f"Use a llama.cpp build with your GPU's backend: this one has only the CPU backend (its backend "
                  f"column says CPU). Rebuild with `cmake -B build {flag}` or take a {_BUILD_NAME.get(flag, 'GPU')} "
                  "release, then -ngl 99")
@@ -82,18 +86,18 @@ def _offload_all(c: Ctx) -> Fix | None:
 
 
 # The CMake switch of llama.cpp's GPU backend per GPU vendor (llama.cpp docs/build.md).
-_BUILD_FLAGS = {"nvidia": "-DGGML_CUDA=ON", "amd": "-DGGML_HIP=ON (or -DGGML_VULKAN=ON)",
+_BUILD_FLAGS = {"mac": "-DGGML_METAL=ON", "nvidia": "-DGGML_CUDA=ON", "amd": "-DGGML_HIP=ON (or -DGGML_VULKAN=ON)",
                 "intel": "-DGGML_SYCL=ON (or -DGGML_VULKAN=ON)"}
 _BUILD_NAME = {"-DGGML_CUDA=ON": "CUDA", "-DGGML_HIP=ON (or -DGGML_VULKAN=ON)": "ROCm/HIP or Vulkan",
                "-DGGML_SYCL=ON (or -DGGML_VULKAN=ON)": "SYCL or Vulkan"}
 
 
-def _cpu_build(c: Ctx) -> str | None:
+def cpu_build(c: Ctx) -> str | None:
     """The CMake flag to rebuild with when a llama.cpp run on a machine with a graphics card ran on its CPU backend
     (llama-bench's backend column ``CPU``), else None."""
     from advisor.understand.engine import classify_engine
 
-    if c.sit.engine not in ("llama.cpp", "ik_llama.cpp") or c.kind not in ("discrete_gpu", "datacenter_gpu"):
+    if c.sit.engine not in ("llama.cpp", "ik_llama.cpp") or c.kind not in ("discrete_gpu", "datacenter_gpu", "apple_soc"):
         return None
     if classify_engine(c.sit.engine_text)[1] != "cpu" and c.sit.symptoms.gpu_backend != "cpu":
         return None

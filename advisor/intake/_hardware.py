@@ -349,6 +349,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     elif spec is not None:
         men = _cpu_before_ram(store, men)
     men = _several(msg, ext, store, men)
+    if (phone := _PHONE.search(msg.orig)) is not None and (not men or any(0 <= x.start - phone.end() <= 30 for x in men)):
+        men = []  # "ipad pro m4", "android phone (snapdragon 8 gen 3)": the chip is the phone's or tablet's
     # RAM alone after a CPU was named ("I upgraded to DDR5-6400"): that CPU's memory, not a new machine.
     known_cpu = (_known_cpu(store, known) if spec is not None and all(RAM_WORD.search(x.phrase) for x in men)
                  else None)
@@ -403,7 +405,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.gpu_count = hw.n_devices
     elif men and (n := count_of(men[0].phrase if ext.hardware is None else ext.hardware)) > 1:
         ext.gpu_count = n
-    if not men and (phone := _PHONE.search(msg.orig)) is not None:
+    if not men and phone is not None:
         ext.reject(f"I don't size phones or tablets ({phone.group(0).strip()}): their chips and memory limits are not in "
                    "my catalog. Name a Mac, a PC (its GPU, or its CPU and RAM) or a server to size a model for.")
     if ext.hardware is None and not men and known_cpu is None:
@@ -457,6 +459,7 @@ def _host_cpu(men: Mention) -> bool:
 
 
 _PHONE = re.compile(r"\b(?:iphone|ipad|android\s+(?:phone|tablet)|pixel\s+\d+|galaxy\s+(?:s|z\s*fold|z\s*flip|tab)\s*\d+|"
+                    r"snapdragon\s+8\s*(?:gen|elite)\s*\d*|dimensity\s+\d{4}|"
                     r"(?:my|a|an|the|on)\s+(?:smart)?phone)\b(?:\s+\d{1,2})?(?:\s+(?:pro\s+max|pro|max|plus|ultra|air|mini))?",
                     re.I)
 

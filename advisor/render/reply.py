@@ -40,6 +40,7 @@ from advisor.render.markdown import (
 )
 from advisor.render.plain import gloss
 from advisor.render.verdict_line import limit_raise_fits, over_roofline, plain_verdict
+from advisor.understand.engine import ENGINE_NAMES, classify_engine
 
 # Fix ids that are purchases, and the changes named beside one "without buying" (advisor.diagnose.remedies).
 PURCHASES = ("more_bandwidth", "more_compute")
@@ -156,11 +157,17 @@ def _numbers(v: Verdict) -> list[str]:
             tail = (": the part that does not fit is read from the disk for every token." if paged
                     else ": the layers that do not fit run from system RAM on the CPU." if card
                     else ", and it crawls once it swaps.")
+            cards = "cards" if (p.hardware.get("n_devices") or 1) > 1 else "card"
             label = ("In practice it will not run" if paged and m.required_gb > m.total_gb
-                     else "Split between the card and system RAM" if card else "Even if it ran")
+                     else f"Split between the {cards} and system RAM" if card else "Even if it ran")
             if limit_raise_fits(v):
                 label, tail = "Once the limit is raised", "."
-            out.append(f"**{label}:** about {fmt_rate(_per_user(p))} tok/s at best, first word after "
+            elif card and classify_engine(p.backend)[0] in ("vllm", "sglang", "tensorrt-llm"):
+                # a serving engine does not run layers from system RAM: it stops at load
+                label = f"As set up it will not load ({ENGINE_NAMES[classify_engine(p.backend)[0]]} stops with an out-of-memory error)"
+                tail = ": the weights that do not fit would run from system RAM."
+            out.append(f"**{label}:** " + ("about" if "will not load" not in label else "forced with --cpu-offload-gb, about")
+                       + f" {fmt_rate(_per_user(p))} tok/s at best, first word after "
                        f"{fmt_s(p.ttft_s)}" + (f", {whole}" if whole else "") + tail)
         return out
     if not mt:
@@ -180,6 +187,13 @@ def _numbers(v: Verdict) -> list[str]:
         need, usable = fmt_gb_apart(v.allocated_gb, m.usable_gb, least=1)
         out.append(f"**Memory:** the {v.allocated_tokens:,}-token context you allocate needs {need} GB with the weights, "
                    f"of {usable} GB usable: does not fit (this conversation alone needs {m.required_gb:.1f} GB)")
+    elif v.allocated_gb and v.allocated_tokens and m.usable_gb:
+        # the context allocated (num_ctx / -c / "128k context") sizes the KV cache: its need is the memory answer
+        need, usable = fmt_gb_apart(v.allocated_gb, m.usable_gb, least=1)
+        each = f" for each of {p.concurrency} users" if p.concurrency > 1 else ""
+        out.append(f"**Memory:** with the {v.allocated_tokens:,}-token context{each} it needs {need} of {usable} GB usable: "
+                   f"fits" + (f", but {tight}" if (tight := thin_words(v.allocated_gb, m.usable_gb)) else "")
+                   + f" (a conversation of {p.prompt_tokens + p.gen_tokens:,} tokens alone needs {m.required_gb:.1f} GB)")
     elif m.total_gb is None:
         out.append(f"**Memory:** needs about {m.required_gb:.0f} GB; say how much the machine has to check the fit")
     elif len(out) < 3 or not roomy(m.required_gb, m.usable_gb):
@@ -214,6 +228,8 @@ def _comfortable(v: Verdict) -> bool:
         return False
     if p.memory.total_gb is not None and not roomy(p.memory.required_gb, p.memory.usable_gb):
         return False  # it fits with too thin a margin: a longer conversation spills it
+    if v.target_tps and _per_user(p) < v.target_tps:
+        return False  # under the speed the person wants: the headline says "No", so there is something to change
     return _per_user(p) >= COMFORTABLE_TPS and (p.ttft_s is None or p.ttft_s <= TTFT_BROKEN_S)
 
 

@@ -16,6 +16,7 @@ from advisor.render.markdown import (
     low_end,
     plain_answer,
 )
+from advisor.understand.engine import classify_engine
 
 
 def limit_raise_fits(v: Verdict) -> bool:
@@ -75,8 +76,10 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 return (f"**Not as macOS is set by default, but one setting makes it fit: it needs about {shown[0]} GB "
                         f"and macOS lets the GPU use about {shown[1]} GB until you raise that limit (below).**")
             # "No:" answers "can I run it?"; beside a measured rate the question is "what is wrong?"
+            server = classify_engine(p.backend)[0] in ("vllm", "sglang", "tensorrt-llm")
             head = (f"**{'It does not fit' if mt else 'No: it does not fit'}. It needs about {shown[0]} GB{whole}, and about "
-                    f"{shown[1]} GB is usable for the model here,** so part of it runs from slow memory")
+                    f"{shown[1]} GB is usable for the model here,** "
+                    + ("so the engine stops at load" if server and card and not mt else "so part of it runs from slow memory"))
             top = (v.expected_range.get("decode_tps") or (0.0, 0.0))[1]
             if mt and v.phase_status.get("decode_tps") == "above_expected" and p.hardware.get("kind") != "apple_soc" \
                     and mt > 2 * top:  # a little above a spill's estimate is ordinary (how much spills is uncertain)
@@ -85,12 +88,17 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model while part "
                         "of it is read from system RAM: those numbers were probably measured on another machine, with a "
                         "smaller model or a smaller format. Which machine and model ran them?")
-            if mt and card and v.phase_status.get("decode_tps") == "normal":
+            split_rng = v.expected_range.get("decode_tps")
+            if mt and card and v.phase_status.get("decode_tps") == "normal" and (not split_rng or mt >= 0.98 * split_rng[0]):
                 # a split that runs as it should: said as such, not as a fault (a MoE run on purpose with its
                 # experts in system RAM, a 70B on a 24 GB card and 64 GB of RAM)
                 return (f"**It runs split between the {'card' if one else 'cards'} and system RAM (it needs about "
                         f"{shown[0]} GB, about {shown[1]} GB fits on the GPU): {mt:g} tok/s of decode is normal for that "
                         "split.**")
+            if not mt and how_fast_split(v):
+                return (f"**About {_fmt_rate(p.decode_tps_per_seq or p.decode_tps)} tok/s, split between the "
+                        f"{'card' if one else 'cards'} and system RAM: it needs about {shown[0]} GB and about {shown[1]} GB "
+                        "fits on the GPU.**")
             return head + (f" — that is why you see {mt:g} tok/s." if mt else ".")
         if p is not None and not mt and limit_raise_fits(v):
             return ("**Not as macOS is set by default, but one setting makes it fit: the model with the context you "
@@ -159,7 +167,22 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             return (f"**Within the usual range for this hardware, but at its low end ({what}, about {_fmt_rate(exp)} "
                     f"expected{usual}); {phase} is what limits you.**")
         return f"**That is normal for this hardware ({what}); {phase} is what limits you.**"
+    if p is not None and v.asks_memory and p.memory.fits and p.memory.usable_gb:
+        need = v.allocated_gb if v.allocated_gb and v.allocated_tokens else p.memory.required_gb
+        ctx = (f" with the {v.allocated_tokens:,}-token context" if v.allocated_gb and v.allocated_tokens
+               else f" for a conversation of {p.prompt_tokens + p.gen_tokens:,} tokens")
+        if need <= p.memory.usable_gb:
+            return (f"**About {need:.1f} GB{ctx} (weights, KV cache and overhead): it fits the {p.memory.usable_gb:.1f} GB "
+                    f"usable here, and streams at about {_fmt_rate(p.decode_tps_per_seq or p.decode_tps)} tok/s.**")
     return plain_answer(p, v.target_tps, how_fast=v.asks_speed) if p is not None else ""
+
+
+def how_fast_split(v: Verdict) -> bool:
+    """A question for the speed of a model larger than the card, run split with system RAM by a llama.cpp-family
+    engine (a serving engine stops at load instead): the headline gives the number."""
+    p = v.prediction
+    return bool(v.asks_speed and p is not None and p.hardware.get("kind") in ("discrete_gpu", "datacenter_gpu")
+                and classify_engine(p.backend)[0] not in ("vllm", "sglang", "tensorrt-llm"))
 
 
 def decode_words(v: Verdict, mt: float) -> str:

@@ -234,6 +234,8 @@ class Symptoms(_Frozen):
         power_limited (bool): the machine runs on battery, in a power-saving mode or under a lowered power limit.
         household (bool): a family/home question (plain words wanted).
         asks_speed (bool): the question asks for the speed itself ("how fast…?", "wie schnell…?"): the number first.
+        experts_on_cpu (bool): a MoE's routed experts are kept in system RAM on purpose (``--n-cpu-moe``, ``-ot exps=CPU``).
+        asks_memory (bool): the question asks for the memory it takes ("how much VRAM do I need?").
         ubatch (int | None): the prompt micro-batch set (llama.cpp ``-ub``, Ollama ``num_batch``), tokens.
         intel_mac (bool): the machine is an Intel Mac (its GPU is no Apple Silicon GPU, whatever a name matched).
         portable (bool): the person calls the machine a laptop, mini PC or board computer (no graphics card goes in).
@@ -268,6 +270,8 @@ class Symptoms(_Frozen):
     faster_elsewhere: bool = False
     household: bool = False
     asks_speed: bool = False
+    asks_memory: bool = False
+    experts_on_cpu: bool = False
     ubatch: int | None = None
     intel_mac: bool = False
     portable: bool = False

@@ -145,6 +145,23 @@ _HOW_FAST = re.compile(r"\bhow\s+(?:fast|quick(?:ly)?|many\s+(?:tokens?|tok/s|t/
 # The prompt micro-batch set: llama.cpp "-ub 4096", "--ubatch-size 2048", "n_ubatch = 1024"; Ollama's "num_batch 1024"
 # (it sets both the batch and the micro-batch).
 _UBATCH = re.compile(r"(?:(?<![\w-])-ub|--ubatch-size|n_ubatch|\bnum_batch)\s*[=:]?\s*(\d{2,5})\b", re.I)
+# A question for the memory it takes ("how much VRAM do I need?", "will it fit in 24GB?", "wie viel Speicher").
+_HOW_MUCH_MEMORY = re.compile(r"\bhow\s+much\s+(?:v?ram|memory|gpu\s+memory|vram)\b|\bwhat\s+(?:v?ram|memory)\s+(?:do|would|will)\b|"
+                              r"\bwie\s+viel\s+(?:v?ram|speicher)|\bcu[aá]nta\s+(?:v?ram|memoria)|\bcombien\s+de\s+(?:v?ram|m[ée]moire)",
+                              re.I)
+# The routed experts kept in system RAM on purpose (llama.cpp "--n-cpu-moe 28", "--cpu-moe", "-ot exps=CPU"), not a
+# question about it ("worth switching to --n-cpu-moe?").
+EXPERTS_ON_CPU = re.compile(r"--n-cpu-moe|--cpu-moe|-ot\s+\S*exps|override-tensor\S*\s+\S*exps|experts?\s+(?:on|to)\s+(?:the\s+)?cpu",
+                            re.I)
+_ASKING_ABOUT = re.compile(r"\b(?:switch\w*|try\w*|worth|should|would|could|consider\w*|what\s+about|how\s+about|how\s+fast\s+with)\b"
+                           r"[^.?!\n]{0,60}$", re.I)
+
+
+def experts_on_cpu_said(text: str) -> bool:
+    """The run keeps its experts in system RAM (``--n-cpu-moe``, ``-ot exps=CPU``), not merely asks about it."""
+    return any(not _ASKING_ABOUT.search(text[max(0, m.start() - 80):m.start()]) for m in EXPERTS_ON_CPU.finditer(text))
+
+
 _HOUSEHOLD = re.compile(r"\bfamily\b|\bkids?\b|\bchildren\b|household|homework|my (?:wife|husband|partner|son|daughter|parents|mum|mom|dad)|"
                         r"grand(?:ma|pa|parents)|at home\b|for the house", re.I)
 _TP = re.compile(r"(?:tensor[- ]parallel(?:ism|[_-]size)?|--tp|-tp|\btp)\s*[=:]?\s*(\d)\b|\b(\d)[- ]way tensor parallel|"
@@ -288,6 +305,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
         asks_speed=bool(_HOW_FAST.search(t)),
+        experts_on_cpu=experts_on_cpu_said(t),
+        asks_memory=bool(_HOW_MUCH_MEMORY.search(t)),
         ubatch=_ubatch(t),
         intel_mac=intel_mac(t),
         portable=bool(_PORTABLE_WORDS.search(t)),
