@@ -349,7 +349,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
     elif spec is not None:
         men = _cpu_before_ram(store, men)
     men = _several(msg, ext, store, men)
-    if (phone := _PHONE.search(msg.orig)) is not None and (not men or any(0 <= x.start - phone.end() <= 30 for x in men)):
+    if (phone := _PHONE.search(msg.orig)) is not None and (not men or any(_phone_chip(msg, phone, x) for x in men)):
         men = []  # "ipad pro m4", "android phone (snapdragon 8 gen 3)": the chip is the phone's or tablet's
     # RAM alone after a CPU was named ("I upgraded to DDR5-6400"): that CPU's memory, not a new machine.
     known_cpu = (_known_cpu(store, known) if spec is not None and all(RAM_WORD.search(x.phrase) for x in men)
@@ -462,6 +462,14 @@ _PHONE = re.compile(r"\b(?:iphone|ipad|android\s+(?:phone|tablet)|pixel\s+\d+|ga
                     r"snapdragon\s+8\s*(?:gen|elite)\s*\d*|dimensity\s+\d{4}|"
                     r"(?:my|a|an|the|on)\s+(?:smart)?phone)\b(?:\s+\d{1,2})?(?:\s+(?:pro\s+max|pro|max|plus|ultra|air|mini))?",
                     re.I)
+
+
+def _phone_chip(msg: Msg, phone: re.Match[str], men: Mention) -> bool:
+    """A chip named right after a phone or tablet ("ipad pro m4", "android phone (snapdragon 8 gen 3)") is that device's,
+    not a computer's ("Huawei P40 is my phone; the PC has an RTX 3060" names a PC)."""
+    gap = msg.orig[phone.end():men.start]
+    return 0 <= len(gap) <= 30 and not re.search(r"[;.!?]|\b(?:pc|computer|laptop|desktop|server|mac|gpu|card|and|but)\b",
+                                                  gap, re.I)
 
 
 def _chip_with_its_mac(msg: Msg, men: list[Mention]) -> list[Mention]:
