@@ -362,11 +362,6 @@ def _spilled_card(c: Ctx) -> bool:
             and (c.sit.engine or "llama.cpp") in _LLAMA_FAMILY)
 
 
-def _said_text(c: Ctx) -> str:
-    f = c.sit.facts
-    return " ".join(x for x in (f.question, f.backend, f.raw_output) if x)
-
-
 def experts_on_cpu(c: Ctx) -> bool:
     """The run already keeps its experts in system RAM (:attr:`Symptoms.experts_on_cpu`); never on Ollama, which has
     no such setting."""

@@ -411,19 +411,13 @@ def rocm_unsupported_igpu(c: Ctx) -> Finding | None:
 _ROCM_UNLISTED = re.compile(r"\b(?:rx\s*)?(?:6[0-7][05]0(?:\s*xt)?m?|5[5-7]00(?:\s*xt)?m?)\b", re.I)
 
 
-_ROCM_REFUSED = re.compile(r"amdgpu (?:is )?not supported|gpu_type=gfx10[1-3][1-9]|unsupported (?:gpu|gfx)|"
-                           r"gfx10(?:31|32|34|12|10)\b", re.I)
-_GPU_IDLE = re.compile(r"\bgpu\b[^.\n]{0,20}\b(?:idle|at 0 ?%|0 ?% (?:usage|load|util))|task manager shows (?:the )?gpu", re.I)
-
-
 def rocm_unsupported_card(c: Ctx) -> Finding | None:
     """A Radeon card ROCm does not list, with the run on the CPU (``ollama ps`` 100% CPU, "not used")."""
     hw, s = c.sit.hardware, c.sit.symptoms
     if c.kind != "discrete_gpu" or hw is None or "amd" not in (hw.vendor or "").lower():
         return None
-    said = " ".join(x for x in (c.sit.facts.question, c.sit.facts.raw_output) if x)
-    refused = bool(_ROCM_REFUSED.search(said))  # the engine's own log: "amdgpu is not supported … gpu_type=gfx1032"
-    on_cpu = s.gpu_not_used or s.gpu_fraction == 0.0 or s.cpu_only or refused or bool(_GPU_IDLE.search(said))
+    refused = s.rocm_refused  # the engine's own log: "amdgpu is not supported … gpu_type=gfx1032"
+    on_cpu = s.gpu_not_used or s.gpu_fraction == 0.0 or s.cpu_only or refused
     slow = c.far_below or (c.ratio_tg is not None and c.ratio_tg < 0.4)
     if not (on_cpu and slow) or not (refused or _ROCM_UNLISTED.search(hw.name)):
         return None

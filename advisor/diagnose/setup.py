@@ -68,16 +68,11 @@ def _offload_all(c: Ctx) -> Fix | None:
         return None  # their own output shows every layer on the GPU: never propose what they already do
     ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
     now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
-    if c.kind == "apple_soc" and cpu_build(c) is not None:
-        title = ("Use a llama.cpp build with Metal: this one ran on the CPU backend (its backend column says CPU). "
-                 "Rebuild with `cmake -B build -DGGML_METAL=ON` (the macOS default; drop -DGGML_METAL=OFF) or take a "
-                 "macOS release, then -ngl 99")
+    if (build := cpu_build(c)) is not None:
+        title = (f"Use a llama.cpp build with your GPU's backend: this one has only the CPU backend (its backend "
+                 f"column says CPU). Rebuild with `cmake -B build {build[0]}` or take a {build[1]} release, then -ngl 99")
     elif c.kind == "apple_soc":
         title = "Run the engine natively with Metal so every layer is on the GPU (Ollama app, LM Studio, mlx-lm)"
-    elif (flag := cpu_build(c)) is not None:
-        title = (f"Use a llama.cpp build with your GPU's backend: this one has only the CPU backend (its backend "
-                 f"column says CPU). Rebuild with `cmake -B build {flag}` or take a {_BUILD_NAME.get(flag, 'GPU')} "
-                 "release, then -ngl 99")
     else:
         title = "Put every layer on the GPU (-ngl 99 / num_gpu 999; a GPU-enabled build or runtime)" + now
     return _setup(c, title, "Layers left on the CPU are read from system RAM at a fraction of the GPU's bandwidth.",
@@ -85,23 +80,22 @@ def _offload_all(c: Ctx) -> Fix | None:
                   f"{hint(c, 'gpu_memory')} shows the memory the model takes.", fix_id="gpu_offload")
 
 
-# The CMake switch of llama.cpp's GPU backend per GPU vendor (llama.cpp docs/build.md).
-_BUILD_FLAGS = {"mac": "-DGGML_METAL=ON", "nvidia": "-DGGML_CUDA=ON", "amd": "-DGGML_HIP=ON (or -DGGML_VULKAN=ON)",
-                "intel": "-DGGML_SYCL=ON (or -DGGML_VULKAN=ON)"}
-_BUILD_NAME = {"-DGGML_CUDA=ON": "CUDA", "-DGGML_HIP=ON (or -DGGML_VULKAN=ON)": "ROCm/HIP or Vulkan",
-               "-DGGML_SYCL=ON (or -DGGML_VULKAN=ON)": "SYCL or Vulkan"}
+# The CMake switch of llama.cpp's GPU backend per platform, and its prebuilt releases (llama.cpp docs/build.md).
+_BUILDS = {"mac": ("-DGGML_METAL=ON", "Metal (macOS)"), "nvidia": ("-DGGML_CUDA=ON", "CUDA"),
+           "amd": ("-DGGML_HIP=ON (or -DGGML_VULKAN=ON)", "ROCm/HIP or Vulkan"),
+           "intel": ("-DGGML_SYCL=ON (or -DGGML_VULKAN=ON)", "SYCL or Vulkan")}
 
 
-def cpu_build(c: Ctx) -> str | None:
-    """The CMake flag to rebuild with when a llama.cpp run on a machine with a graphics card ran on its CPU backend
-    (llama-bench's backend column ``CPU``), else None."""
+def cpu_build(c: Ctx) -> tuple[str, str] | None:
+    """(CMake flag, release name) to rebuild with when a llama.cpp run on a machine with a GPU (a card or a Mac) ran on
+    its CPU backend (llama-bench's backend column ``CPU``), else None."""
     from advisor.understand.engine import classify_engine
 
     if c.sit.engine not in ("llama.cpp", "ik_llama.cpp") or c.kind not in ("discrete_gpu", "datacenter_gpu", "apple_soc"):
         return None
     if classify_engine(c.sit.engine_text)[1] != "cpu" and c.sit.symptoms.gpu_backend != "cpu":
         return None
-    return _BUILD_FLAGS.get(platform_of(c))
+    return _BUILDS.get(platform_of(c))
 
 
 def _shown(c: Ctx) -> str:

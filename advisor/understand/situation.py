@@ -235,6 +235,7 @@ class Symptoms(_Frozen):
         household (bool): a family/home question (plain words wanted).
         asks_speed (bool): the question asks for the speed itself ("how fast…?", "wie schnell…?"): the number first.
         experts_on_cpu (bool): a MoE's routed experts are kept in system RAM on purpose (``--n-cpu-moe``, ``-ot exps=CPU``).
+        rocm_refused (bool): the engine's log says ROCm does not support the card ("amdgpu is not supported").
         asks_memory (bool): the question asks for the memory it takes ("how much VRAM do I need?").
         ubatch (int | None): the prompt micro-batch set (llama.cpp ``-ub``, Ollama ``num_batch``), tokens.
         intel_mac (bool): the machine is an Intel Mac (its GPU is no Apple Silicon GPU, whatever a name matched).
@@ -272,6 +273,7 @@ class Symptoms(_Frozen):
     asks_speed: bool = False
     asks_memory: bool = False
     experts_on_cpu: bool = False
+    rocm_refused: bool = False
     ubatch: int | None = None
     intel_mac: bool = False
     portable: bool = False

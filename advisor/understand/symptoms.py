@@ -39,9 +39,13 @@ _NO_GPU = re.compile(
     r"using (?:the )?cpu instead|cpu[- ]only (?:build|wheel|version)|offloaded 0/\d+ layers|"
     r"gpu (?:sits|stays|is|remains|shows) (?:completely |totally )?(?:idle|at [0-5] ?%|[0-5] ?%)|"
     r"(?:nvidia-smi|nvtop|jtop|radeontop|intel_gpu_top|task manager) shows? (?:the gpu (?:at )?)?(?:0|zero) ?%|"
-    r"gpu shows no (?:load|activity|usage)|no (?:gpu )?load in (?:nvtop|radeontop|intel_gpu_top|jtop)",
+    r"gpu shows no (?:load|activity|usage)|no (?:gpu )?load in (?:nvtop|radeontop|intel_gpu_top|jtop)|"
+    r"task manager shows (?:the )?gpu (?:idle|at 0 ?%)|\bgpu\b[^.\n]{0,20}\b(?:idle|at 0 ?%|0 ?% (?:usage|load|util))",
     re.I,
 )
+# ROCm refusing the card in the engine's log ("amdgpu is not supported … gpu_type=gfx1032"): it then runs on the CPU.
+_ROCM_REFUSED = re.compile(r"amdgpu (?:is )?not supported|gpu_type=gfx10[1-3][1-9]|unsupported (?:gpu|gfx)|"
+                           r"gfx10(?:31|32|34|12|10)\b", re.I)
 _THERMAL = re.compile(r"throttl|fanless|gets? (?:slower|hot)|after (?:a few|some|\d+) minutes|thermal|overheat", re.I)
 _LONG_CTX = re.compile(
     r"(?:long|large|growing|bigger|full) (?:context|conversation|chat|history)|as the (?:context|conversation|chat) grows|"
@@ -305,6 +309,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
         asks_speed=bool(_HOW_FAST.search(t)),
+        rocm_refused=bool(_ROCM_REFUSED.search(t)),
         experts_on_cpu=experts_on_cpu_said(t),
         asks_memory=bool(_HOW_MUCH_MEMORY.search(t)),
         ubatch=_ubatch(t),
