@@ -467,3 +467,12 @@ def test_a_phone_or_tablet_chip_is_not_sized_as_a_computer(store, text):
 
     e = extract(text, store)
     assert e.hardware is None and any("phones or tablets" in n for n in e.not_understood)
+
+
+def test_batching_on_a_mac_names_no_vllm(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "MacBook Air M2 16GB, Llama 3.1 8B for me and my kid")
+    f = next(f for f in r.verdict.fixes if f.id == "batching")
+    assert "llama-server -np 2" in f.title and "vLLM" not in f.title

@@ -270,6 +270,7 @@ def _batching(c: Ctx) -> Fix | None:
         if one is None or many is None or many.decode_tps < MIN_GAIN * one.decode_tps:
             return None
         how = (f"OLLAMA_NUM_PARALLEL={w.users}" if batch_knob(c) == "OLLAMA_NUM_PARALLEL"
+               else f"llama-server -np {w.users}" if c.kind in ("apple_soc", "cpu", "apu")  # no vLLM on these GPUs
                else f"llama-server -np {w.users}, vLLM")
         return fix("batching", f"Serve the {w.users} users from one batched server ({how})",
                    f"aggregate decode ≈ {many.decode_tps:.0f} tok/s ({many.decode_tps_per_seq or 0:.1f} each) instead of "
