@@ -96,6 +96,7 @@ _CPU_NAMES = re.compile(
     r"|(?<![\w.-])(?<!rx )(?<!radeon )[3579]\d{2}0x(?:3d)?\b|(?<![\w.-])1[2-4]\d{2}0k[fs]?\b"
     # bare laptop model numbers: "7840HS", "8845HS", "6800H", "5800U", "7940HX" (AMD mobile SKUs)
     r"|(?<![\w.-])[5-9]\d{2}[05](?:hs|hx|h|u)\b", re.I)
+_SERVER_CPU = re.compile(r"\b(?:xeon|epyc)\b", re.I)  # server CPUs, named by _SPECIALS (their model numbers are no cards)
 _SOCKETS = re.compile(r"dual[\s-]socket|\b2[\s-]?sockets?\b|two\s+sockets|\b2p\b|\b(?:2\s*x|dual|two)\s*(?:amd\s+|intel\s+)?$",
                       re.I)  # "2x EPYC 9654", "dual Xeon E5-2690 v4": two sockets
 # ----------------------------------------------------------------------------- catalog views
@@ -449,13 +450,9 @@ _BASE_CONFIG = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|lowest[\s-]spec)
 
 
 # ----------------------------------------------------------------------------- several machines
-_CPU_NAME = re.compile(r"\b(?:xeon|epyc|threadripper|ryzen|core\s+(?:i[3579]|ultra)|i[3579][\s-]\d{3,5}|celeron|pentium|"
-                       r"athlon|\d{4}(?:hs|h|u|hx)\b)", re.I)
-
-
 def _host_cpu(men: Mention) -> bool:
     """A CPU named beside a card: that PC's host ("old xeon e5-2680 v2 … and a gtx 1080 ti")."""
-    return men.product == "cpu" or (not _card(men.phrase) and bool(_CPU_NAME.search(men.phrase)))
+    return men.product == "cpu" or (not _card(men.phrase) and bool(_CPU_NAMES.search(men.phrase) or _SERVER_CPU.search(men.phrase)))
 
 
 _PHONE = re.compile(r"\b(?:iphone|ipad|android\s+(?:phone|tablet)|pixel\s+\d+|galaxy\s+(?:s|z\s*fold|z\s*flip|tab)\s*\d+|"
@@ -486,7 +483,8 @@ def _card(phrase: str) -> bool:
     """A machine phrase that names a graphics card ("RTX 3060", "2x 3090"), never RAM ("DDR4-3600": its speed is
     no card number) or a CPU ("xeon e5-2680 v2": its model number is no card either)."""
     m = _GPU.search(phrase)
-    return m is not None and not RAM_WORD.search(phrase) and not (m.group("bare") and _CPU_NAME.search(phrase))
+    return m is not None and not RAM_WORD.search(phrase) and not (
+        m.group("bare") and (_CPU_NAMES.search(phrase) or _SERVER_CPU.search(phrase)))
 
 
 def _aside(msg: Msg, men: Mention) -> bool:
