@@ -188,9 +188,15 @@ def count_problem(text: str, after: str = "") -> str | None:
     return None
 
 
+# "Ryzen 5 3600", "Ryzen AI 9 365", "Core Ultra 7 155H": the digit after a CPU line names its tier, not a count.
+_CPU_SERIES = re.compile(r"\b(ryzen(?:\s+ai)?|core\s+ultra|ultra)\s+[3579]\b")
+
+
 def device_count(text: str) -> int:
-    """Number of GPUs a phrase names: "8x H100", "2 x 3090", "dual 4090", "four A100s", "3090 x2" (1–16)."""
-    t = _clean(text)
+    """Number of GPUs a phrase names: "8x H100", "2 x 3090", "dual 4090", "four A100s", "3090 x2" (1–16).
+
+    A CPU series digit is no count: "GTX 1070 (host CPU AMD Ryzen 5 3600, linux)" is one GTX 1070."""
+    t = _CPU_SERIES.sub(r"\1", _clean(text))
     pats = (
         rf"(?<![\w.,])(\d{{1,2}})\s*[x×*]\s*{_GPU_WORD}",
         r"(?<![\w.,])(\d{1,2})\s*[x×]\s+(?!faster|slower|more|less|the\b|speed)(?=[a-z])",
