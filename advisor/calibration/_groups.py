@@ -6,7 +6,7 @@ import math
 import statistics
 from collections import defaultdict
 
-from advisor.calibration._model import CalRow, _Group, group_keys
+from advisor.calibration._model import CalRow, _Group, group_keys, moe_split_log
 
 
 def _weighted_median(pairs: list[tuple[float, float]]) -> float:
@@ -55,6 +55,19 @@ def robust_center(vals: list[tuple[float, str]] | list[tuple[float, str, str]], 
     return center
 
 def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bool = True) -> dict[tuple[str, ...], _Group]:
+    """Groups of log efficiencies along :func:`group_keys`.
+
+    Decode: a multi-GPU MoE row enters its (dense) multi-GPU groups at its dense-equivalent efficiency, its own
+    ÷ the one-card MoE factor (:func:`moe_split_log`) from a first fit on the one-card rows."""
+    if phase == "decode" and any(r.multi and r.moe for r in rows):
+        first = _chain_groups(phase, [r for r in rows if not r.multi], [e for r, e in zip(rows, effs, strict=True) if not r.multi],
+                              robust=robust)
+        effs = [e / math.exp(moe_split_log(first, r.__dict__)) if r.multi and r.moe else e
+                for r, e in zip(rows, effs, strict=True)]
+    return _chain_groups(phase, rows, effs, robust=robust)
+
+
+def _chain_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bool = True) -> dict[tuple[str, ...], _Group]:
     acc: dict[tuple[str, ...], list[tuple[float, str, str]]] = defaultdict(list)
     for r, e in zip(rows, effs, strict=True):
         for key in group_keys(phase, r):
