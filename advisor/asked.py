@@ -83,6 +83,7 @@ def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
     from advisor import service
     from advisor.compare.capacity import max_concurrency
     from advisor.compare.request import MAX_CONCURRENCY_CAP
+    from advisor.perf.moe import weights_bpw
     from advisor.render.markdown import engine_label
     from advisor.render.options import DEFAULT_TPS_TARGET
     from advisor.understand import resolve_scenario as _resolve
@@ -103,7 +104,7 @@ def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
         hw, model, quant = res.hardware, res.model, res.quant
         if hw is None or model is None or quant is None:
             return None
-        n = max_concurrency(hw, model, quant.bits_per_weight, ctx)
+        n = max_concurrency(hw, model, weights_bpw(model, quant), ctx)
         server = service.predict_scenario(store, many)
         if n >= 1:  # the speeds at any count use the set-up counted (engine and format), not one user's default
             many = many.model_copy(update={"backend": many.backend or server.backend, "quant": many.quant or server.quant})
@@ -115,7 +116,7 @@ def users_at_once(store: Store, facts: Scenario, p: Prediction) -> str | None:
             res = _resolve(store, many)
             if res.quant is None:
                 return None
-            n = max_concurrency(hw, model, res.quant.bits_per_weight, ctx)
+            n = max_concurrency(hw, model, weights_bpw(model, res.quant), ctx)
         if n < 1:
             return None
         at = each_at(n)

@@ -50,3 +50,45 @@ def test_a_moe_on_two_cards_decodes_about_as_fast_as_on_one(store):
     two = predict(store, hardware=catalog.resolve_hardware(store, "2x RTX A6000").value, model=m, quant=q).decode_tps
     assert 50 < one < 90
     assert 0.85 * one < two <= 1.05 * one
+
+
+@pytest.mark.parametrize(("quant", "bpw"), [("Q2_K", 4.236), ("IQ2_M", 4.230), ("Q4_K_M", 4.258), ("F16", 4.400),
+                                           ("MXFP4", 4.25), ("MLX 4-bit g64", 4.5), ("AWQ 4-bit g128", 4.156)])
+def test_a_gpt_oss_gguf_keeps_its_mxfp4_experts(store, quant, bpw):
+    """Hand values: gpt-oss-120b routed R = (116.83 − 5.1) / (1 − 4/128) = 115.34B at 4.25 bits, the other 1.49B
+    at the format's bits (Q2_K 3.1593: (115.34 × 4.25 + 1.49 × 3.1593) / 116.83 = 4.236). Non-GGUF formats are
+    their own bits."""
+    from advisor.perf.moe import weights_bpw, with_moe
+
+    m = with_moe(catalog.resolve_model(store, "gpt-oss-120b").value)
+    assert weights_bpw(m, catalog.resolve_quant(store, quant).value) == pytest.approx(bpw, abs=2e-3)
+
+
+def test_a_dense_model_is_its_formats_bits(store):
+    from advisor.perf.moe import weights_bpw
+
+    q = catalog.resolve_quant(store, "Q2_K").value
+    assert weights_bpw(catalog.resolve_model(store, "llama 3.1 8b").value, q) == q.bits_per_weight
+    assert weights_bpw(catalog.resolve_model(store, "qwen3 30b a3b").value, q) == q.bits_per_weight
+
+
+def test_gpt_oss_that_does_not_fit_is_not_offered_a_lower_bit_gguf(tmp_path):
+    """Its GGUFs are ~62 GB at any format: a 64 GB Mac gets a smaller model, not 'IQ2_M needs 41 GB'."""
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "M4 Max 64GB, will gpt-oss 120b fit?")
+    assert r.verdict is not None and "does not fit" in r.reply
+    best = r.reply.split("**Best fix:**", 1)[1].split("\n", 1)[0]
+    assert "IQ2" not in best and "Q2_K" not in best and "Q3_K" not in best
+    assert "smaller model" in best
+
+
+def test_gpt_oss_q2_k_is_sized_like_the_file(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "RTX A6000 48GB, gpt-oss-120b at Q2_K, how fast?")
+    assert r.verdict is not None and r.verdict.prediction is not None
+    assert r.verdict.prediction.memory.weights_gb == pytest.approx(61.9, abs=0.3)
+    assert "Q2_K (about 4.2 bits per weight over the whole model)" in r.reply

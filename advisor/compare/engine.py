@@ -19,6 +19,7 @@ from advisor.compare.request import (
 from advisor.errors import AdvisorError, InputError
 from advisor.models import Hardware, ModelSpec, QuantFormat
 from advisor.perf import calibration_model
+from advisor.perf.moe import weights_bpw
 from advisor.report import json_safe
 from advisor.understand.resolve import resolve_default
 from advisor.understand.text import split_stated_memory  # names are read by understanding
@@ -144,7 +145,7 @@ def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardwar
     out.sort(key=_rank_key)
     for i, c in enumerate(out, 1):
         c.rank = i
-    result = {"model": model.id, "quant": quant.name, "bits_per_weight": quant.bits_per_weight,
+    result = {"model": model.id, "quant": quant.name, "bits_per_weight": weights_bpw(model, quant),
             "kv_quant": req.kv_quant, "backend": req.backend, "prompt_tokens": req.prompt_tokens,
             "gen_tokens": req.gen_tokens, "shared_prefix_tokens": req.shared_prefix_tokens,
             "concurrency": req.concurrency, "requests_per_minute": req.requests_per_minute,

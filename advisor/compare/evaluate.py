@@ -27,6 +27,7 @@ from advisor.compare.queueing import load_utilisation, md1_wait_quantile, pk_mea
 from advisor.compare.request import KV_BYTES_PER_ELEMENT, SIM_ARRIVALS, SIM_SEED, SIM_WARMUP, CompareRequest
 from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import predict_step
+from advisor.perf.moe import weights_bpw
 from advisor.perf.step import StepModel
 from knowledge.store import Store
 
@@ -191,7 +192,7 @@ def _targets(ctx: Ctx, maxc: int, ttft_p95: float | None, per_user: float | None
 
 def _memory(ctx: Ctx, hw: Hardware) -> tuple[int, Any, dict[str, Any]]:
     """(max concurrency, MemoryFit at the users, memory summary in GB)."""
-    req, bpw = ctx.req, ctx.quant.bits_per_weight
+    req, bpw = ctx.req, weights_bpw(ctx.model, ctx.quant)
     tokens = max(req.prompt_tokens + req.gen_tokens, req.context_tokens or 0)  # the context each user reserves
     maxc = max_concurrency(hw, ctx.model, bpw, tokens, ctx.kv_bpe)
     fit = roofline.memory_fit(hw, ctx.model, bpw, context_tokens=tokens, concurrency=req.concurrency,
@@ -204,7 +205,7 @@ def _memory(ctx: Ctx, hw: Hardware) -> tuple[int, Any, dict[str, Any]]:
 
 def _saturation(ctx: Ctx, p: Prediction) -> dict[str, Any]:
     """Spec-sheet saturation: ridge-point batch, KV knee, the binding one (see :func:`saturation_concurrency`)."""
-    req, bpw = ctx.req, ctx.quant.bits_per_weight
+    req, bpw = ctx.req, weights_bpw(ctx.model, ctx.quant)
     w = roofline.weight_bytes_read_per_token(ctx.model, bpw)
     kv = roofline.kv_bytes(ctx.model, req.prompt_tokens + req.gen_tokens / 2, ctx.kv_bpe)  # mean decode context
     sat, why = saturation_concurrency(p.tflops, p.bandwidth_gbs, bpw, w, kv)

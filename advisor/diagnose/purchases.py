@@ -16,6 +16,7 @@ from advisor.diagnose.context import Ctx
 from advisor.diagnose.fit import roomy
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.models import Fix, Hardware, Prediction
+from advisor.perf.moe import weights_bpw
 from advisor.render.markdown import fmt_rate
 from knowledge import catalog
 
@@ -29,7 +30,7 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     cw = sit.workload.context_window or sit.facts.context_window
     if cw and sit.model is not None and sit.quant is not None:
         # The allocated context (num_ctx / -c) reserves its cache up front: the new machine must hold it too.
-        need = max(need, roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
+        need = max(need, roofline.memory_fit(hw, sit.model, weights_bpw(sit.model, sit.quant), context_tokens=cw,
                                              concurrency=sit.workload.users).required_gb)
     # A machine suggested instead of this one (:func:`_replaces`) has at least the memory this one has (a faster machine with less
     # memory is no upgrade), any machine what the model needs; machines whose memory is not fixed (generic DDR rows

@@ -16,6 +16,7 @@ from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_word
 from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
 from advisor.diagnose.tools import offload_check
 from advisor.models import Fix, QuantFormat
+from advisor.perf.moe import weights_bpw
 from advisor.render.markdown import fmt_gb_apart, fmt_s
 from knowledge import catalog
 
@@ -67,13 +68,13 @@ def _quantization(c: Ctx) -> Fix | None:
         return block
     for name in targets(c):
         q = quants.get(name)
-        if q is None or q.bits_per_weight >= cur.bits_per_weight - 0.5:
-            continue
+        if q is None or weights_bpw(c.sit.model, q) >= weights_bpw(c.sit.model, cur) - 0.5:
+            continue  # (a gpt-oss GGUF keeps its MXFP4 experts whatever the format: no smaller build)
         delta = f" (+{q.ppl_delta_7b:.2f} perplexity on a 7–8B model)" if q.ppl_delta_7b else ""
         why = f"Decode reads every weight once per token: fewer bits per weight, fewer bytes, more tok/s{delta}."
         new = what_if(c, quant=q)
         if new is None or c.pred is None:
-            ratio = cur.bits_per_weight / q.bits_per_weight
+            ratio = weights_bpw(c.sit.model, cur) / weights_bpw(c.sit.model, q)
             return fix("quantization", f"Use {_a(q.name)} {q.name} build", f"{cur.name} → {q.name}: {ratio:.1f}× fewer "
                        f"bytes per token, so decode ≈ {ratio:.1f}× faster where the weights fit", why, speedup=ratio)
         p = c.pred
@@ -156,11 +157,11 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     ecos = (SERVER_ECOSYSTEMS if server else (eco if eco in ("gguf", "mlx") else "gguf",))
     quants = sorted((q for q in catalog.all_quants(c.store).values()
                      if q.ecosystem in ecos and q.bits_per_weight >= min_fit_bits(sit.model.params_b)
-                     and not (sit.quant and q.bits_per_weight >= sit.quant.bits_per_weight)),
+                     and not (sit.quant and weights_bpw(sit.model, q) >= SMALLER * weights_bpw(sit.model, sit.quant))),
                     key=lambda q: (-q.bits_per_weight, q.name not in targets(c), q.name))  # ties: the usual one
     thin = None
     for q in quants:
-        fm = roofline.memory_fit(hw, sit.model, q.bits_per_weight, context_tokens=_ctx_tokens(c),
+        fm = roofline.memory_fit(hw, sit.model, weights_bpw(sit.model, q), context_tokens=_ctx_tokens(c),
                                  concurrency=sit.workload.users)
         if fm.fits and roomy(fm.required_gb, fm.usable_gb):
             return _format_fix(c, q, fm.required_gb, fm.usable_gb)
@@ -169,6 +170,7 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     return _format_fix(c, *thin) if thin is not None else None
 
 
+SMALLER = 0.95  # a format offered to make a model fit stores it in at most this share of today's bytes
 SERVER_ECOSYSTEMS = ("vllm", "awq", "gptq", "compressed-tensors")  # what vLLM, SGLang and TensorRT-LLM load
 # The fewest bits per weight a fit fix offers, by total parameters: under ~3.5 bits a model of tens of billions of
 # parameters loses visibly, while the largest (hundreds of billions, mostly MoE) are run at 2 bits and below (the

@@ -11,10 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from advisor.calibration import UBATCH, engine_family
-from advisor.models import ModelSpec
+from advisor.models import ModelSpec, QuantFormat
+from knowledge.catalog import release_format
 from knowledge.seed import read_csv
 
-__all__ = ["PREFILL_STEP_TOKENS", "moe_prefill_terms", "moe_table", "with_moe"]
+__all__ = ["PREFILL_STEP_TOKENS", "moe_prefill_terms", "moe_table", "weights_bpw", "with_moe"]
 
 # Tokens one prefill step carries, by engine family: llama.cpp's n_ubatch (512, common/common.h; llama-bench
 # -ub), mlx-lm's prefill_step_size (2048, mlx_lm/generate.py), vLLM/SGLang's chunked-prefill budget
@@ -64,3 +65,32 @@ def moe_prefill_terms(model: ModelSpec, prompt_tokens: int, engine: str | None, 
     share = min(1.0, routed * k / e / model.active_b)
     tokens = min(max(1, int(prompt_tokens)), step or PREFILL_STEP_TOKENS.get(engine_family(engine), UBATCH))
     return share, tokens * k / e
+
+
+@lru_cache(maxsize=1)
+def _format_bits() -> dict[str, float]:
+    return {r["format"].lower(): float(r["bits_per_weight"]) for r in read_csv("quant_formats.csv") if r.get("bits_per_weight")}
+
+
+def weights_bpw(model: ModelSpec | None, quant: QuantFormat) -> float:
+    """Bits per weight of ``model`` stored in ``quant``, over all its weights.
+
+    A MoE released with its routed experts already quantized (gpt-oss: MXFP4, :func:`knowledge.catalog.release_format`)
+    keeps them in that format in every GGUF build: llama.cpp's converters re-quantize only the attention, embedding
+    and output tensors ("All quants keep the feed forward networks at mxfp4 … the size differences are negligible",
+    bartowski/openai_gpt-oss-20b-GGUF README), so a Q2_K or an F16 GGUF of gpt-oss-120b is ~60 GB like the MXFP4
+    one. Routed parameters ``R = (P − A) / (1 − k/E)`` (:func:`moe_prefill_terms`) at the release format's bits, the
+    rest at ``quant``'s. Any other model, or a non-GGUF format: ``quant.bits_per_weight``.
+
+    Example: gpt-oss-120b (116.83B, 5.1B active, 4 of 128) in Q2_K (3.16): R = 115.34B at 4.25, 1.49B at 3.16
+    → 4.24 bits per weight (61.9 GB), not 3.16 (46 GB).
+    """
+    bits = quant.bits_per_weight
+    if model is None or not model.is_moe or quant.ecosystem != "gguf":
+        return bits
+    native = _format_bits().get((release_format(model.id) or "").lower())
+    if native is None or native == bits:
+        return bits
+    e, k = (model.experts, model.experts_per_token) if model.experts and model.experts_per_token else DEFAULT_ROUTING
+    routed = min(model.params_b, (model.params_b - model.active_b) / (1 - k / e)) if k < e else 0.0
+    return (routed * native + (model.params_b - routed) * bits) / model.params_b

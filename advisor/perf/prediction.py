@@ -37,7 +37,7 @@ from advisor.perf.fit import (
     own_machine_factors,
     vllm_v0,
 )
-from advisor.perf.moe import moe_prefill_terms, with_moe
+from advisor.perf.moe import moe_prefill_terms, weights_bpw, with_moe
 from advisor.perf.step import (
     DEFAULT_UBATCH,
     HOST_COPY_EFFICIENCY,
@@ -56,6 +56,7 @@ from advisor.understand.engine import (  # the one engine classifier
     engine_mismatch,
     ollama_gpu_fallback,
 )
+from knowledge.catalog import release_format
 from knowledge.cpu_uarch import REFERENCE_CORE_GFLOPS, core_peak
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
@@ -283,7 +284,12 @@ def predict_step(
             "efficiency on the measured matmul rate (a conservative estimate).")
     if ("ESTIMATE" in tf_source or "FITTED" in tf_source) and tflops:
         assumptions.append(f"Compute {tflops:.1f} TFLOP/s: {tf_source}.")
-    bpw = quant.bits_per_weight
+    bpw = weights_bpw(model, quant)
+    if bpw != quant.bits_per_weight:
+        assumptions.append(
+            f"{model.id.split('/')[-1]} keeps its routed experts in {release_format(model.id)} in every GGUF build (only "
+            f"attention, embeddings and output are re-quantized): {quant.name} is {bpw:.2f} bits per weight over the "
+            "whole model, about the size of the released file.")
     ctx = depth + prompt_tokens + gen_tokens
     fitm = roofline.memory_fit(hardware, model, bpw, context_tokens=ctx, concurrency=b,
                                kv_bytes_per_element=kv_bytes_per_element)

@@ -59,6 +59,9 @@ def quant_words(name: str, bits_per_weight: float | None = None) -> str:
     cls = bit_class(name, bits_per_weight)
     if bits_per_weight:
         bpw = f"{bits_per_weight:.0f}" if abs(bits_per_weight - round(bits_per_weight)) < 0.05 else f"{bits_per_weight:.1f}"
+        if cls[0].isdigit() and abs(int(cls.split("-")[0]) - bits_per_weight) > 1.5:
+            # a build whose weights are not all in its named format (a gpt-oss GGUF keeps its experts in MXFP4)
+            return f"{name} (about {bpw} bits per weight over the whole model)"
         return f"{name} (about {bpw} bits per weight — {_an(cls)} {cls} format)"
     return f"{name} ({_an(cls)} {cls} format)"
 

@@ -383,16 +383,17 @@ def _assume_memory(res: Resolved) -> None:
     if hw is None or hw.memory_gb is not None or not hw.memory_gb_options:
         return
     from advisor import roofline
+    from advisor.perf.moe import weights_bpw
 
     opts = sorted(hw.memory_gb_options)
     listed = ", ".join(f"{x:g}" for x in opts)
     mem, why = opts[0], f"the smallest {hw.name}"
     if res.model is not None and res.quant is not None and len(opts) > 1:
         ctx = res.depth + res.prompt_tokens + res.gen_tokens
-        holds = [x for x in opts if roofline.memory_fit(hw, res.model, res.quant.bits_per_weight, context_tokens=ctx,
+        holds = [x for x in opts if roofline.memory_fit(hw, res.model, weights_bpw(res.model, res.quant), context_tokens=ctx,
                                                         concurrency=res.concurrency, memory_gb=x).fits]
         # what has to fit: the weights alone, or with the KV cache of this context and these users
-        weights_fit = roofline.memory_fit(hw, res.model, res.quant.bits_per_weight, context_tokens=1,
+        weights_fit = roofline.memory_fit(hw, res.model, weights_bpw(res.model, res.quant), context_tokens=1,
                                           memory_gb=opts[0] if holds else opts[-1]).fits
         users = f" × {res.concurrency} users" if res.concurrency > 1 else ""
         what = f"this model with its KV cache ({ctx:,} tokens{users})" if weights_fit else "this model"
