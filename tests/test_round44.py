@@ -92,3 +92,21 @@ def test_gpt_oss_q2_k_is_sized_like_the_file(tmp_path):
     assert r.verdict is not None and r.verdict.prediction is not None
     assert r.verdict.prediction.memory.weights_gb == pytest.approx(61.9, abs=0.3)
     assert "Q2_K (about 4.2 bits per weight over the whole model)" in r.reply
+
+
+@pytest.mark.parametrize(("text", "hw_id", "mem"), [
+    ("NVIDIA A100 80GB PCIe (80.0 GB reported, host CPU 2 x Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz, linux)",
+     "nvidia-a100-80gb-pcie", 80.0),
+    ("NVIDIA GeForce RTX 3090 (24.0 GB reported, host CPU AMD Ryzen Threadripper PRO 5995WX 64-Cores, linux)",
+     "nvidia-rtx-3090", 24.0),
+    ("AMD Radeon RX 9070 XT (16.0 GB reported, host CPU AMD Ryzen 5 7600, linux)", "amd-rx-9070-xt", 16.0),
+    ("Tesla T4 (15.0 GB reported, host CPU Intel(R) Xeon(R) CPU @ 2.20GHz, linux)", "nvidia-tesla-t4", 16.0),
+    ("NVIDIA GeForce GTX 1070 (8.0 GB reported, host CPU AMD Ryzen 5 3600, linux)", "nvidia-gtx-1070", 8.0),
+    ("Apple M4 Pro (24.0 GB reported, macos)", "apple-m4-pro-20gpu", 24.0),
+    ("Apple M2 Max (38-core GPU, 96 GB reported, macos)", "apple-m2-max-38gpu", 96.0),
+])
+def test_a_harness_report_of_the_host_is_no_part_of_the_card(store, text, hw_id, mem):
+    """A benchmark harness prints the card with its host ("(8.0 GB reported, host CPU …)"): the host's "2 x Xeon"
+    is no count, its "Ryzen 5 7600" no RX 7600, its "64-Cores" no card, a usable 15.0 GB no other T4."""
+    h = catalog.resolve_hardware(store, text).value
+    assert (h.id, h.n_devices, h.memory_gb) == (hw_id, 1, mem)

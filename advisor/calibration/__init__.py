@@ -160,7 +160,7 @@ def _fit_decode(rows: list[CalRow]) -> tuple[dict[str, float], dict[tuple[str, .
     return best, _fit_groups("decode", kept, effs), kept
 
 
-MOE_T0_GRID_MS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+MOE_T0_GRID_MS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0)
 
 
 def _fit_moe_t0s(rows: list[CalRow], best: dict[str, float]) -> dict[str, float]:
@@ -205,9 +205,10 @@ def _fit_moe_t0(rows: list[CalRow], best: dict[str, float], *, min_pairs: int = 
     for ms in MOE_T0_GRID_MS:
         lr = []
         for v in pairs:
-            base = row_t0(best, v[False][0].__dict__)  # a dense row's t0: the kind's fixed cost
-            ed = [e for r in v[False] if (e := _decode_eff(r, base))]
-            em = [e for r in v[True] if (e := _decode_eff(r, base + ms / 1000))]
+            # each row's own fixed cost (its layers), plus the MoE kernels' per 32 layers on the MoE rows
+            ed = [e for r in v[False] if (e := _decode_eff(r, row_t0(best, r.__dict__)))]
+            em = [e for r in v[True] if (e := _decode_eff(r, row_t0(best, {**r.__dict__, "moe": False})
+                                                          + ms / 1000))]
             if ed and em:
                 lr.append(math.log(statistics.median(em) / statistics.median(ed)))
         if lr:

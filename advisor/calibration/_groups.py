@@ -6,7 +6,7 @@ import math
 import statistics
 from collections import defaultdict
 
-from advisor.calibration._model import CalRow, _Group, group_keys, moe_split_log
+from advisor.calibration._model import CalRow, _Group, group_keys, moe_split_log, multi_moe_key
 
 
 def _weighted_median(pairs: list[tuple[float, float]]) -> float:
@@ -58,12 +58,23 @@ def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bo
     """Groups of log efficiencies along :func:`group_keys`.
 
     Decode: a multi-GPU MoE row enters its (dense) multi-GPU groups at its dense-equivalent efficiency, its own
-    ÷ the one-card MoE factor (:func:`moe_split_log`) from a first fit on the one-card rows."""
+    ÷ the one-card MoE factor (:func:`moe_split_log`) from a first fit on the one-card rows, and its machine's own
+    multi-GPU MoE group (:func:`multi_moe_key`) as measured."""
     if phase == "decode" and any(r.multi and r.moe for r in rows):
         first = _chain_groups(phase, [r for r in rows if not r.multi], [e for r, e in zip(rows, effs, strict=True) if not r.multi],
                               robust=robust)
+        raw = effs
         effs = [e / math.exp(moe_split_log(first, r.__dict__)) if r.multi and r.moe else e
                 for r, e in zip(rows, effs, strict=True)]
+        groups = _chain_groups(phase, rows, effs, robust=robust)
+        own: dict[tuple[str, ...], list[tuple[float, str, str]]] = defaultdict(list)
+        for r, e in zip(rows, raw, strict=True):
+            if r.multi and r.moe:
+                own[multi_moe_key(r.__dict__)].append((math.log(e), r.source_set, r.hw_id))
+        center = robust_center if robust else (lambda v: statistics.median(x for x, *_ in v))
+        groups.update({k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v},
+                                 weight=_weight(phase, k, v)) for k, v in own.items()})
+        return groups
     return _chain_groups(phase, rows, effs, robust=robust)
 
 

@@ -240,9 +240,16 @@ def card_head(store: Store, text: str) -> str:
         return text
 
 
+# A parenthetical that annotates a card rather than names it: a leaderboard's chosen preset, or a benchmark
+# harness's report of the run ("(8.0 GB reported, host CPU AMD Ryzen 5 3600, linux)": the host's "2 x Xeon" is no
+# card count, its "Ryzen 5 7600" no RX 7600, and the usable "15.0 GB" of a 16 GB T4 no other T4).
+_ANNOTATION = re.compile(r"\bpreset\b|\bhost\s+cpu\b|\bGB\s+reported\b", re.I)
+
+
 def drop_presets(text: str) -> str:
-    """Without parentheticals that name a tool's preset ("RTX 4070 (RTX 4070 Ti (12 GB) preset; CPU …)": a
-    leaderboard's chosen profile, which may not be the card named before it)."""
+    """Without parentheticals that annotate the card (:data:`_ANNOTATION`): a tool's preset ("RTX 4070 (RTX 4070 Ti
+    (12 GB) preset; CPU …)", a leaderboard's chosen profile, which may not be the card named before it) or a
+    harness's report of the host ("GTX 1070 (8.0 GB reported, host CPU AMD Ryzen 5 3600, linux)")."""
     out, i = [], 0
     while i < len(text):
         if text[i] == "(":
@@ -253,7 +260,7 @@ def drop_presets(text: str) -> str:
                     break
                 j += 1
             group = text[i:j + 1]
-            if re.search(r"\bpreset\b", group, re.I) and text[:i].strip():
+            if _ANNOTATION.search(group) and text[:i].strip():
                 i = j + 1
                 continue
         out.append(text[i])
@@ -262,7 +269,7 @@ def drop_presets(text: str) -> str:
 
 
 def _text_memory(t: str) -> float | None:
-    mems = [float(x) for x in re.findall(r"\b(\d{1,4})\s?gb\b", t) if 2 <= float(x) <= 1536]
+    mems = [float(x) for x in re.findall(r"\b(\d{1,4}(?:\.\d+)?)\s?gb\b", t) if 2 <= float(x) <= 1536]
     return max(mems) if mems else None
 
 
