@@ -69,26 +69,27 @@ def _score(cal, r, errs) -> None:
     if r.decode_tps:
         pred = cal.decode_tps(g)
         plain = roofline.decode_ceiling_tps(r.bandwidth_gbs, r.decode_bytes)
-        e = (abs(pred / r.decode_tps - 1) * 100, abs(plain / r.decode_tps - 1) * 100)
+        e = (abs(pred / r.decode_tps - 1) * 100, abs(plain / r.decode_tps - 1) * 100, r.hw_id)
         errs["decode"][kind].append(e)
         errs["decode"]["ALL"].append(e)
     if r.prefill_tps and g["tflops"]:
         pred = cal.prefill_tps(g, eff=eff)
         plain = r.tflops * 1e12 / r.prefill_flops if r.tflops else None
         if pred:
-            e = (abs(pred / r.prefill_tps - 1) * 100, abs(plain / r.prefill_tps - 1) * 100 if plain else float("nan"))
+            e = (abs(pred / r.prefill_tps - 1) * 100, abs(plain / r.prefill_tps - 1) * 100 if plain else float("nan"),
+                 r.hw_id)
             errs["prefill"][kind].append(e)
             errs["prefill"]["ALL"].append(e)
 
 
-def evaluate(store: Store, *, only: set[str] | None = None) -> dict[str, dict[str, list[tuple[float, float]]]]:
+def evaluate(store: Store, *, only: set[str] | None = None) -> dict[str, dict[str, list[tuple[float, float, str]]]]:
     """Leave-one-hardware-out errors of batch-1 rows (``only``: score just these result ids)."""
     rows = build_cal_rows(store)
     by_hw = defaultdict(list)
     for r in rows:
         if only is None or r.result_id in only:
             by_hw[r.hw_id].append(r)
-    errs: dict[str, dict[str, list[tuple[float, float]]]] = {"decode": defaultdict(list), "prefill": defaultdict(list)}
+    errs: dict[str, dict[str, list[tuple[float, float, str]]]] = {"decode": defaultdict(list), "prefill": defaultdict(list)}
     for hw, held in by_hw.items():
         cal = fit(bounded([r for r in rows if r.hw_id != hw]))
         for r in held:
@@ -96,7 +97,7 @@ def evaluate(store: Store, *, only: set[str] | None = None) -> dict[str, dict[st
     return errs
 
 
-def evaluate_folds(store: Store, *, folds: int = 10, seed: int = 1) -> dict[str, dict[str, dict[str, list[tuple[float, float]]]]]:
+def evaluate_folds(store: Store, *, folds: int = 10, seed: int = 1) -> dict[str, dict[str, dict[str, list[tuple[float, float, str]]]]]:
     """Held-back rows with their hardware still in the fit: rows dealt at random into ``folds`` folds; each
     fold is predicted from a fit on the others. Errors of batch-1 rows split ``{"older": ..., "new": ...}``
     (results.csv sources vs results_more sources), each as :func:`evaluate` returns them."""
@@ -189,17 +190,32 @@ def more_ids(store: Store) -> set[str]:
     return {r["result_id"] for r in population_rows(store) if r["source_set"] in _MORE_SOURCES}
 
 
+def machine_median(v: list[tuple[float, float, str]]) -> float:
+    """Median APE with each machine's rows weighing 1 / its row count: every machine counts once (one card's
+    85-row sweep weighs as much as one run on another), the case of hardware the store has never seen."""
+    n: dict[str, int] = defaultdict(int)
+    for *_, hw in v:
+        n[hw] += 1
+    pairs = sorted((a, 1.0 / n[hw]) for a, _, hw in v)
+    half, acc = sum(w for _, w in pairs) / 2.0, 0.0
+    for a, w in pairs:
+        acc += w
+        if acc >= half:
+            return a
+    return float("nan")
+
+
 def print_table(title: str, errs: dict) -> None:
     print(title)
-    print("| phase | group | rows | MdAPE | P90 | roofline MdAPE | roofline P90 |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| phase | group | rows | machines | MdAPE | per-machine MdAPE | P90 | roofline MdAPE | roofline P90 |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for phase in ("decode", "prefill"):
         for group in ["ALL"] + sorted(k for k in errs[phase] if k != "ALL"):
             v = errs[phase][group]
-            ours = [a for a, _ in v]
-            plain = [b for _, b in v if b == b]
-            print(f"| {phase} | {group} | {len(v)} | {_q(ours, .5):.1f} | {_q(ours, .9):.1f} | "
-                  f"{_q(plain, .5):.1f} | {_q(plain, .9):.1f} |")
+            ours = [a for a, _, _ in v]
+            plain = [b for _, b, _ in v if b == b]
+            print(f"| {phase} | {group} | {len(v)} | {len({h for *_, h in v})} | {_q(ours, .5):.1f} | "
+                  f"{machine_median(v):.1f} | {_q(ours, .9):.1f} | {_q(plain, .5):.1f} | {_q(plain, .9):.1f} |")
 
 
 def main() -> None:

@@ -110,3 +110,15 @@ def test_a_harness_report_of_the_host_is_no_part_of_the_card(store, text, hw_id,
     is no count, its "Ryzen 5 7600" no RX 7600, its "64-Cores" no card, a usable 15.0 GB no other T4."""
     h = catalog.resolve_hardware(store, text).value
     assert (h.id, h.n_devices, h.memory_gb) == (hw_id, 1, mem)
+
+
+def test_bench_per_machine_median_counts_each_machine_once():
+    """Hand value: machine a (APE 1, 2, 3; 1/3 each) and b (APE 10; weight 1): half of the weight 2 is reached at 3
+    (the plain median would be 2.5)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_accuracy", Path(__file__).resolve().parents[1] / "bench" / "accuracy.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.machine_median([(1.0, 0.0, "a"), (2.0, 0.0, "a"), (3.0, 0.0, "a"), (10.0, 0.0, "b")]) == 3.0
