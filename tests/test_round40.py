@@ -82,8 +82,9 @@ def test_a_moe_on_cuda_pays_cudas_own_fixed_cost(store):
     m = catalog.resolve_model(store, "qwen3 30b a3b").value
     q = catalog.resolve_quant(store, "Q4_K_M").value
     p = predict(store, hardware=catalog.resolve_hardware(store, "RTX 4090").value, model=m, quant=q)
-    # 135 tok/s with CUDA's 0.75 ms (110 with the 3 ms pooled over ROCm/Vulkan/Metal machines).
-    assert 125 < p.decode_tps < 150
+    # ~150 tok/s with CUDA's own small cost (110 with the 3 ms pooled over ROCm/Vulkan/Metal machines); published
+    # llama.cpp runs of this model on a 4090 report up to ~196.
+    assert 125 < p.decode_tps < 200
     assert any("on cuda" in a for a in p.assumptions)
 
 

@@ -122,3 +122,21 @@ def test_bench_per_machine_median_counts_each_machine_once():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.machine_median([(1.0, 0.0, "a"), (2.0, 0.0, "a"), (3.0, 0.0, "a"), (10.0, 0.0, "b")]) == 3.0
+
+
+@pytest.mark.parametrize(("text", "bpw"), [("4.0bpw", 4.0), ("4.65 bpw", 4.65), ("6bpw", 6.0)])
+def test_a_bare_bpw_is_an_exl2_file(store, text, bpw):
+    m = catalog.resolve_quant(store, text)
+    assert (m.value.name, m.value.bits_per_weight) == (f"EXL2 {bpw:g} bpw", bpw)
+    assert "EXL2" in m.assumptions[0]
+
+
+def test_exllamav2_says_how_it_is_modelled(store):
+    from advisor.perf import predict
+
+    p = predict(store, hardware=catalog.resolve_hardware(store, "RTX 3090").value,
+                model=catalog.resolve_model(store, "llama 3.1 8b").value,
+                quant=catalog.resolve_quant(store, "4.0bpw").value, backend="exllamav2")
+    assert p.backend == "ExLlamaV2 (modelled as llama.cpp-cuda)"
+    assert any(a.startswith("ExLlamaV2: no measured runs") for a in p.assumptions)
+    assert 90 < p.decode_tps < 160  # 3.74 GB a token at 936 GB/s: ceiling 245 tok/s

@@ -69,14 +69,16 @@ def moe_prefill_terms(model: ModelSpec, prompt_tokens: int, engine: str | None, 
 
 @lru_cache(maxsize=1)
 def _format_bits() -> dict[str, float]:
-    return {r["format"].lower(): float(r["bits_per_weight"]) for r in read_csv("quant_formats.csv") if r.get("bits_per_weight")}
+    """GGUF tensor formats a converter keeps as released (MXFP4 is one; FP8 is not, and is re-quantized) → bits."""
+    return {r["format"].lower(): float(r["bits_per_weight"]) for r in read_csv("quant_formats.csv")
+            if r.get("bits_per_weight") and r.get("ecosystem") == "gguf"}
 
 
 def weights_bpw(model: ModelSpec | None, quant: QuantFormat) -> float:
     """Bits per weight of ``model`` stored in ``quant``, over all its weights.
 
-    A MoE released with its routed experts already quantized (gpt-oss: MXFP4, :func:`knowledge.catalog.release_format`)
-    keeps them in that format in every GGUF build: llama.cpp's converters re-quantize only the attention, embedding
+    A MoE released with its routed experts in a GGUF tensor format (gpt-oss: MXFP4, :func:`knowledge.catalog.release_format`;
+    DeepSeek's FP8 is not one and is re-quantized) keeps them in that format in every GGUF build: llama.cpp's converters re-quantize only the attention, embedding
     and output tensors ("All quants keep the feed forward networks at mxfp4 … the size differences are negligible",
     bartowski/openai_gpt-oss-20b-GGUF README), so a Q2_K or an F16 GGUF of gpt-oss-120b is ~60 GB like the MXFP4
     one. Routed parameters ``R = (P − A) / (1 − k/E)`` (:func:`moe_prefill_terms`) at the release format's bits, the

@@ -258,6 +258,10 @@ def predict_step(
         if why:
             assumptions.append(why)
     engine, accel, label = engine_accel(backend, hardware)
+    if label.startswith("ExLlamaV2"):
+        assumptions.append("ExLlamaV2: no measured runs in the store, so predicted with llama.cpp's fitted efficiency on "
+                           "the same API (an ESTIMATE: both read the quantized weights once per token through fused "
+                           "CUDA kernels; ExLlamaV2 is often a little faster at batch 1).")
     if mismatch := engine_mismatch(backend, hardware):
         assumptions.insert(0, mismatch)  # first: the stated engine is not what the figures are for
     fallback = ollama_gpu_fallback(backend, hardware)

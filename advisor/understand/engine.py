@@ -248,6 +248,8 @@ def engine_accel(backend: str | None, hw: Hardware) -> tuple[str, str, str]:
         label = f"ollama ({label})"
     elif engine == "lm-studio":
         label = f"LM Studio ({label})"
+    elif engine == "exllamav2":  # no measured ExLlamaV2 rows: its CUDA kernels are modelled as llama.cpp's
+        label = f"ExLlamaV2 (modelled as {label})"
     return "llama.cpp", accel, label
 
 

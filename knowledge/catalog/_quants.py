@@ -27,6 +27,7 @@ _QUANT_ALIASES = {
 }
 _GGUF = re.compile(r"\b((?:i|t)?q\d(?:_[a-z0-9]+)*)\b")
 _WA = re.compile(r"\bw(4|8)a(16|8)\b(?:\D{0,12}?\bg(?:roup)?[\s_-]?(?:size[\s_=-]?)?(\d{2,3})\b)?")
+_BARE_BPW = re.compile(r"^\s*(\d(?:\.\d+)?)\s*bpw\s*$")
 _EXL = re.compile(r"\bexl([23])\b(?:\D{0,12}?(\d(?:\.\d+)?)\s*(?:bpw|bits?|b)\b)?|\b(\d(?:\.\d+)?)\s*bpw\b\D{0,12}exl([23])")
 
 
@@ -49,6 +50,11 @@ def _special(quants: dict[str, QuantFormat], raw: str, t: str) -> Match | None:
         name = "W8A16" if a == "16" else ("FP8 (E4M3)" if "fp8" in t else "W8A8 (INT8)")
         if name in quants:
             return Match(quants[name], 0.95)
+    if bare := _BARE_BPW.match(t):  # "4.0bpw" alone: how EXL2 files are named (turboderp's and most uploads)
+        got = _special(quants, raw, f"exl2 {bare.group(1)}bpw")
+        if got is not None:
+            return Match(got.value, 0.8, [f"'{raw}' taken as an EXL2 file at {bare.group(1)} bits per weight (EXL2 "
+                                          "uploads are named by their bpw); say EXL3 if it is one."])
     ex = _EXL.search(t)
     if ex:
         ver = ex.group(1) or ex.group(4)
