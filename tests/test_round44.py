@@ -140,3 +140,33 @@ def test_exllamav2_says_how_it_is_modelled(store):
     assert p.backend == "ExLlamaV2 (modelled as llama.cpp-cuda)"
     assert any(a.startswith("ExLlamaV2: no measured runs") for a in p.assumptions)
     assert 90 < p.decode_tps < 160  # 3.74 GB a token at 936 GB/s: ceiling 245 tok/s
+
+
+@pytest.mark.parametrize(("msg", "tps"), [
+    ("RTX 3060 12GB, qwen2.5 14b q4_k_m in ollama. I want at least 15 tok/s; currently getting 8", 8.0),
+    ("M2 Pro 16GB, llama 3.1 8b, it only does 12, is that normal?", 12.0),
+    ("my 4090 with llama 3.3 70b q4_k_m is slow, getting 3 on it", 3.0),
+    ("RTX 3090, mistral small 24b q4_k_m. Seeing about 25 right now, expected more tokens", 25.0),
+    ("M4 Pro 48GB qwen3 32b q4, it gives me like 9.5 and feels slow", 9.5),
+])
+def test_a_speed_said_without_its_unit_is_the_measured_decode(tmp_path, msg, tps):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert r.facts.measured_decode_tps == tps
+    assert "taken as the generation (decode) speed, in tokens a second" in r.reply
+
+
+@pytest.mark.parametrize("msg", [
+    "I get 2 of them, RTX 3090s, llama 70b, how fast?",
+    "RTX 4090, llama 3.1 8b, got 64GB of ram too, how fast is it?",
+    "M3 Max 64GB, llama 3.1 8b q4. It does 4 bit fine, how fast will it be?",
+])
+def test_a_number_that_is_no_speed_is_not_read_as_one(tmp_path, msg):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert r.verdict is not None
+    assert r.facts.measured_decode_tps is None

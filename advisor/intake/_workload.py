@@ -377,6 +377,29 @@ def _token_loads(msg: Msg, ext: Extraction) -> None:
                  f"of {what} in all, not a prompt length; the numbers below are per request and per user.")
 
 
+# A number with no unit after a verb of what one sees ("currently getting 8", "it only does 12, is that normal?"):
+# the speed, when the message talks about speed and no rate was read with its unit.
+_BARE_MEASURED = re.compile(
+    rf"\b(?:getting|get|gets|got|seeing|see|does|doing|manages?|hits?|reaches|gives?(?:\s+me)?)\s+(?:only\s+|just\s+|"
+    rf"about\s+|around\s+|roughly\s+|like\s+|~\s*)?(?P<n>{NUM})(?=\s*(?:$|[,.;!?)]|\s+(?:and|but|right|now|currently|atm|"
+    r"at\s+the\s+moment|so|which|though|on|with|in|using|from|when|if|max|tops|or\s+so)\b))", re.I)
+_SPEED_TALK = re.compile(r"\btok(?:en)?s?\b|t/s|\bspeeds?\b|\bslow\w*|\bfast\w*|\bnormal\b|\bexpected\b|\bsluggish\b|"
+                         r"\bcrawl\w*", re.I)
+
+
+def _bare_measured(msg: Msg, ext: Extraction) -> None:
+    if ext.measured_decode_tps is not None or ext.measured_prefill_tps is not None or not _SPEED_TALK.search(msg.orig):
+        return
+    for m in msg.finditer(_BARE_MEASURED):
+        v = parse_num(m.group("n")) or 0.0
+        if not 0 < v <= MAX_RATE_TPS or _wanted(msg, m.start(), m.end()) is not None:
+            continue
+        msg.claim(m.start("n"), m.end("n"))
+        ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed, in tokens a second.")
+        _set_rate(ext, "decode", v, m.group(0).strip())
+        return
+
+
 def extract_rates(msg: Msg, ext: Extraction) -> None:
     """Read measured speeds: "pp512 45, tg128 6", "300 t/s prompt processing", "I get 6 tok/s", and the time a
     token takes ("1 token every 2 seconds", "ITL 35 ms": see ``_INTERVALS``)."""
@@ -457,4 +480,5 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
                 # "prefill 850 tok/s and 7 t/s": the label belongs to the first rate; the second is the other phase
                 kind = "decode"
             _set_rate(ext, kind, v, m.group(0).strip())
+    _bare_measured(msg, ext)
 
