@@ -167,13 +167,13 @@ def foreign_rate(res: Any, measurements: list[Any], factor: float = FOREIGN_X,
     from another machine, a smaller model or an edited line. None
     otherwise, or when the machine, model or format is not known."""
     from advisor import roofline
-    from advisor.perf.moe import weights_bpw
+    from advisor.perf.moe import active_bpw
 
     hw, model, quant = res.hardware, res.model, res.quant
     if hw is None or model is None or quant is None or not hw.bandwidth_gbs:
         return None
     top = roofline.decode_ceiling_tps(hw.bandwidth_gbs * max(1, hw.n_devices or 1),
-                                      roofline.weight_bytes_read_per_token(model, weights_bpw(model, quant)))
+                                      roofline.weight_bytes_read_per_token(model, active_bpw(model, quant)))
     for m in measurements:
         # a batch's total: each of its streams at most one stream's ceiling (``streams``: a serving run's own count)
         n = max(1, m.batch or streams or 1) if (m.batch or 1) > 1 or streams else 1

@@ -170,3 +170,29 @@ def test_a_number_that_is_no_speed_is_not_read_as_one(tmp_path, msg):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
     assert r.verdict is not None
     assert r.facts.measured_decode_tps is None
+
+
+def test_a_low_bit_moe_build_keeps_its_dense_part_at_higher_bits(store):
+    """Hand values, DeepSeek-R1 (671B, 37B active, 8 of 256) in IQ1_S (1.56 bits): routed R = 634 / (1 − 1/32) =
+    654.5B, 20.45B of them read a token; the 16.55B others at 5 bits. File: (654.5 × 1.56 + 16.5 × 5) / 671 = 1.645
+    bits (138 GB; unsloth's 131 GB); a token reads (20.45 × 1.56 + 16.55 × 5) / 37 = 3.10 bits (14.3 GB, not 7.2)."""
+    from advisor.perf.moe import active_bpw, expert_dense_bits, weights_bpw, with_moe
+
+    m = with_moe(catalog.resolve_model(store, "deepseek r1").value)
+    q = catalog.resolve_quant(store, "IQ1_S").value
+    assert expert_dense_bits(m, q) == (1.56, 5.0)
+    assert weights_bpw(m, q) == pytest.approx(1.645, abs=2e-3)
+    assert active_bpw(m, q) == pytest.approx(3.10, abs=5e-3)
+    q4 = catalog.resolve_quant(store, "Q4_K_M").value  # at 3 bits and up the format is the whole model's
+    assert weights_bpw(m, q4) == active_bpw(m, q4) == q4.bits_per_weight
+
+
+def test_r1_iq1_s_on_an_m2_ultra_reads_its_dense_part_at_higher_bits(store):
+    """Reported ~13-16 tok/s; it was predicted at 42 with every weight at 1.56 bits."""
+    from advisor.perf import predict
+
+    p = predict(store, hardware=catalog.resolve_hardware(store, "M2 Ultra 192GB").value,
+                model=catalog.resolve_model(store, "deepseek r1").value, quant=catalog.resolve_quant(store, "IQ1_S").value)
+    assert p.weight_bytes_per_token_gb == pytest.approx(14.3, abs=0.1)
+    assert 12 < p.decode_tps < 32
+    assert any("keeps attention, shared experts and dense layers at 4–6 bits" in a for a in p.assumptions)

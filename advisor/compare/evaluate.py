@@ -27,7 +27,7 @@ from advisor.compare.queueing import load_utilisation, md1_wait_quantile, pk_mea
 from advisor.compare.request import KV_BYTES_PER_ELEMENT, SIM_ARRIVALS, SIM_SEED, SIM_WARMUP, CompareRequest
 from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import predict_step
-from advisor.perf.moe import weights_bpw
+from advisor.perf.moe import active_bpw, weights_bpw
 from advisor.perf.step import StepModel
 from knowledge.store import Store
 
@@ -206,7 +206,7 @@ def _memory(ctx: Ctx, hw: Hardware) -> tuple[int, Any, dict[str, Any]]:
 def _saturation(ctx: Ctx, p: Prediction) -> dict[str, Any]:
     """Spec-sheet saturation: ridge-point batch, KV knee, the binding one (see :func:`saturation_concurrency`)."""
     req, bpw = ctx.req, weights_bpw(ctx.model, ctx.quant)
-    w = roofline.weight_bytes_read_per_token(ctx.model, bpw)
+    w = roofline.weight_bytes_read_per_token(ctx.model, active_bpw(ctx.model, ctx.quant))
     kv = roofline.kv_bytes(ctx.model, req.prompt_tokens + req.gen_tokens / 2, ctx.kv_bpe)  # mean decode context
     sat, why = saturation_concurrency(p.tflops, p.bandwidth_gbs, bpw, w, kv)
     return {"ridge_point_flop_per_byte": p.ridge_point_flop_per_byte,

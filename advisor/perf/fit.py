@@ -29,7 +29,7 @@ from advisor.calibration import (
 )
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction
-from advisor.perf.moe import moe_prefill_terms, weights_bpw, with_moe
+from advisor.perf.moe import active_bpw, moe_prefill_terms, weights_bpw, with_moe
 from knowledge import catalog
 from knowledge.cpu_uarch import core_speed
 from knowledge.queries import OWN_ORIGINS, POPULATION_ORIGINS, calibration_set
@@ -233,10 +233,10 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
         gen = r["gen_tokens"] or 128
         depth = r["depth"] or 0
         after_prompt = r["engine"] != "llama.cpp"  # llama-bench tg runs start from an empty cache
-        dbytes, flops = features(model=m, bits_per_weight=weights_bpw(m, q), prompt_tokens=prompt,
+        dbytes, flops = features(model=m, bits_per_weight=active_bpw(m, q), prompt_tokens=prompt,
                                  gen_tokens=gen, depth=depth if not after_prompt else depth)
         if not after_prompt:
-            dbytes = roofline.weight_bytes_read_per_token(m, weights_bpw(m, q)) + roofline.kv_bytes(m, depth + gen / 2)
+            dbytes = roofline.weight_bytes_read_per_token(m, active_bpw(m, q)) + roofline.kv_bytes(m, depth + gen / 2)
         # A CPU backend on a machine with a GPU (Mac, APU) does not run at the GPU's FLOPS spec.
         accel = row_accel(store, r)
         tf = r["fp16_tflops"] if not (accel == "cpu" and r["kind"] != "cpu") else None

@@ -15,7 +15,8 @@ from advisor.models import ModelSpec, QuantFormat
 from knowledge.catalog import release_format
 from knowledge.seed import read_csv
 
-__all__ = ["PREFILL_STEP_TOKENS", "moe_prefill_terms", "moe_table", "weights_bpw", "with_moe"]
+__all__ = ["PREFILL_STEP_TOKENS", "active_bpw", "expert_dense_bits", "moe_prefill_terms", "moe_table", "weights_bpw",
+           "with_moe"]
 
 # Tokens one prefill step carries, by engine family: llama.cpp's n_ubatch (512, common/common.h; llama-bench
 # -ub), mlx-lm's prefill_step_size (2048, mlx_lm/generate.py), vLLM/SGLang's chunked-prefill budget
@@ -74,25 +75,71 @@ def _format_bits() -> dict[str, float]:
             if r.get("bits_per_weight") and r.get("ecosystem") == "gguf"}
 
 
-def weights_bpw(model: ModelSpec | None, quant: QuantFormat) -> float:
-    """Bits per weight of ``model`` stored in ``quant``, over all its weights.
+# GGUF formats under this many bits per weight quantize a MoE's routed experts only: attention, shared experts and
+# dense layers stay at 4–6 bits, or the model breaks ("leave attention and other layers in 4 or 6bit … the MoE layers
+# take up 88% of all space", unsloth.ai/blog/deepseekr1-dynamic; llama-quantize's IQ1/IQ2 recipes raise the same
+# tensors). LOW_BIT_DENSE_BITS is an ESTIMATE: the middle of "4 or 6 bit".
+LOW_BIT_MOE = 3.0
+LOW_BIT_DENSE_BITS = 5.0
+
+
+def _routed_b(model: ModelSpec) -> tuple[float, float]:
+    """(routed expert parameters, k/E) of a MoE, billions: ``R = (P − A) / (1 − k/E)`` (0 for a dense model)."""
+    if not model.is_moe:
+        return 0.0, 0.0
+    e, k = (model.experts, model.experts_per_token) if model.experts and model.experts_per_token else DEFAULT_ROUTING
+    if k >= e:
+        return 0.0, 0.0
+    return min(model.params_b, (model.params_b - model.active_b) / (1 - k / e)), k / e
+
+
+def expert_dense_bits(model: ModelSpec | None, quant: QuantFormat) -> tuple[float, float]:
+    """(bits of the routed experts, bits of everything else) of ``model`` stored in ``quant``.
 
     A MoE released with its routed experts in a GGUF tensor format (gpt-oss: MXFP4, :func:`knowledge.catalog.release_format`;
-    DeepSeek's FP8 is not one and is re-quantized) keeps them in that format in every GGUF build: llama.cpp's converters re-quantize only the attention, embedding
-    and output tensors ("All quants keep the feed forward networks at mxfp4 … the size differences are negligible",
-    bartowski/openai_gpt-oss-20b-GGUF README), so a Q2_K or an F16 GGUF of gpt-oss-120b is ~60 GB like the MXFP4
-    one. Routed parameters ``R = (P − A) / (1 − k/E)`` (:func:`moe_prefill_terms`) at the release format's bits, the
-    rest at ``quant``'s. Any other model, or a non-GGUF format: ``quant.bits_per_weight``.
-
-    Example: gpt-oss-120b (116.83B, 5.1B active, 4 of 128) in Q2_K (3.16): R = 115.34B at 4.25, 1.49B at 3.16
-    → 4.24 bits per weight (61.9 GB), not 3.16 (46 GB).
+    DeepSeek's FP8 is not one and is re-quantized) keeps them in that format in every GGUF build: llama.cpp's
+    converters re-quantize only the attention, embedding and output tensors ("All quants keep the feed forward networks
+    at mxfp4 … the size differences are negligible", bartowski/openai_gpt-oss-20b-GGUF README). A MoE in a GGUF format
+    under :data:`LOW_BIT_MOE` bits has its experts in it and the rest at :data:`LOW_BIT_DENSE_BITS`. Otherwise both
+    are ``quant.bits_per_weight``.
     """
     bits = quant.bits_per_weight
     if model is None or not model.is_moe or quant.ecosystem != "gguf":
-        return bits
+        return bits, bits
     native = _format_bits().get((release_format(model.id) or "").lower())
-    if native is None or native == bits:
-        return bits
-    e, k = (model.experts, model.experts_per_token) if model.experts and model.experts_per_token else DEFAULT_ROUTING
-    routed = min(model.params_b, (model.params_b - model.active_b) / (1 - k / e)) if k < e else 0.0
-    return (routed * native + (model.params_b - routed) * bits) / model.params_b
+    if native is not None and native != bits:
+        return native, bits
+    if bits < LOW_BIT_MOE:
+        return bits, max(bits, LOW_BIT_DENSE_BITS)
+    return bits, bits
+
+
+def weights_bpw(model: ModelSpec | None, quant: QuantFormat) -> float:
+    """Bits per weight of ``model`` stored in ``quant``, over all its weights (the file's size).
+
+    Routed parameters ``R`` (:func:`_routed_b`) at the experts' bits, the rest at the others' (:func:`expert_dense_bits`).
+
+    Examples: gpt-oss-120b (116.83B, 5.1B active, 4 of 128) in Q2_K (3.16): R = 115.34B at 4.25, 1.49B at 3.16 → 4.24
+    bits per weight (61.9 GB), not 3.16 (46 GB). DeepSeek-R1 (671B, 37B active, 8 of 256) in IQ1_S (1.56): R = 654.5B at
+    1.56, 16.5B at 5 → 1.64 (138 GB; unsloth's dynamic IQ1_S file: 131 GB).
+    """
+    e, d = expert_dense_bits(model, quant)
+    if model is None or e == d:
+        return quant.bits_per_weight
+    r, _ = _routed_b(model)
+    return (r * e + (model.params_b - r) * d) / model.params_b
+
+
+def active_bpw(model: ModelSpec | None, quant: QuantFormat) -> float:
+    """Bits per weight over the parameters one token reads (what decode's bytes are): the ``R·k/E`` routed ones at
+    the experts' bits, the ``A − R·k/E`` others at theirs.
+
+    Example: DeepSeek-R1 in IQ1_S: 20.45B at 1.56 and 16.55B at 5 → 3.10 bits over the 37B read a token (14.3 GB), not
+    1.56 (7.2 GB).
+    """
+    e, d = expert_dense_bits(model, quant)
+    if model is None or e == d:
+        return quant.bits_per_weight
+    r, ke = _routed_b(model)
+    routed = min(model.active_b, r * ke)
+    return (routed * e + (model.active_b - routed) * d) / model.active_b

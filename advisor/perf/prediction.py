@@ -37,7 +37,7 @@ from advisor.perf.fit import (
     own_machine_factors,
     vllm_v0,
 )
-from advisor.perf.moe import moe_prefill_terms, weights_bpw, with_moe
+from advisor.perf.moe import active_bpw, expert_dense_bits, moe_prefill_terms, weights_bpw, with_moe
 from advisor.perf.step import (
     DEFAULT_UBATCH,
     HOST_COPY_EFFICIENCY,
@@ -288,16 +288,23 @@ def predict_step(
             "efficiency on the measured matmul rate (a conservative estimate).")
     if ("ESTIMATE" in tf_source or "FITTED" in tf_source) and tflops:
         assumptions.append(f"Compute {tflops:.1f} TFLOP/s: {tf_source}.")
-    bpw = weights_bpw(model, quant)
-    if bpw != quant.bits_per_weight:
+    bpw = weights_bpw(model, quant)  # the file's bits (memory), and those of the bytes a token reads (decode)
+    abpw = active_bpw(model, quant)
+    e_bits, d_bits = expert_dense_bits(model, quant)
+    if e_bits > d_bits:
         assumptions.append(
             f"{model.id.split('/')[-1]} keeps its routed experts in {release_format(model.id)} in every GGUF build (only "
             f"attention, embeddings and output are re-quantized): {quant.name} is {bpw:.2f} bits per weight over the "
             "whole model, about the size of the released file.")
+    elif e_bits < d_bits:
+        assumptions.append(
+            f"This {quant.name} build of a MoE quantizes its routed experts to {quant.name} and keeps attention, shared "
+            f"experts and dense layers at 4–6 bits (ESTIMATE: {d_bits:g}; unsloth's dynamic low-bit GGUFs and "
+            f"llama-quantize's own recipes): {bpw:.2f} bits per weight over the file, {abpw:.2f} over what a token reads.")
     ctx = depth + prompt_tokens + gen_tokens
     fitm = roofline.memory_fit(hardware, model, bpw, context_tokens=ctx, concurrency=b,
                                kv_bytes_per_element=kv_bytes_per_element)
-    wbytes = roofline.weight_bytes_read_per_token(model, bpw)
+    wbytes = roofline.weight_bytes_read_per_token(model, abpw)
     if model.max_context and ctx > model.max_context:
         assumptions.append(
             f"{ctx:,} tokens of context (cache, prompt and answer) is more than {model.id.split('/')[-1]} was trained "
@@ -308,7 +315,7 @@ def predict_step(
     if model.is_moe and not model.experts:
         assumptions.append(f"{model.id}: MoE routing not in the catalog; assumed 8 of 128 experts per token "
                            "(Qwen3-style) for the experts a batch touches.")
-    dbytes, flops = features(model=model, bits_per_weight=bpw, prompt_tokens=prompt_tokens or 1,
+    dbytes, flops = features(model=model, bits_per_weight=abpw, prompt_tokens=prompt_tokens or 1,
                              gen_tokens=gen_tokens, depth=depth, kv_bytes_per_element=kv_bytes_per_element)
     n = hardware.n_devices
     lay = _layout(hardware, engine, layout)
@@ -385,7 +392,7 @@ def predict_step(
                 f"{ENGINE_LABELS.get(engine, engine)} does not put weights in system RAM by default: it stops at load "
                 "with an out-of-memory error. These figures assume --cpu-offload-gb; more GPUs (tensor parallel) or a smaller format "
                 "is the usual way.")
-    dense, routed, ke = moe_split_bytes(model, bpw)
+    dense, routed, ke = moe_split_bytes(model, abpw, expert_bits=e_bits)
     x_bw = bw * roofline.GB * eff_d * (n if tp else 1)
     c_fl = (tflops * 1e12 * eff_p * (n if tp else 1)) if tflops else 0.0
     comm_step = comm_seq = 0.0

@@ -84,7 +84,8 @@ def _k_over_e(model: ModelSpec) -> float | None:
     return UNKNOWN_MOE_K_OVER_E
 
 
-def moe_split_bytes(model: ModelSpec, bits_per_weight: float) -> tuple[float, float, float]:
+def moe_split_bytes(model: ModelSpec, bits_per_weight: float, expert_bits: float | None = None,
+                    ) -> tuple[float, float, float]:
     """(dense bytes read every step, bytes of ALL routed experts, k/E) for one decode step, B.
 
     From total ``P`` and active ``A`` parameters and ``k/E``: routed experts hold
@@ -96,7 +97,9 @@ def moe_split_bytes(model: ModelSpec, bits_per_weight: float) -> tuple[float, fl
     ke = _k_over_e(model)
     if ke is None or ke >= 1.0:
         return w1, 0.0, 0.0
-    routed = (model.params_b - model.active_b) * 1e9 / (1.0 - ke) * bits_per_weight / 8
+    # (``bits_per_weight``: over the parameters a token reads; ``expert_bits``: the routed experts' own, when a build
+    # stores them apart, advisor.perf.moe.expert_dense_bits)
+    routed = (model.params_b - model.active_b) * 1e9 / (1.0 - ke) * (expert_bits or bits_per_weight) / 8
     dense = max(0.0, w1 - routed * ke)
     return dense, routed, ke
 
