@@ -210,6 +210,17 @@ def multi_moe_key(g: dict[str, Any]) -> tuple[str, ...]:
     return (accel_class(g["accel"]), str(g["hw_id"]), f"x{int(g.get('n_devices') or 1)}", str(g["engine"]) + "/moe")
 
 
+def split_cost_log(groups: dict[tuple[str, ...], "_Group"], g: dict[str, Any]) -> float:
+    """log(multi-GPU ÷ one-card dense decode efficiency) at the engine and build-era level: what a layer split of this
+    engine costs, from the multi-GPU groups (no format or family level: MXFP4 is a "legacy" block format there, whose
+    multi-GPU rows are 2023 builds' Q4_0)."""
+    root = groups[("all",)].log_eff if ("all",) in groups else 0.0
+    dense = {**g, "moe": False, "extra": None}
+    multi = _group_keys("decode", {**dense, "multi": True})[1:5]  # (ac), (ac, kind-multi), (… engine), (… era)
+    one = _group_keys("decode", {**dense, "multi": False, "n_devices": 1})[1:4]  # (ac), (ac, kind), (… engine)
+    return walk(groups, multi, root)[0] - walk(groups, one, root)[0]
+
+
 @dataclass
 class _Group:
     n: int
@@ -408,8 +419,11 @@ class CalibrationModel:
         if used == ("",):
             used, n_used = ("all",), root.n if root else 0
         if phase == "decode" and scenario.get("multi") and scenario.get("moe"):
-            log_e += moe_split_log(groups, scenario)
-            used = (*used, "× one card's MoE/dense ratio")
+            # one card's MoE efficiency × what splitting costs dense runs of this engine and era
+            one = {**scenario, "multi": False, "n_devices": 1, "extra": None}
+            log_e, used, n_used, sources = walk(groups, group_keys(phase, one)[1:], root.log_eff if root else 0.0)
+            log_e += split_cost_log(groups, scenario)
+            used = (*used, "× the multi-GPU split's cost")
             own = groups.get(multi_moe_key(scenario))
             if own is not None:  # this machine measured with MoEs on this many cards
                 log_e = (own.w * own.log_eff + SHRINK_K * log_e) / (own.w + SHRINK_K)

@@ -29,7 +29,7 @@ from advisor.calibration import (
 )
 from advisor.errors import AdvisorError
 from advisor.models import Hardware, ModelSpec, Prediction
-from advisor.perf.moe import active_bpw, moe_prefill_terms, weights_bpw, with_moe
+from advisor.perf.moe import active_bpw, kernel_format, moe_prefill_terms, weights_bpw, with_moe
 from knowledge import catalog
 from knowledge.cpu_uarch import core_speed
 from knowledge.queries import OWN_ORIGINS, POPULATION_ORIGINS, calibration_set
@@ -244,7 +244,7 @@ def build_cal_rows(store: Store, rows: list[dict[str, Any]] | None = None) -> li
         share, tokens = moe_prefill_terms(m, prompt, row_engine(r), int(ub.group(1)) if ub else None)
         out.append(CalRow(
             result_id=r["result_id"], hw_id=r["base_hw_id"], kind=r["kind"], family=r["hw_family"] or "",
-            accel=accel, engine=row_engine(r), quant=q.name, multi=(r["n_devices"] or 1) > 1,
+            accel=accel, engine=row_engine(r), quant=kernel_format(m, q), multi=(r["n_devices"] or 1) > 1,
             bandwidth_gbs=r["bandwidth_gbs"], tflops=tf, decode_bytes=dbytes, prefill_flops=flops,
             decode_tps=None if _THREAD_LIMITED.search(r["notes"] or "") else r["decode_tps"],
             # A prefill rate without its prompt length is not comparable (the rate depends on it).

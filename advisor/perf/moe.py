@@ -15,8 +15,8 @@ from advisor.models import ModelSpec, QuantFormat
 from knowledge.catalog import release_format
 from knowledge.seed import read_csv
 
-__all__ = ["PREFILL_STEP_TOKENS", "active_bpw", "expert_dense_bits", "moe_prefill_terms", "moe_table", "weights_bpw",
-           "with_moe"]
+__all__ = ["PREFILL_STEP_TOKENS", "active_bpw", "expert_dense_bits", "kept_experts", "kernel_format", "moe_prefill_terms", "moe_table",
+           "weights_bpw", "with_moe"]
 
 # Tokens one prefill step carries, by engine family: llama.cpp's n_ubatch (512, common/common.h; llama-bench
 # -ub), mlx-lm's prefill_step_size (2048, mlx_lm/generate.py), vLLM/SGLang's chunked-prefill budget
@@ -93,6 +93,15 @@ def _routed_b(model: ModelSpec) -> tuple[float, float]:
     return min(model.params_b, (model.params_b - model.active_b) / (1 - k / e)), k / e
 
 
+def kept_experts(model: ModelSpec | None, quant: QuantFormat) -> str | None:
+    """The release format a GGUF build of ``model`` keeps its routed experts in (gpt-oss: ``MXFP4``), None when the
+    build's own format holds them (see :func:`expert_dense_bits`)."""
+    if model is None or not model.is_moe or quant.ecosystem != "gguf":
+        return None
+    rel = release_format(model.id)
+    return rel if rel and rel.lower() in _format_bits() and rel.lower() != quant.name.lower() else None
+
+
 def expert_dense_bits(model: ModelSpec | None, quant: QuantFormat) -> tuple[float, float]:
     """(bits of the routed experts, bits of everything else) of ``model`` stored in ``quant``.
 
@@ -106,9 +115,8 @@ def expert_dense_bits(model: ModelSpec | None, quant: QuantFormat) -> tuple[floa
     bits = quant.bits_per_weight
     if model is None or not model.is_moe or quant.ecosystem != "gguf":
         return bits, bits
-    native = _format_bits().get((release_format(model.id) or "").lower())
-    if native is not None and native != bits:
-        return native, bits
+    if kept := kept_experts(model, quant):
+        return _format_bits()[kept.lower()], bits
     if bits < LOW_BIT_MOE:
         return bits, max(bits, LOW_BIT_DENSE_BITS)
     return bits, bits
@@ -143,3 +151,9 @@ def active_bpw(model: ModelSpec | None, quant: QuantFormat) -> float:
     r, ke = _routed_b(model)
     routed = min(model.active_b, r * ke)
     return (routed * e + (model.active_b - routed) * d) / model.active_b
+
+
+def kernel_format(model: ModelSpec | None, quant: QuantFormat) -> str:
+    """The format whose kernels do most of a token's work: the release format of experts a GGUF build keeps (a gpt-oss
+    "Q4_K_M" or "F16" GGUF multiplies MXFP4 experts), else ``quant``'s own name."""
+    return kept_experts(model, quant) or quant.name

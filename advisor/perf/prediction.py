@@ -37,7 +37,15 @@ from advisor.perf.fit import (
     own_machine_factors,
     vllm_v0,
 )
-from advisor.perf.moe import active_bpw, expert_dense_bits, moe_prefill_terms, weights_bpw, with_moe
+from advisor.perf.moe import (
+    active_bpw,
+    expert_dense_bits,
+    kept_experts,
+    kernel_format,
+    moe_prefill_terms,
+    weights_bpw,
+    with_moe,
+)
 from advisor.perf.step import (
     DEFAULT_UBATCH,
     HOST_COPY_EFFICIENCY,
@@ -291,12 +299,12 @@ def predict_step(
     bpw = weights_bpw(model, quant)  # the file's bits (memory), and those of the bytes a token reads (decode)
     abpw = active_bpw(model, quant)
     e_bits, d_bits = expert_dense_bits(model, quant)
-    if e_bits > d_bits:
+    if kept_experts(model, quant):
         assumptions.append(
             f"{model.id.split('/')[-1]} keeps its routed experts in {release_format(model.id)} in every GGUF build (only "
             f"attention, embeddings and output are re-quantized): {quant.name} is {bpw:.2f} bits per weight over the "
             "whole model, about the size of the released file.")
-    elif e_bits < d_bits:
+    elif e_bits != d_bits:
         assumptions.append(
             f"This {quant.name} build of a MoE quantizes its routed experts to {quant.name} and keeps attention, shared "
             f"experts and dense layers at 4–6 bits (ESTIMATE: {d_bits:g}; unsloth's dynamic low-bit GGUFs and "
@@ -322,7 +330,7 @@ def predict_step(
     tp = lay == "tensor_parallel"
     base_id = split_hw_id(hardware.id)[0] if n > 1 else hardware.id  # the one home of the "...xN" id rule
     scen = {"kind": hardware.kind, "multi": n > 1 and not tp, "accel": accel, "engine": engine,
-            "family": hardware.family, "hw_id": base_id, "quant": quant.name, "bandwidth_gbs": bw, "tflops": tflops,
+            "family": hardware.family, "hw_id": base_id, "quant": kernel_format(model, quant), "bandwidth_gbs": bw, "tflops": tflops,
             "decode_bytes": dbytes, "prefill_flops": flops, "n_devices": 1 if tp else n,
             "params_active_b": model.active_b, "prompt_tokens": prompt_tokens or 1,
             "prefill_attn_flops": attention_flops(model, prompt_tokens or 1, depth), "old_build": False,

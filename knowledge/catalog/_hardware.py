@@ -35,6 +35,13 @@ _GPU_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\s*gpu\b|\bgpu\s*(?:with\
 # Which chip a Mac of a given year ships with (Apple product history), for "MacBook Air 2022".
 _CPU_WORD = re.compile(r"\b(?:ryzen|core\s?i[3579]|i[3579][\s-]\d{4}|xeon|epyc|threadripper|celeron|pentium|"
                        r"snapdragon|graviton|altra)\b")
+# A host CPU's full name beside a card ("RX 9070 XT with a Ryzen 5 7600", "RTX 3090, Xeon E5-2690 v4 x2"): its model
+# number is no card (an RX 7600) and its "x2" no card count, so it is taken out before the card is looked up.
+_CPU_NAME = re.compile(
+    r"\b(?:amd\s+)?ryzen\s+(?:threadripper\s+)?(?:pro\s+)?(?:ai\s+)?(?:max\+?\s+)?(?:[3579]\s+)?(?:pro\s+)?(?:hx\s+)?"
+    r"\d{3,4}\w*|\b(?:intel\s+)?(?:core\s+)?i[3579][\s-]\d{4,5}\w*|\b(?:intel\s+)?core\s+ultra\s+[3579]\s+\d{3}\w*"
+    r"|\bxeon(?:\s+(?:gold|silver|platinum|bronze|max|w))?(?:\s*-?\s*(?:e\d-)?[a-z]?\d{4}\w*)?(?:\s+v\d)?(?:\s*[x×]\s*\d)?"
+    r"|\bepyc(?:\s+\d{4}\w*)?(?:\s*[x×]\s*\d)?", re.I)
 _GPU_SERIES = re.compile(r"\b(?:rtx|gtx|rx|radeon|geforce|quadro|tesla|instinct|arc|nvidia|gpus?|gfx\d+\w*)\b")
 
 _MAC_YEARS: dict[str, dict[int, str]] = {
@@ -367,7 +374,7 @@ def resolve_hardware(
         m = _cpu(store, t, memory_gb)
         if m:
             return m
-    g = resolve_gpu(store, raw, memory_gb)
+    g = resolve_gpu(store, _CPU_NAME.sub(" ", raw) if _GPU_SERIES.search(t) else raw, memory_gb)
     if g and ((g.value.release_year or 0) >= 2016 or gpu_brand(raw) == g.value.vendor):
         return g  # "GTX 860M" names NVIDIA: the 2014 laptop card, not AMD's Radeon 860M iGPU
     m = _cpu(store, t, memory_gb) or g or _ddr(store, t, memory_gb)  # "780M" today is AMD's iGPU, not a 2013 GTX
