@@ -225,3 +225,15 @@ def test_multi_gpu_gpt_oss_in_its_own_format_keeps_one_cards_rate(store):
     q4 = predict(store, hardware=catalog.resolve_hardware(store, "RTX 4060 Ti 16GB").value, model=m,
                  quant=catalog.resolve_quant(store, "Q4_K_M").value).decode_tps
     assert q4 == pytest.approx(mx, rel=0.06)  # a gpt-oss "Q4_K_M" GGUF multiplies the same MXFP4 experts
+
+
+def test_gpt_oss_advice_offers_its_own_format_and_common_formats_for_other_models(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    fixes = {f.id: f.title for f in service.ask(st, "RTX 3060 12GB, gpt-oss-20b F16, how fast?").verdict.fixes}
+    assert "MXFP4" in fixes["fit_in_memory"] and "Q3_K" not in fixes["fit_in_memory"]
+    assert fixes["smaller_model"].endswith("at Q4_K_M")
+    fixes = {f.id: f.title for f in service.ask(st, "RTX 4060 8GB, gpt-oss-20b, how fast?").verdict.fixes}
+    assert fixes["smaller_model"].endswith("at Q4_K_M") and "MXFP4" not in fixes["smaller_model"]

@@ -16,7 +16,7 @@ from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_word
 from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
 from advisor.diagnose.tools import offload_check
 from advisor.models import Fix, QuantFormat
-from advisor.perf.moe import weights_bpw
+from advisor.perf.moe import kept_experts, weights_bpw
 from advisor.render.markdown import fmt_gb_apart, fmt_s
 from knowledge import catalog
 
@@ -68,7 +68,7 @@ def _quantization(c: Ctx) -> Fix | None:
         return block
     for name in targets(c):
         q = quants.get(name)
-        if q is None or weights_bpw(c.sit.model, q) >= weights_bpw(c.sit.model, cur) - 0.5:
+        if q is None or kept_experts(c.sit.model, q) or weights_bpw(c.sit.model, q) >= weights_bpw(c.sit.model, cur) - 0.5:
             continue  # (a gpt-oss GGUF keeps its MXFP4 experts whatever the format: no smaller build)
         delta = f" (+{q.ppl_delta_7b:.2f} perplexity on a 7–8B model)" if q.ppl_delta_7b else ""
         why = f"Decode reads every weight once per token: fewer bits per weight, fewer bytes, more tok/s{delta}."
@@ -157,7 +157,8 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     ecos = (SERVER_ECOSYSTEMS if server else (eco if eco in ("gguf", "mlx") else "gguf",))
     quants = sorted((q for q in catalog.all_quants(c.store).values()
                      if q.ecosystem in ecos and q.bits_per_weight >= min_fit_bits(sit.model.params_b)
-                     and not (sit.quant and weights_bpw(sit.model, q) >= SMALLER * weights_bpw(sit.model, sit.quant))),
+                     and not (sit.quant and weights_bpw(sit.model, q) >= SMALLER * weights_bpw(sit.model, sit.quant))
+                     and not kept_experts(sit.model, q)),  # a gpt-oss "Q3_K_S" is its MXFP4 experts again
                     key=lambda q: (-q.bits_per_weight, q.name not in targets(c), q.name))  # ties: the usual one
     thin = None
     for q in quants:
@@ -231,8 +232,9 @@ def _smaller_model(c: Ctx) -> Fix | None:
             m, c.sit.quant.bits_per_weight) / 1e9 > total)
     q = c.sit.quant
     q4 = four_bit(c)
-    if q is None or (spills and q4 is not None and q.bits_per_weight > q4.bits_per_weight):
-        q = q4
+    if q is None or (spills and q4 is not None and q.bits_per_weight > q4.bits_per_weight) or (
+            q4 is not None and (kept_experts(m, q) or q.name == catalog.release_format(m.id))):
+        q = q4  # (other models come in the engine's common format, not gpt-oss's MXFP4 or its mislabelled GGUFs)
     if q is None or hw is None:
         return None
     # To fit: fewer parameters in all. For speed: fewer read per token (a MoE's active ones; gpt-oss-120b reads
