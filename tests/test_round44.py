@@ -237,3 +237,36 @@ def test_gpt_oss_advice_offers_its_own_format_and_common_formats_for_other_model
     assert fixes["smaller_model"].endswith("at Q4_K_M")
     fixes = {f.id: f.title for f in service.ask(st, "RTX 4060 8GB, gpt-oss-20b, how fast?").verdict.fixes}
     assert fixes["smaller_model"].endswith("at Q4_K_M") and "MXFP4" not in fixes["smaller_model"]
+
+
+def test_a_size_the_driver_reports_is_the_cards_not_a_cut_down_variant(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    r = service.ask(st, "Tesla T4 15GB, llama 3.1 8b q4_k_m, how fast?")
+    assert "what the driver reports of the NVIDIA Tesla T4's 16 GB" in r.reply and "cut-down" not in r.reply
+    r = service.ask(st, "RTX 4060 laptop with 6GB, llama 3.2 3b, how fast?")  # 6 of 8 GB: a variant, as said
+    assert "cut-down" in r.reply
+
+
+def test_a_card_without_int8_tensor_cores_is_not_said_to_use_them(store):
+    from advisor.perf import predict
+
+    m, q = catalog.resolve_model(store, "llama 3.1 8b").value, catalog.resolve_quant(store, "Q4_K_M").value
+    pascal = predict(store, hardware=catalog.resolve_hardware(store, "GTX 1070").value, model=m, quant=q)
+    assert not any("tensor-core" in a for a in pascal.assumptions)
+    ada = predict(store, hardware=catalog.resolve_hardware(store, "RTX 4090").value, model=m, quant=q)
+    assert any("INT8 tensor-core rate" in a for a in ada.assumptions)
+
+
+def test_too_many_gpus_says_so_in_the_cli():
+    import json
+
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+
+    out = CliRunner().invoke(app, ["predict", "--hardware", "100x RTX 3090", "--model", "llama 3.1 8b", "--json",
+                                   "--store", ":memory:"])
+    assert "100 GPUs in one machine is more than the advisor models" in json.loads(out.stdout.splitlines()[0])["error"]

@@ -14,6 +14,8 @@ from advisor.intake._schema import Extraction
 from advisor.intake._text import Msg, fmt, parse_num
 from advisor.models import Hardware
 
+REPORTED_SHARE = 0.9  # a stated size this close under a card's smallest is what its driver reports, not a variant
+
 __all__ = ["MAX_MEMORY_GB", "Mem", "choose_memory", "memory_mentions", "tentative"]
 
 MAX_MEMORY_GB = 24_576.0  # 24 TB: beyond the largest servers; larger figures are typos or jokes
@@ -119,6 +121,10 @@ def choose_memory(ext: Extraction, mems: list[Mem], hw: Hardware | None) -> floa
                 return m.value / hw.n_devices
             return m.value
     unq = next((m for m in mems if m.qual in (None, "mem")), None)
+    if unq is not None and sizes and REPORTED_SHARE * min(sizes) <= unq.value < min(sizes):
+        # what a driver or tool reports of the card ("Tesla T4 (15.0 GB reported)", an L4's 22.5 of 24)
+        ext.note(f"{unq.text}: what the driver reports of the {hw.name}'s {fmt(min(sizes))} GB; sized as {fmt(min(sizes))} GB.")
+        return min(sizes)
     if unq is not None and sizes and unq.value < min(sizes):
         ext.note(f"{unq.text}: less than the {hw.name}'s {'/'.join(fmt(x) for x in sizes)} GB; taken as this card's "
                  "VRAM (a laptop or cut-down version).")

@@ -455,9 +455,12 @@ def predict_step(
         # the fitted rows beat the FP16 figure, or llama.cpp's CUDA kernels multiply quantized weights in INT8 on
         # tensor cores (MMQ): the INT8 rate is the bound
         prefill_ceiling *= PREFILL_EFF_CAP
-        assumptions.append(f"Prefill ceiling from the INT8 tensor-core rate ({PREFILL_EFF_CAP:g}× the FP16 figure): "
-                           "measured runs of this setup reach more than the FP16 figure (llama.cpp's quantized "
-                           "kernels multiply in INT8).")
+        if int8_tensor_prefill(hardware, accel, engine, quant.name):
+            assumptions.append(f"Prefill ceiling from the INT8 tensor-core rate ({PREFILL_EFF_CAP:g}× the FP16 figure): "
+                               "llama.cpp's quantized kernels multiply in INT8 on the tensor cores.")
+        else:  # no INT8 tensor cores (Pascal, a Mac, a Radeon): the fitted rows beat the figure by other means
+            assumptions.append(f"Prefill ceiling at {PREFILL_EFF_CAP:g}× the {tflops:g} TFLOPS figure: measured runs of "
+                               "this setup reach more than it (integer dot-product kernels on quantized weights).")
     prefill1 = cal.prefill_tps({**scen, "tflops": tflops}, eff=eff_p) if tflops else None
     m0 = cal.expert_m0(scen)
     if prefill1 and m0 and moe_tokens:

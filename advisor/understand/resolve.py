@@ -17,6 +17,7 @@ from advisor.errors import AdvisorError, AmbiguousError, InputError, NotFoundErr
 from advisor.models import Hardware, ModelSpec, QuantFormat, Scenario
 from advisor.understand.symptoms import parse_ngl
 from knowledge import catalog
+from knowledge.catalog._gpus import MAX_DEVICES
 from knowledge.cpu_uarch import sku_cores
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
@@ -166,10 +167,10 @@ def _resolve_one(store: Store, part: str, s: Scenario) -> catalog.Match:
     try:
         return resolve_default(store, part, memory_gb=s.memory_gb, gpu_cores=s.gpu_cores,
                                allow_default=not measured_anything(s))
-    except NotFoundError:
+    except NotFoundError as e:
         m = re.match(r"\s*(\d{1,4})\s*[x×]\s*(.+)", part)
-        if not m:
-            raise
+        if not m or not 1 <= int(m.group(1)) <= MAX_DEVICES:
+            raise e from None  # ("100x RTX 3090": the catalog's own words on the count)
         one = catalog.resolve_hardware(store, m.group(2), memory_gb=s.memory_gb, gpu_cores=s.gpu_cores)
         n = s.gpu_count or int(m.group(1))
         hw = catalog.get_hardware(store, f"{one.value.id}x{n}" if n > 1 else one.value.id, memory_gb=one.value.memory_gb)
@@ -229,6 +230,9 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             m = _resolve_one(store, parts[0], s) if len(parts) == 1 else _mixed_box(store, parts, s, res)
             hw = m.value
             if len(parts) == 1 and s.gpu_count and s.gpu_count != hw.n_devices and hw.kind in ("discrete_gpu", "datacenter_gpu"):
+                if s.gpu_count > MAX_DEVICES:
+                    raise NotFoundError(f"{s.gpu_count:,} GPUs in one machine is more than the advisor models "
+                                        f"(1–{MAX_DEVICES}); for a cluster, ask about one node (e.g. '8x H100').", [])
                 hw = catalog.get_hardware(store, f"{split_hw_id(hw.id)[0]}x{s.gpu_count}" if s.gpu_count > 1
                                           else split_hw_id(hw.id)[0], memory_gb=hw.memory_gb)
             n = _sockets(s.hardware or "")
