@@ -94,7 +94,11 @@ def test_a_smaller_model_for_speed_reads_fewer_parameters_per_token(store, hw, m
     dense 70B is the case on that machine."""
     import re
     v = service.diagnose_scenario(store, Scenario(hardware=hw, model=model, quant=None if "gpt" in model else "Q4_K_M"))
-    fx = next(f for f in v.fixes if f.id == "smaller_model")
+    fx = next((f for f in v.fixes if f.id == "smaller_model"), None)
+    if fx is None:  # none is 1.2x faster (weights.SPEED_GAIN): gpt-oss-120b's 5.1B MXFP4 active on a DGX Spark is
+        # predicted at ~61 tok/s (59 measured on vLLM), a 35B-A3B at ~69; the fixed cost per token narrows the gap
+        assert (hw, model) == ("DGX Spark", "gpt-oss 120b")
+        return
     new = float(re.search(r"decodes at ≈ ([\d.]+) tok/s", fx.predicted_effect).group(1))
     assert new > 1.2 * v.prediction.decode_tps, fx
     names = re.match(r"Use a smaller model: (.+) at \S+$", fx.title).group(1).split(" or ")

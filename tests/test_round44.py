@@ -270,3 +270,55 @@ def test_too_many_gpus_says_so_in_the_cli():
     out = CliRunner().invoke(app, ["predict", "--hardware", "100x RTX 3090", "--model", "llama 3.1 8b", "--json",
                                    "--store", ":memory:"])
     assert "100 GPUs in one machine is more than the advisor models" in json.loads(out.stdout.splitlines()[0])["error"]
+
+
+@pytest.mark.parametrize(("msg", "tps"), [
+    ("gpt-oss-120b on 2x 3090 + 128GB DDR4 (Ryzen 9 5950X). Using llama-server with --n-cpu-moe 24 and -ngl 99, "
+     "context 32k. Getting 8. Is that what I should expect or is my config bad?", 8.0),
+    ("Mixtral 8x7B Q4_K_M on an RTX 4090 + 64GB DDR5, partially offloaded (ngl 20 out of 33). getting 8. Should I just "
+     "go for a second GPU?", 8.0),
+    ("DeepSeek R1 IQ1_S (131GB) on my gaming PC: RTX 4090, 192GB DDR5, 7950X. Offloaded 7 layers to GPU. getting 2. "
+     "Is it even worth it?", 2.0),
+])
+def test_a_unitless_speed_in_a_sentence_of_its_own_is_the_measured_decode(tmp_path, msg, tps):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert r.facts.measured_decode_tps == tps
+    assert r.facts.gen_tokens is None  # "ngl 20 out of 33" is no 20-token answer
+
+
+@pytest.mark.parametrize(("text", "ngl"), [("ngl 20 out of 33", 20), ("20/33 layers offloaded", 20),
+                                           ("20 out of 33 layers on gpu", 20), ("offloaded 7 layers to GPU", 7)])
+def test_layers_on_the_gpu_said_with_the_total(store, text, ngl):
+    from advisor import intake
+
+    ext = intake.extract(f"RTX 4090, mixtral 8x7b, {text}", store)
+    assert (ext.n_gpu_layers, ext.gen_tokens) == (ngl, None)
+
+
+def test_a_pasted_run_on_two_cards_is_two_cards_and_a_plural_mac_is_the_mac(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    two = ("ggml_cuda_init: found 2 CUDA devices:\n"
+           "  Device 0: NVIDIA GeForce RTX 4060 Ti, compute capability 8.9, VMM: yes\n"
+           "  Device 1: NVIDIA GeForce RTX 4060 Ti, compute capability 8.9, VMM: yes\n"
+           "| model                          |       size |     params | backend    | ngl |            test |                  t/s |\n"
+           "| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |\n"
+           "| qwen3moe 30B.A3B Q4_K - Medium |  17.28 GiB |    30.53 B | CUDA       |  99 |           pp512 |       1850.32 ± 12.1 |\n"
+           "| qwen3moe 30B.A3B Q4_K - Medium |  17.28 GiB |    30.53 B | CUDA       |  99 |           tg128 |         62.41 ± 0.30 |\n"
+           "\nthese are 16GB cards. is tg128 of 62 good for this setup?")
+    r = service.ask(st, two)
+    assert r.verdict is not None and r.verdict.prediction is not None
+    assert r.verdict.prediction.hardware["id"] == "nvidia-rtx-4060-tix2" and "does not fit" not in r.reply
+    mac = ("ggml_metal_init: found device: Apple M2 Ultra\n"
+           "| model                          |       size |     params | backend    | threads |            test |                  t/s |\n"
+           "| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | -------------------: |\n"
+           "| gpt-oss 20B MXFP4 MoE          |  11.27 GiB |    20.91 B | Metal,BLAS |      16 |           pp512 |       1780.44 ± 5.33 |\n"
+           "| gpt-oss 20B MXFP4 MoE          |  11.27 GiB |    20.91 B | Metal,BLAS |      16 |           tg128 |        118.90 ± 0.41 |\n"
+           "Is this in line with other M2 Ultras?")
+    r = service.ask(st, mac)
+    assert r.facts.hardware == "M2 Ultra" and "another machine" not in r.reply

@@ -171,6 +171,7 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     return _format_fix(c, *thin) if thin is not None else None
 
 
+SPEED_GAIN = 1.2  # a smaller model offered for speed alone decodes at least this much faster
 SMALLER = 0.95  # a format offered to make a model fit stores it in at most this share of today's bytes
 SERVER_ECOSYSTEMS = ("vllm", "awq", "gptq", "compressed-tensors")  # what vLLM, SGLang and TensorRT-LLM load
 # The fewest bits per weight a fit fix offers, by total parameters: under ~3.5 bits a model of tens of billions of
@@ -264,6 +265,8 @@ def _smaller_model(c: Ctx) -> Fix | None:
         return fix("smaller_model", title, f"{best.label} needs {needs} GB"
                    + (f" of about {usable} GB usable" if room else "") + also, why, **room)  # type: ignore[arg-type]
     per = new.decode_tps_per_seq or new.decode_tps
+    if not spills and base and per < SPEED_GAIN * base:
+        return None  # for speed only: a MoE with fewer active parameters can be barely faster (fixed costs per token)
     eff = (f"{best.label} needs {needs} GB" + (f" of {usable} GB usable" if room else "")
            + f" and decodes at ≈ {per:.1f} tok/s, first word ≈ {fmt_s(new.ttft_s)}{also}")
     return fix("smaller_model", title, eff, why, speedup=per / base if base else None, new_decode_tps=new.decode_tps,

@@ -195,4 +195,8 @@ def parse_context(lines: Sequence[str]) -> Context:
         else:
             continue
         ctx.consumed.add(i)
+    gpus = ctx.machine.get("gpus", [])
+    if len(gpus) > 1 and ctx.fields.get("hardware") == gpus[0]:
+        # "found 2 CUDA devices" and a Device line each: the run's machine has them all
+        ctx.fields["hardware"] = f"{len(gpus)}x {gpus[0]}" if len(set(gpus)) == 1 else " + ".join(gpus)
     return ctx

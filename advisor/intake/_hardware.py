@@ -58,7 +58,7 @@ _PRODUCT_CHIPS = {
 _WITH = r"[\s,(]*(?:with\s+(?:an?\s+|the\s+)?)?(?:apple\s+)?"
 _SCREEN = r"(?:1[3-7](?:\.\d)?(?:[\s-]*(?:inch|in|\"|'')|\s))?\s*"
 _APPLE = re.compile(
-    rf"(?:\b(?P<prod>{_PRODUCTS})\b\s*{_SCREEN}{_WITH})?\b(?:apple\s+)?m(?P<gen>[1-5])(?:\s*|-)(?P<tier>pro|max|ultra)?\b"
+    rf"(?:\b(?P<prod>{_PRODUCTS})\b\s*{_SCREEN}{_WITH})?\b(?:apple\s+)?m(?P<gen>[1-5])(?:\s*|-)(?P<tier>pro|max|ultra)?(?:(?<=pro)s|(?<=max)es|(?<=ultra)s)?\b"
     rf"(?:{_WITH}(?P<cores>\d{{1,2}})\s*-?\s*cores?\b(?!\s*cpu))?",
     re.I,
 )

@@ -107,7 +107,8 @@ _ACCEL_NAMES = {"cuda": "CUDA", "cublas": "CUDA", "vulkan": "Vulkan", "rocm": "R
 _CPU_ONLY = re.compile(r"\bcpu[\s-]only\b|\bon\s+(?:the\s+)?cpu\b|\bno\s+gpu\s+offload\w*\b", re.I)
 _NGL = re.compile(rf"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|\bgpu[_ ]layers)\s*[=:]?\s*(?P<n>\d{{1,4}})\b"
                   rf"|\boffload(?:ed|ing)?\s+(?P<n2>\d{{1,4}}|{WORDNUM})\s+layers?\b"
-                  rf"|\b(?P<n3>\d{{1,4}}|{WORDNUM})\s+(?:gpu\s+)?layers?\s+(?:offloaded|on\s+the\s+gpu)\b", re.I)
+                  rf"|\b(?P<n3>\d{{1,4}}|{WORDNUM})(?:\s*(?:out\s+of|of|/)\s*\d{{1,4}})?\s+(?:gpu\s+)?layers?\s+"
+                  rf"(?:offloaded|on\s+(?:the\s+)?gpu)\b", re.I)
 _KV_QUANT = re.compile(r"(?:kv|cache)[\w\s-]{0,12}(?:[=:]|type|to|at|in)?\s*$", re.I)
 
 

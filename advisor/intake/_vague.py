@@ -62,7 +62,7 @@ _VAGUE = re.compile(
     re.I)
 _SHORT_Q = re.compile(r"\b(?:short|quick|simple|brief|small)\s+(?:questions?|prompts?|queries|messages)\b", re.I)
 _LONG_A = re.compile(r"\b(?:long|lengthy|detailed|big)\s+(?:answers?|responses?|repl(?:y|ies)|outputs?)\b", re.I)
-_IN_OUT = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s*|toks?\s*)?(?:(?P<o>out(?:put)?)\b|"
+_IN_OUT = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s*|toks?\s*)?(?:(?P<o>out(?:put)?)\b(?!\s+of\b)|"
                      r"(?:in|input)\b(?=\s*(?:/|,|;|&|\+|and\b|$|\)|\.|tokens?\b)|\s+\d[\d.,]*\s?[kK]?\s*(?:tokens?\s*)?out\b))",
                      re.I | re.M)
 _LABEL_LEN = re.compile(

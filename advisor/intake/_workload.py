@@ -381,19 +381,22 @@ def _token_loads(msg: Msg, ext: Extraction) -> None:
 # the speed, when the message talks about speed and no rate was read with its unit.
 _BARE_MEASURED = re.compile(
     rf"\b(?:getting|get|gets|got|seeing|see|does|doing|manages?|hits?|reaches|gives?(?:\s+me)?)\s+(?:only\s+|just\s+|"
-    rf"about\s+|around\s+|roughly\s+|like\s+|~\s*)?(?P<n>{NUM})(?=\s*(?:$|[,.;!?)]|\s+(?:and|but|right|now|currently|atm|"
+    rf"about\s+|around\s+|roughly\s+|like\s+|~\s*)?(?P<n>{NUM})(?=\s*(?:$|[;!?)]|[.,](?=\s|$)|\s+(?:and|but|right|now|currently|atm|"
     r"at\s+the\s+moment|so|which|though|on|with|in|using|from|when|if|max|tops|or\s+so)\b))", re.I)
 _SPEED_TALK = re.compile(r"\btok(?:en)?s?\b|t/s|\bspeeds?\b|\bslow\w*|\bfast\w*|\bnormal\b|\bexpected\b|\bsluggish\b|"
                          r"\bcrawl\w*", re.I)
 
 
 def _bare_measured(msg: Msg, ext: Extraction) -> None:
-    if ext.measured_decode_tps is not None or ext.measured_prefill_tps is not None or not _SPEED_TALK.search(msg.orig):
+    if ext.measured_decode_tps is not None or ext.measured_prefill_tps is not None:
         return
+    talk = _SPEED_TALK.search(msg.orig) is not None
     for m in msg.finditer(_BARE_MEASURED):
         v = parse_num(m.group("n")) or 0.0
         if not 0 < v <= MAX_RATE_TPS or _wanted(msg, m.start(), m.end()) is not None:
             continue
+        if not talk and not re.match(r"\s*(?:[!?]|\.(?=\s|$)|$)", msg.orig[m.end():]):
+            continue  # without talk of speed, only a sentence of its own: "… (ngl 20 of 33). getting 8. Second GPU?"
         msg.claim(m.start("n"), m.end("n"))
         ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed, in tokens a second.")
         _set_rate(ext, "decode", v, m.group(0).strip())

@@ -28,7 +28,7 @@ from knowledge.store import Store
 
 __all__ = ["closest_hardware", "resolve_hardware"]
 
-_APPLE = re.compile(r"\bm\s?([1-5])(?:[\s-]*(?:mini[\s-]+)?(pro|max|ultra))?\b")
+_APPLE = re.compile(r"\bm\s?([1-5])(?:[\s-]*(?:mini[\s-]+)?(pro|max|ultra)(?:(?<=pro)s|(?<=max)es|(?<=ultra)s)?)?\b")
 _CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\b(?:\s*(gpu|cpu))?")
 _GPU_CORES = re.compile(r"\b(\d{1,2})\s*-?\s*(?:core|c)\s*gpu\b|\bgpu\s*(?:with\s*)?(\d{1,2})\s*-?\s*cores?\b")
 
