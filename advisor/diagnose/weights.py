@@ -265,7 +265,7 @@ def _smaller_model(c: Ctx) -> Fix | None:
         return fix("smaller_model", title, f"{best.label} needs {needs} GB"
                    + (f" of about {usable} GB usable" if room else "") + also, why, **room)  # type: ignore[arg-type]
     per = new.decode_tps_per_seq or new.decode_tps
-    if not spills and base and per < SPEED_GAIN * base:
+    if not spills and base and per < SPEED_GAIN * base and not c.looks_aggregate:
         return None  # for speed only: a MoE with fewer active parameters can be barely faster (fixed costs per token)
     eff = (f"{best.label} needs {needs} GB" + (f" of {usable} GB usable" if room else "")
            + f" and decodes at ≈ {per:.1f} tok/s, first word ≈ {fmt_s(new.ttft_s)}{also}")
