@@ -151,7 +151,8 @@ def _group_keys(phase: str, g: dict[str, Any]) -> list[tuple[str, ...]]:
     size = "small" if g.get("params_active_b", 8) < 3 else ("large" if g.get("params_active_b", 8) > 30 else "mid")
     # MoE decode and prefill gather expert weights (scattered reads, grouped matmuls): below the share of the
     # roofline dense models reach on the same machine, so below the engine level they are fitted apart.
-    # A multi-GPU decode's MoE-ness is carried by the one card's MoE factor (moe_split_log), not by its own keys.
+    # A multi-GPU decode's MoE-ness is carried by its one card's chain (CalibrationModel.efficiency, split_cost_log;
+    # the fit enters multi-GPU MoE rows dense-equivalent, moe_split_log), not by multi-GPU MoE keys of its own.
     moe = bool(g.get("moe")) and not (phase == "decode" and g["multi"])
     eng = g["engine"] + ("/moe" if moe else "")
     keys: list[tuple[str, ...]] = [("all",), (ac,), (ac, kind), (ac, kind, g["engine"])]
@@ -194,8 +195,9 @@ def moe_split_log(groups: dict[tuple[str, ...], "_Group"], g: dict[str, Any]) ->
     """log(MoE ÷ dense decode efficiency) of one of a multi-GPU scenario's cards, from the one-card groups.
 
     A layer split runs each card's layers as the card alone would, so a MoE on several cards keeps the
-    MoE-to-dense ratio the same card shows alone (hundreds of one-card MoE rows over many machines), and the
-    multi-GPU groups are fitted on dense-equivalent rates. Fitting MoE multi-GPU groups of their own let six
+    MoE-to-dense ratio the same card shows alone (hundreds of one-card MoE rows over many machines): the fit divides
+    a multi-GPU MoE row by it to enter the (dense) multi-GPU groups; a prediction composes the card's MoE chain with
+    :func:`split_cost_log` instead. Fitting MoE multi-GPU groups of their own let six
     2× R9700 rows of hybrid Mamba MoEs set every multi-GPU MoE prediction (a 2× RTX A6000 with Mixtral 8x7B
     was predicted at 17.6 tok/s against ~66 on one card)."""
     root = groups[("all",)].log_eff if ("all",) in groups else 0.0
