@@ -293,6 +293,8 @@ class Scenario(BaseModel):
     gpu_count: int | None = Field(default=None, ge=1, le=4096)  # accelerators in the machine ("8x H100")
     interconnect: str | None = None  # "pcie3", "pcie4", "pcie5", "nvlink" (optionally with lanes: "pcie4 x8")
     system_ram_gb: float | None = Field(default=None, gt=0, le=MAX_MEMORY_GB)  # RAM beside a discrete GPU
+    # The bandwidth of that RAM when stated ("+ 128GB DDR5-6000", an EPYC host): where offloaded weights are read, GB/s
+    host_bandwidth_gbs: float | None = Field(default=None, gt=0, le=100_000)
     context_window: int | None = Field(default=None, ge=1, le=MAX_TOKENS)  # n_ctx / num_ctx (not the prompt)
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
@@ -534,6 +536,9 @@ class Verdict(BaseModel):
     benchmark_run: bool = False  # the rates are a benchmark tool's own run (llama-bench): no prompt cache in them
     asks_speed: bool = False  # the person asked for the speed itself ("how fast…?"): the headline leads with the number
     asks_memory: bool = False  # the person asked for the memory it takes ("how much VRAM…?"): the headline says it
+    # The run keeps part of the weights in system RAM on purpose (a MoE's experts, --n-cpu-moe) and both hold them:
+    # the split is judged, not the fit (advisor.diagnose.rules.PLANNED_SPLIT_RULE).
+    planned_split: bool = False
 
 
 class ModelRun(BaseModel):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.explain import explanation, headline, household_fix
-from advisor.diagnose.rules import Finding, first_finding
+from advisor.diagnose.rules import PLANNED_SPLIT_RULE, Finding, first_finding
 from advisor.diagnose.rules_engine import FELT_SLOW_RULE
 from advisor.diagnose.status import (
     REQUEST_FIXED_S,
@@ -251,6 +251,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         allocated_gb=(alloc := _allocated_need_gb(c)),
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
         asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
+        planned_split=f.rule == PLANNED_SPLIT_RULE,
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),

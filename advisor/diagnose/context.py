@@ -14,7 +14,7 @@ from advisor.errors import AdvisorError
 from advisor.models import Hardware, Prediction
 from advisor.perf import predict
 from advisor.perf.moe import with_moe
-from advisor.perf.step import expert_offload_share
+from advisor.perf.step import expert_layers_share, expert_offload_share, moe_split_bytes
 from advisor.understand.engine import classify_engine
 from advisor.understand.situation import Situation
 from knowledge import catalog
@@ -57,14 +57,38 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
     args.update(changes)
     try:
         p = predict(store, hardware=hw, model=model, quant=quant, **args)
+        layers = sit.symptoms.cpu_moe_layers
         if (sit.symptoms.experts_on_cpu and sit.engine != "ollama" and model.is_moe and "gpu_share" not in changes
-                and p.memory.gpu_share < 1.0 and hw.kind in ("discrete_gpu", "datacenter_gpu")):
-            # the experts are in system RAM on purpose (--n-cpu-moe): attention and dense layers stay on the GPU
-            share = expert_offload_share(with_moe(model), quant.bits_per_weight, p.memory.gpu_share)
-            p = predict(store, hardware=hw, model=model, quant=quant, **{**args, "gpu_share": share})
+                and (p.memory.gpu_share < 1.0 or layers) and hw.kind in ("discrete_gpu", "datacenter_gpu")):
+            # the experts are in system RAM on purpose (--n-cpu-moe): attention and dense layers stay on the GPU;
+            # as many layers' experts as said ("--n-cpu-moe 24", "-ot exps=CPU": all), else as many as do not fit
+            moe = with_moe(model)
+            share = (expert_layers_share(moe, quant.bits_per_weight, layers) if layers
+                     else expert_offload_share(moe, quant.bits_per_weight, p.memory.gpu_share))
+            _, routed, _ = moe_split_bytes(moe, quant.bits_per_weight)
+            held = (routed / 1e9 * min(1.0, layers / moe.n_layers) if layers and moe.n_layers
+                    else p.memory.weights_gb * (1.0 - p.memory.gpu_share))  # what sits in system RAM, GB
+            p = predict(store, hardware=hw, model=model, quant=quant,
+                        **{**args, "gpu_share": share, "host_weights_gb": held})
+            p = p.model_copy(update={"assumptions": [_experts_said(a, layers, moe.n_layers or 0, share)
+                                                     for a in p.assumptions]})
         return p
     except (AdvisorError, ValueError):
         return None
+
+
+def _experts_said(text: str, layers: int | None, n_layers: int, share: float) -> str:
+    """The prediction's placement sentence ("Only 55% of the weights fit in GPU memory; the rest run from system
+    RAM at …") said for a MoE whose routed experts are in system RAM on purpose."""
+    if not text.startswith("Only ") or "of the weights fit in GPU memory" not in text:
+        return text
+    which = ("every layer's routed experts" if not layers or layers >= n_layers
+             else f"the routed experts of {layers} of {n_layers} layers")
+    if not layers:
+        which = "the routed experts that do not fit on the GPU"
+    rest = text.split("; the rest run from system RAM", 1)[-1]
+    return (f"Experts in system RAM as set up: {which} there, attention and the rest on the GPU, so {share:.0%} of each "
+            f"token's weight bytes are read from the GPU and the rest from system RAM{rest}")
 
 
 @dataclass(frozen=True)

@@ -173,6 +173,8 @@ def does_not_fit(c: Ctx) -> Finding | None:
             # The measured rate is the in-memory speed: it evidently fits (the estimate was cautious, or the
             # weights fit and the cache is smaller than assumed: a quantized cache or a shorter allocated context).
             return None
+        if (planned := _planned_split(c)) is not None:
+            return planned
         layers = _layers_phrase(c)
         sig = (f"Needs {mem.required_gb:.1f} GB (weights {mem.weights_gb:.1f} + KV cache {mem.kv_cache_gb:.1f} + "
                f"overhead {mem.overhead_gb:.1f}) but only {mem.usable_gb:.1f} GB is usable ({mem.note}).")
@@ -247,6 +249,40 @@ def reported_split(c: Ctx) -> Finding | None:
                        f"stalls every token (check {hint(c, 'ram')}).",
                        ["fit_in_memory", "quantization", "smaller_model", "kv_cache_quantization"], rule="reported_split")
     return None
+
+
+PLANNED_SPLIT_RULE = "planned_split"
+# Below this share of the split's expected decode, the CPU side of a planned split is checked first (threads, NUMA,
+# RAM speed), the same margin as the "below expected" band of advisor.diagnose.status.
+_SPLIT_SLOW = 0.7
+
+
+def _planned_split(c: Ctx) -> Finding | None:
+    """A MoE run with its routed experts in system RAM on purpose (``--n-cpu-moe``, ``-ot exps=CPU``) that fits the
+    card and system RAM together: the split is the design, so the system RAM's bandwidth sets decode and the fixes
+    tune the split (the CPU side when slow, more experts on the card, larger prompt micro-batches) before any smaller
+    model. None when it is no such run, or the stated system RAM cannot hold the rest either."""
+    from advisor.diagnose.remedies import deliberate_split, experts_on_cpu
+
+    p, sit = c.pred, c.sit
+    if p is None or not experts_on_cpu(c) or not deliberate_split(c):
+        return None
+    mem = p.memory
+    ram = sit.machine.system_ram_gb if sit.machine is not None else None
+    if ram and mem.required_gb > mem.usable_gb + 0.9 * ram:
+        return None
+    host = next((a for a in p.assumptions if "from system RAM" in a), "")
+    bw = re.search(r"at ~([\d.,]+) GB/s", host)
+    sig = (f"A split by design: the model needs {mem.required_gb:.1f} GB, {mem.usable_gb:.1f} GB of it on the GPU, and "
+           f"the routed experts left in system RAM are read from there for every token"
+           + (f" (at ~{bw.group(1)} GB/s)" if bw else "") + ", so the system RAM, not the GPU, sets decode.")
+    slow = c.tg is not None and c.ratio_tg is not None and c.ratio_tg < _SPLIT_SLOW
+    rem = ["more_experts_on_gpu", "micro_batch", "setup:hybrid_cpu", "quantization"]
+    if slow:
+        sig += (f" {c.tg:g} tok/s is {c.ratio_tg:.0%} of what this split usually gives: the CPU side is the usual "
+                "cause (threads, NUMA, RAM below its rated speed).")
+        rem = ["setup:hybrid_cpu", "more_experts_on_gpu", "micro_batch", "quantization"]
+    return Finding("memory_fit", sig, rem, status="below_expected" if slow else None, rule=PLANNED_SPLIT_RULE)
 
 
 def _layers_phrase(c: Ctx) -> str:

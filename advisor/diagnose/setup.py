@@ -399,6 +399,12 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "threads": ("Use the physical core count of threads (or fewer)",
                 "Decode on the CPU is bandwidth-bound; extra threads only add contention.",
                 "tok/s at -t equal to the physical cores."),
+    "hybrid_cpu": ("Tune the CPU side of the split: threads = physical cores (-t), one NUMA node per socket (NPS1, or "
+                   "--numa distribute), and the RAM at its rated speed (EXPO/XMP on)",
+                   "With the experts in system RAM, the CPU reads them for every token: too many threads, memory spread "
+                   "over NUMA nodes or DIMMs below their rated speed waste the bandwidth that sets decode.",
+                   "tok/s at -t equal to the physical cores; the memory speed the BIOS reports; `numastat -p <pid>` on "
+                   "a server CPU."),
     "numa": ("Spread the model across NUMA nodes (--numa distribute; drop the page cache first)",
              "On a multi-socket server the weights must sit in both sockets' memory to use both controllers.",
              "`numastat -p <pid>` shows the pages on one node."),

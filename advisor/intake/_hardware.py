@@ -31,6 +31,7 @@ from advisor.intake._memory import choose_memory, memory_mentions, tentative, wi
 from advisor.intake._ramspec import RAM_WORD, ram_bandwidth, stated_ram
 from advisor.intake._ramspec import cpu_before_ram as _cpu_before_ram
 from advisor.intake._ramspec import ddr_id as _ddr_id
+from advisor.intake._ramspec import host_memory as _host_memory
 from advisor.intake._ramspec import ram_machine as _ram_machine
 from advisor.intake._schema import Extraction
 from advisor.intake._specs import bandwidth as _bandwidth
@@ -372,7 +373,7 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
             first.phrase += f" {cores}-core"
         hw = _resolve(ext, store, first, tentative(mems), cores or first.cores)
         # A CPU named beside a GPU is that PC's host ("i7-12700k, 32gb, rtx 3080"), not a second machine.
-        others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase and x.product != "cpu"))
+        others = list(dict.fromkeys(x.phrase for x in men[1:] if x.phrase != first.phrase and not _host_cpu(x)))
         if others and not ext.compare_hardware:
             ext.note(f"You also mentioned {', '.join(others)}; I'm using {first.phrase} for now "
                      "(compare ranks several machines side by side).")
@@ -393,6 +394,8 @@ def extract_hardware(msg: Msg, ext: Extraction, store: Store, *, known: str | No
         ext.system_ram_gb = ram[0].value
         ext.note(f"{ram[0].text} is system RAM beside the GPU, not its VRAM.")
         mems = [m for m in mems if m is not ram[0]]
+    if gpu_like and men and not ext.compare_hardware:
+        _host_memory(ext, store, [x for x in men[1:] if _host_cpu(x)], spec)  # "+ 128GB DDR5-6000", "EPYC 9654 + 4x 3090"
     mixed_box = bool(men) and " + " in men[0].phrase
     ext.memory_gb = None if mixed_box else choose_memory(ext, mems, hw)  # a mixed box: each card has its own
     if gpu_like and hw is None and ext.memory_gb is not None and not any(m.qual in ("vram", "mem", None, "variant") for m in mems

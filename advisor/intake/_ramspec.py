@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.intake._machine import Mention
 from advisor.intake._schema import Extraction
+from advisor.intake._text import fmt
 from advisor.models import Hardware
 from knowledge import catalog
 from knowledge.hardware_seed import memory_systems, peak_bandwidth_gbs
 from knowledge.store import Store
 
-__all__ = ["RAM_WORD", "RamSpec", "cpu_before_ram", "ddr_id", "ram_bandwidth", "ram_machine", "stated_ram"]
+__all__ = ["RAM_WORD", "RamSpec", "cpu_before_ram", "ddr_id", "host_memory", "ram_bandwidth", "ram_machine", "stated_ram"]
 
 _WORDS = {"single": 1, "one": 1, "dual": 2, "double": 2, "two": 2, "quad": 4, "four": 4, "hexa": 6, "six": 6,
           "octa": 8, "octo": 8, "eight": 8, "twelve": 12}
@@ -170,3 +171,37 @@ def ram_machine(ext: Extraction, store: Store, men: list[Mention], ram: RamSpec)
     ext.hardware_kind = "cpu"
     ext.note(got[1])
     return True
+
+
+def host_memory(ext: Extraction, store: Store, hosts: list[Mention], spec: RamSpec | None) -> None:
+    """The system RAM behind a graphics card, where weights left off the card are read (llama.cpp's partial
+    offload, ``--n-cpu-moe``): ``ext.host_bandwidth_gbs`` in GB/s, with a note that says how it was worked out.
+
+    From the RAM stated ("+ 128GB DDR5-6000": 2 channels × 8 bytes × 6000 MT/s = 96 GB/s) on the host CPU named
+    beside the card when there is one (its own channel count: an EPYC 9654 has 12), else from the host CPU's catalog
+    memory system ("EPYC 9654 + 4x RTX 3090": 460.8 GB/s). Nothing is set when neither is said (the prediction
+    then assumes the memory usual for the card's year, and says so).
+
+    Args:
+        hosts: CPUs named beside the card, in the order written (``x.phrase`` like "EPYC 9654").
+        spec: the RAM stated in the message, if any (:func:`stated_ram`).
+    """
+    cpu, sockets = None, 1
+    for x in hosts:
+        try:
+            got = catalog.resolve_hardware(store, re.sub(r"^dual-socket\s+", "", x.phrase, flags=re.I))
+        except (AmbiguousError, NotFoundError):
+            continue
+        if got.value.kind in ("cpu", "apu") and got.confidence >= 0.85:
+            cpu, sockets = got.value, 2 if x.phrase.lower().startswith("dual-socket") else 1
+            break
+    if spec is not None and (done := ram_bandwidth(spec, cpu, sockets) or ram_bandwidth(spec, None)) is not None:
+        ext.host_bandwidth_gbs = done[0]
+        ext.note(done[1].replace("Used your RAM", "The system RAM beside the card (where weights left off it are "
+                                 "read)", 1))
+    elif cpu is not None:
+        ext.host_bandwidth_gbs = cpu.bandwidth_gbs * sockets
+        name = re.sub(r"\s*\([^)]*\)|\s*\bper[\s-]socket\b", "", cpu.name).strip()
+        ext.note(f"The system RAM beside the card (where weights left off it are read): the {name}'s memory, "
+                 f"{fmt(cpu.bandwidth_gbs * sockets)} GB/s peak as the catalog has it"
+                 + (" for both sockets" if sockets > 1 else "") + "; tell me your RAM (e.g. 'DDR5-6000') if it differs.")

@@ -393,11 +393,14 @@ def _bare_measured(msg: Msg, ext: Extraction) -> None:
     talk = _SPEED_TALK.search(msg.orig) is not None
     for m in msg.finditer(_BARE_MEASURED):
         v = parse_num(m.group("n")) or 0.0
-        if not 0 < v <= MAX_RATE_TPS or _wanted(msg, m.start(), m.end()) is not None:
+        if v <= 0 or _wanted(msg, m.start(), m.end()) is not None:
             continue
         if not talk and not re.match(r"\s*(?:[!?]|\.(?=\s|$)|$)", msg.orig[m.end():]):
             continue  # without talk of speed, only a sentence of its own: "… (ngl 20 of 33). getting 8. Second GPU?"
         msg.claim(m.start("n"), m.end("n"))
+        if v > MAX_RATE_TPS:  # "currently getting 99999999999." — said, like every other rate path
+            ext.reject(f"'{m.group(0).strip()}' is not a usable token rate; I ignored it.")
+            return
         ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed, in tokens a second.")
         _set_rate(ext, "decode", v, m.group(0).strip())
         return

@@ -232,6 +232,7 @@ def predict_step(
     own_results: bool = False,
     flash_attn: bool | None = None,
     ubatch: int | None = None,
+    host_weights_gb: float | None = None,
 ) -> tuple[Prediction, StepModel]:
     """Predict one scenario and return the step model behind it (compare's simulator uses the same).
 
@@ -250,6 +251,9 @@ def predict_step(
             current builds): off, long prompts pay the unfused attention (the fitted β of rows run without it).
         ubatch: prompt tokens per micro-batch (llama.cpp ``-ub``; default 512, a server engine's 2048): with weights in
             system RAM each micro-batch copies them to the GPU once (:func:`advisor.perf.step.offload_prefill_tps`).
+        host_weights_gb: weights held in system RAM, GB, when ``gpu_share`` is a share of each token's bytes rather
+            than of all weights (a MoE's experts in system RAM: :func:`advisor.perf.step.expert_layers_share`);
+            default ``(1 − gpu_share)`` of the weights (a layer split).
 
     Returns:
         (Prediction with ceilings, calibrated rates, 10–90 % ranges and the calibration used, StepModel).
@@ -482,7 +486,7 @@ def predict_step(
         # the weights in system RAM cross PCIe to the GPU once per micro-batch of the prompt
         host_link, link_words = host_link_gbs(hardware.release_year)
         ub = ubatch or DEFAULT_UBATCH["server" if engine_family(engine) == "server" else "llama"]
-        host_gb = fitm.weights_gb * (1.0 - share)
+        host_gb = host_weights_gb if host_weights_gb is not None else fitm.weights_gb * (1.0 - share)
         prefill1 = offload_prefill_tps(prefill1, host_gb * 1e9, host_link * 1e9 * HOST_COPY_EFFICIENCY, ub)
         assumptions.append(
             f"Prompt reading with {host_gb:.1f} GB of weights in system RAM: each micro-batch of {ub:,} prompt tokens "

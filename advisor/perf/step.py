@@ -141,6 +141,26 @@ def expert_offload_share(model: ModelSpec, bits_per_weight: float, gpu_share: fl
     return 1.0 - routed * ke * (1.0 - e) / per_token
 
 
+def expert_layers_share(model: ModelSpec, bits_per_weight: float, cpu_layers: int) -> float:
+    """The share of one token's weight bytes read from the GPU when the routed experts of ``cpu_layers`` of the
+    model's layers sit in system RAM (llama.cpp ``--n-cpu-moe N``; ``cpu_layers`` ≥ the layer count for
+    ``--cpu-moe`` / ``-ot exps=CPU``) and everything else is on the GPU.
+
+    Experts on the GPU ``e = 1 − N / n_layers`` (clamped to 0–1); with dense bytes ``D``, routed bytes ``R`` and
+    ``k/E`` (:func:`moe_split_bytes`), bytes from system RAM per token ``R·k/E·(1 − e)`` of ``D + R·k/E``.
+
+    >>> m = ModelSpec(id="x", params_b=117.0, active_params_b=5.1, n_layers=36, hidden_size=2880, n_heads=64,
+    ...               n_kv_heads=8, head_dim=64, vocab_size=201088, max_context=131072, experts=128, experts_per_token=4)
+    >>> round(expert_layers_share(m, 4.25, 36), 2), round(expert_layers_share(m, 4.25, 24), 2)  # all; 24 of 36
+    (0.29, 0.53)
+    """
+    dense, routed, ke = moe_split_bytes(model, bits_per_weight)
+    if not routed or not model.n_layers:
+        return 1.0
+    e = min(1.0, max(0.0, 1.0 - cpu_layers / model.n_layers))
+    return 1.0 - routed * ke * (1.0 - e) / (dense + routed * ke)
+
+
 # llama.cpp's default micro-batch (-ub / --ubatch-size 512; Ollama's num_batch default 512) and the chunk vLLM V1
 # schedules per step by default (--max-num-batched-tokens 2048 for online serving): the prompt tokens each pass over
 # weights held in system RAM carries (llama.cpp tools/server README; vLLM engine arguments).

@@ -148,13 +148,15 @@ def _numbers(v: Verdict) -> list[str]:
     if m.total_gb is not None and not m.fits:
         if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
             need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)
-            out.append(f"**Memory:** needs {need} GB, only {usable} GB usable: does not fit")
+            out.append(f"**Memory:** needs {need} GB, {usable} GB of it on the GPU and the rest in system RAM, as set up"
+                       if v.planned_split else f"**Memory:** needs {need} GB, only {usable} GB usable: does not fit")
         if not mt:
             whole = answer_time(p)
             paged = p.hardware.get("kind") not in ("discrete_gpu", "datacenter_gpu") and \
                 m.required_gb > m.total_gb * (1 - SYSTEM_RESERVE_SHARE)
             card = p.hardware.get("kind") in ("discrete_gpu", "datacenter_gpu")
             tail = (": the part that does not fit is read from the disk for every token." if paged
+                    else ": the experts in system RAM are read by the CPU for every token." if v.planned_split
                     else ": the layers that do not fit run from system RAM on the CPU." if card
                     else ", and it crawls once it swaps.")
             cards = "cards" if (p.hardware.get("n_devices") or 1) > 1 else "card"

@@ -80,6 +80,23 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             head = (f"**{'It does not fit' if mt else 'No: it does not fit'}. It needs about {shown[0]} GB{whole}, and about "
                     f"{shown[1]} GB is usable for the model here,** "
                     + ("so the engine stops at load" if server and card and not mt else "so part of it runs from slow memory"))
+            split_rng = v.expected_range.get("decode_tps")
+            if v.planned_split:
+                # the experts in system RAM on purpose (--n-cpu-moe): the split is the design; judge its speed
+                lo, hi = split_rng or (0.0, 0.0)
+                where = "the card" if one else "the cards"
+                head = (f"**It runs split as you set it up: the routed experts in system RAM, the rest on {where} (it "
+                        f"needs about {shown[0]} GB, about {shown[1]} GB on the GPU)")
+                if not mt or not hi:
+                    return head + (f": about {_fmt_rate(p.decode_tps_per_seq or p.decode_tps)} tok/s.**" if not mt
+                                   else ".**")
+                st = v.phase_status.get("decode_tps")
+                usual = f"the usual {_fmt_rate(lo)}–{_fmt_rate(hi)} for it"
+                judged = (f"below {usual}" if st == "below_expected" else f"above {usual}" if mt > hi
+                          else "normal for that split")
+                first = (f" First fix: {v.fixes[0].title[:1].lower()}{v.fixes[0].title[1:]}."
+                         if st == "below_expected" and v.fixes and with_fix else "")
+                return head + f": {mt:g} tok/s of decode is {judged}.**" + first
             top = (v.expected_range.get("decode_tps") or (0.0, 0.0))[1]
             if mt and v.phase_status.get("decode_tps") == "above_expected" and p.hardware.get("kind") != "apple_soc" \
                     and mt > 2 * top:  # a little above a spill's estimate is ordinary (how much spills is uncertain)
@@ -88,7 +105,6 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 return (head + f". Yet {mt:g} tok/s is far more than this machine can do with this model while part "
                         "of it is read from system RAM: those numbers were probably measured on another machine, with a "
                         "smaller model or a smaller format. Which machine and model ran them?")
-            split_rng = v.expected_range.get("decode_tps")
             if mt and card and v.phase_status.get("decode_tps") == "normal" and (not split_rng or mt >= 0.98 * split_rng[0]):
                 # a split that runs as it should: said as such, not as a fault (a MoE run on purpose with its
                 # experts in system RAM, a 70B on a 24 GB card and 64 GB of RAM)

@@ -286,6 +286,9 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             f"A {res.hardware.name} ships with {stock} GB; using {s.memory_gb:g} GB as you said (modded cards exist)"
             + (f". If it is {k:g} cards' total, say '{k:g}x {res.hardware.name}'." if k.is_integer()
                else " — check it, since memory decides what fits."))
+    if res.hardware is not None and s.host_bandwidth_gbs and res.hardware.kind in ("discrete_gpu", "datacenter_gpu"):
+        # the RAM stated beside the card (intake's note says how): where weights left off the card are read
+        res.hardware = res.hardware.model_copy(update={"host_bandwidth_gbs": s.host_bandwidth_gbs})
     hw_opts = res.hardware.memory_gb_options if res.hardware is not None else []
     if res.hardware is not None and s.memory_gb and hw_opts and s.memory_gb not in hw_opts \
             and res.hardware.kind in ("apple_soc", "apu"):

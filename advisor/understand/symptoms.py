@@ -155,10 +155,36 @@ _HOW_MUCH_MEMORY = re.compile(r"\bhow\s+much\s+(?:v?ram|memory|gpu\s+memory|vram
                               re.I)
 # The routed experts kept in system RAM on purpose (llama.cpp "--n-cpu-moe 28", "--cpu-moe", "-ot exps=CPU"), not a
 # question about it ("worth switching to --n-cpu-moe?").
-EXPERTS_ON_CPU = re.compile(r"--n-cpu-moe|--cpu-moe|-ot\s+\S*exps|override-tensor\S*\s+\S*exps|experts?\s+(?:on|to)\s+(?:the\s+)?cpu",
+EXPERTS_ON_CPU = re.compile(r"--n-cpu-moe|--cpu-moe|-ot\s+\S*exps|override-tensor\S*\s+\S*exps|experts?\s+(?:on|to)\s+(?:the\s+)?cpu|"
+                            r"(?:experts?|moe)\s+weights?\s+(?:on|onto|to)\s+(?:the\s+)?cpu",
                             re.I)
 _ASKING_ABOUT = re.compile(r"\b(?:switch\w*|try\w*|worth|should|would|could|consider\w*|what\s+about|how\s+about|how\s+fast\s+with)\b"
                            r"[^.?!\n]{0,60}$", re.I)
+
+
+# How many layers' experts sit in system RAM: "--n-cpu-moe 28" (those of the first 28 layers), "--cpu-moe" or an
+# override of every layer's experts ("-ot exps=CPU", "-ot '.ffn_.*_exps.=CPU'") all of them (ALL_LAYERS); an override
+# naming some blocks ("-ot 'blk\.(2[0-9])\.ffn_.*_exps=CPU'") says no count (llama.cpp common/arg.cpp).
+_N_CPU_MOE = re.compile(r"--n-cpu-moe[\s=]+(\d{1,3})\b|(?<![\w-])-ncmoe[\s=]+(\d{1,3})\b", re.I)
+_ALL_EXPERTS = re.compile(r"--cpu-moe\b|(?:experts?|moe)\s+weights?\s+(?:on|onto|to)\s+(?:the\s+)?cpu|(?<![\w-])-cmoe\b|(?:-ot|--override-tensor)[\s=]+[\"']?(?![^\s\"']*blk)[^\s\"']*exps[^\s\"']*=\s*CPU",
+                          re.I)
+ALL_LAYERS = 10_000  # "every layer" for cpu_moe_layers
+
+
+def cpu_moe_layers(text: str) -> int | None:
+    """Layers whose routed experts the run keeps in system RAM, as set (:data:`_N_CPU_MOE`); :data:`ALL_LAYERS` for
+    all of them; None when not said as a number (or only asked about).
+
+    >>> cpu_moe_layers("llama-server -m q.gguf -ngl 99 --n-cpu-moe 30"), cpu_moe_layers("-ot exps=CPU")
+    (30, 10000)
+    """
+    for m in _N_CPU_MOE.finditer(text):
+        if not _ASKING_ABOUT.search(text[max(0, m.start() - 80):m.start()]):
+            return int(m.group(1) or m.group(2))
+    for m in _ALL_EXPERTS.finditer(text):
+        if not _ASKING_ABOUT.search(text[max(0, m.start() - 80):m.start()]):
+            return ALL_LAYERS
+    return None
 
 
 def experts_on_cpu_said(text: str) -> bool:
@@ -311,6 +337,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         asks_speed=bool(_HOW_FAST.search(t)),
         rocm_refused=bool(_ROCM_REFUSED.search(t)),
         experts_on_cpu=experts_on_cpu_said(t),
+        cpu_moe_layers=cpu_moe_layers(t),
         asks_memory=bool(_HOW_MUCH_MEMORY.search(t)),
         ubatch=_ubatch(t),
         intel_mac=intel_mac(t),

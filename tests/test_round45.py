@@ -1,0 +1,157 @@
+"""Round 45: absurd unitless speeds said, hybrid CPU+GPU MoE from what people say, and step-model calibration."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("msg", [
+    "RTX 3060 12GB, qwen2.5 14b q4_k_m, currently getting 99999999999999999999. is that slow?",
+    "M2 Pro 16GB, llama 3.1 8b, it only does 5000000, is that normal?",
+])
+def test_an_absurd_speed_without_its_unit_is_said_as_ignored(tmp_path, msg):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert r.facts.measured_decode_tps is None
+    assert "is not a usable token rate; I ignored it." in r.reply
+    assert r.verdict is not None  # the rest of the message is still answered
+
+
+# --- RAM stated beside a card: where offloaded weights are read -------------------------------------------------
+
+@pytest.mark.parametrize(("msg", "gbs"), [
+    ("2x RTX 3090 + 128GB DDR5-6000, Qwen3-235B-A22B Q4_K_M", 96.0),  # 2 × 8 B × 6000 MT/s
+    ("RTX 3060 12GB with 64GB DDR4-3200 dual channel, qwen3 30b a3b", 51.2),
+    ("EPYC 9654 with 12-channel DDR5-4800, 768GB RAM + 4x RTX 3090, DeepSeek R1", 460.8),
+    ("EPYC 7763 + 2x 3090, deepseek r1", 204.8),  # the CPU's catalog memory: 8 × 8 B × 3200 MT/s
+    ("RTX 4090 + Ryzen 9 7950X, 96GB DDR5-6400, gpt-oss-120b", 102.4),
+    ("i9-10900X with quad-channel DDR4-3200 and an RTX 2080, qwen3 30b a3b", 102.4),
+])
+def test_ram_said_beside_a_card_sets_the_host_bandwidth(store, msg, gbs):
+    from advisor.intake._extract import extract
+
+    e = extract(msg, store)
+    assert e.host_bandwidth_gbs == pytest.approx(gbs)
+    assert any(n.startswith("The system RAM beside the card") for n in e.notes)
+    assert not any("You also mentioned" in n for n in e.notes)  # a host CPU is no second machine
+
+
+@pytest.mark.parametrize("msg", [
+    "RTX 4090 and 64GB DDR5, llama 70b",  # a generation alone says no speed
+    "RTX 4090, llama 3.1 8b",
+    "M2 Max 64GB with LPDDR5-6400, llama 70b",  # no card: the RAM is the machine's own
+])
+def test_no_host_bandwidth_without_a_stated_rate_or_host_cpu(store, msg):
+    from advisor.intake._extract import extract
+
+    assert extract(msg, store).host_bandwidth_gbs is None
+
+
+def test_the_stated_host_ram_reaches_the_prediction(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    slow = service.ask(st, "RTX 3060 12GB + 64GB DDR4-2133 dual channel, llama 3.3 70b q4_k_m, how fast?")
+    fast = service.ask(st, "RTX 3060 12GB + 64GB DDR5-8000 dual channel, llama 3.3 70b q4_k_m, how fast?")
+    ps, pf = slow.verdict.prediction, fast.verdict.prediction
+    assert any("~34.1 GB/s (as stated)" in a for a in ps.assumptions)  # 2 × 8 B × 2133 MT/s
+    assert any("~128 GB/s (as stated)" in a for a in pf.assumptions)
+    assert pf.decode_tps > 2.5 * ps.decode_tps  # most of the 70B is read from system RAM
+
+
+# --- --n-cpu-moe N / --cpu-moe / -ot exps=CPU ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "n"), [
+    ("llama-server -m q.gguf -ngl 99 --n-cpu-moe 30", 30),
+    ("-ngl 99 -ncmoe 12", 12),
+    ("--n-cpu-moe=8", 8),
+    ("-ngl 99 --cpu-moe", 10_000),
+    ("-ot exps=CPU", 10_000),
+    ("-ot \".ffn_.*_exps.=CPU\"", 10_000),
+    ("--override-tensor 'exps=CPU'", 10_000),
+    ("LM Studio with 'force model expert weights onto CPU' on", 10_000),
+    ("-ot \"blk\\.(2[0-9])\\.ffn_.*_exps=CPU\"", None),  # some blocks: no count
+    ("should I try --n-cpu-moe 20?", None),  # asked about, not run
+    ("llama-server -ngl 99", None),
+])
+def test_how_many_layers_experts_sit_in_system_ram(text, n):
+    from advisor.understand.symptoms import cpu_moe_layers
+
+    assert cpu_moe_layers(text) == n
+
+
+def _moe(**kw):
+    from advisor.models import ModelSpec
+
+    base = dict(id="x", params_b=117.0, active_params_b=5.1, n_layers=36, hidden_size=2880, n_heads=64, n_kv_heads=8,
+                head_dim=64, vocab_size=201088, max_context=131072, experts=128, experts_per_token=4)
+    return ModelSpec(**{**base, **kw})
+
+
+def test_expert_layers_share_by_hand():
+    from advisor.perf.step import expert_layers_share, moe_split_bytes
+
+    m = _moe()
+    dense, routed, ke = moe_split_bytes(m, 4.25)
+    per_token = dense + routed * ke
+    # all experts in system RAM: only the dense part of a token's bytes is read from the GPU
+    assert expert_layers_share(m, 4.25, 36) == pytest.approx(dense / per_token)
+    assert expert_layers_share(m, 4.25, 10_000) == pytest.approx(dense / per_token)
+    # 9 of 36 layers: a quarter of the routed bytes a token reads come from system RAM
+    assert expert_layers_share(m, 4.25, 9) == pytest.approx(1 - 0.25 * routed * ke / per_token)
+    assert expert_layers_share(m, 4.25, 0) == pytest.approx(1.0)
+    assert expert_layers_share(_moe(experts=None, experts_per_token=None, active_params_b=None), 4.25, 10) == 1.0
+
+
+def _ask(tmp_path, msg):
+    from advisor import service
+    from knowledge.store import Store
+
+    return service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+
+
+def test_all_experts_in_system_ram_is_slower_than_as_many_as_fit(tmp_path):
+    # Qwen3-30B-A3B Q4_K_M (18.6 GB) on a 12 GB card: --cpu-moe reads every expert a token uses from system RAM;
+    # the fix puts the experts of as many layers as fit on the card (the memory fit's share)
+    r = _ask(tmp_path, "RTX 3060 12GB + 64GB DDR4-3200 dual channel, Qwen3-30B-A3B Q4_K_M in llama.cpp -ngl 99 "
+                       "--cpu-moe. How fast will it be?")
+    v = r.verdict
+    assert v.planned_split and v.bottleneck == "memory_fit"
+    assert r.reply.startswith("**It runs split as you set it up: the routed experts in system RAM")
+    top = v.fixes[0]
+    assert top.title.startswith("Put more experts on the GPU: --n-cpu-moe ")
+    n = int(top.title.split("--n-cpu-moe ")[1].split()[0])
+    assert 10 <= n <= 30  # of 48 layers: 12 GB holds the dense part and about half of the experts
+    assert top.new_decode_tps > 1.4 * v.prediction.decode_tps
+    assert "does not fit" not in r.reply.split("\n")[0]
+    assert not v.fixes[0].id.startswith("smaller")
+
+
+def test_a_slow_planned_split_checks_the_cpu_side_first(tmp_path):
+    r = _ask(tmp_path, "EPYC 9654 with 12-channel DDR5-4800, 768GB RAM + 4x RTX 3090, DeepSeek R1 Q4_K_M in llama.cpp "
+                       "with --n-cpu-moe 50, only 4 tok/s. normal?")
+    v = r.verdict
+    assert v.planned_split and v.phase_status["decode_tps"] == "below_expected"
+    assert v.fixes[0].title.startswith("Tune the CPU side of the split")
+    assert "below the usual" in r.reply.split("\n")[0] and "First fix" not in r.reply.split("\n")[0]
+    # the EPYC's 12 channels are where the experts are read, as stated
+    assert any("at ~460.8 GB/s (as stated)" in a for a in v.prediction.assumptions)
+    assert any(a.startswith("Experts in system RAM as set up: the routed experts of 50 of 61 layers")
+               for a in v.prediction.assumptions)
+    assert "smaller model" not in v.fixes[0].title.lower()
+
+
+def test_a_planned_split_at_its_usual_speed_is_normal(tmp_path):
+    r = _ask(tmp_path, "RTX 4090 + 64GB DDR5-6000, gpt-oss-120b in llama.cpp with --n-cpu-moe 24, getting 30 tok/s, good?")
+    v = r.verdict
+    assert v.planned_split and v.phase_status["decode_tps"] == "normal"
+    assert "normal for that split" in r.reply.split("\n")[0]
+    assert "Memory:** needs 64.5 GB, 25.2 GB of it on the GPU and the rest in system RAM, as set up" in r.reply
+
+
+def test_experts_in_ram_that_ram_cannot_hold_is_no_planned_split(tmp_path):
+    # DeepSeek R1 Q4_K_M (~410 GB) with 64 GB of RAM beside a 24 GB card: nothing about it is a working split
+    r = _ask(tmp_path, "RTX 4090 + 64GB DDR5-6000, DeepSeek R1 Q4_K_M with --n-cpu-moe 50, how fast?")
+    assert r.verdict is not None and not r.verdict.planned_split
