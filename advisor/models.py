@@ -539,6 +539,8 @@ class Verdict(BaseModel):
     # The run keeps part of the weights in system RAM on purpose (a MoE's experts, --n-cpu-moe) and both hold them:
     # the split is judged, not the fit (advisor.diagnose.rules.PLANNED_SPLIT_RULE).
     planned_split: bool = False
+    # The answer to "should I switch to X?" (advisor.diagnose.engines.engine_answer): both predictions and whether it pays.
+    engine_answer: str | None = None
 
 
 class ModelRun(BaseModel):

@@ -155,3 +155,87 @@ def test_experts_in_ram_that_ram_cannot_hold_is_no_planned_split(tmp_path):
     # DeepSeek R1 Q4_K_M (~410 GB) with 64 GB of RAM beside a 24 GB card: nothing about it is a working split
     r = _ask(tmp_path, "RTX 4090 + 64GB DDR5-6000, DeepSeek R1 Q4_K_M with --n-cpu-moe 50, how fast?")
     assert r.verdict is not None and not r.verdict.planned_split
+
+
+# --- "should I switch to X?" ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "asked"), [
+    ("M3 Max with llama.cpp, qwen2.5 32b, 12 tok/s. Should I switch to MLX?", "mlx"),
+    ("RTX 4090, would vLLM be faster than ollama for 10 users?", "vllm"),
+    ("is exllama worth trying on my 3090?", "exllamav2"),
+    ("M2 Max, ollama, llama 8b. MLX instead?", "mlx"),
+    ("I run vllm, would sglang be better?", "sglang"),
+    ("should I use llama.cpp instead of ollama?", "llama.cpp"),
+    ("thinking of moving to MLX, worth it?", "mlx"),
+    ("How about TensorRT-LLM?", "tensorrt-llm"),
+    ("I switched to llama.cpp, still slow", None),  # done: the engine in use
+    ("I switched from ollama to llama.cpp last week", None),
+    ("using llama.cpp, is it slow?", None),
+    ("with LM Studio, 20 tok/s", None),
+])
+def test_the_engine_asked_about(text, asked):
+    from advisor.understand.engine_question import engine_asked
+
+    assert engine_asked(text) == asked
+
+
+@pytest.mark.parametrize(("msg", "now"), [
+    ("RTX 4090, would vLLM be faster than ollama for llama 3.1 8b with 10 users?", "ollama"),
+    ("M3 Max 64GB with llama.cpp, qwen2.5 32b q4_k_m 12 tok/s. Should I switch to MLX?", "llama.cpp"),
+    ("RTX 3090 running ollama, llama 3.1 8b; thinking of moving to vLLM, worth it?", "ollama"),
+])
+def test_the_engine_asked_about_is_not_the_engine_in_use(store, msg, now):
+    from advisor.intake._extract import extract
+
+    assert extract(msg, store).backend == now
+
+
+@pytest.mark.parametrize(("q", "engine", "want"), [
+    ("Q4_K_M", "mlx", "MLX 4-bit g64"), ("Q8_0", "mlx", "MLX 8-bit g64"), ("Q6_K", "mlx", "MLX 6-bit g64"),
+    ("Q4_K_M", "vllm", "AWQ 4-bit g128"), ("Q8_0", "vllm", "FP8 (E4M3)"),
+    ("MLX 4-bit g64", "llama.cpp", "Q4_K_M"), ("MLX 8-bit g64", "ollama", "Q8_0"),
+    ("Q4_K_M", "ollama", "Q4_K_M"), ("AWQ 4-bit g128", "sglang", "AWQ 4-bit g128"),
+    ("Q4_K_M", "exllamav2", "EXL2 5 bpw"),
+])
+def test_the_same_size_build_another_engine_loads(store, q, engine, want):
+    from advisor.diagnose.engines import equivalent_quant
+    from knowledge import catalog
+
+    assert equivalent_quant(store, catalog.resolve_quant(store, q).value, engine).name == want
+
+
+def test_switch_to_mlx_on_a_mac_answers_with_both_predictions(tmp_path):
+    r = _ask(tmp_path, "M3 Max 64GB with llama.cpp, qwen2.5 32b q4_k_m 12 tok/s. Should I switch to MLX?")
+    v = r.verdict
+    assert v.engine_answer is not None and v.engine_answer.startswith("MLX instead with its MLX 4-bit g64 build: decode ≈ ")
+    now, new = (float(x) for x in v.engine_answer.split("decode ≈ ")[1].split(" tok/s")[0].split(" → "))
+    assert now == pytest.approx(v.prediction.decode_tps, abs=0.06)  # the engine in use, as predicted
+    assert new > now  # MLX's kernels and its 4.5-bit build read fewer bytes at a higher share of bandwidth
+    assert "**MLX instead with its MLX 4-bit g64 build:**" in r.reply
+    assert v.engine_answer.endswith("worth it for speed.")
+
+
+@pytest.mark.parametrize(("msg", "why"), [
+    ("M2 Max 32GB, ollama, qwen3 14b. Would vLLM be faster?", "vLLM needs a discrete NVIDIA or AMD GPU"),
+    ("RTX 4090 with llama.cpp, qwen3 8b. Should I switch to MLX?", "MLX is Apple's framework for Apple silicon"),
+    ("RX 7900 XTX with llama.cpp, qwen3 8b. How about TensorRT-LLM?", "TensorRT-LLM runs only on NVIDIA GPUs"),
+    ("M4 Max 64GB, llama.cpp, qwen3 8b. is exllama worth trying?", "ExLlamaV2 runs only on NVIDIA (CUDA) and AMD"),
+])
+def test_an_engine_that_cannot_run_here_is_said_so(tmp_path, msg, why):
+    r = _ask(tmp_path, msg)
+    assert r.verdict.engine_answer is not None and why in r.verdict.engine_answer
+    assert "not here" in r.verdict.engine_answer
+    assert not r.reply.startswith("**Yes")  # the question was about the engine, not "can I run it?"
+
+
+def test_an_engine_that_gives_the_same_speed_is_not_worth_switching(tmp_path):
+    r = _ask(tmp_path, "RTX 3090, llama 3.1 8b q4_k_m in llama.cpp, 100 tok/s. is exllama worth trying?")
+    a = r.verdict.engine_answer
+    assert a.startswith("ExLlamaV2 instead with its EXL2 5 bpw build")
+    assert a.endswith("about the same: not worth switching for speed alone.")
+    assert not any(f.title.startswith("Switch to ExLlamaV2") for f in r.verdict.fixes)
+
+
+def test_no_engine_answer_without_a_question(tmp_path):
+    r = _ask(tmp_path, "M3 Max 64GB with llama.cpp, qwen2.5 32b q4_k_m 12 tok/s")
+    assert r.verdict.engine_answer is None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
+from advisor.diagnose.engines import engine_answer
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.rules import PLANNED_SPLIT_RULE, Finding, first_finding
 from advisor.diagnose.rules_engine import FELT_SLOW_RULE
@@ -79,6 +80,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     add("ollama_vulkan")  # Ollama on the CPU beside a GPU only its opt-in Vulkan backend drives
     add("igpu_vulkan")  # a llama.cpp-family engine on the CPU cores of a CPU with an integrated GPU
     add("vllm_v1")  # vLLM before 0.8 (its V0 engine's host work per sequence)
+    add("switch_engine")  # the engine the person asks about, when it is faster here
     general = _remedies.GENERAL_PREFILL if f.bottleneck == "prefill" else _remedies.GENERAL_DECODE
     extra = list(general)
     w = c.sit.workload
@@ -252,6 +254,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
         asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
         planned_split=f.rule == PLANNED_SPLIT_RULE,
+        engine_answer=engine_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),

@@ -443,6 +443,7 @@ def _tensor_parallel(c: Ctx) -> Fix | None:
 GENERAL_DECODE = ("quantization", "speculative_decoding", "smaller_model", "batching", "more_bandwidth", "tensor_parallel")
 GENERAL_PREFILL = ("prefix_caching", "shorter_prompt", "more_compute", "flash_attention", "chunked_prefill")
 
+from advisor.diagnose import engines as _engines  # noqa: E402,F401  (registers the engine switch)
 from advisor.diagnose import purchases as _purchases  # noqa: E402,F401  (registers the purchase remedies)
 from advisor.diagnose import setup as _setup  # noqa: E402,F401  (registers the setup remedies)
 from advisor.diagnose import split as _split  # noqa: E402,F401  (registers the card + system RAM remedies)

@@ -14,6 +14,7 @@ from advisor.intake._machine import LACKS_GPU
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
+from advisor.understand.engine_question import alternative_spans
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -354,6 +355,8 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
 def extract_backend(msg: Msg, ext: Extraction) -> None:
     """Read the engine ("ollama", "llama.cpp", "LM Studio", "mlx", "vllm"), GPU offload and CPU-only runs."""
     hits = sorted((m.start(), name) for pat, name in _BACKENDS for m in pat.finditer(msg.orig))
+    alts = alternative_spans(msg.orig)  # "should I switch to MLX?": asked about, not the engine in use
+    hits = [h for h in hits if not any(a <= h[0] < b for a, b, _ in alts)]
     names = list(dict.fromkeys(n for _, n in hits))
     if names:
         be = names[0]

@@ -346,6 +346,9 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
     else:
         out = [plain_verdict(v, with_fix=False) or f"**{v.headline}**"]
         out.append("\n".join(f"- {n}" for n in _numbers(v)))
+    if v.engine_answer:  # "should I switch to MLX?": answered beside the numbers, both sides predicted
+        name, _, rest = v.engine_answer.partition(": ")
+        out.append(f"**{name}:** {rest}")
     if v.felt_slow or over_roofline(v):
         pass  # its fix line is above, or the numbers are not this machine's: "nothing to change" would contradict
     elif v.fixes and _comfortable(v) and _low_end(v):  # usual, but at the low end: the check that finds why

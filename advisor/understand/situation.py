@@ -237,6 +237,8 @@ class Symptoms(_Frozen):
         experts_on_cpu (bool): a MoE's routed experts are kept in system RAM on purpose (``--n-cpu-moe``, ``-ot exps=CPU``).
         cpu_moe_layers (int | None): how many layers' experts are in system RAM (``--n-cpu-moe 28``; 10,000 for all:
             ``--cpu-moe``, ``-ot exps=CPU``), None when not said as a number.
+        engine_asked (str | None): an engine asked about as an alternative ("should I switch to MLX?"), by its
+            :func:`~advisor.understand.engine.classify_engine` name.
         rocm_refused (bool): the engine's log says ROCm does not support the card ("amdgpu is not supported").
         asks_memory (bool): the question asks for the memory it takes ("how much VRAM do I need?").
         ubatch (int | None): the prompt micro-batch set (llama.cpp ``-ub``, Ollama ``num_batch``), tokens.
@@ -276,6 +278,7 @@ class Symptoms(_Frozen):
     asks_memory: bool = False
     experts_on_cpu: bool = False
     cpu_moe_layers: int | None = None
+    engine_asked: str | None = None
     rocm_refused: bool = False
     ubatch: int | None = None
     intel_mac: bool = False

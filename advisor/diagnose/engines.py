@@ -1,0 +1,145 @@
+"""Another engine for the same model on the same machine: the answer to "should I switch to MLX?", "would vLLM be
+faster than Ollama?", "is ExLlamaV2 worth trying?" (:attr:`Symptoms.engine_asked`).
+
+Both sides come from the same prediction code (:func:`advisor.diagnose.remedies.what_if`): the engine in use with
+its build of the weights, and the engine asked about with that engine's usual build of about the same size
+(:func:`equivalent_quant`). An engine that cannot run on the machine is said so, with why.
+"""
+
+from __future__ import annotations
+
+from advisor.diagnose.context import Ctx
+from advisor.diagnose.remedies import fix, register, what_if
+from advisor.errors import NotFoundError
+from advisor.models import Fix, Prediction, QuantFormat
+from advisor.understand.engine import ENGINE_NAMES, LLAMA_SERVER_ENGINES, classify_engine
+from knowledge import catalog
+
+__all__ = ["engine_answer", "equivalent_quant"]
+
+_GGUF_ENGINES = (*LLAMA_SERVER_ENGINES, "ollama")
+_SERVERS = ("vllm", "sglang", "tensorrt-llm")
+WORTH = 1.10  # a switch is worth making for speed from +10 % (decode or prompt reading); within ±10 % it is a wash
+
+
+def equivalent_quant(store: object, quant: QuantFormat, engine: str) -> QuantFormat | None:
+    """The build of about the same size that ``engine`` loads: MLX's own 3/4/6/8-bit (group 64) under MLX, a GGUF
+    K-quant (Q3_K_M … Q8_0, F16) under the llama.cpp family, AWQ 4-bit or FP8 under vLLM/SGLang/TensorRT-LLM, an
+    EXL2 file of the same bits under ExLlamaV2; the format itself when the engine loads it already. None when the
+    quant table has no such build.
+
+    >>> from knowledge.store import Store
+    >>> s = Store(":memory:")
+    >>> q = catalog.resolve_quant(s, "Q4_K_M").value
+    >>> equivalent_quant(s, q, "mlx").name, equivalent_quant(s, q, "vllm").name, equivalent_quant(s, q, "ollama").name
+    ('MLX 4-bit g64', 'AWQ 4-bit g128', 'Q4_K_M')
+    """
+    b = quant.bits_per_weight
+    eco = (quant.ecosystem or "").lower()
+    if engine == "mlx":
+        name = "BF16" if b > 9 else "MLX " + next(f"{x}-bit g64" for x in (3, 4, 6, 8) if b <= x + 1.1 or x == 8)
+        if eco == "mlx":
+            return quant
+    elif engine in _GGUF_ENGINES:
+        if eco == "gguf":
+            return quant
+        name = next(n for top, n in ((3.7, "Q3_K_M"), (4.7, "Q4_K_M"), (5.3, "Q5_K_M"), (6.2, "Q6_K"), (9.1, "Q8_0"),
+                                     (99.0, "F16")) if b <= top)
+    elif engine in _SERVERS:
+        if eco in ("awq", "gptq", "vllm") or quant.name in ("BF16", "F16"):
+            return quant
+        name = "AWQ 4-bit g128" if b <= 5.5 else "FP8 (E4M3)" if b <= 9.1 else "BF16"
+    elif engine == "exllamav2":
+        if eco.startswith("exl"):
+            return quant
+        name = f"EXL2 {min(8.0, max(2.5, round(b * 2) / 2)):g} bpw"
+    else:
+        return None
+    try:
+        return catalog.resolve_quant(store, name, backend=engine).value  # type: ignore[arg-type]
+    except NotFoundError:
+        return None
+
+
+def _cannot_run(c: Ctx, engine: str) -> str | None:
+    """Why ``engine`` does not run on this machine, or None when it does."""
+    hw = c.sit.hardware
+    if hw is None:
+        return None
+    vendor = (hw.vendor or "").upper()
+    if engine == "mlx" and hw.kind != "apple_soc":
+        return (f"MLX is Apple's framework for Apple silicon; on the {hw.name} its CPU/CUDA builds are young and slow — "
+                "llama.cpp or vLLM are the engines made for it")
+    if engine in _SERVERS and hw.kind in ("apple_soc", "cpu", "apu"):
+        return (f"{ENGINE_NAMES[engine]} needs a discrete NVIDIA or AMD GPU for its speed; on a Mac it runs only on the CPU "
+                "(or as MLX kernels in vllm-metal), so MLX or llama.cpp are the fast choices here")
+    if engine == "tensorrt-llm" and vendor != "NVIDIA":
+        return "TensorRT-LLM runs only on NVIDIA GPUs"
+    if engine == "exllamav2" and (hw.kind not in ("discrete_gpu", "datacenter_gpu") or vendor not in ("NVIDIA", "AMD")):
+        return "ExLlamaV2 runs only on NVIDIA (CUDA) and AMD (ROCm) graphics cards, with the whole model in their memory"
+    return None
+
+
+def _switched(c: Ctx, engine: str) -> tuple[Prediction, QuantFormat] | None:
+    q = c.sit.quant
+    if q is None or c.pred is None:
+        return None
+    q2 = equivalent_quant(c.store, q, engine)
+    if q2 is None:
+        return None
+    p = what_if(c, backend=ENGINE_NAMES.get(engine, engine) if engine != "mlx" else "mlx", quant=q2)
+    return (p, q2) if p is not None and p.decode_tps else None
+
+
+def _asked(c: Ctx) -> str | None:
+    e = c.sit.symptoms.engine_asked
+    now = classify_engine(c.sit.engine_text)[0] if c.sit.engine_text else c.sit.engine
+    return e if e and e != now else None
+
+
+def engine_answer(c: Ctx) -> str | None:
+    """One sentence that answers the engine question, with both predictions; None when none was asked."""
+    e = _asked(c)
+    if e is None or c.pred is None:
+        return None
+    name = ENGINE_NAMES.get(e, e)
+    if (why := _cannot_run(c, e)) is not None:
+        return f"{name} instead: not here — {why}."
+    got = _switched(c, e)
+    if got is None:
+        return None
+    p2, q2 = got
+    p = c.pred
+    users = p.concurrency
+    a = p.decode_tps_per_seq or p.decode_tps if users > 1 else p.decode_tps
+    b = p2.decode_tps_per_seq or p2.decode_tps if users > 1 else p2.decode_tps
+    each = f" per user of {users}" if users > 1 else ""
+    pre = (f", prompt reading ≈ {p.prefill_tps:,.0f} → {p2.prefill_tps:,.0f} tok/s"
+           if p.prefill_tps and p2.prefill_tps else "")
+    r = b / a if a else 1.0
+    rp = (p2.prefill_tps / p.prefill_tps) if p.prefill_tps and p2.prefill_tps else 1.0
+    verdict = ("worth it for speed" if max(r, rp) >= WORTH and r >= 1 / WORTH
+               else "slower here: stay" if r < 1 / WORTH
+               else "about the same: not worth switching for speed alone")
+    build = "" if q2.name == (c.sit.quant.name if c.sit.quant else "") else f" with its {q2.name} build"
+    now_label = ENGINE_NAMES.get(c.sit.engine or "", c.sit.engine or "the engine now")
+    return (f"{name} instead{build}: decode ≈ {a:.1f} → {b:.1f} tok/s{each}{pre} ({now_label} now → {name}; "
+            f"predicted for both) — {verdict}.")
+
+
+@register("switch_engine", "fix_configuration", 1, lambda c: _asked(c) is not None)
+def _switch_engine(c: Ctx) -> Fix | None:
+    """The engine asked about as a fix, when it is faster here (:data:`WORTH`)."""
+    e = _asked(c)
+    if e is None or c.pred is None or _cannot_run(c, e) is not None or (got := _switched(c, e)) is None:
+        return None
+    p2, q2 = got
+    p = c.pred
+    a, b = p.decode_tps_per_seq or p.decode_tps, p2.decode_tps_per_seq or p2.decode_tps
+    if not a or b < WORTH * a:
+        return None
+    name = ENGINE_NAMES.get(e, e)
+    return fix("fix_configuration", f"Switch to {name} with its {q2.name} build",
+               f"decode ≈ {a:.1f} → {b:.1f} tok/s (≈ {b / a:.1f}×)",
+               f"{name}'s kernels reach a larger share of this machine's memory bandwidth for this model than the engine "
+               "in use (both predicted from measured runs of each engine).", speedup=b / a, new_decode_tps=b)

@@ -1,0 +1,60 @@
+"""An engine named as an alternative, not as the one in use: "should I switch to MLX?", "would vLLM be faster than
+ollama?", "is exllama worth trying?", "llama.cpp instead?".
+
+The intake leaves such a mention out when it reads the engine in use (:func:`alternative_spans`), and the Situation
+records the engine asked about (:func:`engine_asked`), which diagnosis answers with the same prediction code
+(:mod:`advisor.diagnose.engines`). "instead of X" and "than X" name the engine in use.
+
+>>> engine_asked("M3 Max with llama.cpp, qwen2.5 32b, 12 tok/s. Should I switch to MLX?")
+'mlx'
+>>> engine_asked("RTX 4090, would vLLM be faster than ollama for 10 users?")
+'vllm'
+>>> engine_asked("I use ollama on my 3090") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.understand.engine import classify_engine
+
+__all__ = ["alternative_spans", "engine_asked"]
+
+# Engine names as people write them (the intake's own table reads the engine in use).
+ENGINE_WORDS = re.compile(r"\b(?:mlx(?:[\s_-]lm)?|llama[.\s_-]?cpp|ik_llama(?:\.cpp)?|ollama|lm\s*studio|vllm|sglang|"
+                          r"exllama(?:v[23])?|exl[23]|tabby(?:api)?|tensorrt[\s_-]?llm|trt[\s_-]?llm|koboldcpp)\b", re.I)
+# Words before an engine that make it the one asked about ("switch to X", "should I try X", "what about X").
+_BEFORE = re.compile(
+    r"(?:\b(?:switch(?:ing)?|mov(?:e|ing)|migrat(?:e|ing)|chang(?:e|ing)|go|going|port(?:ing)?|jump(?:ing)?)\s+"
+    r"(?:over\s+|back\s+)?to\s+(?:using\s+)?"
+    r"|\b(?:should|would|could|shall|do)\s+(?:i|we)\s+(?:rather\s+|instead\s+|just\s+)?(?:use|try|run\s+it\s+(?:in|on|with)|"
+    r"go\s+with|pick|choose)\s+"
+    r"|\b(?:worth\s+(?:trying|switching\s+to|using|moving\s+to)|try(?:ing)?\s+(?:out\s+)?|what\s+about|how\s+about|"
+    r"consider\w*|rather\s+use|better\s+off\s+(?:with|on|using))\s+"
+    r"|\b(?:would|will|is|are|does|could|can)\s+(?:a\s+|the\s+)?)$", re.I)
+# Words after an engine that make it the one asked about ("X instead?", "would X be faster").
+_AFTER = re.compile(r"^\s*(?:instead\b(?!\s+of)|(?:\w+\s+){0,2}?(?:be\s+)?(?:faster|quicker|better|worth\s+it|help)\b)", re.I)
+# "instead of X", "than X", "from X": the engine in use.
+_CURRENT_BEFORE = re.compile(r"\b(?:instead\s+of|than|from|over)\s+(?:using\s+)?$", re.I)
+
+
+def alternative_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, engine) of each engine mention that names an alternative to the one in use."""
+    out = []
+    for m in ENGINE_WORDS.finditer(text or ""):
+        before = text[max(0, m.start() - 50):m.start()]
+        before = re.split(r"[.!?\n;]", before)[-1]  # the same sentence
+        if _CURRENT_BEFORE.search(before):
+            continue
+        if _BEFORE.search(before) or _AFTER.search(text[m.end():m.end() + 40]):
+            engine = classify_engine(m.group(0))[0]
+            if engine:
+                out.append((m.start(), m.end(), engine))
+    return out
+
+
+def engine_asked(text: str) -> str | None:
+    """The engine the person asks about switching to (its :func:`classify_engine` name), or None."""
+    spans = alternative_spans(text)
+    return spans[0][2] if spans else None
