@@ -239,3 +239,33 @@ def test_an_engine_that_gives_the_same_speed_is_not_worth_switching(tmp_path):
 def test_no_engine_answer_without_a_question(tmp_path):
     r = _ask(tmp_path, "M3 Max 64GB with llama.cpp, qwen2.5 32b q4_k_m 12 tok/s")
     assert r.verdict.engine_answer is None
+
+
+# --- a format the stated engine cannot load ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("msg", "quant", "said"), [
+    ("RTX 3090, llama 3.3 70b 4.0bpw exl2 in llama.cpp, how fast?", "Q4_K_M",
+     "llama.cpp cannot load EXL2 4 bpw files (ExLlamaV2’s format)"),
+    ("M2 Max 64GB, ollama, qwen2.5 32b mlx 4bit, how fast?", "Q4_K_M",
+     "Ollama cannot load MLX 4-bit g64 files (MLX’s own format)"),
+    ("RTX 4090, llama 3.1 8b AWQ in ollama", "Q4_K_M", "Ollama cannot load AWQ 4-bit g128 files"),
+    ("RTX 4090, qwen2.5 32b q4_k_m in exllamav2", "EXL2 5 bpw", "ExLlamaV2 cannot load Q4_K_M files (llama.cpp’s format)"),
+    ("M2 Max 64GB, qwen2.5 32b q8_0 in mlx_lm", "MLX 8-bit g64", "MLX cannot load Q8_0 files"),
+])
+def test_a_format_the_engine_cannot_load_is_sized_as_its_own_build(tmp_path, msg, quant, said):
+    r = _ask(tmp_path, msg)
+    p = r.verdict.prediction
+    assert p.quant == quant
+    assert any(a.startswith(said) for a in p.assumptions + r.verdict.assumptions)
+
+
+@pytest.mark.parametrize(("msg", "quant"), [
+    ("RTX 4090, qwen2.5 32b 4.65bpw exl2 with tabbyAPI, how fast?", "EXL2 4.65 bpw"),
+    ("RTX 4090, vllm, llama 3.1 8b q4_k_m gguf", "Q4_K_M"),  # vLLM loads GGUF (experimental)
+    ("M2 Max 64GB, LM Studio (MLX), qwen2.5 32b 4bit", "MLX 4-bit g64"),
+    ("RTX 4090, llama.cpp, llama 3.1 8b f16", "F16"),
+])
+def test_a_format_the_engine_loads_is_kept(tmp_path, msg, quant):
+    r = _ask(tmp_path, msg)
+    assert r.verdict.prediction.quant == quant
+    assert not any("cannot load" in a for a in r.verdict.prediction.assumptions + r.verdict.assumptions)

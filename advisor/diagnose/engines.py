@@ -10,55 +10,14 @@ from __future__ import annotations
 
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.remedies import fix, register, what_if
-from advisor.errors import NotFoundError
 from advisor.models import Fix, Prediction, QuantFormat
-from advisor.understand.engine import ENGINE_NAMES, LLAMA_SERVER_ENGINES, classify_engine
-from knowledge import catalog
+from advisor.understand.engine import ENGINE_NAMES, classify_engine
+from advisor.understand.formats import SERVER_ENGINES as _SERVERS
+from advisor.understand.formats import equivalent_quant
 
 __all__ = ["engine_answer", "equivalent_quant"]
 
-_GGUF_ENGINES = (*LLAMA_SERVER_ENGINES, "ollama")
-_SERVERS = ("vllm", "sglang", "tensorrt-llm")
 WORTH = 1.10  # a switch is worth making for speed from +10 % (decode or prompt reading); within ±10 % it is a wash
-
-
-def equivalent_quant(store: object, quant: QuantFormat, engine: str) -> QuantFormat | None:
-    """The build of about the same size that ``engine`` loads: MLX's own 3/4/6/8-bit (group 64) under MLX, a GGUF
-    K-quant (Q3_K_M … Q8_0, F16) under the llama.cpp family, AWQ 4-bit or FP8 under vLLM/SGLang/TensorRT-LLM, an
-    EXL2 file of the same bits under ExLlamaV2; the format itself when the engine loads it already. None when the
-    quant table has no such build.
-
-    >>> from knowledge.store import Store
-    >>> s = Store(":memory:")
-    >>> q = catalog.resolve_quant(s, "Q4_K_M").value
-    >>> equivalent_quant(s, q, "mlx").name, equivalent_quant(s, q, "vllm").name, equivalent_quant(s, q, "ollama").name
-    ('MLX 4-bit g64', 'AWQ 4-bit g128', 'Q4_K_M')
-    """
-    b = quant.bits_per_weight
-    eco = (quant.ecosystem or "").lower()
-    if engine == "mlx":
-        name = "BF16" if b > 9 else "MLX " + next(f"{x}-bit g64" for x in (3, 4, 6, 8) if b <= x + 1.1 or x == 8)
-        if eco == "mlx":
-            return quant
-    elif engine in _GGUF_ENGINES:
-        if eco == "gguf":
-            return quant
-        name = next(n for top, n in ((3.7, "Q3_K_M"), (4.7, "Q4_K_M"), (5.3, "Q5_K_M"), (6.2, "Q6_K"), (9.1, "Q8_0"),
-                                     (99.0, "F16")) if b <= top)
-    elif engine in _SERVERS:
-        if eco in ("awq", "gptq", "vllm") or quant.name in ("BF16", "F16"):
-            return quant
-        name = "AWQ 4-bit g128" if b <= 5.5 else "FP8 (E4M3)" if b <= 9.1 else "BF16"
-    elif engine == "exllamav2":
-        if eco.startswith("exl"):
-            return quant
-        name = f"EXL2 {min(8.0, max(2.5, round(b * 2) / 2)):g} bpw"
-    else:
-        return None
-    try:
-        return catalog.resolve_quant(store, name, backend=engine).value  # type: ignore[arg-type]
-    except NotFoundError:
-        return None
 
 
 def _cannot_run(c: Ctx, engine: str) -> str | None:

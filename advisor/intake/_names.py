@@ -358,6 +358,8 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
     alts = alternative_spans(msg.orig)  # "should I switch to MLX?": asked about, not the engine in use
     hits = [h for h in hits if not any(a <= h[0] < b for a, b, _ in alts)]
     names = list(dict.fromkeys(n for _, n in hits))
+    if len(names) > 1 and "exllamav2" in names and not re.search(r"\bexllama|\btabby", msg.orig, re.I):
+        names.remove("exllamav2")  # "4.0bpw exl2 in llama.cpp": the format's name, beside the engine named
     if names:
         be = names[0]
         if "mlx" in names and "LM Studio" in names:
