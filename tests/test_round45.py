@@ -269,3 +269,20 @@ def test_a_format_the_engine_loads_is_kept(tmp_path, msg, quant):
     r = _ask(tmp_path, msg)
     assert r.verdict.prediction.quant == quant
     assert not any("cannot load" in a for a in r.verdict.prediction.assumptions + r.verdict.assumptions)
+
+
+def test_vllm_cpu_offload_streams_weights_over_pcie_every_step(store):
+    from advisor.perf import predict
+    from advisor.perf.step import HOST_COPY_EFFICIENCY, host_link_gbs
+    from knowledge import catalog
+
+    hw = catalog.resolve_hardware(store, "RTX 4090").value
+    m = catalog.resolve_model(store, "llama 3.3 70b").value
+    vllm = predict(store, hardware=hw, model=m, quant=catalog.resolve_quant(store, "AWQ 4-bit g128").value, backend="vllm")
+    gguf = predict(store, hardware=hw, model=m, quant=catalog.resolve_quant(store, "Q4_K_M").value, backend="llama.cpp")
+    link = host_link_gbs(hw.release_year)[0] * HOST_COPY_EFFICIENCY  # PCIe 4.0 x16: 31.5 × 0.8 ≈ 25 GB/s
+    host_gb = vllm.memory.weights_gb * (1 - vllm.memory.gpu_share)
+    assert vllm.decode_tps < gguf.decode_tps  # PCIe (~25 GB/s) is slower than the CPU reading RAM (~50+ GB/s)
+    assert vllm.decode_tps < link / host_gb  # every step copies what sits in system RAM
+    assert vllm.decode_tps > 0.7 * link / host_gb  # and that copy is most of the step
+    assert any("--cpu-offload-gb, which copies" in a for a in vllm.assumptions)

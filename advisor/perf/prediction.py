@@ -13,10 +13,8 @@ from advisor.calibration import (
     TIER_ENGINES,
     V0_HOST_KEY,
     CalibrationModel,
-    accel_class,
     attention_flops,
     beta_for,
-    cpu_compute_factor,
     cpu_qclass,
     engine_family,
     features,
@@ -27,15 +25,29 @@ from advisor.calibration import (
     row_t0,
 )
 from advisor.errors import InputError
-from advisor.models import Hardware, MemoryFit, ModelSpec, Prediction, QuantFormat
+from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf.fit import (
     achieved_read_share,
     build_cal_rows,
     calibration_model,
-    cpu_core_count,
     label_flash_attn,
     own_machine_factors,
     vllm_v0,
+)
+from advisor.perf.machine import (  # re-exported: callers import them from here
+    CPU_DECODE_COMPUTE_SHARE,
+    DEFAULT_HOST_BW_GBS,
+    PREFILL_EFF_CAP,
+    SERVER_ENGINE_USERS,
+    SWAP_READ_GBS,
+    SYSTEM_RESERVE_SHARE,
+    TEAM_USERS,
+    assumed_engine,
+    default_backend,
+    default_host_bandwidth,
+    int8_tensor_prefill,
+    paged_share,
+    resolve_compute,
 )
 from advisor.perf.moe import (
     active_bpw,
@@ -59,142 +71,17 @@ from advisor.perf.step import (
     tp_comm_s,
 )
 from advisor.understand.engine import (  # the one engine classifier
-    default_accel,
     engine_accel,
     engine_mismatch,
     ollama_gpu_fallback,
 )
 from knowledge.catalog import release_format
-from knowledge.cpu_uarch import REFERENCE_CORE_GFLOPS, core_peak
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
-__all__ = ["build_cal_rows", "calibration_model", "default_backend", "engine_accel", "predict", "predict_situation",
-           "predict_step", "resolve_compute"]
-
-DEFAULT_HOST_BW_GBS = 89.6  # dual-channel DDR5-5600, catalog id cpu-ddr5-5600-2ch
-# System RAM a GPU's host most likely has, by the GPU's release year (ESTIMATE: the mainstream desktop/laptop memory
-# of its era; peak = MT/s × 8 B × 2 channels, JEDEC): DDR3-1600 before 2016, DDR4-3200 (cpu-ddr4-3200-2ch) until
-# consumer DDR5 (late 2021), then DDR5-5600. A 2014 GTX 860M laptop does not spill to DDR5.
-_HOST_RAM_BY_ERA = ((2016, 25.6, "dual-channel DDR3-1600"), (2022, 51.2, "dual-channel DDR4-3200"))
-
-
-# NVIDIA generations whose tensor cores multiply INT8 (Turing and later; NVIDIA architecture whitepapers): Pascal
-# has none, Volta's are FP16 only.
-INT8_TENSOR_FAMILIES = ("Turing", "Ampere", "Ada", "Hopper", "Blackwell")
-
-
-def int8_tensor_prefill(hw: Hardware, accel: str, engine: str, quant: str) -> bool:
-    """Whether prefill runs quantized weights through INT8 tensor-core kernels (llama.cpp's CUDA MMQ on Turing and
-    later), so its compute bound is the INT8 rate (:data:`PREFILL_EFF_CAP` × the FP16 figure), not the FP16 one."""
-    from advisor.calibration._model import TIER_ENGINES, engine_family, qclass
-
-    return (accel == "cuda" and hw.vendor == "NVIDIA" and engine_family(engine) in TIER_ENGINES
-            and qclass(quant) != "float" and any(f in (hw.family or "") for f in INT8_TENSOR_FAMILIES))
-
-
-def default_host_bandwidth(hardware: Hardware) -> tuple[float, str]:
-    """(GB/s, what it assumes) of the system RAM behind a GPU whose host memory is not stated (:data:`_HOST_RAM_BY_ERA`)."""
-    year = hardware.release_year or 0
-    for before, gbs, label in _HOST_RAM_BY_ERA:
-        if year and year < before:
-            return gbs, label
-    return DEFAULT_HOST_BW_GBS, "dual-channel DDR5"
-# ESTIMATES (no single source): page-in rate when weights exceed physical memory and are read back from an NVMe
-# or Apple SSD every token (sequential reads reach 3–7 GB/s, the 4–16 KB page faults of a memory-mapped model
-# much less), and the share of physical memory the system and other apps keep.
-SWAP_READ_GBS = 2.0
-SYSTEM_RESERVE_SHARE = 0.15
-
-
-PREFILL_EFF_CAP = 2.0  # INT8 : FP16 dense tensor-core rate on NVIDIA Turing and later (NVIDIA architecture whitepapers)
-
-
-# A CPU's matrix-vector decode step in a codebook format (IQ1–IQ3, IQ4_XS: a table lookup per weight) reaches about
-# this share of the compute its prefill reaches for the same format, so those formats are compute-bound on CPUs
-# (an M2 Max's CPU decodes Llama-3.1-8B IQ3_S at 5.3 tok/s, Q4_0 at 23.9). Fitted on the CPU quant sweeps of
-# ../shared/data/results_more.csv (llama.cpp CPU on an M2 Max and a Ryzen 9 7950X): held out by hardware through
-# predict, 0.33–0.4 fit best. Block formats (Q4_0, K-quants, Q8_0, F16) are left bandwidth-bound: the per-core
-# compute estimate of an unmeasured CPU is too rough (3–5× between CPUs) to cap them with.
-CPU_DECODE_COMPUTE_SHARE = 0.4
-
-
-def _paged_share(hw: Hardware, fitm: MemoryFit) -> float:
-    """Share of the weights a unified-memory machine (Mac, APU, CPU) cannot hold in physical memory at all
-    (beyond what the system keeps: :data:`SYSTEM_RESERVE_SHARE`), 0 when they fit in RAM; discrete GPUs offload
-    to system RAM instead (``gpu_share``)."""
-    if fitm.fits or hw.kind in ("discrete_gpu", "datacenter_gpu") or not fitm.total_gb or fitm.weights_gb <= 0:
-        return 0.0
-    room = fitm.total_gb * (1.0 - SYSTEM_RESERVE_SHARE) - fitm.kv_cache_gb - fitm.overhead_gb
-    return max(0.0, min(1.0, 1.0 - room / fitm.weights_gb))
-SERVER_ENGINE_USERS = 4  # from this many users on a datacenter GPU with no engine stated, assume vLLM
-TEAM_USERS = 16  # from this many users on several consumer GPUs too: a team's server, not a desktop app
-
-
-def assumed_engine(hw: Hardware, users: int) -> tuple[str | None, str]:
-    """The engine assumed when none is stated, and the words that say so: vLLM for
-    :data:`SERVER_ENGINE_USERS` or more users on a datacenter GPU (what teams serve with there), or for
-    :data:`TEAM_USERS` or more on several consumer GPUs (a team serving many people from 8× RTX 5090 runs vLLM's tensor
-    parallel and continuous batching, not a desktop app's llama.cpp); else None (the hardware's usual llama.cpp
-    build, :func:`default_backend`)."""
-    if users >= SERVER_ENGINE_USERS and hw.kind == "datacenter_gpu":
-        return "vllm", (f"Engine not stated: {users} users on a datacenter GPU are assumed to be served by vLLM "
-                        "(continuous batching, paged KV cache); name the engine to change it.")
-    if (users >= TEAM_USERS and hw.kind == "discrete_gpu" and hw.n_devices > 1
-            and "nvidia" in (hw.vendor or "").lower()):
-        return "vllm", (f"Engine not stated: {users} users are assumed to be served by vLLM (continuous batching, "
-                        "paged KV cache), as teams do; name the engine to change it.")
-    return None, ""
-
-
-def default_backend(hw: Hardware) -> str:
-    """The engine most people run on this hardware (llama.cpp via Ollama/LM Studio)."""
-    return f"llama.cpp-{default_accel(hw)}"
-
-
-def resolve_compute(hw: Hardware, accel: str, cal: CalibrationModel, *, quant: str | None = None,
-                    engine: str | None = None) -> tuple[float | None, str]:
-    """FP16 TFLOP/s to use for the prefill ceiling, and where it came from.
-
-    The spec (or the catalog's labelled estimate) when the hardware has one; otherwise an ESTIMATE
-    from the memory bandwidth × the median achieved-compute-per-bandwidth of measured machines of
-    the same kind (the prefill efficiency is then ~1 by construction).
-    """
-    if hw.fp16_tflops and not (accel == "cpu" and hw.kind != "cpu"):  # a CPU backend does not get the GPU's FLOPS
-        return hw.fp16_tflops, "spec estimate" if hw.fp16_tflops_is_estimate else "spec"
-    per_core = cal.compute_per_bw.get("cpu-per-core") if accel == "cpu" else None
-    cores = cpu_core_count(hw)
-    if per_core and cores:
-        f = 1.0
-        if quant or engine:  # prefill: the machine's own (or the machine-balanced base) × format × engine factors
-            per_core = cal.compute_per_bw.get(f"cpu-per-core:hw:{split_hw_id(hw.id)[0]}",
-                                              cal.compute_per_bw.get("cpu-per-core:base", per_core))
-            f = cpu_compute_factor(cal, quant, engine)
-        how = f" × {f:.2f} for {quant or 'the format'} with {engine or 'the engine'}" if abs(f - 1) > 0.01 else ""
-        span = (f" (the middle of the family's {str(hw.cpu_cores).replace(';', ', ')} cores; say how many it has)"
-                if any(c in str(hw.cpu_cores) for c in "-;") else "")
-        peak = core_peak(hw.family, hw.id)
-        speed = peak.gflops / REFERENCE_CORE_GFLOPS if peak else 1.0
-        core = (f"{peak.uarch} cores: {peak.flops_per_cycle:g} FP32 FLOP/cycle × ~{peak.ghz:g} GHz = "
-                f"{speed:.2f}× the reference core" if peak else "core type not known: counted as reference cores")
-        return per_core * cores * speed * f, (
-            f"FITTED: no FLOPS spec; {cores} cores{span} ({core}) × median achieved prefill compute per reference "
-            f"core of measured CPUs ({per_core * 1000:.0f} GFLOP/s{how}; achieved, not peak)")
-    fam = cal.compute_per_bw.get(f"family:{hw.family}:{accel_class(accel)}") if hw.family else None
-    if fam:
-        return fam * hw.bandwidth_gbs, (
-            f"FITTED: no FLOPS spec; bandwidth × median achieved prefill compute per GB/s of measured {hw.family} "
-            "machines (achieved, not peak)")
-    key = f"{hw.kind}:{accel_class(accel)}"
-    ratio = cal.compute_per_bw.get(key)
-    if ratio:
-        return ratio * hw.bandwidth_gbs, (
-            f"ESTIMATE: no FLOPS spec; bandwidth × median achieved compute per GB/s of measured {hw.kind} machines"
-        )
-    return None, "no compute figure"
-
-
-
+__all__ = ["CPU_DECODE_COMPUTE_SHARE", "DEFAULT_HOST_BW_GBS", "SERVER_ENGINE_USERS", "SWAP_READ_GBS", "SYSTEM_RESERVE_SHARE",
+           "TEAM_USERS", "assumed_engine", "build_cal_rows", "calibration_model", "default_backend",
+           "default_host_bandwidth", "engine_accel", "predict", "predict_situation", "predict_step", "resolve_compute"]
 
 def _layout(hw: Hardware, engine: str, layout: str | None) -> str:
     """How the weights are spread: ``single``, ``layer_split`` (llama.cpp default) or ``tensor_parallel``
@@ -383,7 +270,7 @@ def predict_step(
         host_bw, ram = default_host_bandwidth(hardware)
         host_said = f"assumed {ram} for a GPU of its year unless stated"
     host_eff = 1.0
-    paged = gpu_share is None and _paged_share(hardware, fitm)
+    paged = gpu_share is None and paged_share(hardware, fitm)
     if paged:
         # Unified memory (Mac, APU, CPU) holding less than the weights: the rest is paged in from disk every token.
         share, host_bw = 1.0 - paged, SWAP_READ_GBS
@@ -391,19 +278,25 @@ def predict_step(
             f"The model needs {fitm.required_gb:.1f} GB but the machine has {fitm.total_gb:g} GB in all: about "
             f"{paged:.0%} of the weights would be paged in from the SSD for every token (ESTIMATE: ~{SWAP_READ_GBS:g} "
             "GB/s swap reads), so it barely runs.")
+    elif share < 1.0 and engine_family(engine) == "server" and hardware.kind in ("discrete_gpu", "datacenter_gpu"):
+        from advisor.probe.server_engines import ENGINE_LABELS  # how people name the engine (one home)
+
+        # vLLM's --cpu-offload-gb keeps those weights in pinned system RAM and copies them to the GPU for every
+        # forward pass (vLLM engine arguments: "weights ... loaded from CPU memory to GPU memory on the fly in each
+        # model forward pass"), so every decode step reads them over PCIe, not from the RAM by the CPU.
+        pcie, link_words = host_link_gbs(hardware.release_year)
+        host_bw, host_eff = pcie * HOST_COPY_EFFICIENCY, 1.0
+        assumptions.append(
+            f"{ENGINE_LABELS.get(engine, engine)} does not put weights in system RAM by default: it stops at load with an "
+            f"out-of-memory error. These figures assume --cpu-offload-gb, which copies the {1 - share:.0%} of the weights "
+            f"held in system RAM to the GPU over {link_words} for every step (~{host_bw:.0f} GB/s), slower than "
+            "llama.cpp's CPU reading them from RAM; more GPUs (tensor parallel) or a smaller format is the usual way.")
     elif share < 1.0:
         host_eff = cal.efficiency("decode", {**scen, "kind": "cpu", "accel": "cpu", "multi": False}).efficiency
         assumptions.append(
             f"Only {share:.0%} of the weights fit in GPU memory; the rest run from system RAM at ~{host_bw:g} GB/s "
             f"({host_said})."
         )
-        if engine_family(engine) == "server":
-            from advisor.probe.server_engines import ENGINE_LABELS  # how people name the engine (one home)
-
-            assumptions.append(
-                f"{ENGINE_LABELS.get(engine, engine)} does not put weights in system RAM by default: it stops at load "
-                "with an out-of-memory error. These figures assume --cpu-offload-gb; more GPUs (tensor parallel) or a smaller format "
-                "is the usual way.")
     dense, routed, ke = moe_split_bytes(model, abpw, expert_bits=e_bits)
     x_bw = bw * roofline.GB * eff_d * (n if tp else 1)
     c_fl = (tflops * 1e12 * eff_p * (n if tp else 1)) if tflops else 0.0
