@@ -286,3 +286,23 @@ def test_vllm_cpu_offload_streams_weights_over_pcie_every_step(store):
     assert vllm.decode_tps < link / host_gb  # every step copies what sits in system RAM
     assert vllm.decode_tps > 0.7 * link / host_gb  # and that copy is most of the step
     assert any("--cpu-offload-gb, which copies" in a for a in vllm.assumptions)
+
+
+def test_a_team_hears_the_first_word_alone_and_in_a_burst(tmp_path):
+    r = _ask(tmp_path, "We serve llama 3.3 70b fp8 on 8x H100 with vLLM to 64 concurrent users, 2000-token prompts, "
+                       "300-token answers. What TTFT and tok/s per user should we expect?")
+    p = r.verdict.prediction
+    assert r.verdict.asks_speed  # "what TTFT … should we expect": the number first, not "Yes"
+    assert r.reply.startswith("**About ")
+    line = next(x for x in r.reply.splitlines() if x.startswith("- **First word:**"))
+    assert "on an idle server; up to ≈ " in line and "for the last of 64 prompts sent at the same moment" in line
+    from advisor.render.markdown import fmt_s
+    assert fmt_s(64 * p.ttft_s) in line  # 64 prompts read one after another
+
+
+@pytest.mark.parametrize("text", ["What TTFT should we expect?", "what throughput will we get?",
+                                  "Which speed should I expect on it?", "what latency for 10 users?"])
+def test_asking_what_to_expect_asks_for_the_number(text):
+    from advisor.understand.symptoms import _HOW_FAST
+
+    assert _HOW_FAST.search(text)

@@ -183,8 +183,14 @@ def _numbers(v: Verdict) -> list[str]:
         out.append(f"**First word:** after {fmt_s(v.measured_ttft_s)} measured ({feel_wait(v.measured_ttft_s)}); about "
                    f"{fmt_s(p.ttft_s)} for one {p.prompt_tokens:,}-token prompt on its own: the rest is waiting")
     elif not mp:
+        burst = ""
+        if p.concurrency > 1 and p.ttft_s:
+            # the prompts are read one after another: if every user sends at once, the last one waits for them all
+            last = p.concurrency * p.ttft_s
+            burst = (f" on an idle server; up to ≈ {fmt_s(last)} for the last of {p.concurrency} prompts sent at "
+                     f"the same moment ({feel_wait(last)})")
         out.append(f"**First word:** after about {fmt_s(p.ttft_s)} for a {p.prompt_tokens:,}-token prompt "
-                   f"({feel_wait(p.ttft_s)})")
+                   f"({feel_wait(p.ttft_s)}){burst}")
     if v.allocated_gb and m.usable_gb and v.allocated_gb > m.usable_gb:
         need, usable = fmt_gb_apart(v.allocated_gb, m.usable_gb, least=1)
         out.append(f"**Memory:** the {v.allocated_tokens:,}-token context you allocate needs {need} GB with the weights, "

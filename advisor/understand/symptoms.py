@@ -143,7 +143,8 @@ _POWER = re.compile(r"\bon battery\b|\bunplugged\b|battery (?:mode|saver|power)|
                     r"power (?:limit|cap)(?:ped)? (?:set |lowered )?(?:to|at) \d+\s*w|quiet mode|silent mode|low power mode", re.I)
 # A question for the speed itself ("how fast will it run?", "how many tokens per second", "wie schnell"): answered with the
 # number first, not with a yes or no.
-_HOW_FAST = re.compile(r"\bhow\s+(?:fast|quick(?:ly)?|many\s+(?:tokens?|tok/s|t/s|tps|words))\b|\bwhat\s+(?:speed|tok/s|t/s|tps)\b|"
+_HOW_FAST = re.compile(r"\bhow\s+(?:fast|quick(?:ly)?|many\s+(?:tokens?|tok/s|t/s|tps|words))\b|\bwhat\s+(?:speed|tok/s|t/s|tps|ttft|"
+                       r"throughput|latency|time\s+to\s+first\s+token)\b|\b(?:what|which)\b[^.?!]{0,60}\bshould\s+(?:we|i)\s+expect\b|"
                        r"\bwhat\s+(?:kind\s+of\s+)?(?:speeds?|performance)\s+(?:will|would|can|should|do)\b|"
                        r"\bwie\s+(?:schnell|viele\s+token)|\bqu[eé]\s+velocidad|\bcu[aá]ntos\s+tokens|\bquelle\s+vitesse|"
                        r"\bcombien\s+de\s+tokens", re.I)
