@@ -306,3 +306,27 @@ def test_asking_what_to_expect_asks_for_the_number(text):
     from advisor.understand.symptoms import _HOW_FAST
 
     assert _HOW_FAST.search(text)
+
+
+@pytest.mark.parametrize(("msg", "depth"), [
+    ("M3 Max 64GB, llama 3.3 70b q4_k_m in LM Studio. After an 8k-token conversation it gets really slow, why?", 8000),
+    ("M2 Ultra 192GB, qwen2.5 72b q4, our chats run to 20k tokens of history. How fast is it then?", 20000),
+    ("RTX 4090, qwen3 32b, 12000 tokens into the conversation, how fast?", 12000),
+])
+def test_a_conversation_length_is_context_depth(store, msg, depth):
+    from advisor.intake._extract import extract
+
+    e = extract(msg, store)
+    assert e.depth == depth and e.prompt_tokens is None
+
+
+def test_a_long_chat_that_gets_slow_checks_the_conversation_cache(tmp_path):
+    r = _ask(tmp_path, "M3 Max 64GB, llama 3.3 70b q4_k_m in LM Studio. After an 8k-token conversation it gets really "
+                       "slow, why?")
+    v = r.verdict
+    fx = next(f for f in v.fixes if f.id == "prefix_caching")
+    assert fx.title.startswith("Let the app remember the start of the conversation between turns: the context length")
+    p = v.prediction
+    # re-reading all 8,500 tokens vs only the new 500, at the same prefill rate
+    assert fx.new_ttft_s == pytest.approx(500 / p.prefill_tps, rel=0.01)
+    assert fx.speedup == pytest.approx(8500 / 500, rel=0.01)

@@ -29,6 +29,7 @@ __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", 
 SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST = 0.7, 4, 0.1  # Leviathan et al. 2023 (arXiv:2211.17192), typical values
 MACOS_RESERVE_GB = 4.0  # what macOS keeps for itself when the GPU limit is raised (an estimate: Apple states none)
 MIN_GAIN = 1.05  # an effect below +5 % is nil
+CONVERSATION_DEPTH = 2000  # tokens already in the context from which a chat's own cache is what a prompt cache means
 
 
 @dataclass(frozen=True)
@@ -367,6 +368,21 @@ def _prefix(c: Ctx) -> Fix | None:
     pp, w = _prefill_rate(c), c.sit.workload
     if not pp:
         return None
+    if w.depth >= CONVERSATION_DEPTH and not w.shared_prefix_tokens:
+        # A conversation already in the context: its turns are cached when the app keeps the KV cache between
+        # turns and the context window holds them all; otherwise every turn reads the whole conversation again.
+        after = w.prompt_tokens / pp
+        before = (w.depth + w.prompt_tokens) / pp
+        return fix("prefix_caching", "Let the app remember the start of the conversation between turns: the context "
+                   "length set in the app (Ollama num_ctx, LM Studio's Context Length, llama-server -c) must hold all of "
+                   "it, and nothing may rewrite its start",
+                   f"first word ≈ {fmt_s(before)} when every turn re-reads the {w.depth + w.prompt_tokens:,} tokens → "
+                   f"{fmt_s(after)} with only the new {w.prompt_tokens:,} read",
+                   "Chat apps keep the KV cache of the turns so far and read only the new message (llama.cpp cache_prompt, "
+                   "Ollama while the model stays loaded, mlx-lm's prompt cache). Once the conversation outgrows the "
+                   "context length, or a system prompt or history edit changes its start, the app cuts or shifts it and "
+                   "reads it all again on every turn: the usual reason a long chat 'gets slow'.",
+                   speedup=before / after if after > 0 else None, new_ttft_s=after)
     cached = min(w.shared_prefix_tokens or int(w.prompt_tokens * 0.9), w.prompt_tokens - 1)
     before, after = w.prompt_tokens / pp, (w.prompt_tokens - cached) / pp
     how = "stated shared prefix" if w.shared_prefix_tokens else "assumed: 90 % of each prompt repeats (history, system prompt, files)"
