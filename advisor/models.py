@@ -299,6 +299,7 @@ class Scenario(BaseModel):
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
     compare_models: list[str] | None = None  # models the person asks to compare, as written
+    compare_quants: list[str] | None = None  # weight formats the person weighs ("Q4_K_M or IQ1_S?"), as written
     # Also emitted by ``ask --json`` (added with issue 12; optional everywhere):
     prompt_range: tuple[int, int] | None = None  # a stated range of prompt lengths ("5–10k"); prompt_tokens = middle
     hardware_kind: HardwareKind | None = None  # what kind of machine, when the name is not known yet ("my Mac")
@@ -312,7 +313,7 @@ class Scenario(BaseModel):
     # The model the advisor chose because none was named (a comparison needs one); a default while model equals it.
     default_model: str | None = None
 
-    @field_validator("compare_hardware", "compare_models", mode="before")
+    @field_validator("compare_hardware", "compare_models", "compare_quants", mode="before")
     @classmethod
     def _names_list(cls, v: Any) -> Any:
         # A list as a form shows it ("['M3 Ultra', 'H100']" or "M3 Ultra; H100") is read back as the list.
@@ -504,6 +505,9 @@ class Fix(BaseModel):
     new_decode_tps: float | None = None
     margin_gb: float | None = None
     fits_with_margin: bool | None = None
+    # The remedy that made it (advisor.diagnose.remedies.REGISTRY key, e.g. "moe_expert_offload" under the contract id
+    # "fit_in_memory"): which of several remedies of one id this is.
+    remedy: str | None = None
 
 
 class Verdict(BaseModel):
@@ -541,6 +545,8 @@ class Verdict(BaseModel):
     planned_split: bool = False
     # The answer to "should I switch to X?" (advisor.diagnose.engines.engine_answer): both predictions and whether it pays.
     engine_answer: str | None = None
+    # The formats the person weighs, each with its memory and decode, and the pick (advisor.diagnose.formats).
+    format_answer: str | None = None
 
 
 class ModelRun(BaseModel):

@@ -87,7 +87,7 @@ def test_larger_than_the_machine_with_a_measured_rate(store, hw, model, rate, en
     v = _verdict(store, hardware=hw, model=model, backend=engine, measured_decode_tps=rate)
     p = v.prediction
     assert p is not None and p.memory.required_gb > p.memory.total_gb
-    if v.fixes[0].id == "moe_expert_offload":  # a MoE on a card keeps its model: its experts go to system RAM first
+    if v.fixes[0].remedy == "moe_expert_offload":  # a MoE on a card keeps its model: its experts go to system RAM first
         assert p.hardware["kind"] == "discrete_gpu" and "a3b" in model
         assert any(f.id in ("smaller_model", "fit_in_memory", "quantization") and f.fits_with_margin for f in v.fixes)
     else:

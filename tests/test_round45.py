@@ -330,3 +330,59 @@ def test_a_long_chat_that_gets_slow_checks_the_conversation_cache(tmp_path):
     # re-reading all 8,500 tokens vs only the new 500, at the same prefill rate
     assert fx.new_ttft_s == pytest.approx(500 / p.prefill_tps, rel=0.01)
     assert fx.speedup == pytest.approx(8500 / 500, rel=0.01)
+
+
+# --- "Q4_K_M or IQ1_S?" -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("msg", "named"), [
+    ("M3 Ultra 512GB, DeepSeek R1 671B: Q4_K_M or IQ1_S, which should I run?", ["Q4_K_M", "IQ1_S"]),
+    ("RTX 4090, qwen3 32b, Q4_K_M vs Q5_K_M?", ["Q4_K_M", "Q5_K_M"]),
+    ("RTX 3060 12GB, qwen2.5 14b: is Q6_K better than Q4_K_M here?", ["Q6_K", "Q4_K_M"]),
+    ("RTX 3090 with qwen 32b q4_k_m", None),
+    ("RTX 3090, Q4_K_M (4.85 bpw) of qwen 32b", None),  # a GGUF's own size, not a second format
+])
+def test_formats_weighed_against_each_other(store, msg, named):
+    from advisor.intake._extract import extract
+
+    assert extract(msg, store).compare_quants == named
+
+
+def test_the_pick_is_the_most_bits_that_fit_at_reading_speed(tmp_path):
+    r = _ask(tmp_path, "M3 Ultra 512GB, DeepSeek R1 671B: Q4_K_M or IQ1_S, which should I run?")
+    a = r.verdict.format_answer
+    assert a.startswith("Q4_K_M (4.89 bits): needs 423 GB, fits once the GPU memory limit is raised; decode ≈ ")
+    assert "IQ1_S (1.56 bits): needs 143 GB, fits; decode ≈ " in a
+    assert "Pick Q4_K_M: the most bits per weight that fit" in a
+    assert "Below about 3 bits (IQ1_S) answers get visibly worse" in a
+    assert "**The formats you named:**" in r.reply
+
+
+def test_a_format_that_spills_is_not_the_pick(tmp_path):
+    r = _ask(tmp_path, "RTX 3060 12GB, qwen2.5 14b: Q4_K_M or Q6_K?")
+    a = r.verdict.format_answer
+    assert "Q6_K (6.56 bits): needs 13 GB, does not fit the GPU" in a
+    assert "Pick Q4_K_M" in a
+    assert not r.reply.startswith("**Yes")
+
+
+def test_a_later_format_replaces_the_weighed_pair(store):
+    from advisor.intake import update
+
+    first = update(None, "RTX 3060 12GB, qwen2.5 14b: Q4_K_M or Q6_K?", store).facts
+    assert first.compare_quants == ["Q4_K_M", "Q6_K"]
+    assert update(first, "ok, and at Q8_0?", store).facts.compare_quants is None
+
+
+@pytest.mark.parametrize("msg", [
+    "RTX 3060 12GB + 64GB DDR4, Qwen3-30B-A3B Q4_K_M, how fast?",  # keep only the experts in system RAM
+    "gpt-oss-120b on a 4090 + 96GB DDR5-5600 with --n-cpu-moe 30, pp 199 tg 22 with a 10k token prompt. how to make "
+    "prompt processing faster?",  # larger micro-batches
+    "RTX 3060 12GB + 64GB DDR4-3200, Qwen3-30B-A3B Q4_K_M with --cpu-moe. How fast will it be?",  # more experts on GPU
+])
+def test_every_fix_has_a_contract_id_and_its_remedy(tmp_path, msg):
+    from advisor.models import FIX_IDS
+
+    v = _ask(tmp_path, msg).verdict
+    assert v.fixes and all(f.id in FIX_IDS for f in v.fixes), [f.id for f in v.fixes]
+    assert all(f.remedy for f in v.fixes)
+    assert {f.remedy for f in v.fixes} & {"moe_expert_offload", "micro_batch", "more_experts_on_gpu"}

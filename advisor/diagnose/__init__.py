@@ -21,6 +21,7 @@ from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.engines import engine_answer
 from advisor.diagnose.explain import explanation, headline, household_fix
+from advisor.diagnose.formats import format_answer
 from advisor.diagnose.rules import PLANNED_SPLIT_RULE, Finding, first_finding
 from advisor.diagnose.rules_engine import FELT_SLOW_RULE
 from advisor.diagnose.status import (
@@ -33,7 +34,7 @@ from advisor.diagnose.status import (
 from advisor.diagnose.weights import _allocated_need_gb
 from advisor.errors import ImpossibleRateError
 from advisor.intake._text import fmt_s
-from advisor.models import Fix, Scenario, Verdict
+from advisor.models import FIX_IDS, Fix, Scenario, Verdict
 from advisor.resolve import Resolved, resolve_scenario
 from advisor.understand import situation_from_resolved
 from advisor.understand.situation import Situation
@@ -120,7 +121,16 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     if not out:
         for key in ("setup:check_placement" if c.has_gpu else "setup:cpu_tuning", "quantization", "smaller_model"):
             add(key)
-    return _said_once(c, f, out)
+    return [_contract_id(fx) for fx in _said_once(c, f, out)]
+
+
+def _contract_id(fx: Fix) -> Fix:
+    """A fix under its contract id (DESIGN.md's fix ids, :data:`advisor.models.FIX_IDS`), the remedy that made it kept
+    in ``remedy`` ("moe_expert_offload" is a ``fit_in_memory`` fix, "micro_batch" a ``chunked_prefill`` one)."""
+    if fx.id in FIX_IDS:
+        return fx
+    r = _remedies.REGISTRY.get(fx.remedy or fx.id)
+    return fx.model_copy(update={"id": r.fix_id if r is not None else "fix_configuration", "remedy": fx.remedy or fx.id})
 
 
 def _below_measured(c: Ctx, fx: Fix) -> bool:
@@ -254,7 +264,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
         asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
         planned_split=f.rule == PLANNED_SPLIT_RULE,
-        engine_answer=engine_answer(c),
+        engine_answer=engine_answer(c), format_answer=format_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),

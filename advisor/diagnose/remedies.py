@@ -70,7 +70,7 @@ def build(c: Ctx, key: str) -> Fix | None:
     makes_it_fit = bool(out is not None and out.fits_with_margin and c.pred is not None and not c.pred.memory.fits)
     if out is None or (out.speedup is not None and out.speedup < MIN_GAIN and not setup and not makes_it_fit):
         return None  # nil effect; a fix that makes a model fit counts even when its speed is not higher
-    return out
+    return out.model_copy(update={"remedy": key})
 
 
 def fix(id: str, title: str, effect: str, why: str, speedup: float | None = None, **kw: Any) -> Fix:

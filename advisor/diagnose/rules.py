@@ -278,6 +278,8 @@ def _planned_split(c: Ctx) -> Finding | None:
            + (f" (at ~{bw.group(1)} GB/s)" if bw else "") + ", so the system RAM, not the GPU, sets decode.")
     slow = c.tg is not None and c.ratio_tg is not None and c.ratio_tg < _SPLIT_SLOW
     rem = ["more_experts_on_gpu", "micro_batch", "setup:hybrid_cpu", "quantization"]
+    if "prefill" in sit.symptoms.asks_about:  # "how to make prompt processing faster?": the prompt's fix first
+        rem = ["micro_batch", "more_experts_on_gpu", "setup:hybrid_cpu", "quantization"]
     if slow:
         sig += (f" {c.tg:g} tok/s is {c.ratio_tg:.0%} of what this split usually gives: the CPU side is the usual "
                 "cause (threads, NUMA, RAM below its rated speed).")

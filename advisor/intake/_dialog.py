@@ -223,6 +223,8 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
     if old.compare_models and ("model" in new or "params_b" in new) and "compare_models" not in new:
         # "what about a 14B?" after comparing two 4B models: the one model asked about now, not the old pair
         data["compare_models"] = None
+    if old.compare_quants and ("quant" in new or "model" in new) and "compare_quants" not in new:
+        data["compare_quants"] = None  # "and at Q8_0?" after weighing two formats: the one format asked about now
     if "hardware" in new and new["hardware"] != old.hardware and old.hardware and _differs(
             store, "hardware", old.hardware, new["hardware"]):
         # (one of the choices an ambiguous name had, "H100 SXM5 80GB" for "2x H100": the same machine, its count kept)

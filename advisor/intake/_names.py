@@ -313,6 +313,10 @@ def _q_phrase(raw: str) -> str:
     return _Q_CANON.get(low, raw.upper())
 
 
+# Words that weigh two formats against each other ("Q4_K_M or IQ1_S?", "Q8 vs Q4", "which quant").
+_WEIGHED = re.compile(r"\bor\b|\bvs\.?\b|\bversus\b|\bwhich\b|\bcompar\w*|\bbetter\b|\bbetween\b|\binstead\b", re.I)
+
+
 def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
     """Read the weight format ("Q4_K_M", "4-bit", "mlx 8bit", "fp16") into ``ext.quant`` and check it."""
     found: list[tuple[int, int, str]] = []  # (start, specificity, phrase)
@@ -333,11 +337,17 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
     for pat in (_GGUF, _NAMED_Q, _BITS, _BPW):
         for m in msg.finditer(pat):
             msg.claim(m.start(), m.end())
-    found = [f for f in found if not negated(msg, f[0]) and not _KV_QUANT.search(msg.orig[max(0, f[0] - 30):f[0]])
+    found = [f for f in found if not _KV_QUANT.search(msg.orig[max(0, f[0] - 30):f[0]])
              and not re.match(r"[\s-]*(?:kv|k/v|cache)", msg.orig[f[0] + len(f[2]):f[0] + len(f[2]) + 12], re.I)]
+    weighed = [f for f in found if not re.search(r"\b(?:not|no|without)\s+(?:the\s+|a\s+)?$",
+                                                 msg.orig[max(0, f[0] - 16):f[0]], re.I)]  # "better than Q4_K_M" too
+    found = [f for f in found if not negated(msg, f[0])]
     if found and ext.quant is None:
         best = max(found, key=lambda f: (f[1], -f[0]))
         ext.quant = best[2]
+        named = list(dict.fromkeys(f[2] for f in sorted(weighed)))
+        if len(named) >= 2 and _WEIGHED.search(msg.orig):  # "Q4_K_M or IQ1_S, which?": both, side by side
+            ext.compare_quants = named[:4]
     if ext.quant is None:
         return
     try:

@@ -14,7 +14,7 @@ FACT_FIELDS: tuple[str, ...] = (
     "prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens", "concurrency", "requests_per_minute", "use",
     "measured_prefill_tps", "measured_decode_tps", "n_gpu_layers",
     "gpu_count", "interconnect", "system_ram_gb", "host_bandwidth_gbs", "context_window", "measured_ttft_s", "compare_hardware",
-    "compare_models", "prompt_range", "hardware_kind", "tensor_parallel", "measured_is_aggregate", "target_ttft_s",
+    "compare_models", "compare_quants", "prompt_range", "hardware_kind", "tensor_parallel", "measured_is_aggregate", "target_ttft_s",
     "target_decode_tps",
 )
 assert set(FACT_FIELDS) <= set(Scenario.model_fields)
@@ -68,6 +68,7 @@ class Extraction(BaseModel):
     measured_ttft_s: float | None = None
     compare_hardware: list[str] | None = None
     compare_models: list[str] | None = None
+    compare_quants: list[str] | None = None
     prompt_range: tuple[int, int] | None = None
     hardware_kind: str | None = None
     tensor_parallel: int | None = None

@@ -355,6 +355,8 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
     if v.engine_answer:  # "should I switch to MLX?": answered beside the numbers, both sides predicted
         name, _, rest = v.engine_answer.partition(": ")
         out.append(f"**{name}:** {rest}")
+    if v.format_answer:  # "Q4_K_M or IQ1_S?": each format's memory and speed, and the pick
+        out.append(f"**The formats you named:** {v.format_answer}")
     if v.felt_slow or over_roofline(v):
         pass  # its fix line is above, or the numbers are not this machine's: "nothing to change" would contradict
     elif v.fixes and _comfortable(v) and _low_end(v):  # usual, but at the low end: the check that finds why

@@ -190,7 +190,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if need <= p.memory.usable_gb:
             return (f"**About {need:.1f} GB{ctx} (weights, KV cache and overhead): it fits the {p.memory.usable_gb:.1f} GB "
                     f"usable here, and streams at about {_fmt_rate(p.decode_tps_per_seq or p.decode_tps)} tok/s.**")
-    return plain_answer(p, v.target_tps, how_fast=v.asks_speed or bool(v.engine_answer)) if p is not None else ""
+    return plain_answer(p, v.target_tps, how_fast=v.asks_speed or bool(v.engine_answer or v.format_answer)) if p is not None else ""
 
 
 def how_fast_split(v: Verdict) -> bool:

@@ -1,0 +1,81 @@
+"""Weight formats weighed against each other: the answer to "Q4_K_M or IQ1_S?", "Q8 vs Q4?", "4-bit or 8-bit MLX?"
+(``Scenario.compare_quants``).
+
+Each format goes through the same prediction code as the verdict (:func:`advisor.diagnose.remedies.what_if`): its
+memory need, whether it fits (on a Mac: by default, or once the GPU memory limit is raised), and its decode. The pick
+is the one with the most bits per weight that fits and decodes at reading speed or better (more bits, answers
+closer to the full model's); when none does, the fastest that fits.
+"""
+
+from __future__ import annotations
+
+from advisor.diagnose.context import Ctx
+from advisor.diagnose.remedies import MACOS_RESERVE_GB, what_if
+from advisor.errors import NotFoundError
+from advisor.models import Prediction, QuantFormat
+from advisor.render.markdown import READING_TPS
+from advisor.understand.formats import format_conflict
+from knowledge import catalog
+
+__all__ = ["format_answer"]
+
+
+def _fit_words(c: Ctx, p: Prediction) -> tuple[bool, str]:
+    """(fits, words): whether the format fits as the machine is set up or after one setting (a Mac's GPU limit)."""
+    m = p.memory
+    if m.fits:
+        return True, "fits"
+    total = m.total_gb or 0.0
+    if c.kind == "apple_soc" and total and m.required_gb <= total - MACOS_RESERVE_GB:
+        return True, "fits once the GPU memory limit is raised"
+    if c.kind in ("discrete_gpu", "datacenter_gpu"):
+        return False, "does not fit the GPU (part would run from system RAM)"
+    return False, "does not fit"
+
+
+def _formats(c: Ctx) -> list[QuantFormat]:
+    out: list[QuantFormat] = []
+    engine = c.sit.engine
+    for name in (c.sit.facts.compare_quants or [])[:4]:
+        try:
+            q = catalog.resolve_quant(c.store, name, backend=c.sit.engine_text).value
+        except NotFoundError:
+            continue
+        if (clash := format_conflict(c.store, q, engine)) is not None:
+            q = clash[0]
+        if all(x.name != q.name for x in out):
+            out.append(q)
+    return out
+
+
+def format_answer(c: Ctx) -> str | None:
+    """One paragraph weighing the formats the person named, each with its memory and decode; None when fewer than
+    two formats were named or resolve."""
+    qs = _formats(c)
+    if len(qs) < 2 or c.sit.model is None:
+        return None
+    rows: list[tuple[QuantFormat, Prediction, bool, str]] = []
+    for q in qs:
+        p = what_if(c, quant=q)
+        if p is None or not p.decode_tps:
+            return None
+        ok, words = _fit_words(c, p)
+        rows.append((q, p, ok, words))
+    parts = [f"{q.name} ({q.bits_per_weight:.3g} bits): needs {p.memory.required_gb:,.0f} GB, {words}; decode ≈ "
+             f"{p.decode_tps_per_seq or p.decode_tps:.1f} tok/s" for q, p, _ok, words in rows]
+    usable = [r for r in rows if r[2] and (r[1].decode_tps_per_seq or r[1].decode_tps) >= READING_TPS]
+    fitting = [r for r in rows if r[2]]
+    if usable:
+        pick = max(usable, key=lambda r: r[0].bits_per_weight)
+        why = ("the most bits per weight that fit and still decode at reading speed or better: its answers stay "
+               "closest to the full model's")
+    elif fitting:
+        pick = max(fitting, key=lambda r: r[1].decode_tps)
+        why = "none of them reads at reading speed here; this one is the fastest that fits"
+    else:
+        pick = min(rows, key=lambda r: r[1].memory.required_gb)
+        why = "none fits; this one needs the least memory"
+    low = [q.name for q, *_ in rows if q.bits_per_weight < 3.0]
+    warn = (f" Below about 3 bits ({', '.join(low)}) answers get visibly worse; the largest models hold up best."
+            if low else "")
+    return "; ".join(parts) + f". Pick {pick[0].name}: {why}.{warn}"
