@@ -82,6 +82,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     add("igpu_vulkan")  # a llama.cpp-family engine on the CPU cores of a CPU with an integrated GPU
     add("vllm_v1")  # vLLM before 0.8 (its V0 engine's host work per sequence)
     add("switch_engine")  # the engine the person asks about, when it is faster here
+    add("more_experts_on_gpu")  # --cpu-moe / --n-cpu-moe N on a card with room for more of the experts
     general = _remedies.GENERAL_PREFILL if f.bottleneck == "prefill" else _remedies.GENERAL_DECODE
     extra = list(general)
     w = c.sit.workload

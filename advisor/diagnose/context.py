@@ -7,15 +7,16 @@ as the expectation it is compared with.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.models import Hardware, Prediction
+from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import predict
 from advisor.perf.moe import with_moe
 from advisor.perf.step import expert_layers_share, expert_offload_share, moe_split_bytes
-from advisor.understand.engine import classify_engine
+from advisor.understand.engine import LLAMA_SERVER_ENGINES, classify_engine
 from advisor.understand.situation import Situation
 from knowledge import catalog
 from knowledge.store import Store
@@ -42,6 +43,7 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
     among stated users) is judged, and its fixes sized, as one stream by itself unless ``concurrency=`` is
     given (the batching fix asks for the users' batch itself).
     """
+    moved = changes.get("hardware") is not None  # another machine (a purchase): its own placement, not the flags
     hw = changes.pop("hardware", None) or sit.hardware
     model = changes.pop("model", None) or sit.model
     quant = changes.pop("quant", None) or sit.quant
@@ -53,28 +55,47 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
         backend = sit.engine  # a CPU-backend run on a machine with a graphics card: the card is what is judged
     args: dict[str, Any] = dict(backend=backend, prompt_tokens=w.prompt_tokens, gen_tokens=w.gen_tokens,
                                 depth=w.depth, concurrency=1 if sit.measured.alone else w.users,
-                                flash_attn=sit.symptoms.flash_attention, ubatch=sit.symptoms.ubatch)
+                                flash_attn=sit.symptoms.flash_attention, ubatch=sit.symptoms.ubatch,
+                                system_ram_gb=sit.machine.system_ram_gb if sit.machine is not None else None)
     args.update(changes)
     try:
         p = predict(store, hardware=hw, model=model, quant=quant, **args)
-        layers = sit.symptoms.cpu_moe_layers
-        if (sit.symptoms.experts_on_cpu and sit.engine != "ollama" and model.is_moe and "gpu_share" not in changes
-                and (p.memory.gpu_share < 1.0 or layers) and hw.kind in ("discrete_gpu", "datacenter_gpu")):
-            # the experts are in system RAM on purpose (--n-cpu-moe): attention and dense layers stay on the GPU;
-            # as many layers' experts as said ("--n-cpu-moe 24", "-ot exps=CPU": all), else as many as do not fit
-            moe = with_moe(model)
-            share = (expert_layers_share(moe, quant.bits_per_weight, layers) if layers
-                     else expert_offload_share(moe, quant.bits_per_weight, p.memory.gpu_share))
-            _, routed, _ = moe_split_bytes(moe, quant.bits_per_weight)
-            held = (routed / 1e9 * min(1.0, layers / moe.n_layers) if layers and moe.n_layers
-                    else p.memory.weights_gb * (1.0 - p.memory.gpu_share))  # what sits in system RAM, GB
-            p = predict(store, hardware=hw, model=model, quant=quant,
-                        **{**args, "gpu_share": share, "host_weights_gb": held})
-            p = p.model_copy(update={"assumptions": [_experts_said(a, layers, moe.n_layers or 0, share)
-                                                     for a in p.assumptions]})
+        layers = None if moved else sit.symptoms.cpu_moe_layers
+        if (sit.symptoms.experts_on_cpu and sit.engine in LLAMA_SERVER_ENGINES and model.is_moe
+                and "gpu_share" not in changes and (p.memory.gpu_share < 1.0 or layers)
+                and hw.kind in ("discrete_gpu", "datacenter_gpu")):
+            p = _experts_placed(store, p, hw, model, quant, args, layers)
         return p
     except (AdvisorError, ValueError):
         return None
+
+
+def _experts_placed(store: Store, p: Prediction, hw: Hardware, model: ModelSpec, quant: QuantFormat,
+                    args: dict[str, Any], layers: int | None) -> Prediction:
+    """The prediction with a MoE's routed experts in system RAM on purpose (``--n-cpu-moe``, ``-ot exps=CPU``):
+    attention and the dense layers stay on the GPU; as many layers' experts as said ("--n-cpu-moe 24"; "-ot exps=CPU":
+    all), else as many as do not fit. A stated count that leaves more on the card than it holds does not load: the
+    figures are for the fewest layers that fit, and said so."""
+    moe = with_moe(model)
+    n_layers = moe.n_layers or 0
+    dense, routed, _ = moe_split_bytes(moe, quant.bits_per_weight)
+    note = ""
+    if layers and n_layers and routed and p.memory.gpu_share < 1.0:
+        fits_on_gpu = min(1.0, max(0.0, (p.memory.gpu_share * (dense + routed) - dense) / routed))
+        fewest = math.ceil(n_layers * (1.0 - fits_on_gpu) - 1e-9)
+        if layers < fewest:
+            on_card = (dense + routed * (1.0 - layers / n_layers)) / 1e9
+            note = (f"--n-cpu-moe {layers} would leave about {on_card:.0f} GB of weights for the card's "
+                    f"{p.memory.usable_gb:.0f} GB usable: it does not load as set (out of memory). The figures are for "
+                    f"the fewest layers whose experts must stay in system RAM, {fewest}.")
+            layers = fewest
+    share = (expert_layers_share(moe, quant.bits_per_weight, layers) if layers
+             else expert_offload_share(moe, quant.bits_per_weight, p.memory.gpu_share))
+    held = (routed / 1e9 * min(1.0, layers / n_layers) if layers and n_layers
+            else p.memory.weights_gb * (1.0 - p.memory.gpu_share))  # what sits in system RAM, GB
+    p = predict(store, hardware=hw, model=model, quant=quant, **{**args, "gpu_share": share, "host_weights_gb": held})
+    said = [_experts_said(a, layers, n_layers, share) for a in p.assumptions]
+    return p.model_copy(update={"assumptions": [note, *said] if note else said})
 
 
 def _experts_said(text: str, layers: int | None, n_layers: int, share: float) -> str:

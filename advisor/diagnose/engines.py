@@ -77,13 +77,21 @@ def engine_answer(c: Ctx) -> str | None:
            if p.prefill_tps and p2.prefill_tps else "")
     r = b / a if a else 1.0
     rp = (p2.prefill_tps / p.prefill_tps) if p.prefill_tps and p2.prefill_tps else 1.0
-    verdict = ("worth it for speed" if max(r, rp) >= WORTH and r >= 1 / WORTH
-               else "slower here: stay" if r < 1 / WORTH
-               else "about the same: not worth switching for speed alone")
+    if r >= WORTH:
+        verdict = "worth it for speed"
+    elif r < 1 / WORTH:
+        verdict = "slower here: stay"
+    elif rp >= 1.3 and r >= 0.95:
+        verdict = "prompts read faster, answers written at about the same speed: worth it for long prompts only"
+    else:
+        verdict = "about the same: not worth switching for speed alone"
     build = "" if q2.name == (c.sit.quant.name if c.sit.quant else "") else f" with its {q2.name} build"
     now_label = ENGINE_NAMES.get(c.sit.engine or "", c.sit.engine or "the engine now")
-    return (f"{name} instead{build}: decode ≈ {a:.1f} → {b:.1f} tok/s{each}{pre} ({now_label} now → {name}; "
-            f"predicted for both) — {verdict}.")
+    if c.tg and users <= 1:  # the person's own rate, scaled by the predicted ratio of the two engines
+        said = f"decode ≈ {c.tg:g} → {c.tg * r:.1f} tok/s (your {now_label} rate × the predicted {r:.2f})"
+    else:
+        said = f"decode ≈ {a:.1f} → {b:.1f} tok/s{each} ({now_label} now → {name}; predicted for both)"
+    return f"{name} instead{build}: {said}{pre} — {verdict}."
 
 
 @register("switch_engine", "fix_configuration", 1, lambda c: _asked(c) is not None)

@@ -10,6 +10,7 @@ closer to the full model's); when none does, the fastest that fits.
 from __future__ import annotations
 
 from advisor.diagnose.context import Ctx
+from advisor.diagnose.fit import roomy
 from advisor.diagnose.remedies import MACOS_RESERVE_GB, what_if
 from advisor.errors import NotFoundError
 from advisor.models import Prediction, QuantFormat
@@ -33,45 +34,53 @@ def _fit_words(c: Ctx, p: Prediction) -> tuple[bool, str]:
     return False, "does not fit"
 
 
-def _formats(c: Ctx) -> list[QuantFormat]:
-    out: list[QuantFormat] = []
-    engine = c.sit.engine
+def _formats(c: Ctx) -> list[tuple[QuantFormat, str | None]]:
+    """The formats named, resolved, each with why the engine in use cannot load it (None when it can)."""
+    out: list[tuple[QuantFormat, str | None]] = []
+    engine = "mlx" if "mlx" in (c.sit.engine_text or "").lower() else c.sit.engine
     for name in (c.sit.facts.compare_quants or [])[:4]:
         try:
             q = catalog.resolve_quant(c.store, name, backend=c.sit.engine_text).value
         except NotFoundError:
             continue
-        if (clash := format_conflict(c.store, q, engine)) is not None:
-            q = clash[0]
-        if all(x.name != q.name for x in out):
-            out.append(q)
+        clash = format_conflict(c.store, q, engine)
+        if all(x.name != q.name for x, _ in out):
+            out.append((q, clash[1].split(":")[0] if clash else None))
     return out
 
 
 def format_answer(c: Ctx) -> str | None:
     """One paragraph weighing the formats the person named, each with its memory and decode; None when fewer than
     two formats were named or resolve."""
-    qs = _formats(c)
-    if len(qs) < 2 or c.sit.model is None:
+    named = _formats(c)
+    if len(named) < 2 or c.sit.model is None:
         return None
     rows: list[tuple[QuantFormat, Prediction, bool, str]] = []
-    for q in qs:
+    parts: list[str] = []
+    for q, clash in named:
+        if clash:
+            parts.append(f"{q.name}: {clash}")
+            continue
         p = what_if(c, quant=q)
         if p is None or not p.decode_tps:
             return None
         ok, words = _fit_words(c, p)
         rows.append((q, p, ok, words))
-    parts = [f"{q.name} ({q.bits_per_weight:.3g} bits): needs {p.memory.required_gb:,.0f} GB, {words}; decode ≈ "
-             f"{p.decode_tps_per_seq or p.decode_tps:.1f} tok/s" for q, p, _ok, words in rows]
-    usable = [r for r in rows if r[2] and (r[1].decode_tps_per_seq or r[1].decode_tps) >= READING_TPS]
+        parts.append(f"{q.name} ({q.bits_per_weight:.3g} bits): needs {p.memory.required_gb:,.0f} GB, {words}; decode ≈ "
+                     f"{p.decode_tps_per_seq or p.decode_tps:.1f} tok/s")
+    if not rows:
+        return "; ".join(parts) + "."
+    roomy_rows = [r for r in rows if r[2] and roomy(r[1].memory.required_gb, r[1].memory.usable_gb or 0.0)
+                  or r[3].startswith("fits once")]
+    usable = [r for r in roomy_rows if (r[1].decode_tps_per_seq or r[1].decode_tps) >= READING_TPS]
     fitting = [r for r in rows if r[2]]
     if usable:
         pick = max(usable, key=lambda r: r[0].bits_per_weight)
-        why = ("the most bits per weight that fit and still decode at reading speed or better: its answers stay "
-               "closest to the full model's")
+        why = ("the most bits per weight that fit with room for the conversation and still decode at reading speed "
+               "or better: its answers stay closest to the full model's")
     elif fitting:
         pick = max(fitting, key=lambda r: r[1].decode_tps)
-        why = "none of them reads at reading speed here; this one is the fastest that fits"
+        why = "none of them leaves room and reads at reading speed here; this one is the fastest that fits"
     else:
         pick = min(rows, key=lambda r: r[1].memory.required_gb)
         why = "none fits; this one needs the least memory"

@@ -66,11 +66,16 @@ def _offload_all(c: Ctx) -> Fix | None:
         return None  # "every layer on the GPU … back to full speed" is not possible when the model does not fit
     if c.all_on_gpu:
         return None  # their own output shows every layer on the GPU: never propose what they already do
+    if c.kind == "apple_soc" and (c.sit.engine == "mlx" or "mlx" in (c.sit.engine_text or "").lower()):
+        return None  # MLX runs every layer on the Mac's GPU (Metal): there is nothing to offload
     ngl, n = c.sit.symptoms.n_gpu_layers, c.offload_layers
     now = f" (today -ngl {ngl}: {n - ngl} of {n} layers in system RAM)" if (ngl is not None and n and ngl < n) else ""
     if (build := cpu_build(c)) is not None:
         title = (f"Use a llama.cpp build with your GPU's backend: this one has only the CPU backend (its backend "
                  f"column says CPU). Rebuild with `cmake -B build {build[0]}` or take a {build[1]} release, then -ngl 99")
+    elif c.sit.symptoms.experts_on_cpu and c.pred is not None and c.pred.memory.gpu_share >= 1.0:
+        title = ("Keep the experts on the GPU too: drop --cpu-moe / --n-cpu-moe / the -ot …exps=CPU override (the whole "
+                 "model fits the card's memory)")
     elif c.kind == "apple_soc":
         title = "Run the engine natively with Metal so every layer is on the GPU (Ollama app, LM Studio, mlx-lm)"
     else:

@@ -453,6 +453,16 @@ _BASE_CONFIG = re.compile(rf"\b(?:base|entry[\s-]level|cheapest|lowest[\s-]spec)
 
 
 # ----------------------------------------------------------------------------- several machines
+def _beside_card(msg: Msg, x: Mention, cards: list[Mention]) -> bool:
+    """A CPU written next to a card without an "or"/"vs" between them ("EPYC 9654 w/ 768GB + one 4090"): that card's
+    host, not a second machine to compare."""
+    if not cards or not _host_cpu(x):
+        return False
+    c = min(cards, key=lambda d: abs(d.start - x.start))
+    gap = msg.orig[min(x.end, c.end):max(x.start, c.start)]
+    return not COMPARE_JOIN.search(gap)
+
+
 def _host_cpu(men: Mention) -> bool:
     """A CPU named beside a card: that PC's host ("old xeon e5-2680 v2 … and a gtx 1080 ti")."""
     return men.product == "cpu" or (not _card(men.phrase) and bool(_CPU_NAMES.search(men.phrase) or _SERVER_CPU.search(men.phrase)))
@@ -536,10 +546,10 @@ def _boxes(msg: Msg, cands: list[Mention]) -> list[Mention]:
 def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list[Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[Mention] = []
-    for x in men:
-        if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",):
-            distinct.append(x)
     cards = sorted((x for x in men if x.product != "cpu" and _card(x.phrase)), key=lambda d: d.start)
+    for x in men:
+        if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",) and not _beside_card(msg, x, cards):
+            distinct.append(x)
     if len(distinct) == 1 and len(cards) > 1 and all(
             MIXED_JOIN.match(_SIZES.sub(" ", msg.orig[a.end:b.start])) for a, b in zip(cards, cards[1:], strict=False)):
         distinct = cards  # the same card twice in one box ("an RTX 3090 + RTX 3090"): counted, not merged

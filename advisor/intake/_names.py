@@ -14,7 +14,9 @@ from advisor.intake._machine import LACKS_GPU
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
+from advisor.understand.engine import classify_engine
 from advisor.understand.engine_question import alternative_spans
+from advisor.understand.formats import format_conflict
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -81,7 +83,8 @@ _Q_CANON = {"float16": "FP16", "half precision": "FP16", "half-precision": "FP16
 _BACKENDS = (
     (re.compile(r"\bollama\b", re.I), "ollama"),
     (re.compile(r"\blm\s*studio\b", re.I), "LM Studio"),
-    (re.compile(r"\bllama[.\s_-]?cpp\b|\bllama-(?:server|bench|cli|batched-bench)\b", re.I), "llama.cpp"),
+    (re.compile(r"\bik[_-]llama(?:[.\s_-]?cpp)?\b", re.I), "ik_llama.cpp"),
+    (re.compile(r"(?<![\w-])llama[.\s_-]?cpp\b|\bllama-(?:server|bench|cli|batched-bench|sweep-bench)\b", re.I), "llama.cpp"),
     (re.compile(r"\bmlx(?:[\s_-]lm|[\s_-]community)?\b", re.I), "mlx"),
     (re.compile(r"\bvllm\b", re.I), "vllm"),
     (re.compile(r"\bsglang\b", re.I), "sglang"),
@@ -313,6 +316,21 @@ def _q_phrase(raw: str) -> str:
     return _Q_CANON.get(low, raw.upper())
 
 
+def _quant_in_name(name: str) -> str | None:
+    """The weight format a model's file or repo name carries ("…-exl2-4.0bpw", "…-Instruct-4bit", "…-Q4_K_M.gguf",
+    "mlx-community/…-8bit"), or None."""
+    if (m := _BPW.search(name)) is not None:
+        ver = "3" if re.search(r"exl3", name, re.I) else "2"
+        return f"EXL{ver} {float(m.group('b')):g} bpw"
+    if (m := _GGUF.search(name.replace(".gguf", ""))) is not None and re.search(r"\d", m.group("q")[1:]):
+        return m.group("q").upper()
+    if (m := _BITS.search(name)) is not None and int(m.group("b")) in (2, 3, 4, 5, 6, 8):
+        return ("MLX " if re.search(r"\bmlx", name, re.I) else "") + f"{int(m.group('b'))}-bit"
+    if (m := _NAMED_Q.search(name)) is not None and m.group("q").lower() not in ("exl2",):
+        return _q_phrase(m.group("q"))
+    return None
+
+
 # Words that weigh two formats against each other ("Q4_K_M or IQ1_S?", "Q8 vs Q4", "which quant").
 _WEIGHED = re.compile(r"\bor\b|\bvs\.?\b|\bversus\b|\bwhich\b|\bcompar\w*|\bbetter\b|\bbetween\b|\binstead\b", re.I)
 
@@ -348,6 +366,9 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
         named = list(dict.fromkeys(f[2] for f in sorted(weighed)))
         if len(named) >= 2 and _WEIGHED.search(msg.orig):  # "Q4_K_M or IQ1_S, which?": both, side by side
             ext.compare_quants = named[:4]
+    if ext.quant is None and ext.model and (inner := _quant_in_name(ext.model)) is not None:
+        ext.quant = inner  # "Qwen2.5-Coder-32B-exl2-4.0bpw", "Llama-3.3-70B-Instruct-4bit": the build in its name
+        ext.note(f"Weight format read from the model's name: {inner}.")
     if ext.quant is None:
         return
     try:
@@ -355,6 +376,9 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
         ext.resolved["quant"] = q.value.name
         for a in q.assumptions:
             ext.note(a)
+        if ext.backend and (clash := format_conflict(store, q.value, "mlx" if "mlx" in ext.backend.lower()
+                                                     else classify_engine(ext.backend)[0])) is not None:
+            ext.note("Not as it is: " + clash[1])  # said where it is read; the Situation sizes the engine's own build
     except NotFoundError as e:
         ext.suggestions["quant"] = list(e.candidates)
         ext.reject(f"I don't know the weight format '{ext.quant}'. Try Q4_K_M, Q8_0, FP16 or 'MLX 4-bit'.")
@@ -367,6 +391,10 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
     hits = sorted((m.start(), name) for pat, name in _BACKENDS for m in pat.finditer(msg.orig))
     alts = alternative_spans(msg.orig)  # "should I switch to MLX?": asked about, not the engine in use
     hits = [h for h in hits if not any(a <= h[0] < b for a, b, _ in alts)]
+    repo = [h for h in hits if h[1] == "mlx" and re.match(r"mlx[-_]community/|mlx[\s_-]*\d{1,2}[\s-]*bits?\b",
+                                                            msg.orig[h[0]:h[0] + 14], re.I)]
+    if repo and any(h[1] not in ("mlx", "LM Studio") for h in hits):  # LM Studio runs an MLX build with MLX
+        hits = [h for h in hits if h not in repo]  # "mlx-community/…", "MLX 4-bit" in ollama: a build's name
     names = list(dict.fromkeys(n for _, n in hits))
     if len(names) > 1 and "exllamav2" in names and not re.search(r"\bexllama|\btabby", msg.orig, re.I):
         names.remove("exllamav2")  # "4.0bpw exl2 in llama.cpp": the format's name, beside the engine named

@@ -31,7 +31,7 @@ _COUNT = r"\d{1,2}|single|one|dual|double|two|quad|four|hexa|six|octa|octo|eight
 _TOTAL = r"(?:total|in\s+total|combined|overall|altogether)"
 _SPEC = re.compile(
     rf"(?:\b(?P<ch1>{_COUNT})[\s-]*(?:channels?|ch)\b\s*(?P<tot1>{_TOTAL}\s+)?(?:of\s+)?(?:ram\s+|memory\s+)?)?"
-    r"\b(?P<gen>(?:lp)?ddr[45]x?)(?:[\s-]*(?P<mts>[1-9]\d{3}))?(?:\s*(?:mt/s|mts|mhz))?\b"
+    r"\b(?P<gen>(?:lp)?ddr[345]x?)(?:[\s-]*(?P<mts>[1-9]\d{2,3}))?(?:\s*(?:mt/s|mts|mhz))?\b"
     rf"(?:\s*[,(]?\s*(?:in\s+|with\s+)?(?P<ch2>{_COUNT})[\s-]*(?:channels?|ch)\b\)?)?(?P<tot2>\s*{_TOTAL}\b)?",
     re.I,
 )

@@ -394,7 +394,13 @@ def _bare_measured(msg: Msg, ext: Extraction) -> None:
     talk = _SPEED_TALK.search(msg.orig) is not None
     for m in msg.finditer(_BARE_MEASURED):
         v = parse_num(m.group("n")) or 0.0
-        if v <= 0 or _wanted(msg, m.start(), m.end()) is not None:
+        if _wanted(msg, m.start(), m.end()) is not None:
+            continue
+        if v <= 0:
+            if talk:  # "currently getting 0": nothing decodes at 0 tok/s; said, not read
+                msg.claim(m.start("n"), m.end("n"))
+                ext.reject(f"'{m.group(0).strip()}' is not a usable token rate; I ignored it.")
+                return
             continue
         if not talk and not re.match(r"\s*(?:[!?]|\.(?=\s|$)|$)", msg.orig[m.end():]):
             continue  # without talk of speed, only a sentence of its own: "… (ngl 20 of 33). getting 8. Second GPU?"

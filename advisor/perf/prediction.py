@@ -120,6 +120,7 @@ def predict_step(
     flash_attn: bool | None = None,
     ubatch: int | None = None,
     host_weights_gb: float | None = None,
+    system_ram_gb: float | None = None,
 ) -> tuple[Prediction, StepModel]:
     """Predict one scenario and return the step model behind it (compare's simulator uses the same).
 
@@ -141,6 +142,9 @@ def predict_step(
         host_weights_gb: weights held in system RAM, GB, when ``gpu_share`` is a share of each token's bytes rather
             than of all weights (a MoE's experts in system RAM: :func:`advisor.perf.step.expert_layers_share`);
             default ``(1 − gpu_share)`` of the weights (a layer split).
+        system_ram_gb: the RAM beside a graphics card, when stated: weights held in system RAM beyond what it holds
+            (less what the system keeps, :data:`SYSTEM_RESERVE_SHARE`) are paged in from the SSD every token
+            (:data:`SWAP_READ_GBS`).
 
     Returns:
         (Prediction with ceilings, calibrated rates, 10–90 % ranges and the calibration used, StepModel).
@@ -265,7 +269,7 @@ def predict_step(
             f"weights: about {b_run} run at once and the other {b - b_run} wait their turn; the rates are for "
             f"{b_run} together.")
     host_bw = host_bandwidth_gbs or hardware.host_bandwidth_gbs
-    host_said = "as stated"
+    host_said = "from the RAM or host CPU you named"
     if not host_bw:
         host_bw, ram = default_host_bandwidth(hardware)
         host_said = f"assumed {ram} for a GPU of its year unless stated"
@@ -297,6 +301,17 @@ def predict_step(
             f"Only {share:.0%} of the weights fit in GPU memory; the rest run from system RAM at ~{host_bw:g} GB/s "
             f"({host_said})."
         )
+        held = host_weights_gb if host_weights_gb is not None else fitm.weights_gb * (1.0 - share)
+        room = (system_ram_gb or 0.0) * (1.0 - SYSTEM_RESERVE_SHARE)
+        if system_ram_gb and held > room and hardware.kind in ("discrete_gpu", "datacenter_gpu"):
+            # more than the RAM holds: the rest is paged in from the SSD for every token (time per byte adds up)
+            in_ram = room / held
+            host_bw = 1.0 / (in_ram / (host_bw * host_eff) + (1.0 - in_ram) / SWAP_READ_GBS)
+            host_eff = 1.0
+            assumptions.append(
+                f"{held:.0f} GB of weights would sit in system RAM, but the computer's {system_ram_gb:g} GB hold about "
+                f"{room:.0f} GB of them: the rest is paged in from the SSD for every token (ESTIMATE: ~{SWAP_READ_GBS:g} "
+                "GB/s swap reads), so it barely runs.")
     dense, routed, ke = moe_split_bytes(model, abpw, expert_bits=e_bits)
     x_bw = bw * roofline.GB * eff_d * (n if tp else 1)
     c_fl = (tflops * 1e12 * eff_p * (n if tp else 1)) if tflops else 0.0

@@ -148,7 +148,8 @@ def _numbers(v: Verdict) -> list[str]:
     if m.total_gb is not None and not m.fits:
         if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
             need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)
-            out.append(f"**Memory:** needs {need} GB, {usable} GB of it on the GPU and the rest in system RAM, as set up"
+            out.append(f"**Memory:** needs {need} GB: the experts you placed in system RAM sit there, the rest in the "
+                       f"{usable} GB of GPU memory usable"
                        if v.planned_split else f"**Memory:** needs {need} GB, only {usable} GB usable: does not fit")
         if not mt:
             whole = answer_time(p)

@@ -85,8 +85,8 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 # the experts in system RAM on purpose (--n-cpu-moe): the split is the design; judge its speed
                 lo, hi = split_rng or (0.0, 0.0)
                 where = "the card" if one else "the cards"
-                head = (f"**It runs split as you set it up: the routed experts in system RAM, the rest on {where} (it "
-                        f"needs about {shown[0]} GB, about {shown[1]} GB on the GPU)")
+                head = (f"**It runs split as you set it up: the routed experts in system RAM, the rest on {where} (the "
+                        f"model needs about {shown[0]} GB; {shown[1]} GB of GPU memory is usable)")
                 if not mt or not hi:
                     return head + (f": about {_fmt_rate(p.decode_tps_per_seq or p.decode_tps)} tok/s.**" if not mt
                                    else ".**")

@@ -35,6 +35,8 @@ _BEFORE = re.compile(
     r"|\b(?:would|will|is|are|does|could|can)\s+(?:a\s+|the\s+)?)$", re.I)
 # Words after an engine that make it the one asked about ("X instead?", "would X be faster").
 _AFTER = re.compile(r"^\s*(?:instead\b(?!\s+of)|(?:\w+\s+){0,2}?(?:be\s+)?(?:faster|quicker|better|worth\s+it|help)\b)", re.I)
+# "I would never switch to X", "not going to use X": not asked about.
+_REFUSED = re.compile(r"\b(?:never|not|n't|no\s+way|won'?t|wouldn'?t|don'?t\s+want\s+to)\b[^,;]{0,30}$", re.I)
 # "instead of X", "than X", "from X": the engine in use.
 _CURRENT_BEFORE = re.compile(r"\b(?:instead\s+of|than|from|over)\s+(?:using\s+)?$", re.I)
 
@@ -45,7 +47,7 @@ def alternative_spans(text: str) -> list[tuple[int, int, str]]:
     for m in ENGINE_WORDS.finditer(text or ""):
         before = text[max(0, m.start() - 50):m.start()]
         before = re.split(r"[.!?\n;]", before)[-1]  # the same sentence
-        if _CURRENT_BEFORE.search(before):
+        if _CURRENT_BEFORE.search(before) or _REFUSED.search(before):
             continue
         if _BEFORE.search(before) or _AFTER.search(text[m.end():m.end() + 40]):
             engine = classify_engine(m.group(0))[0]

@@ -378,6 +378,14 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     res.prompt_tokens = s.prompt_tokens if s.prompt_tokens is not None else d_prompt
     res.gen_tokens = s.gen_tokens if s.gen_tokens is not None else d_gen
     res.depth = s.depth or 0
+    limit = res.model.max_context if res.model is not None else None
+    if limit and res.depth and res.depth + res.prompt_tokens + res.gen_tokens > limit:
+        # a conversation longer than the model's context window: the app cuts (or shifts) it to the window
+        kept = max(0, limit - res.prompt_tokens - res.gen_tokens)
+        res.assumptions.append(f"{res.depth + res.prompt_tokens:,} tokens of conversation is more than "
+                               f"{res.model.id.split('/')[-1]} holds ({limit:,}-token context): the app keeps only the "
+                               f"last part, so the figures are for {kept:,} tokens already in the context.")
+        res.depth = kept
     res.concurrency = s.concurrency or 1
     res.n_gpu_layers = s.n_gpu_layers
     res.gpu_fraction = s.gpu_fraction

@@ -157,7 +157,8 @@ _HOW_MUCH_MEMORY = re.compile(r"\bhow\s+much\s+(?:v?ram|memory|gpu\s+memory|vram
                               re.I)
 # The routed experts kept in system RAM on purpose (llama.cpp "--n-cpu-moe 28", "--cpu-moe", "-ot exps=CPU"), not a
 # question about it ("worth switching to --n-cpu-moe?").
-EXPERTS_ON_CPU = re.compile(r"--n-cpu-moe|--cpu-moe|-ot\s+\S*exps|override-tensor\S*\s+\S*exps|experts?\s+(?:on|to)\s+(?:the\s+)?cpu|"
+EXPERTS_ON_CPU = re.compile(r"--n-cpu-moe|--cpu-moe|(?<![\w-])-n?cmoe\b|(?:-ot|override-tensor)[\s=]+[\"']?[^\s\"']*exps[^\s\"']*=\s*cpu\b|"
+                            r"experts?\s+(?:on|to)\s+(?:the\s+)?cpu|"
                             r"(?:experts?|moe)\s+weights?\s+(?:on|onto|to)\s+(?:the\s+)?cpu",
                             re.I)
 _ASKING_ABOUT = re.compile(r"\b(?:switch\w*|try\w*|worth|should|would|could|consider\w*|what\s+about|how\s+about|how\s+fast\s+with)\b"
