@@ -379,7 +379,7 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     res.gen_tokens = s.gen_tokens if s.gen_tokens is not None else d_gen
     res.depth = s.depth or 0
     limit = res.model.max_context if res.model is not None else None
-    if limit and res.depth and res.depth + res.prompt_tokens + res.gen_tokens > limit:
+    if res.model is not None and limit and res.depth and res.depth + res.prompt_tokens + res.gen_tokens > limit:
         # a conversation longer than the model's context window: the app cuts (or shifts) it to the window
         kept = max(0, limit - res.prompt_tokens - res.gen_tokens)
         res.assumptions.append(f"{res.depth + res.prompt_tokens:,} tokens of conversation is more than "
