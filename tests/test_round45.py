@@ -531,3 +531,11 @@ def test_ddr3_beside_an_old_card(store):
     from advisor.intake._extract import extract
 
     assert extract("GTX 1080 with 32GB DDR3-1600, llama 3.1 8b", store).host_bandwidth_gbs == pytest.approx(25.6)
+
+
+def test_the_host_link_by_the_cards_year():
+    from advisor.perf.step import host_link_gbs
+
+    assert host_link_gbs(2025)[0] == pytest.approx(63.0, abs=0.1)  # RTX 5090, RX 9070: PCIe 5.0 x16
+    assert host_link_gbs(2022)[0] == pytest.approx(31.5, abs=0.1)
+    assert host_link_gbs(2017)[0] == pytest.approx(15.76, abs=0.1)

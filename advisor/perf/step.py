@@ -172,9 +172,11 @@ HOST_COPY_EFFICIENCY = 0.8
 
 def host_link_gbs(release_year: int | None) -> tuple[float, str]:
     """(GB/s per direction, words) of the PCIe link between a graphics card and its host, by the card's year:
-    PCIe 4.0 x16 from 2020 (Ampere, RDNA2), PCIe 3.0 x16 before. ESTIMATE: the slot and the card's lanes
-    (an RTX 4060 has x8) are not in the catalog."""
-    key = "pcie4" if (release_year or 2020) >= 2020 else "pcie3"
+    PCIe 5.0 x16 from 2025 (GeForce RTX 50, Radeon RX 9070 and AI PRO R9700), PCIe 4.0 x16 from 2020 (Ampere, RDNA2),
+    PCIe 3.0 x16 before. ESTIMATE: the slot and the card's lanes (an RTX 4060 has x8) are not in the catalog, and a
+    PCIe 5.0 card in a PCIe 4.0 board runs at 4.0."""
+    year = release_year or 2020
+    key = "pcie5" if year >= 2025 else "pcie4" if year >= 2020 else "pcie3"
     gbs = LINK_GBS_PER_LANE[key] * 16
     return gbs, f"PCIe {key[4]}.0 x16 ({gbs:.0f} GB/s; assumed for a card of its year)"
 
