@@ -539,3 +539,10 @@ def test_the_host_link_by_the_cards_year():
     assert host_link_gbs(2025)[0] == pytest.approx(63.0, abs=0.1)  # RTX 5090, RX 9070: PCIe 5.0 x16
     assert host_link_gbs(2022)[0] == pytest.approx(31.5, abs=0.1)
     assert host_link_gbs(2017)[0] == pytest.approx(15.76, abs=0.1)
+
+
+@pytest.mark.parametrize("text", ["switch to ollama", "ok, use vllm then", "MLX instead", "let's try llama.cpp"])
+def test_an_engine_said_as_an_instruction_is_not_a_question(text):
+    from advisor.understand.engine_question import engine_asked
+
+    assert engine_asked(text) is None

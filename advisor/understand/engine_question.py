@@ -49,11 +49,25 @@ def alternative_spans(text: str) -> list[tuple[int, int, str]]:
         before = re.split(r"[.!?\n;]", before)[-1]  # the same sentence
         if _CURRENT_BEFORE.search(before) or _REFUSED.search(before):
             continue
-        if _BEFORE.search(before) or _AFTER.search(text[m.end():m.end() + 40]):
+        if (_BEFORE.search(before) or _AFTER.search(text[m.end():m.end() + 40])) and _asking(text, m.start()):
             engine = classify_engine(m.group(0))[0]
             if engine:
                 out.append((m.start(), m.end(), engine))
     return out
+
+
+_ASKING = re.compile(r"\b(?:should|would|could|shall|worth|what\s+about|how\s+about|thinking|considering|wondering|"
+                     r"better|faster)\b", re.I)
+
+
+def _asking(text: str, at: int) -> bool:
+    """The sentence around ``at`` asks (a question mark, or "should/would/worth/thinking of…"): "switch to ollama" said
+    as an instruction in a follow-up changes the engine, it does not ask about it."""
+    start = max(text.rfind(ch, 0, at) for ch in ".!?\n") + 1
+    ends = [i for ch in ".!?\n" if (i := text.find(ch, at)) >= 0]
+    end = min(ends) if ends else len(text)
+    sentence = text[start:end + 1]
+    return sentence.rstrip().endswith("?") or bool(_ASKING.search(sentence))
 
 
 def engine_asked(text: str) -> str | None:
