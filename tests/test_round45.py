@@ -546,3 +546,20 @@ def test_an_engine_said_as_an_instruction_is_not_a_question(text):
     from advisor.understand.engine_question import engine_asked
 
     assert engine_asked(text) is None
+
+
+def test_two_engines_weighed_with_or(tmp_path):
+    from advisor.understand.engine_question import engine_asked
+
+    assert engine_asked("ollama vs lm studio, which is faster?") == "lm-studio"
+    assert engine_asked("I use ollama or sometimes lm studio") is None  # no question
+    r = _ask(tmp_path, "whats faster for a 4090 single user, vllm or llama.cpp? qwen3 32b")
+    assert r.verdict.prediction.quant == "AWQ 4-bit g128"  # vLLM's BF16 would not fit 24 GB: its 4-bit build
+    assert r.verdict.engine_answer.startswith("llama.cpp instead with its Q4_K_M build: decode ≈ ")
+
+
+def test_a_serving_engine_on_a_card_too_small_for_16_bit_assumes_its_4_bit_build(tmp_path):
+    r = _ask(tmp_path, "RTX 4090, qwen3 32b in vllm, how fast for one user?")
+    assert r.verdict.prediction.quant == "AWQ 4-bit g128"
+    big = _ask(tmp_path, "2x H100, llama 3.3 70b in vllm, 20 users")
+    assert big.verdict.prediction.quant == "BF16"  # fits: the checkpoint's own weights

@@ -32,7 +32,8 @@ _BEFORE = re.compile(
     r"go\s+with|pick|choose)\s+"
     r"|\b(?:worth\s+(?:trying|switching\s+to|using|moving\s+to)|try(?:ing)?\s+(?:out\s+)?|what\s+about|how\s+about|"
     r"consider\w*|rather\s+use|better\s+off\s+(?:with|on|using))\s+"
-    r"|\b(?:would|will|is|are|does|could|can)\s+(?:a\s+|the\s+)?)$", re.I)
+    r"|\b(?:would|will|is|are|does|could|can)\s+(?:a\s+|the\s+)?"
+    r"|\b(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?)$", re.I)  # "vllm or llama.cpp?": the second is weighed
 # Words after an engine that make it the one asked about ("X instead?", "would X be faster").
 _AFTER = re.compile(r"^\s*(?:instead\b(?!\s+of)|(?:\w+\s+){0,2}?(?:be\s+)?(?:faster|quicker|better|worth\s+it|help)\b)", re.I)
 # "I would never switch to X", "not going to use X": not asked about.

@@ -353,6 +353,18 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
 
             name, why = default_quant(res.backend, res.model.id if res.model is not None else s.model)
             res.quant = catalog.resolve_quant(store, name).value
+            from advisor import roofline
+            from advisor.perf.moe import weights_bpw
+
+            if (res.hardware is not None and res.model is not None and res.quant.bits_per_weight >= 8
+                    and classify_engine(res.backend)[0] in ("vllm", "sglang", "tensorrt-llm")
+                    and not roofline.memory_fit(res.hardware, res.model, weights_bpw(res.model, res.quant),
+                                                context_tokens=4096).fits):
+                awq = catalog.resolve_quant(store, "AWQ 4-bit g128").value
+                if roofline.memory_fit(res.hardware, res.model, weights_bpw(res.model, awq), context_tokens=4096).fits:
+                    # the checkpoint's own weights do not fit the card: a serving engine runs its 4-bit build there
+                    res.quant, why = awq, (f"the checkpoint's {name} weights do not fit the {res.hardware.name}, so the "
+                                           "AWQ 4-bit build people serve on such cards")
             res.assumptions.append(f"Weight format not stated: assumed {res.quant.name} "
                                    f"({res.quant.bits_per_weight:g} bits per weight), {why}.")
     except NotFoundError as e:
