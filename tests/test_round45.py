@@ -563,3 +563,21 @@ def test_a_serving_engine_on_a_card_too_small_for_16_bit_assumes_its_4_bit_build
     assert r.verdict.prediction.quant == "AWQ 4-bit g128"
     big = _ask(tmp_path, "2x H100, llama 3.3 70b in vllm, 20 users")
     assert big.verdict.prediction.quant == "BF16"  # fits: the checkpoint's own weights
+
+
+@pytest.mark.parametrize(("text", "secs"), [
+    ("it takes 30+ sec before it even starts answering", 30.0),
+    ("about 45 seconds before it actually starts writing", 45.0),
+])
+def test_a_wait_said_loosely_is_the_time_to_first_token(store, text, secs):
+    from advisor.intake._extract import extract
+
+    assert extract("RTX 3090, gemma3 27b in ollama. " + text, store).measured_ttft_s == secs
+
+
+def test_a_long_chat_whose_first_word_waits_is_re_reading_the_conversation(tmp_path):
+    r = _ask(tmp_path, "ollama + gemma3 27b on a 3090. after like a 10k token conversation it takes 30+ sec before it "
+                       "even starts answering. why?")
+    v = r.verdict
+    assert "the app is re-reading it on every turn instead of keeping it cached" in r.reply
+    assert v.fixes[0].remedy == "prefix_caching" and "Ollama num_ctx" in v.fixes[0].title

@@ -184,6 +184,18 @@ def _long_wait(c: Ctx, waited: float) -> Finding:
     first = (f"You wait ≈ {fmt_s(waited)} for the first word; at a {p.prompt_tokens:,}-token prompt this machine needs ≈ "
              f"{fmt_s(p.ttft_s)} (prefill ≈ {p.prefill_tps:,.0f} tok/s), so the wait is not prompt processing at usual lengths.")
     stated = "prompt_tokens" in c.sit.workload.stated
+    depth = c.sit.workload.depth
+    if depth >= 2000 and not c.sit.symptoms.after_idle:
+        # a long conversation: re-reading it on every turn takes about (depth + prompt) / prefill (an under-estimate:
+        # attention grows with the context read), the usual cause when the app's context window is smaller than the
+        # conversation (it shifts or cuts it) or its start changes
+        reread = (depth + p.prompt_tokens) / p.prefill_tps
+        if reread >= 0.25 * waited:
+            return Finding("prefill", first + f" Reading the whole {depth + p.prompt_tokens:,}-token conversation again "
+                           f"takes ≈ {fmt_s(reread)} or more: the app is re-reading it on every turn instead of keeping "
+                           "it cached — its context window is smaller than the conversation (so it is shifted or cut), "
+                           "or something rewrites its start.", ["prefix_caching", "setup:model_load"],
+                           status="below_expected", rule=FELT_SLOW_RULE)
     if c.sit.symptoms.after_idle or stated or (ctx_max and tokens > ctx_max):
         why = (f"Slow only after a pause: the model is loaded again before it answers ({unload})" if c.sit.symptoms.after_idle
                else "At the prompt you send, the model is loaded before it answers, or part of it runs on the CPU"
