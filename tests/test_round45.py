@@ -581,3 +581,18 @@ def test_a_long_chat_whose_first_word_waits_is_re_reading_the_conversation(tmp_p
     v = r.verdict
     assert "the app is re-reading it on every turn instead of keeping it cached" in r.reply
     assert v.fixes[0].remedy == "prefix_caching" and "Ollama num_ctx" in v.fixes[0].title
+
+
+@pytest.mark.parametrize(("text", "opened"), [
+    ("why is it so slow?", True), ("What should I expect on it?", True), ("which one is faster?", True),
+    ("can I run it?", False), ("what do you think, will it fit?", False), ("RTX 4090, llama 8b", False),
+])
+def test_an_open_question_is_told_apart_from_a_yes_no_one(text, opened):
+    from advisor.understand.symptoms import asks_open
+
+    assert asks_open(text) is opened
+
+
+def test_an_open_question_gets_the_number_first(tmp_path):
+    assert _ask(tmp_path, "RTX 4090, llama 3.1 8b, what should I expect?").reply.startswith("**About ")
+    assert _ask(tmp_path, "Can my RTX 4070 run llama 3.1 8b for chat?").reply.startswith("**Yes")

@@ -148,6 +148,20 @@ _HOW_FAST = re.compile(r"\bhow\s+(?:fast|quick(?:ly)?|many\s+(?:tokens?|tok/s|t/
                        r"\bwhat\s+(?:kind\s+of\s+)?(?:speeds?|performance)\s+(?:will|would|can|should|do)\b|"
                        r"\bwie\s+(?:schnell|viele\s+token)|\bqu[eé]\s+velocidad|\bcu[aá]ntos\s+tokens|\bquelle\s+vitesse|"
                        r"\bcombien\s+de\s+tokens", re.I)
+# An open question ("why…?", "what should I expect?", "which…?") and a yes/no one ("can it…?", "will it fit?"): an open
+# question is answered with the number first, not with "Yes".
+_OPEN_QUESTION = re.compile(r"\b(?:why|what|which|how|where|when)\b[^.?!\n]*\?", re.I)
+_YES_NO = re.compile(r"\b(?:can|could)\s+(?:i|we|it|my|the|a|this|you)\b|\b(?:will|would)\s+(?:it|this|that|my|a|the)\b|"
+                     r"\b(?:is|are)\s+(?:it|this|that|\d+\s*gb)\s+(?:enough|possible|feasible|usable|ok|fine)|"
+                     r"\bdoes\s+(?:it|this)\s+(?:fit|run|work)|\benough\b|\bpossible\b|\bfeasible\b|\bkann\s+ich|"
+                     r"\bpuedo\b|\best-ce\s+que\b", re.I)
+
+
+def asks_open(text: str) -> bool:
+    """An open question and no yes/no one ("why is it slow?", "what TTFT should we expect?")."""
+    return bool(_OPEN_QUESTION.search(text)) and not _YES_NO.search(text)
+
+
 # The prompt micro-batch set: llama.cpp "-ub 4096", "--ubatch-size 2048", "n_ubatch = 1024"; Ollama's "num_batch 1024"
 # (it sets both the batch and the micro-batch).
 _UBATCH = re.compile(r"(?:(?<![\w-])-ub|--ubatch-size|n_ubatch|\bnum_batch)\s*[=:]?\s*(\d{2,5})\b", re.I)
@@ -337,7 +351,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         p2p_disabled=bool(_P2P_OFF.search(t)),
         faster_elsewhere=bool(_FASTER_ELSEWHERE.search(t)),
         household=bool(_HOUSEHOLD.search(t)),
-        asks_speed=bool(_HOW_FAST.search(t)),
+        asks_speed=bool(_HOW_FAST.search(t)) or asks_open(t),
         rocm_refused=bool(_ROCM_REFUSED.search(t)),
         experts_on_cpu=experts_on_cpu_said(t),
         cpu_moe_layers=cpu_moe_layers(t),
