@@ -17,7 +17,7 @@ from advisor.understand.formats import equivalent_quant
 
 __all__ = ["engine_answer", "equivalent_quant"]
 
-WORTH = 1.10  # a switch is worth making for speed from +10 % (decode or prompt reading); within ±10 % it is a wash
+WORTH = 1.10  # a switch is worth making for speed from +10 % of decode; within ±10 % it is a wash
 
 
 def _cannot_run(c: Ctx, engine: str) -> str | None:
@@ -29,9 +29,12 @@ def _cannot_run(c: Ctx, engine: str) -> str | None:
     if engine == "mlx" and hw.kind != "apple_soc":
         return (f"MLX is Apple's framework for Apple silicon; on the {hw.name} its CPU/CUDA builds are young and slow — "
                 "llama.cpp or vLLM are the engines made for it")
-    if engine in _SERVERS and hw.kind in ("apple_soc", "cpu", "apu"):
+    if engine in _SERVERS and hw.kind == "apple_soc":
         return (f"{ENGINE_NAMES[engine]} needs a discrete NVIDIA or AMD GPU for its speed; on a Mac it runs only on the CPU "
                 "(or as MLX kernels in vllm-metal), so MLX or llama.cpp are the fast choices here")
+    if engine in _SERVERS and hw.kind in ("cpu", "apu"):
+        return (f"{ENGINE_NAMES[engine]} needs a discrete NVIDIA or AMD GPU for its speed; on CPU cores (or an integrated "
+                "GPU) llama.cpp is the engine made for it")
     if engine == "tensorrt-llm" and vendor != "NVIDIA":
         return "TensorRT-LLM runs only on NVIDIA GPUs"
     if engine == "exllamav2" and (hw.kind not in ("discrete_gpu", "datacenter_gpu") or vendor not in ("NVIDIA", "AMD")):
