@@ -72,7 +72,9 @@ def test_the_stated_host_ram_reaches_the_prediction(tmp_path):
     ("-ot \".ffn_.*_exps.=CPU\"", 10_000),
     ("--override-tensor 'exps=CPU'", 10_000),
     ("LM Studio with 'force model expert weights onto CPU' on", 10_000),
-    ("-ot \"blk\\.(2[0-9])\\.ffn_.*_exps=CPU\"", None),  # some blocks: no count
+    ("-ot \"blk\\.(2[0-9])\\.ffn_.*_exps=CPU\"", 10),  # blocks 20–29
+    ("-ot blk\\.(1[4-9]|[2-9][0-9])\\.ffn.*exps=CPU", 86),  # blocks 14–99
+    ("-ot \"blk\\.(((\\.ffn_exps=CPU\"", None),  # no readable block pattern
     ("should I try --n-cpu-moe 20?", None),  # asked about, not run
     ("llama-server -ngl 99", None),
 ])

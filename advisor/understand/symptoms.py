@@ -186,6 +186,10 @@ _N_CPU_MOE = re.compile(r"--n-cpu-moe[\s=]+(\d{1,3})\b|(?<![\w-])-ncmoe[\s=]+(\d
 _ALL_EXPERTS = re.compile(r"--cpu-moe\b|(?:experts?|moe)\s+weights?\s+(?:on|onto|to)\s+(?:the\s+)?cpu|(?<![\w-])-cmoe\b|(?:-ot|--override-tensor)[\s=]+[\"']?(?![^\s\"']*blk)[^\s\"']*exps[^\s\"']*=\s*CPU",
                           re.I)
 ALL_LAYERS = 10_000  # "every layer" for cpu_moe_layers
+# An override naming the blocks whose experts go to the CPU: the block pattern between "blk\." and "\.ffn".
+_BLOCK_EXPERTS = re.compile(r"(?:-ot|--override-tensor)[\s=]+[\"']?blk\\?\.(?P<blk>[^\s\"']{1,80}?)\\?\.ffn[^\s\"']*exps[^\s\"']*="
+                            r"\s*cpu\b", re.I)
+_MAX_BLOCKS = 256  # more transformer blocks than any released model has
 
 
 def cpu_moe_layers(text: str) -> int | None:
@@ -201,7 +205,14 @@ def cpu_moe_layers(text: str) -> int | None:
     for m in _ALL_EXPERTS.finditer(text):
         if not _ASKING_ABOUT.search(text[max(0, m.start() - 80):m.start()]):
             return ALL_LAYERS
-    return None
+    blocks: set[int] = set()
+    for m in _BLOCK_EXPERTS.finditer(text):  # "-ot 'blk\.(2[0-9]|3[0-9])\.ffn_.*_exps=CPU'": those blocks' experts
+        try:
+            pat = re.compile(m.group("blk").replace("\\d", "[0-9]"))
+        except re.error:
+            continue
+        blocks |= {n for n in range(_MAX_BLOCKS) if pat.fullmatch(str(n))}
+    return len(blocks) or None
 
 
 def experts_on_cpu_said(text: str) -> bool:
