@@ -66,7 +66,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
 
     def add(key: str) -> None:
         r = _remedies.REGISTRY.get(key)
-        if r is None or r.fix_id in seen:
+        if r is None or r.fix_id in seen or key in {fx.remedy for fx in out}:
             return
         fx = _remedies.build(c, key)
         if fx is not None:

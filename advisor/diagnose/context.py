@@ -43,7 +43,8 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
     among stated users) is judged, and its fixes sized, as one stream by itself unless ``concurrency=`` is
     given (the batching fix asks for the users' batch itself).
     """
-    moved = changes.get("hardware") is not None  # another machine (a purchase): its own placement, not the flags
+    # another machine, model or format (a purchase, a smaller model): its own placement, not the person's flags
+    moved = any(changes.get(k) is not None for k in ("hardware", "model", "quant"))
     hw = changes.pop("hardware", None) or sit.hardware
     model = changes.pop("model", None) or sit.model
     quant = changes.pop("quant", None) or sit.quant

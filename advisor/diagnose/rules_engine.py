@@ -7,6 +7,7 @@ tried in the order of ``rules.RULES``.
 from __future__ import annotations
 
 from advisor.diagnose.context import Ctx, predict_for
+from advisor.diagnose.remedies import CONVERSATION_DEPTH
 from advisor.diagnose.rules import Finding, _below, _far, _suspect
 from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN
 from advisor.render.markdown import fmt_s
@@ -120,6 +121,16 @@ def felt_slow(c: Ctx) -> Finding | None:
         return None
     per_user = p.decode_tps_per_seq or p.decode_tps
     prefill_ok = p.ttft_s is not None and p.ttft_s < TTFT_INSTANT_S
+    depth = c.sit.workload.depth
+    if "prefill" in s.asks_about and p.prefill_tps and depth >= CONVERSATION_DEPTH and not s.after_idle:
+        # a long chat whose first word feels slow: the conversation read again on every turn is the usual cause
+        reread = (depth + p.prompt_tokens) / p.prefill_tps
+        return Finding("prefill", f"With {depth:,} tokens of conversation already in the context, the first word comes "
+                       f"after ≈ {fmt_s(p.ttft_s or 0)} when the app keeps the conversation cached and reads only the new "
+                       f"{p.prompt_tokens:,} tokens, but after ≈ {fmt_s(reread)} or more when it reads all of it again "
+                       "on every turn (its context window smaller than the conversation, or its start changed). How long "
+                       "is the wait?", ["prefix_caching", "setup:model_load", "shorter_prompt"],
+                       status="not_measured", rule=FELT_SLOW_RULE)
     if "prefill" in s.asks_about and prefill_ok and p.prefill_tps:
         waits = []
         for n in (n for n in LONG_PROMPTS if n > 2 * p.prompt_tokens):

@@ -56,7 +56,7 @@ def _moe_expert_offload(c: Ctx) -> Fix | None:
     if p is None or sit.model is None or sit.quant is None or experts_on_cpu(c):
         return None
     share = expert_offload_share(with_moe(sit.model), sit.quant.bits_per_weight, p.memory.gpu_share)
-    new = what_if(c, gpu_share=share)
+    new = what_if(c, gpu_share=share, host_weights_gb=p.memory.weights_gb * (1.0 - p.memory.gpu_share))
     now = today_tg(c)
     if new is None or not now or new.decode_tps < 1.1 * now:
         return None
@@ -119,7 +119,8 @@ def _more_experts_on_gpu(c: Ctx) -> Fix | None:
     fit_n = math.ceil(n_layers * (1.0 - on_gpu) - 1e-9)
     if fit_n >= min(said, n_layers):
         return None
-    new = what_if(c, gpu_share=expert_layers_share(model, sit.quant.bits_per_weight, fit_n))
+    new = what_if(c, gpu_share=expert_layers_share(model, sit.quant.bits_per_weight, fit_n),
+                  host_weights_gb=routed / 1e9 * fit_n / n_layers)
     if new is None or new.decode_tps < 1.05 * now:
         return None
     today = "every layer's experts" if said >= n_layers else f"{said} layers' experts"

@@ -15,7 +15,7 @@ from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
 from advisor.understand.engine import classify_engine
-from advisor.understand.engine_question import alternative_spans
+from advisor.understand.engine_question import alternative_spans, refused_spans
 from advisor.understand.formats import format_conflict
 from knowledge import catalog
 from knowledge.store import Store
@@ -72,7 +72,7 @@ _GGUF = re.compile(r"(?<![\w])(?:ud[-_])?(?P<q>[it]?q\d(?:_[a-z0-9]+)*)(?![\w])"
 _BITS = re.compile(r"(?<![\w.])(?P<mlx>mlx[\s_-]*)?(?P<b>\d{1,2})\s*-?\s*bits?\b(?:\s*g(?P<g>32|64|128)\b)?"
                    r"(?!\s*(?:kv|cache|os|windows|linux|colou?r|version|machine|system|cpu|float))", re.I)
 _NAMED_Q = re.compile(r"\b(?P<q>fp16|f16|bf16|fp32|f32|fp8|float16|bfloat16|half[\s-]precision|int[48]|mxfp4|awq|gptq|"
-                      r"nf4|nvfp4|mxfp8|w4a16|w8a16|w8a8|exl2|full[\s-]precision|unquantized|unquantised)\b", re.I)
+                      r"nf4|nvfp4|mxfp8|w4a16|w8a16|w8a8|full[\s-]precision|unquantized|unquantised)\b", re.I)
 # Bits per weight as EXL2/EXL3 files are named ("4.0bpw", "4.65 bpw", "6bpw"), and the words of their engines.
 _BPW = re.compile(r"(?<![\w.])(?P<b>\d(?:\.\d{1,2})?)\s*-?\s*bpw\b", re.I)
 _EXL_WORDS = re.compile(r"\bexl[23]\b|\bexllama\w*|\btabby\w*", re.I)
@@ -326,7 +326,7 @@ def _quant_in_name(name: str) -> str | None:
         return m.group("q").upper()
     if (m := _BITS.search(name)) is not None and int(m.group("b")) in (2, 3, 4, 5, 6, 8):
         return ("MLX " if re.search(r"\bmlx", name, re.I) else "") + f"{int(m.group('b'))}-bit"
-    if (m := _NAMED_Q.search(name)) is not None and m.group("q").lower() not in ("exl2",):
+    if (m := _NAMED_Q.search(name)) is not None:
         return _q_phrase(m.group("q"))
     return None
 
@@ -390,7 +390,8 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
     """Read the engine ("ollama", "llama.cpp", "LM Studio", "mlx", "vllm"), GPU offload and CPU-only runs."""
     hits = sorted((m.start(), name) for pat, name in _BACKENDS for m in pat.finditer(msg.orig))
     alts = alternative_spans(msg.orig)  # "should I switch to MLX?": asked about, not the engine in use
-    hits = [h for h in hits if not any(a <= h[0] < b for a, b, _ in alts)]
+    hits = [h for h in hits if not any(a <= h[0] < b for a, b, _ in alts)
+            and not any(a <= h[0] < b for a, b in refused_spans(msg.orig))]  # "I'd never use MLX": not the engine
     repo = [h for h in hits if h[1] == "mlx" and re.match(r"mlx[-_]community/|mlx[\s_-]*\d{1,2}[\s-]*bits?\b",
                                                             msg.orig[h[0]:h[0] + 14], re.I)]
     if repo and any(h[1] not in ("mlx", "LM Studio") for h in hits):  # LM Studio runs an MLX build with MLX

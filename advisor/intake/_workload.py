@@ -42,7 +42,9 @@ _KINDS = {
                       r"\bessays?\b|\bsummar(?:y|ies)\b|\bstor(?:y|ies)\b|\barticles?\b",
                       re.I),
     "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+(?:in|has|have|holds|contains|at|is\s+at|sits\s+at)\b|history|"
-                       r"so\s+far|into\s+the\s+(?:chat|conversation)|\bconversations?\b|\bchats?\s+(?:run|grow|get)s?\b",
+                       r"so\s+far|into\s+the\s+(?:chat|conversation)|\bconversations?\b|\bchats?\s+(?:run|grow|get)s?\b|"
+                       r"\b(?:chat|thread)s?\b(?!\s+(?:messages?|prompts?|questions?|apps?|ui|bots?|models?|templates?|"
+                       r"interface|use))",
                        re.I),
     "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
                          r"message|\bask|\bturns?\b|transcripts?", re.I),

@@ -93,6 +93,11 @@ def _layout(hw: Hardware, engine: str, layout: str | None) -> str:
     return "tensor_parallel" if engine in ("vllm", "sglang", "tensorrt-llm") else "layer_split"
 
 
+# ESTIMATE: what the operating system and other programs keep of a PC's RAM beside a graphics card (a desktop idles
+# at 3–6 GB), at most SYSTEM_RESERVE_SHARE of it.
+HOST_RAM_RESERVE_GB = 6.0
+
+
 def predict(store: Store, **kw: Any) -> Prediction:
     """Predict prefill and decode rates, TTFT, answer time and memory fit (see :func:`predict_step`)."""
     return predict_step(store, **kw)[0]
@@ -302,7 +307,7 @@ def predict_step(
             f"({host_said})."
         )
         held = host_weights_gb if host_weights_gb is not None else fitm.weights_gb * (1.0 - share)
-        room = (system_ram_gb or 0.0) * (1.0 - SYSTEM_RESERVE_SHARE)
+        room = (system_ram_gb or 0.0) - min(HOST_RAM_RESERVE_GB, SYSTEM_RESERVE_SHARE * (system_ram_gb or 0.0))
         if system_ram_gb and held > room and hardware.kind in ("discrete_gpu", "datacenter_gpu"):
             # more than the RAM holds: the rest is paged in from the SSD for every token (time per byte adds up)
             in_ram = room / held

@@ -156,7 +156,9 @@ def _numbers(v: Verdict) -> list[str]:
             paged = p.hardware.get("kind") not in ("discrete_gpu", "datacenter_gpu") and \
                 m.required_gb > m.total_gb * (1 - SYSTEM_RESERVE_SHARE)
             card = p.hardware.get("kind") in ("discrete_gpu", "datacenter_gpu")
+            ssd = any("paged in from the SSD for every token" in a for a in p.assumptions)
             tail = (": the part that does not fit is read from the disk for every token." if paged
+                    else ": what fits neither the card nor the system RAM is read from the SSD for every token." if ssd
                     else ": the experts in system RAM are read by the CPU for every token." if v.planned_split
                     else ": the layers that do not fit run from system RAM on the CPU." if card
                     else ", and it crawls once it swaps.")
@@ -243,6 +245,13 @@ def _comfortable(v: Verdict) -> bool:
 
 
 SETUP_IDS = ("fix_configuration", "gpu_offload")  # a setup fix: the check that confirms it is part of the fix
+
+
+def _own_flag_costs(v: Verdict) -> bool:
+    """The best fix undoes a placement the person chose (``--cpu-moe`` on a MoE that fits, too many experts in system
+    RAM) for 1.5× or more: "nothing you need to change" would be wrong."""
+    f = v.fixes[0]
+    return f.remedy in ("offload_all", "more_experts_on_gpu", "moe_expert_offload") and (f.speedup or 1.0) >= 1.5
 
 
 def _first_check(f: Fix) -> str:
@@ -362,7 +371,7 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
         pass  # its fix line is above, or the numbers are not this machine's: "nothing to change" would contradict
     elif v.fixes and _comfortable(v) and _low_end(v):  # usual, but at the low end: the check that finds why
         out.append(_fix_line(v.fixes[0], "Worth a look"))
-    elif v.fixes and _comfortable(v):
+    elif v.fixes and _comfortable(v) and not _own_flag_costs(v):
         f = _no_purchase(v) or v.fixes[0]  # "faster still" without buying anything when a change does it
         out.append(f"**Nothing you need to change.** Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}.")
     elif v.fixes:

@@ -288,6 +288,10 @@ def engine_mismatch(backend: str | None, hw: Hardware) -> str | None:
             return f"TensorRT-LLM runs only on NVIDIA GPUs: on the {name} the figures are for MLX, the Mac's own engine."
         return (f"{label} has no Metal backend of its own: on a Mac it runs through the vllm-metal plugin's MLX "
                 "kernels (without it, on the CPU cores only), so the figures are for MLX kernels.")
+    if engine == "exllamav2" and (hw.kind not in ("discrete_gpu", "datacenter_gpu")
+                                  or (hw.vendor or "").upper() not in ("NVIDIA", "AMD")):
+        return (f"ExLlamaV2 runs only on NVIDIA (CUDA) and AMD (ROCm) graphics cards: on the {name} the figures are for "
+                "llama.cpp, which runs there.")
     if engine == "tensorrt-llm" and "nvidia" not in (hw.vendor or "").lower():
         return f"TensorRT-LLM runs only on NVIDIA GPUs: the figures for the {name} are for vLLM's kernels instead."
     if engine not in ("vllm", "sglang", "tensorrt-llm", "mlx") and accel in _VENDOR_APIS:

@@ -19,7 +19,7 @@ import re
 
 from advisor.understand.engine import classify_engine
 
-__all__ = ["alternative_spans", "engine_asked"]
+__all__ = ["alternative_spans", "engine_asked", "refused_spans"]
 
 # Engine names as people write them (the intake's own table reads the engine in use).
 ENGINE_WORDS = re.compile(r"\b(?:mlx(?:[\s_-]lm)?|llama[.\s_-]?cpp|ik_llama(?:\.cpp)?|ollama|lm\s*studio|vllm|sglang|"
@@ -37,17 +37,38 @@ _BEFORE = re.compile(
 # Words after an engine that make it the one asked about ("X instead?", "would X be faster").
 _AFTER = re.compile(r"^\s*(?:instead\b(?!\s+of)|(?:\w+\s+){0,2}?(?:be\s+)?(?:faster|quicker|better|worth\s+it|help)\b)", re.I)
 # "I would never switch to X", "not going to use X": not asked about.
-_REFUSED = re.compile(r"\b(?:never|not|n't|no\s+way|won'?t|wouldn'?t|don'?t\s+want\s+to)\b[^,;]{0,30}$", re.I)
+_REFUSED = re.compile(r"(?:\b(?:never|not|no\s+way|won'?t|wouldn'?t|don'?t\s+want(?:\s+to)?)\b|n't\b)[^,;]{0,30}$", re.I)
 # "instead of X", "than X", "from X": the engine in use.
 _CURRENT_BEFORE = re.compile(r"\b(?:instead\s+of|than|from|over)\s+(?:using\s+)?$", re.I)
 
 
+def refused_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each engine mention the person rules out ("I'd never use MLX", "I don't want llama.cpp")."""
+    out = []
+    for m in ENGINE_WORDS.finditer(text or ""):
+        before = re.split(r"[.!?](?=\s)|[\n;]", text[max(0, m.start() - 50):m.start()])[-1]
+        if _REFUSED.search(before):
+            out.append((m.start(), m.end()))
+    return out
+
+
 def alternative_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, engine) of each engine mention that names an alternative to the one in use."""
+    """(start, end, engine) of each engine mention that names an alternative to the one in use. Of "X or Y?" the
+    second is weighed against the first, which stays the engine in use."""
+    out = _alternatives(text)
+    for a in list(out):
+        if re.search(r"\b(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?$", text[max(0, a[0] - 12):a[0]], re.I):
+            prev = [b for b in out if b[1] <= a[0] and re.fullmatch(r"[\s,]*(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?",
+                                                                   text[b[1]:a[0]], re.I)]
+            out = [b for b in out if b not in prev]  # "vLLM or Ollama?": vLLM is the baseline, Ollama the one weighed
+    return out
+
+
+def _alternatives(text: str) -> list[tuple[int, int, str]]:
     out = []
     for m in ENGINE_WORDS.finditer(text or ""):
         before = text[max(0, m.start() - 50):m.start()]
-        before = re.split(r"[.!?\n;]", before)[-1]  # the same sentence
+        before = re.split(r"[.!?](?=\s)|[\n;]", before)[-1]  # the same sentence
         if _CURRENT_BEFORE.search(before) or _REFUSED.search(before):
             continue
         if (_BEFORE.search(before) or _AFTER.search(text[m.end():m.end() + 40])) and _asking(text, m.start()):
@@ -57,6 +78,7 @@ def alternative_spans(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+_STOP = re.compile(r"[.!?](?=\s|$)|\n")  # a sentence's end ("qwen2.5", "llama.cpp" keep their points)
 _ASKING = re.compile(r"\b(?:should|would|could|shall|worth|what\s+about|how\s+about|thinking|considering|wondering|"
                      r"better|faster)\b", re.I)
 
@@ -64,10 +86,10 @@ _ASKING = re.compile(r"\b(?:should|would|could|shall|worth|what\s+about|how\s+ab
 def _asking(text: str, at: int) -> bool:
     """The sentence around ``at`` asks (a question mark, or "should/would/worth/thinking of…"): "switch to ollama" said
     as an instruction in a follow-up changes the engine, it does not ask about it."""
-    start = max(text.rfind(ch, 0, at) for ch in ".!?\n") + 1
-    ends = [i for ch in ".!?\n" if (i := text.find(ch, at)) >= 0]
-    end = min(ends) if ends else len(text)
-    sentence = text[start:end + 1]
+    starts = [m.end() for m in _STOP.finditer(text, 0, at)]
+    start = starts[-1] if starts else 0
+    end_m = _STOP.search(text, at)
+    sentence = text[start:end_m.end() if end_m else len(text)]
     return sentence.rstrip().endswith("?") or bool(_ASKING.search(sentence))
 
 
