@@ -295,6 +295,8 @@ class Scenario(BaseModel):
     system_ram_gb: float | None = Field(default=None, gt=0, le=MAX_MEMORY_GB)  # RAM beside a discrete GPU
     # The bandwidth of that RAM when stated ("+ 128GB DDR5-6000", an EPYC host): where offloaded weights are read, GB/s
     host_bandwidth_gbs: float | None = Field(default=None, gt=0, le=100_000)
+    # Layers whose MoE experts the run keeps in system RAM (--n-cpu-moe N; 10,000 = all: --cpu-moe), carried across turns
+    cpu_moe_layers: int | None = Field(default=None, ge=1, le=10_000)
     context_window: int | None = Field(default=None, ge=1, le=MAX_TOKENS)  # n_ctx / num_ctx (not the prompt)
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written

@@ -664,3 +664,15 @@ def test_exllamav2_off_a_graphics_card_is_said(tmp_path):
     r = _ask(tmp_path, "M4 Max 64GB, llama 3.1 8b in exllamav2, how fast?")
     assert any(a.startswith("ExLlamaV2 runs only on NVIDIA (CUDA) and AMD (ROCm) graphics cards")
                for a in r.verdict.prediction.assumptions)
+
+
+def test_the_expert_flags_carry_to_a_follow_up(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(st, "gpt-oss-120b on my RTX 4090 + 64GB DDR5-6000 in llama.cpp with --n-cpu-moe 30, getting 22 tok/s. "
+                         "is that normal?")
+    r2 = service.ask(st, "should I switch to vLLM?", r1.facts)
+    assert r2.facts.cpu_moe_layers == 30 and r2.verdict.planned_split
+    assert all(f.remedy != "moe_expert_offload" for f in r2.verdict.fixes)  # never what they already do

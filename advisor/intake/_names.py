@@ -17,6 +17,7 @@ from advisor.models import MAX_PARAMS_B
 from advisor.understand.engine import classify_engine
 from advisor.understand.engine_question import alternative_spans, refused_spans
 from advisor.understand.formats import format_conflict
+from advisor.understand.symptoms import cpu_moe_layers
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -409,6 +410,8 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
         if be in ("vllm", "sglang") and (v := _SERVER_VERSION.search(msg.orig)):
             be += f" {v.group('v')}"  # the version decides vLLM's engine (V0 before 0.8: advisor.perf.fit.vllm_v0)
         ext.backend = be
+    if (layers := cpu_moe_layers(msg.orig)) is not None:
+        ext.cpu_moe_layers = layers  # "--n-cpu-moe 30", "--cpu-moe": kept for the turns that follow
     m = _NGL.search(msg.s)
     if m:
         raw = m.group("n") or m.group("n2") or m.group("n3")

@@ -173,6 +173,8 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     )
     symptoms = read_symptoms(text, n_gpu_layers=res.n_gpu_layers, gpu_fraction=res.gpu_fraction,
                              near=s.measured_decode_tps)
+    if symptoms.cpu_moe_layers is None and s.cpu_moe_layers:  # said in an earlier turn ("--n-cpu-moe 30")
+        symptoms = symptoms.model_copy(update={"experts_on_cpu": True, "cpu_moe_layers": s.cpu_moe_layers})
     unresolved = _unresolved(res, s)
     machines, models = _candidates(store, s, unresolved) if store is not None else ([], [])
     return Situation(
