@@ -3,13 +3,18 @@
 import math
 
 from advisor.calibration import SOURCE_QUALITY
-from advisor.calibration._groups import ROWS_PER_MACHINE_CAP, _weight
+from advisor.calibration._groups import ONE_MACHINE_WEIGHT, ROWS_PER_MACHINE_CAP, _weight
 
 
 def test_one_machines_sweep_is_capped_at_a_family_level():
     rows = [(math.log(0.4), "xsrc", "nvidia-gtx-1050-ti")] * 40
     fam = ("gpu", "discrete_gpu", "llama.cpp", "kquant", "dram", "NVIDIA Pascal")
-    assert _weight("decode", fam, rows) == ROWS_PER_MACHINE_CAP == 5
+    # capped at 5 rows, and a GPU level only one machine fills weighs a fifth of that (round 46)
+    assert ROWS_PER_MACHINE_CAP == 5 and ONE_MACHINE_WEIGHT == 0.2
+    assert _weight("decode", fam, rows) == 1.0
+    # a second machine in the group: full weight, capped at 5 rows x 2 machines
+    two = rows + [(math.log(0.5), "xsrc", "nvidia-gtx-1070")] * 3
+    assert _weight("decode", fam, two) == 10.0
     # the machine's own level keeps all its rows
     assert _weight("decode", ("gpu", "nvidia-gtx-1050-ti", "llama.cpp"), rows) == 40.0
 

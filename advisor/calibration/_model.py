@@ -79,6 +79,13 @@ def bw_tier(bandwidth_gbs: float | None) -> str:
     return "hbm" if (bandwidth_gbs or 0) > 1500 else "dram"
 
 
+def soc_tier(hw_id: str | None) -> str:
+    """An Apple chip's tier from its catalog id (``apple-m3-ultra-80gpu`` → ``ultra``; ``pro``, ``max``, else
+    ``base``): how much of the memory system one GPU reaches at decode depends on it (bench/accuracy.py)."""
+    h = str(hw_id or "").lower()
+    return next((t for t in ("ultra", "max", "pro") if f"-{t}" in h), "base")
+
+
 def accel_class(accel: str | None) -> str:
     return "cpu" if accel == "cpu" else "gpu"
 
@@ -166,6 +173,12 @@ def _group_keys(phase: str, g: dict[str, Any]) -> list[tuple[str, ...]]:
         keys.append((ac, kind, eng, qclass(g["quant"]), size))
         keys.append((ac, kind, eng, qclass(g["quant"]), size, g["family"]))
         keys.append((ac, g["hw_id"], eng, qclass(g["quant"])))
+    elif g["kind"] == "apple_soc" and not g["multi"]:
+        tier = soc_tier(g["hw_id"])
+        keys.append((ac, kind, eng, "tier:" + tier))
+        keys.append((ac, kind, eng, "tier:" + tier, qclass(g["quant"])))
+        keys.append((ac, kind, eng, "tier:" + tier, qclass(g["quant"]), g["family"]))
+        keys.append((ac, g["hw_id"], eng))
     else:
         keys.append((ac, kind, eng, qclass(g["quant"])))
         # HBM-class bandwidth (> 1.5 TB/s) is much harder for single-stream kernels to saturate.
