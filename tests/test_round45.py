@@ -457,7 +457,12 @@ def test_faster_prompts_with_slower_answers_is_not_called_worth_it(tmp_path):
     now, new = (float(x) for x in a.split("decode ≈ ")[1].split(" tok/s")[0].split(" → "))
     assert new < now  # AWQ on vLLM writes a single stream's answer no faster than Q4_K_M on llama.cpp here
     assert "worth it for speed" not in a
-    assert a.endswith(("slower here: stay.", "about the same: not worth switching for speed alone."))
+    if new < 0.95 * now:
+        assert a.endswith(("slower here: stay.", "about the same: not worth switching for speed alone."))
+    else:  # answers within 5 %, prompts read 1.3x faster or more: a qualified yes, for long prompts only
+        pre_now, pre_new = (float(x.replace(",", "")) for x in
+                            a.split("prompt reading ≈ ")[1].split(" tok/s")[0].split(" → "))
+        assert pre_new >= 1.3 * pre_now and a.endswith("worth it for long prompts only.")
 
 
 @pytest.mark.parametrize(("msg", "backend"), [
@@ -655,9 +660,10 @@ def test_an_expert_fix_moves_only_the_expert_share(tmp_path):
 
 def test_a_smaller_model_that_fits_is_not_held_to_the_users_expert_flags(tmp_path):
     r = _ask(tmp_path, "RTX 4090 + 128GB DDR5-6000, Qwen3 235B A22B Q4_K_M in llama.cpp with --n-cpu-moe 80, how fast?")
-    fx = next((f for f in r.verdict.fixes if f.id == "smaller_model"), None)
-    if fx is not None and "Qwen3.6 35B-A3B" in fx.title:
-        assert fx.new_decode_tps is None or fx.new_decode_tps > 80  # a 3B-active MoE all on the card
+    fx = next(f for f in r.verdict.fixes if f.id == "smaller_model")
+    assert "Qwen3.6 35B-A3B" in fx.title
+    # a 3B-active MoE all on the card (~157 tok/s), not held to 80 layers' experts in system RAM (~10)
+    assert fx.new_decode_tps is not None and fx.new_decode_tps > 80
 
 
 def test_exllamav2_off_a_graphics_card_is_said(tmp_path):
