@@ -58,3 +58,29 @@ def test_an_ultra_reaches_a_smaller_share_of_its_bandwidth_than_a_pro(store):
                                                  "M3 Ultra 80-core GPU 256GB"))
     assert ultra < mx < pro
     assert 0.65 < pro < 0.9 and ultra < 0.6
+
+
+# One list of engine words (advisor.understand.engine.ENGINE_MENTIONS) serves the intake and the engine question.
+@pytest.mark.parametrize("text, names", [
+    ("ollama or vllm?", ["ollama", "vllm"]),
+    ("ik_llama.cpp beats llama.cpp here", ["ik_llama.cpp", "llama.cpp"]),
+    ("llama-server -ngl 99 vs TRT-LLM", ["llama.cpp", "TensorRT-LLM"]),
+    ("LM Studio with mlx-community weights", ["LM Studio", "mlx"]),
+    ("exl2 in tabbyAPI", ["exllamav2", "exllamav2"]),
+    ("a llama in a field", []),
+])
+def test_engine_mentions_are_read_once(text, names):
+    from advisor.understand.engine import engine_mentions
+
+    assert [n for _, n in engine_mentions(text)] == names
+
+
+@pytest.mark.parametrize("text, engine", [
+    ("4090, llama 3.1 8b in ollama. would TRT-LLM be faster?", "tensorrt-llm"),
+    ("RTX 3090 with ollama, should I switch to llama-server?", "llama.cpp"),
+    ("M2 Max in ollama, should I switch to mlx-lm?", "mlx"),
+])
+def test_engine_asked_uses_the_same_words(text, engine):
+    from advisor.understand.engine_question import engine_asked
+
+    assert engine_asked(text) == engine

@@ -14,7 +14,7 @@ from advisor.intake._machine import LACKS_GPU
 from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
-from advisor.understand.engine import classify_engine
+from advisor.understand.engine import classify_engine, engine_mentions
 from advisor.understand.engine_question import alternative_spans, refused_spans
 from advisor.understand.formats import format_conflict
 from advisor.understand.symptoms import cpu_moe_layers
@@ -81,22 +81,6 @@ _Q_CANON = {"float16": "FP16", "half precision": "FP16", "half-precision": "FP16
             "full precision": "BF16", "full-precision": "BF16", "unquantized": "BF16", "unquantised": "BF16",
             "int4": "int4", "int8": "int8", "awq": "AWQ", "gptq": "GPTQ"}
 
-_BACKENDS = (
-    (re.compile(r"\bollama\b", re.I), "ollama"),
-    (re.compile(r"\blm\s*studio\b", re.I), "LM Studio"),
-    (re.compile(r"\bik[_-]llama(?:[.\s_-]?cpp)?\b", re.I), "ik_llama.cpp"),
-    (re.compile(r"(?<![\w-])llama[.\s_-]?cpp\b|\bllama-(?:server|bench|cli|batched-bench|sweep-bench)\b", re.I), "llama.cpp"),
-    (re.compile(r"\bmlx(?:[\s_-]lm|[\s_-]community)?\b", re.I), "mlx"),
-    (re.compile(r"\bvllm\b", re.I), "vllm"),
-    (re.compile(r"\bsglang\b", re.I), "sglang"),
-    (re.compile(r"\bkoboldcpp\b", re.I), "koboldcpp"),
-    # Intel's IPEX-LLM runs models through its llama.cpp / Ollama builds on SYCL (read with its API below)
-    (re.compile(r"\bipex[\s_-]?llm\b", re.I), "llama.cpp"),
-    (re.compile(r"\bexllama(?:v[23])?\b|\bexl[23]\b|\btabby(?:api)?\b", re.I), "exllamav2"),
-    (re.compile(r"\btensorrt[\s_-]?llm\b", re.I), "TensorRT-LLM"),
-    (re.compile(r"\bllamafile\b", re.I), "llamafile"),
-    (re.compile(r"\bgpt4all\b", re.I), "gpt4all"),
-)
 # A server engine's version as people write it: "vllm 0.6.3", "vLLM v0.7.2", "vllm==0.5.4", "vLLM version 0.10"
 _SERVER_VERSION = re.compile(r"\b(?:vllm|sglang)(?:\s+version)?\s*(?:==|=|@|\s)?\s*v?(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
 # "OLLAMA_VULKAN=1" names Vulkan too (the letters before it are an env var's); "=0" / "off" turns it off.
@@ -389,7 +373,7 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
 # ----------------------------------------------------------------------------- engine
 def extract_backend(msg: Msg, ext: Extraction) -> None:
     """Read the engine ("ollama", "llama.cpp", "LM Studio", "mlx", "vllm"), GPU offload and CPU-only runs."""
-    hits = sorted((m.start(), name) for pat, name in _BACKENDS for m in pat.finditer(msg.orig))
+    hits = sorted((m.start(), name) for m, name in engine_mentions(msg.orig))
     alts = alternative_spans(msg.orig)  # "should I switch to MLX?": asked about, not the engine in use
     hits = [h for h in hits if not any(a <= h[0] < b for a, b, _ in alts)
             and not any(a <= h[0] < b for a, b in refused_spans(msg.orig))]  # "I'd never use MLX": not the engine

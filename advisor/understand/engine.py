@@ -14,12 +14,13 @@ implies as ``hint``.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from advisor.models import Hardware
 
-__all__ = ["ACCELS", "API_NAMES", "ENGINE_NAMES", "LLAMA_SERVER_ENGINES", "accel_conflict", "check_backend", "classify_engine", "default_accel", "engine_accel", "engine_mismatch",
+__all__ = ["ENGINE_MENTIONS", "engine_mentions", "ACCELS", "API_NAMES", "ENGINE_NAMES", "LLAMA_SERVER_ENGINES", "accel_conflict", "check_backend", "classify_engine", "default_accel", "engine_accel", "engine_mismatch",
            "engine_of_format"]
 
 # (substring, engine) in priority order; the first that occurs in the lower-cased label wins.
@@ -300,3 +301,33 @@ def engine_mismatch(backend: str | None, hw: Hardware) -> str | None:
             api = {**API_NAMES, "cpu": "the CPU"}.get(default_accel(hw), "its own API")
             return f"{c[0]}: on the {name} the figures are for {api}, the API it has."
     return None
+
+
+# Engines as people write them in a message, in the one place they are listed: (pattern, name as said back).
+# Each name is one :func:`classify_engine` reads (``"TensorRT-LLM"`` → ``tensorrt-llm``).
+ENGINE_MENTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bollama\b", re.I), "ollama"),
+    (re.compile(r"\blm\s*studio\b", re.I), "LM Studio"),
+    (re.compile(r"\bik[_-]llama(?:[.\s_-]?cpp)?\b", re.I), "ik_llama.cpp"),
+    (re.compile(r"(?<![\w-])llama[.\s_-]?cpp\b|\bllama-(?:server|bench|cli|batched-bench|sweep-bench)\b", re.I), "llama.cpp"),
+    (re.compile(r"\bmlx(?:[\s_-]lm|[\s_-]community)?\b", re.I), "mlx"),
+    (re.compile(r"\bvllm\b", re.I), "vllm"),
+    (re.compile(r"\bsglang\b", re.I), "sglang"),
+    (re.compile(r"\bkoboldcpp\b", re.I), "koboldcpp"),
+    # Intel's IPEX-LLM runs models through its llama.cpp / Ollama builds on SYCL (read with its API below)
+    (re.compile(r"\bipex[\s_-]?llm\b", re.I), "llama.cpp"),
+    (re.compile(r"\bexllama(?:v[23])?\b|\bexl[23]\b|\btabby(?:api)?\b", re.I), "exllamav2"),
+    (re.compile(r"\btensorrt[\s_-]?llm\b|\btrt[\s_-]?llm\b", re.I), "TensorRT-LLM"),
+    (re.compile(r"\bllamafile\b", re.I), "llamafile"),
+    (re.compile(r"\bgpt4all\b", re.I), "gpt4all"),
+)
+
+
+def engine_mentions(text: str | None) -> list[tuple[re.Match[str], str]]:
+    """Each engine named in ``text``: (its match, its name in :data:`ENGINE_MENTIONS`), in text order.
+
+    >>> [(m.group(0), n) for m, n in engine_mentions("ollama or vllm? ik_llama.cpp is faster")]
+    [('ollama', 'ollama'), ('vllm', 'vllm'), ('ik_llama.cpp', 'ik_llama.cpp')]
+    """
+    hits = [(m, name) for pat, name in ENGINE_MENTIONS for m in pat.finditer(text or "")]
+    return sorted(hits, key=lambda h: h[0].start())

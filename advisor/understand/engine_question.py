@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import re
 
-from advisor.understand.engine import classify_engine
+from advisor.understand.engine import classify_engine, engine_mentions
 
 __all__ = ["alternative_spans", "engine_asked", "refused_spans"]
 
 # Engine names as people write them (the intake's own table reads the engine in use).
-ENGINE_WORDS = re.compile(r"\b(?:mlx(?:[\s_-]lm)?|llama[.\s_-]?cpp|ik_llama(?:\.cpp)?|ollama|lm\s*studio|vllm|sglang|"
-                          r"exllama(?:v[23])?|exl[23]|tabby(?:api)?|tensorrt[\s_-]?llm|trt[\s_-]?llm|koboldcpp)\b", re.I)
 # Words before an engine that make it the one asked about ("switch to X", "should I try X", "what about X").
 _BEFORE = re.compile(
     r"(?:\b(?:switch(?:ing)?|mov(?:e|ing)|migrat(?:e|ing)|chang(?:e|ing)|go|going|port(?:ing)?|jump(?:ing)?)\s+"
@@ -45,7 +43,7 @@ _CURRENT_BEFORE = re.compile(r"\b(?:instead\s+of|than|from|over)\s+(?:using\s+)?
 def refused_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each engine mention the person rules out ("I'd never use MLX", "I don't want llama.cpp")."""
     out = []
-    for m in ENGINE_WORDS.finditer(text or ""):
+    for m, _ in engine_mentions(text):
         before = re.split(r"[.!?](?=\s)|[\n;]", text[max(0, m.start() - 50):m.start()])[-1]
         if _REFUSED.search(before):
             out.append((m.start(), m.end()))
@@ -66,7 +64,7 @@ def alternative_spans(text: str) -> list[tuple[int, int, str]]:
 
 def _alternatives(text: str) -> list[tuple[int, int, str]]:
     out = []
-    for m in ENGINE_WORDS.finditer(text or ""):
+    for m, _ in engine_mentions(text):
         before = text[max(0, m.start() - 50):m.start()]
         before = re.split(r"[.!?](?=\s)|[\n;]", before)[-1]  # the same sentence
         if _CURRENT_BEFORE.search(before) or _REFUSED.search(before):
