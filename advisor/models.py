@@ -469,6 +469,9 @@ class Prediction(BaseModel):
     total_s: float | None = None
     decode_tps_per_seq: float | None = None
     concurrency: int = 1
+    # sequences that decode together when the KV caches of all ``concurrency`` do not fit beside the weights (the
+    # others wait their turn; the rates are for these); None: all of them run at once
+    running: int | None = None
     prompt_tokens: int
     gen_tokens: int
     depth: int = 0

@@ -84,3 +84,82 @@ def test_engine_asked_uses_the_same_words(text, engine):
     from advisor.understand.engine_question import engine_asked
 
     assert engine_asked(text) == engine
+
+
+@pytest.mark.parametrize("msg, cannot, build", [
+    ("can I run Qwen2.5 32B AWQ in ollama on my RTX 4090?", "Ollama cannot load AWQ 4-bit g128 files", "Q4_K_M"),
+    ("M2 Max 32GB, Llama 3.1 8B, MLX 4-bit in ollama, how fast?", "Ollama cannot load MLX 4-bit g64 files", "Q4_K_M"),
+])
+def test_a_format_the_engine_cannot_load_is_said_before_any_yes(tmp_path, msg, cannot, build):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    head = r.reply.splitlines()[0]
+    assert head.startswith(f"**Not as written: {cannot}.** Sized as {build}")
+    assert "Yes" not in head  # the yes is for the build the engine loads, said after it
+    assert r.verdict.prediction.quant == build
+
+
+def test_a_format_the_engine_loads_keeps_the_plain_answer(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "can I run Qwen2.5 32B AWQ in vllm on my RTX 4090?")
+    assert not r.reply.startswith("**Not as written") and r.verdict.prediction.quant.startswith("AWQ")
+
+
+# --- engines as people write them: paths, engines left behind, "switch from X to Y", a team queueing -------------
+@pytest.mark.parametrize("msg, backend", [
+    ("my model file is ./models/vllm-llama-3-8b-q4_k_m.gguf, running llama-server on RTX 3080 10GB, 40 tok/s", "llama.cpp"),
+    ("cloned github.com/sgl-project/sglang but I run ollama on an RTX 4090 with qwen3 14b, 25 tok/s", "ollama"),
+    ("I moved away from vllm, now using exllamav2 on a 4090 with llama 3 8b exl2 6bpw, getting 90 tok/s", "exllamav2"),
+    ("was on LM Studio, switched to llama.cpp with -ngl 20 on RTX 3060 12GB, llama 3.1 8b q4_k_m 20 tok/s", "llama.cpp"),
+    ("used to run ollama, now koboldcpp on a 3090 with qwen2.5 32b q4_k_m, 30 tok/s", "koboldcpp"),
+])
+def test_an_engine_in_a_path_or_left_behind_is_not_the_engine_in_use(tmp_path, msg, backend):
+    from advisor import service
+    from knowledge.store import Store
+
+    assert service.ask(Store(str(tmp_path / "s.duckdb")), msg).facts.backend == backend
+
+
+@pytest.mark.parametrize("msg, now, asked", [
+    ("should I switch from ollama to vLLM? RTX 4090, qwen3 14b, 8 users", "ollama", "vllm"),
+    ("switch from TRT-LLM to SGLang? H100 80GB, llama 3.1 8b, 32 users", "TensorRT-LLM", "sglang"),
+    ("I'm using vllm now but thinking about sglang. H100, llama 3.1 8b, 32 users", "vllm", "sglang"),
+])
+def test_switch_from_x_to_y_weighs_y_against_x(tmp_path, msg, now, asked):
+    from advisor import service
+    from advisor.understand.engine_question import engine_asked
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert engine_asked(msg) == asked and r.facts.backend == now
+    assert r.verdict.engine_answer and " now → " in r.verdict.engine_answer
+
+
+def test_a_team_whose_caches_do_not_all_fit_queues_and_is_not_told_it_crawls(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "A100 80GB vLLM Llama 3.3 70B FP8 for 50 users, 1k in / 500 out. enough?")
+    p = r.verdict.prediction
+    # 85.4 GB usable - 70.5 GB weights - 2.6 GB overhead = 12.3 GB for caches of 0.49 GB each: 24 run at once
+    assert p.running == 24 and p.concurrency == 50
+    head = r.reply.split("<details>")[0]
+    assert head.startswith("**Not all at once: about 24 of the 50 users are served together")
+    assert "crawl" not in head and "will not load" not in head
+
+
+@pytest.mark.parametrize("flags", ["--n-cpu-moe 48 -ngl 99", '-ngl 99 -ot ".ffn_.*_exps.=CPU"'])
+def test_experts_kept_in_ram_when_the_model_fits_the_card_is_the_fault(tmp_path, flags):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    f"RTX 3090 24GB + 64GB RAM, qwen3 30b a3b q4_k_m, llama.cpp {flags}, 12 tok/s")
+    assert r.verdict.fixes[0].remedy in ("offload_all", "more_experts_on_gpu")  # drop the flag, never "the GPU is slowed"
+    assert "no --n-cpu-moe / --cpu-moe at all" in r.verdict.fixes[0].title
+    assert r.verdict.fixes[0].new_decode_tps > 100  # Qwen3-30B-A3B all on a 3090: ~136 tok/s
+    assert all(f.remedy != "setup:gpu_state" for f in r.verdict.fixes[:1])

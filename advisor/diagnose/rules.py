@@ -454,6 +454,7 @@ from advisor.diagnose.rules_placement import (  # noqa: E402
     PLANNED_SPLIT_RULE,
     _layers_phrase,
     _planned_split,
+    experts_off_the_card,
     gpu_not_used,
     near_limit_spill,
     output_layer_on_cpu,
@@ -462,7 +463,7 @@ from advisor.diagnose.rules_placement import (  # noqa: E402
 )
 
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
-    does_not_fit, allocated_context, aggregate_rate, rocm_unsupported_card, reported_split, output_layer_on_cpu, partial_offload, gpu_not_used, container,
+    does_not_fit, allocated_context, aggregate_rate, rocm_unsupported_card, reported_split, experts_off_the_card, output_layer_on_cpu, partial_offload, gpu_not_used, container,
     slow_fp16_gpu, slow_gpu_backend, slow_prefill_backend, power_limited, plain_framework, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
     near_limit_spill, felt_slow, gpu_slowed, far_below, slow_prefill_only,

@@ -14,7 +14,7 @@ from advisor.diagnose.context import Ctx, predict_for
 from advisor.diagnose.rules import Finding, _below
 from advisor.diagnose.tools import hint, offload_check
 
-__all__ = ["reported_split", "output_layer_on_cpu", "partial_offload", "gpu_not_used", "near_limit_spill",
+__all__ = ["experts_off_the_card", "reported_split", "output_layer_on_cpu", "partial_offload", "gpu_not_used", "near_limit_spill",
            "PLANNED_SPLIT_RULE", "NEAR_LIMIT"]
 
 NEAR_LIMIT = 0.8  # required / usable above this: a larger context or another process can spill it
@@ -76,6 +76,22 @@ def _planned_split(c: Ctx) -> Finding | None:
                 "cause (threads, NUMA, RAM below its rated speed).")
         rem = ["setup:hybrid_cpu", "more_experts_on_gpu", "micro_batch", "quantization"]
     return Finding("memory_fit", sig, rem, status="below_expected" if slow else None, rule=PLANNED_SPLIT_RULE)
+
+
+def experts_off_the_card(c: Ctx) -> Finding | None:
+    """``--n-cpu-moe`` / ``--cpu-moe`` / ``-ot exps=CPU`` keep routed experts in system RAM although the whole model fits
+    the card: every token reads them at system-RAM speed for no reason; the fix is to drop the flag (``offload_all``)."""
+    from advisor.diagnose.split import experts_on_cpu
+
+    p = c.pred
+    if p is None or not c.has_gpu or c.fits is not True or not experts_on_cpu(c):
+        return None
+    mem = p.memory
+    got = f" {c.tg:g} tok/s is what reading them from system RAM gives." if c.tg else ""
+    return Finding("misconfiguration", f"Your flags keep the routed experts in system RAM, yet the whole model fits the "
+                   f"GPU ({mem.required_gb:.1f} of {mem.usable_gb:.1f} GB usable): every token reads them over the CPU's "
+                   f"memory, many times slower than VRAM.{got}", ["offload_all"],
+                   status="below_expected" if c.tg else None, rule="experts_off_the_card")
 
 
 def _layers_phrase(c: Ctx) -> str:

@@ -16,7 +16,7 @@ from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
 from advisor.understand.engine import classify_engine, engine_mentions
 from advisor.understand.engine_question import alternative_spans, refused_spans
-from advisor.understand.formats import format_conflict
+from advisor.understand.formats import NOT_AS_IT_IS, format_conflict
 from advisor.understand.symptoms import cpu_moe_layers
 from knowledge import catalog
 from knowledge.store import Store
@@ -363,7 +363,7 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
             ext.note(a)
         if ext.backend and (clash := format_conflict(store, q.value, "mlx" if "mlx" in ext.backend.lower()
                                                      else classify_engine(ext.backend)[0])) is not None:
-            ext.note("Not as it is: " + clash[1])  # said where it is read; the Situation sizes the engine's own build
+            ext.note(NOT_AS_IT_IS + clash[1])  # said where it is read; the Situation sizes the engine's own build
     except NotFoundError as e:
         ext.suggestions["quant"] = list(e.candidates)
         ext.reject(f"I don't know the weight format '{ext.quant}'. Try Q4_K_M, Q8_0, FP16 or 'MLX 4-bit'.")

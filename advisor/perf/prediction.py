@@ -449,6 +449,7 @@ def predict_step(
         prefill_tps=prefill1, decode_tps=decode_tps, prefill_ceiling_tps=prefill_ceiling,
         decode_ceiling_tps=decode_ceiling, prefill_tps_range=rng_p, decode_tps_range=rng_d, ttft_s=ttft,
         decode_s=dec_s, total_s=(ttft or 0.0) + dec_s, decode_tps_per_seq=per_seq, concurrency=b,
+        running=b_run if b_run < b else None,
         prompt_tokens=prompt_tokens, gen_tokens=gen_tokens, depth=depth, bits_per_weight=bpw, quant=quant.name,
         weight_bytes_per_token_gb=wbytes / roofline.GB, kv_bytes_per_token_gb=roofline.kv_bytes_per_token(model) / roofline.GB,
         flops_per_token_g=flops / 1e9, ridge_point_flop_per_byte=roofline.ridge_point(tflops, bw) if tflops else None,

@@ -247,6 +247,12 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
     per-user speed the person needs (``target_tps``) that the prediction misses, a "No" that says by how much; for a
     question for the speed itself (``how_fast``: "how fast will it run?") the number, not a yes or no."""
     tps = p.decode_tps_per_seq or p.decode_tps or 0
+    if not p.memory.fits and p.running:
+        # the weights fit; the users' KV caches do not all fit beside them: a server queues the rest, it does not spill
+        return (f"**Not all at once: about {p.running} of the {p.concurrency} users are served together and the others "
+                f"wait their turn; each of those {p.running} gets about {fmt_rate(tps)} tok/s** "
+                f"({feel_speed(tps).removeprefix('≈ ')}). The weights fit; the conversations' KV caches "
+                f"({p.memory.kv_cache_gb:.1f} GB for all {p.concurrency}) do not fit beside them.")
     if not p.memory.fits:
         return (f"**No, not comfortably: it needs about {p.memory.required_gb:.0f} GB but only "
                 f"{p.memory.usable_gb:.0f} GB is usable here.** It would spill out of fast memory and crawl.")
@@ -302,7 +308,8 @@ def prediction_markdown(p: Prediction) -> str:
         "|---|---:|---:|---:|",
         f"| prefill (prompt processing) | {_fmt_rate(p.prefill_tps)} tok/s | "
         + (f"{_fmt_rate(rp[0])}–{_fmt_rate(rp[1])}" if rp else "–") + f" | {_fmt_rate(p.prefill_ceiling_tps)} tok/s |",
-        (f"| decode, all {p.concurrency} users together | " if p.concurrency > 1 else "| decode (generation) | ")
+        (f"| decode, {p.running} of {p.concurrency} users together (the rest wait) | " if p.running else
+         f"| decode, all {p.concurrency} users together | " if p.concurrency > 1 else "| decode (generation) | ")
         + f"{_fmt_rate(p.decode_tps)} tok/s | "
         + (f"{_fmt_rate(rd[0])}–{_fmt_rate(rd[1])}" if rd else "–") + f" | {_fmt_rate(p.decode_ceiling_tps)} tok/s |",
         f"| time to first token ({p.prompt_tokens:,} tokens) | {_fmt_s(p.ttft_s)} | | |",

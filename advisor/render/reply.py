@@ -145,6 +145,12 @@ def _numbers(v: Verdict) -> list[str]:
     if p is None:
         return out
     m = p.memory
+    if m.total_gb is not None and not m.fits and p.running and not mt:
+        # the weights fit; the users' caches do not: a server queues the rest (the headline says how many run)
+        need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)
+        out.append(f"**Memory:** all {p.concurrency} conversations would need {need} GB of {usable} GB usable: the weights "
+                   f"and {p.running} users' KV caches fit, the rest queue (no weights leave the GPU)")
+        return out
     if m.total_gb is not None and not m.fits:
         if v.bottleneck != "memory_fit" or mt:  # else the first sentence already says it
             need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)

@@ -17,6 +17,7 @@ from advisor.render.markdown import (
     plain_answer,
 )
 from advisor.understand.engine import classify_engine
+from advisor.understand.formats import not_loadable
 
 
 def limit_raise_fits(v: Verdict) -> bool:
@@ -190,7 +191,15 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         if need <= p.memory.usable_gb:
             return (f"**About {need:.1f} GB{ctx} (weights, KV cache and overhead): it fits the {p.memory.usable_gb:.1f} GB "
                     f"usable here, and streams at about {_fmt_rate(p.decode_tps_per_seq or p.decode_tps)} tok/s.**")
-    return plain_answer(p, v.target_tps, how_fast=v.asks_speed or bool(v.engine_answer or v.format_answer)) if p is not None else ""
+    if p is None:
+        return ""
+    line = plain_answer(p, v.target_tps, how_fast=v.asks_speed or bool(v.engine_answer or v.format_answer))
+    if (cannot := not_loadable(v.assumptions)) and not (v.engine_answer or v.format_answer):
+        # "AWQ in Ollama": the answer is for the build the engine loads, and says so before any "Yes"
+        rest = line.replace("**", "", 2)
+        return (f"**Not as written: {cannot}.** Sized as {p.quant}, the build it loads at about that size: "
+                + rest[:1].lower() + rest[1:])
+    return line
 
 
 def how_fast_split(v: Verdict) -> bool:

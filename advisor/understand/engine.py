@@ -328,6 +328,23 @@ def engine_mentions(text: str | None) -> list[tuple[re.Match[str], str]]:
 
     >>> [(m.group(0), n) for m, n in engine_mentions("ollama or vllm? ik_llama.cpp is faster")]
     [('ollama', 'ollama'), ('vllm', 'vllm'), ('ik_llama.cpp', 'ik_llama.cpp')]
+    >>> [n for _, n in engine_mentions("./models/vllm-llama-3-8b.gguf in llama-server, from github.com/ollama/ollama")]
+    ['llama.cpp']
     """
-    hits = [(m, name) for pat, name in ENGINE_MENTIONS for m in pat.finditer(text or "")]
+    text = text or ""
+    hits = [(m, name) for pat, name in ENGINE_MENTIONS for m in pat.finditer(text) if not _in_path(text, m)]
     return sorted(hits, key=lambda h: h[0].start())
+
+
+_FILE = re.compile(r"\.(?:gguf|safetensors|bin|pt|onnx)$", re.I)
+
+
+def _in_path(text: str, m: re.Match[str]) -> bool:
+    """A name inside a path, URL or file name ("./models/vllm-llama-3-8b.gguf", "github.com/sgl-project/sglang") is
+    no engine in use; one that starts its token stays ("mlx-community/…", "ollama/ollama")."""
+    if m.start() > 0 and text[m.start() - 1] in "/\\":
+        return True
+    start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+    end = min((i for i in (text.find(" ", m.end()), text.find("\n", m.end())) if i >= 0), default=len(text))
+    token = text[start:end].rstrip(".,;:!?)")
+    return bool(_FILE.search(token)) and token.lower() != m.group(0).lower()

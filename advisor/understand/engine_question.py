@@ -26,6 +26,10 @@ __all__ = ["alternative_spans", "engine_asked", "refused_spans"]
 _BEFORE = re.compile(
     r"(?:\b(?:switch(?:ing)?|mov(?:e|ing)|migrat(?:e|ing)|chang(?:e|ing)|go|going|port(?:ing)?|jump(?:ing)?)\s+"
     r"(?:over\s+|back\s+)?to\s+(?:using\s+)?"
+    r"|\b(?:switch(?:ing)?|mov(?:e|ing)|migrat(?:e|ing)|chang(?:e|ing)|go|going|port(?:ing)?)\s+(?:over\s+)?from\s+"
+    r"[\w.+-]+(?:\s+[\w.+-]+)?\s+to\s+(?:using\s+)?"
+    r"|\b(?:thinking|wondering)\s+(?:about|of)\s+(?:using\s+|trying\s+|switching\s+to\s+|moving\s+to\s+)?"
+    r"|\blooking\s+(?:at|into)\s+"
     r"|\b(?:should|would|could|shall|do)\s+(?:i|we)\s+(?:rather\s+|instead\s+|just\s+)?(?:use|try|run\s+it\s+(?:in|on|with)|"
     r"go\s+with|pick|choose)\s+"
     r"|\b(?:worth\s+(?:trying|switching\s+to|using|moving\s+to)|try(?:ing)?\s+(?:out\s+)?|what\s+about|how\s+about|"
@@ -34,8 +38,12 @@ _BEFORE = re.compile(
     r"|\b(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?)$", re.I)  # "vllm or llama.cpp?": the second is weighed
 # Words after an engine that make it the one asked about ("X instead?", "would X be faster").
 _AFTER = re.compile(r"^\s*(?:instead\b(?!\s+of)|(?:\w+\s+){0,2}?(?:be\s+)?(?:faster|quicker|better|worth\s+it|help)\b)", re.I)
-# "I would never switch to X", "not going to use X": not asked about.
-_REFUSED = re.compile(r"(?:\b(?:never|not|no\s+way|won'?t|wouldn'?t|don'?t\s+want(?:\s+to)?)\b|n't\b)[^,;]{0,30}$", re.I)
+# "I would never switch to X", "not going to use X": not asked about. "I moved away from X", "was on X", "used to run
+# X": an engine left behind, not the one in use.
+_REFUSED = re.compile(r"(?:\b(?:never|not|no\s+way|won'?t|wouldn'?t|don'?t\s+want(?:\s+to)?)\b|n't\b)[^,;]{0,30}$"
+                      r"|\b(?:(?:moved|switched|migrated|came|went)\s+(?:away\s+)?from|(?:was|were)\s+(?:on|using|running)|"
+                      r"used\s+to\s+(?:use|run|be\s+on)|(?:ditched|dropped|left|quit|abandoned)|gave\s+up\s+on)\s+"
+                      r"(?:using\s+|running\s+)?$", re.I)
 # "instead of X", "than X", "from X": the engine in use.
 _CURRENT_BEFORE = re.compile(r"\b(?:instead\s+of|than|from|over)\s+(?:using\s+)?$", re.I)
 

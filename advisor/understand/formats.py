@@ -13,7 +13,7 @@ from advisor.understand.engine import ENGINE_NAMES, LLAMA_SERVER_ENGINES
 from knowledge import catalog
 from knowledge.store import Store
 
-__all__ = ["SERVER_ENGINES", "equivalent_quant", "format_conflict"]
+__all__ = ["NOT_AS_IT_IS", "SERVER_ENGINES", "equivalent_quant", "format_conflict", "not_loadable"]
 
 GGUF_ENGINES = (*LLAMA_SERVER_ENGINES, "ollama")
 SERVER_ENGINES = ("vllm", "sglang", "tensorrt-llm")
@@ -72,6 +72,17 @@ def _family(quant: QuantFormat) -> str:
     if eco.startswith("exl"):
         return "exl3" if "3" in quant.name.split()[0] else "exl2"
     return eco
+
+
+# How a format the engine cannot load is said, in the assumptions and the notes (one phrase, read back by the headline).
+NOT_AS_IT_IS = "Not as it is: "
+
+
+def not_loadable(assumptions: list[str]) -> str | None:
+    """The clause "Ollama cannot load AWQ 4-bit g128 files" of a :func:`format_conflict` sentence among
+    ``assumptions`` (as :data:`NOT_AS_IT_IS` starts it), else None."""
+    said = next((a for a in assumptions if a.startswith(NOT_AS_IT_IS)), None)
+    return said.removeprefix(NOT_AS_IT_IS).split(" (")[0].split(":")[0] if said else None
 
 
 def format_conflict(store: Store, quant: QuantFormat, engine: str | None) -> tuple[QuantFormat, str] | None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from advisor.errors import AdvisorError, AmbiguousError, InputError, NotFoundError
 from advisor.models import Hardware, ModelSpec, QuantFormat, Scenario
 from advisor.understand.engine import classify_engine
-from advisor.understand.formats import format_conflict
+from advisor.understand.formats import NOT_AS_IT_IS, format_conflict
 from advisor.understand.symptoms import parse_ngl
 from knowledge import catalog
 from knowledge.catalog._gpus import MAX_DEVICES
@@ -376,7 +376,7 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     if res.quant is not None and res.backend and (clash := format_conflict(
             store, res.quant, "mlx" if "mlx" in res.backend.lower() else classify_engine(res.backend)[0])) is not None:
         res.quant = clash[0]  # "4.0bpw exl2 in llama.cpp": the engine's own build of that size
-        res.assumptions.append(clash[1])
+        res.assumptions.append(NOT_AS_IT_IS + clash[1])
     # Workload
     use = s.use if s.use in DEFAULTS else None
     d_prompt, d_gen = DEFAULTS[use]
