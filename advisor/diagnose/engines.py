@@ -91,7 +91,11 @@ def engine_answer(c: Ctx) -> str | None:
     build = "" if q2.name == (c.sit.quant.name if c.sit.quant else "") else f" with its {q2.name} build"
     now_label = ENGINE_NAMES.get(c.sit.engine or "", c.sit.engine or "the engine now")
     if c.tg and users <= 1:  # the person's own rate, scaled by the predicted ratio of the two engines
-        said = f"decode ≈ {c.tg:g} → {c.tg * r:.1f} tok/s (your {now_label} rate × the predicted {r:.2f})"
+        # never past what the other engine is predicted to reach near its roofline (its predicted rate, or 85 % of
+        # the ceiling): a rate measured above our prediction does not carry the ratio beyond the hardware
+        to = min(c.tg * r, max(b, 0.85 * p2.decode_ceiling_tps)) if r > 1 else c.tg * r
+        said = (f"decode ≈ {c.tg:g} → {to:.1f} tok/s (your {now_label} rate × the predicted {r:.2f}"
+                + (", held under the other engine's ceiling)" if to < c.tg * r else ")"))
     else:
         said = f"decode ≈ {a:.1f} → {b:.1f} tok/s{each} ({now_label} now → {name}; predicted for both)"
     return f"{name} instead{build}: {said}{pre} — {verdict}."
