@@ -186,3 +186,15 @@ def test_a_switch_never_promises_past_the_other_engines_ceiling(tmp_path):
     to = float(a.split("decode ≈ 7.5 → ")[1].split(" tok/s")[0])
     # 7.5 x the predicted ratio (1.43) would be 10.7, above MLX's own 4-bit ceiling on 400 GB/s (~10.2)
     assert to < 10.2 and "held under the other engine's ceiling" in a
+
+
+def test_a_70b_too_big_for_a_32gb_card_is_offered_its_3_bit_build(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    "RTX 5090 32GB, want to run Llama 3.3 70B. Q4_K_M won't fit right? what are my options and speeds?")
+    fx = r.verdict.fixes[0]
+    # 70.6 B x 3.44 bits = 30.4 GB of weights: the most bits that fit 33.8 GB usable (IQ3_M at 3.66 would not)
+    assert fx.id == "fit_in_memory" and "IQ3_S" in fx.title
+    assert fx.new_decode_tps is not None and 30 < fx.new_decode_tps < 50  # all on the card, ~1.8 TB/s / 30 GB
