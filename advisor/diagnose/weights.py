@@ -177,8 +177,8 @@ SERVER_ECOSYSTEMS = ("vllm", "awq", "gptq", "compressed-tensors")  # what vLLM, 
 # The fewest bits per weight a fit fix offers, by total parameters: under ~3.5 bits a model of tens of billions of
 # parameters loses visibly, while the largest (hundreds of billions, mostly MoE) are run at 2 bits and below (the
 # 1.58-bit and 2-bit dynamic GGUFs of DeepSeek R1 671B, 131–212 GB), and a 70B's 3-bit i-quants (IQ3_XXS–IQ3_M) are what
-# a 24–32 GB card runs it at (a 3-bit 70B still beats the 30B-class models on most benchmarks it is compared on):
-# (at least this many billions, floor).
+# a 24–32 GB card runs it at (its quality cost is said with the format: IQ3_XXS's perplexity on Llama-3-70B in
+# knowledge/seed/quant_formats.csv): (at least this many billions, floor).
 LOW_BIT_FLOORS = ((300.0, 1.5), (100.0, 2.0), (60.0, 3.0))
 DEFAULT_BIT_FLOOR = 3.5
 
