@@ -198,3 +198,13 @@ def test_a_70b_too_big_for_a_32gb_card_is_offered_its_3_bit_build(tmp_path):
     # 70.6 B x 3.44 bits = 30.4 GB of weights: the most bits that fit 33.8 GB usable (IQ3_M at 3.66 would not)
     assert fx.id == "fit_in_memory" and "IQ3_S" in fx.title
     assert fx.new_decode_tps is not None and 30 < fx.new_decode_tps < 50  # all on the card, ~1.8 TB/s / 30 GB
+
+
+@pytest.mark.parametrize("text, share", [
+    ("ollama says 50% CPU 50% GPU", 0.5), ("60% GPU / 40% CPU", 0.6), ("30% cpu and 70% gpu", 0.7),
+    ("48%/52% CPU/GPU", 0.52), ("50% CPU 60% GPU", None), ("90% GPU utilization, 20% CPU", None),
+])
+def test_a_cpu_gpu_split_said_in_words_is_read(text, share):
+    from advisor.understand.symptoms import read_symptoms
+
+    assert read_symptoms(text).gpu_fraction == share

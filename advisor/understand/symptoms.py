@@ -248,6 +248,8 @@ _KIND_HINTS: tuple[tuple[str, str], ...] = (
 # Layers on the GPU out of the model's: llama.cpp's "offloaded 20/62 layers to GPU", "20/62 layers on GPU", "20 of 62 layers"
 _LAYERS_OF = re.compile(r"(?<![\w.])(\d{1,4})\s*(?:/|of|out\s+of)\s*(\d{1,4})\s+(?:repeating\s+)?layers\b", re.I)
 _PS_SPLIT = re.compile(r"\b(\d{1,3})\s*%\s*/\s*(\d{1,3})\s*%\s*CPU\s*/\s*GPU\b|\b100\s*%\s*(CPU|GPU)\b", re.I)
+# the split in words: "50% CPU 50% GPU", "60% GPU / 40% CPU", "30% cpu and 70% gpu" (the two add up to 100)
+_SPLIT_WORDS = re.compile(r"\b(\d{1,3})\s*%\s*(CPU|GPU)\W{0,5}(?:and\s+)?(\d{1,3})\s*%\s*(CPU|GPU)\b", re.I)
 _GPU_BACKEND = (("clblast", "clblast"), ("opencl", "opencl"), ("vulkan", "vulkan"), ("sycl", "sycl"),
                 ("rocm", "rocm"), ("hip", "rocm"), ("cuda", "cuda"), ("cublas", "cuda"), ("metal", "metal"))
 
@@ -330,6 +332,9 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     ps = _PS_SPLIT.search(t) if gpu_fraction is None else None  # `ollama ps`: "48%/52% CPU/GPU", "100% CPU"
     if ps:
         gpu_fraction = (int(ps.group(2)) / 100 if ps.group(2) else (0.0 if ps.group(3).upper() == "CPU" else 1.0))
+    words = _SPLIT_WORDS.search(t) if gpu_fraction is None else None
+    if words and words.group(2).upper() != words.group(4).upper() and int(words.group(1)) + int(words.group(3)) == 100:
+        gpu_fraction = int(words.group(1) if words.group(2).upper() == "GPU" else words.group(3)) / 100
     full = _FULL_OFFLOAD.search(t)
     full_offload = bool(full and (full.group(1) is None or full.group(1) == full.group(2)))
     arch = "pascal" if (_PASCAL.search(t) and not re.search(r"\bp100\b", t, re.I)) else "maxwell" if _MAXWELL.search(t) else "kepler" if _KEPLER.search(t) else None
