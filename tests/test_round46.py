@@ -208,3 +208,14 @@ def test_a_cpu_gpu_split_said_in_words_is_read(text, share):
     from advisor.understand.symptoms import read_symptoms
 
     assert read_symptoms(text).gpu_fraction == share
+
+
+@pytest.mark.parametrize("rate, kept", [("0.0001", None), ("0.005", 0.005), ("0.0015", 0.0015), ("12.3456", 12.346)])
+def test_a_tiny_rate_is_kept_as_said_or_said_back_as_ignored(tmp_path, rate, kept):
+    from advisor import service
+    from knowledge.store import Store
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), f"RTX 4090 llama 3 8b {rate} tok/s")
+    assert r.facts.measured_decode_tps == kept
+    if kept is None:
+        assert f"'{rate} tok/s' is not a usable speed; I ignored it." in r.reply

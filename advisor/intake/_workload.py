@@ -251,13 +251,16 @@ def extract_use(msg: Msg, ext: Extraction) -> None:
         ext.use = "chat"
 
 
+MIN_RATE_TPS = 0.001  # a token in over 16 minutes: no rate a run reports (below it, said back as ignored)
+
+
 def _set_rate(ext: Extraction, kind: str, v: float, raw: str) -> None:
-    if not 0 < v <= MAX_RATE_TPS:
+    if not MIN_RATE_TPS <= v <= MAX_RATE_TPS:
         ext.reject(f"'{raw}' is not a usable speed; I ignored it.")
         return
     field = "measured_prefill_tps" if kind == "prefill" else "measured_decode_tps"
     if getattr(ext, field) is None:
-        setattr(ext, field, round(v, 3))
+        setattr(ext, field, round(v, 3) if v >= 0.1 else float(f"{v:.3g}"))  # 0.0015 stays 0.0015, never 0.002 or 0
 
 
 _SECS = r"(?P<u>ms|msec|milliseconds?|s|secs?|seconds?)\b"
@@ -489,7 +492,7 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             msg.claim(m.start(), m.end())
             if kind is None:
                 kind = "decode"
-                if 0 < v <= MAX_RATE_TPS:  # an unusable one is said as ignored by _set_rate, not as taken
+                if MIN_RATE_TPS <= v <= MAX_RATE_TPS:  # an unusable one is said as ignored by _set_rate, not as taken
                     ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed.")
             elif kind == "prefill" and ext.measured_prefill_tps is not None and ext.measured_decode_tps is None:
                 # "prefill 850 tok/s and 7 t/s": the label belongs to the first rate; the second is the other phase
