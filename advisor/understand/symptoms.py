@@ -332,9 +332,9 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     ps = _PS_SPLIT.search(t) if gpu_fraction is None else None  # `ollama ps`: "48%/52% CPU/GPU", "100% CPU"
     if ps:
         gpu_fraction = (int(ps.group(2)) / 100 if ps.group(2) else (0.0 if ps.group(3).upper() == "CPU" else 1.0))
-    words = _SPLIT_WORDS.search(t) if gpu_fraction is None else None
-    if words and words.group(2).upper() != words.group(4).upper() and int(words.group(1)) + int(words.group(3)) == 100:
-        gpu_fraction = int(words.group(1) if words.group(2).upper() == "GPU" else words.group(3)) / 100
+    sp = _SPLIT_WORDS.search(t) if gpu_fraction is None else None
+    if sp and sp.group(2).upper() != sp.group(4).upper() and int(sp.group(1)) + int(sp.group(3)) == 100:
+        gpu_fraction = int(sp.group(1) if sp.group(2).upper() == "GPU" else sp.group(3)) / 100
     full = _FULL_OFFLOAD.search(t)
     full_offload = bool(full and (full.group(1) is None or full.group(1) == full.group(2)))
     arch = "pascal" if (_PASCAL.search(t) and not re.search(r"\bp100\b", t, re.I)) else "maxwell" if _MAXWELL.search(t) else "kepler" if _KEPLER.search(t) else None
