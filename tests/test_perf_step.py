@@ -544,14 +544,15 @@ def test_vllm_v0_host_cost_is_fitted_on_the_stores_v0_batches_and_said(store):
     host = calibration_model(store).t0_s[V0_HOST_KEY]
     # AccelMark's vLLM 0.7.3 runs: a 0.5B model at 32 users runs at a third of its weight-read rate (A6000
     # 1,917 tok/s), an 8B at 8 users near it; 0.3 ms per sequence per step fits both best (grid 0–1 ms; the
-    # 24-layer 0.5B's own fixed cost is 24/32 of the kind's, advisor.calibration.layer_scale)
-    assert host == pytest.approx(0.0003)
+    # 24-layer 0.5B's own fixed cost is 24/32 of the kind's, advisor.calibration.layer_scale); 0.25 ms since the
+    # round-46 decode calibration (an Apple tier level, one-machine GPU groups weighing a fifth)
+    assert host == pytest.approx(0.00025)
     hw = catalog.resolve_hardware(store, "A100 80GB SXM").value
     m = catalog.resolve_model(store, "qwen2.5 0.5b").value
     q = catalog.resolve_quant(store, "BF16").value
     old = predict(store, hardware=hw, model=m, quant=q, concurrency=32, backend="vllm 0.7.3")
     new = predict(store, hardware=hw, model=m, quant=q, concurrency=32, backend="vllm")
-    assert any("V0 engine" in a and "0.3 ms" in a for a in old.assumptions)
+    assert any("V0 engine" in a and "~0.25 ms" in a for a in old.assumptions)
     assert not any("V0 engine" in a for a in new.assumptions)
     # AccelMark on this machine: vLLM 0.7.3 2,387 tok/s, vLLM 0.20.1 11,576 tok/s (the same 32 users)
     assert old.decode_tps < 0.5 * new.decode_tps

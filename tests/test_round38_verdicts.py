@@ -7,7 +7,7 @@ import re
 from advisor import service
 from advisor.render.markdown import fmt_s
 
-M4PRO = "Mac mini M4 Pro 48GB, llama.cpp, qwen3 8b Q4_K_M: tg 52 tok/s, normal?"
+M4PRO = "Mac mini M4 Pro 48GB, llama.cpp, qwen3 8b Q4_K_M: tg 56 tok/s, normal?"
 GTX1070 = "my GTX 1070 runs mistral 7b Q5_K_M with llama.cpp, llama-bench says tg128 47 t/s, is that normal?"
 
 
@@ -15,7 +15,7 @@ def test_above_the_range_is_not_called_the_range(store):
     r = service.ask(store, M4PRO)
     assert r.verdict is not None and r.verdict.status == "normal"
     lo, hi = r.verdict.expected_range["decode_tps"]
-    assert hi < 52  # the fit expects less than this Mac measured
+    assert hi * 1.02 < 56  # the fit expects less than this Mac measured (its range tops out near 51 since round 46)
     assert "a good result" in r.reply.split("\n")[0] and "above the usual" in r.reply, r.reply[:400]
     assert "is normal here" not in r.reply
     assert "up to 59.2" in r.reply  # 273 GB/s over the bytes Qwen3 8B at Q4_K_M reads per token: the decode ceiling
@@ -62,9 +62,9 @@ def test_range_words_follow_the_verdict():
 
 
 def test_speculative_decoding_starts_from_the_measured_rate(store):
-    r = service.ask(store, M4PRO)  # 52 tok/s measured, judged normal
+    r = service.ask(store, M4PRO)  # 56 tok/s measured, above the usual range
     fx = [f for f in r.verdict.fixes if f.id == "speculative_decoding"]
-    assert fx and fx[0].predicted_effect.split("(")[1].startswith("52 →"), fx[0].predicted_effect
+    assert fx and fx[0].predicted_effect.split("(")[1].startswith("56 →"), fx[0].predicted_effect
 
 
 # --- round 39: prefill slow while decode is in range --------------------------------------------------------------

@@ -106,7 +106,7 @@ def test_far_apart_versions_still_ask(store):
     ("RTX 4090, llama 3.1 8b q4, I get 12,5 tok/s decode", 12.5, None),
     ("RTX 4090 llama 3.1 8b prefill 850,3 tok/s and 7,5 t/s", 7.5, 850.3),
     ("RTX 4090 llama 3.1 8b prefill 850 tok/s and 7 t/s", 7.0, 850.0),
-    ("RTX 4090, llama 3.1 8b, decode 2 tokens per minute", 0.033, None),
+    ("RTX 4090, llama 3.1 8b, decode 2 tokens per minute", 0.0333, None),  # three significant digits under 0.1
     ("my pi 5 with llama 3.1 8b gets 30 tokens a minute", 0.5, None),
 ])
 def test_rates_in_local_formats(store, msg, decode, prefill):

@@ -380,14 +380,14 @@ def test_a_near_limit_spill_is_said_as_probable_with_the_engines_check(store):
 
 def test_a_huge_model_is_offered_a_low_bit_format_that_fits(store):
     # DeepSeek R1 671B: Q4_K_M needs 423 GB; IQ1_S (1.56 bits) needs about 135 GB of the 144 GB an M2 Ultra 192GB
-    # lets the GPU use — the 1.58-bit dynamic GGUF people run there. A 70B is never offered under 3.5 bits.
+    # lets the GPU use — the 1.58-bit dynamic GGUF people run there. A 70B is never offered under 3 bits, a 32B under 3.5.
     from advisor import service
     from advisor.diagnose.weights import min_fit_bits
 
     v = service.ask(store, "Mac Studio M2 Ultra 192GB, can I run DeepSeek R1 671B? I need 10 tok/s").verdict
     fit = next(f for f in v.fixes if f.id == "fit_in_memory")
     assert "IQ1_S" in fit.title and "answers get visibly worse below about 3 bits" in fit.title
-    assert (min_fit_bits(671), min_fit_bits(235), min_fit_bits(70)) == (1.5, 2.0, 3.5)
+    assert (min_fit_bits(671), min_fit_bits(235), min_fit_bits(70), min_fit_bits(32)) == (1.5, 2.0, 3.0, 3.5)
 
 
 def test_smaller_models_come_from_current_lines_and_hold_the_prompt(store):

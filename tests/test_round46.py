@@ -165,17 +165,6 @@ def test_experts_kept_in_ram_when_the_model_fits_the_card_is_the_fault(tmp_path,
     assert all(f.remedy != "setup:gpu_state" for f in r.verdict.fixes[:1])
 
 
-def test_a_prompt_longer_than_the_window_is_cut_to_it_and_said(tmp_path):
-    from advisor import service
-    from knowledge.store import Store
-
-    r = service.ask(Store(str(tmp_path / "s.duckdb")), "RTX 4090, llama 3 8b, prompt 10000000 tokens")
-    p = r.verdict.prediction
-    assert p.prompt_tokens == 8192 - 300  # Llama 3 8B holds 8,192 tokens; 300 are the answer's
-    assert any(a.startswith("A 10,000,000-token prompt is more than Meta-Llama-3-8B holds (8,192-token context)")
-               for a in r.verdict.assumptions)
-
-
 def test_a_switch_never_promises_past_the_other_engines_ceiling(tmp_path):
     from advisor import service
     from knowledge.store import Store

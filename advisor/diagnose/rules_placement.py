@@ -90,7 +90,7 @@ def experts_off_the_card(c: Ctx) -> Finding | None:
     got = f" {c.tg:g} tok/s is what reading them from system RAM gives." if c.tg else ""
     return Finding("misconfiguration", f"Your flags keep the routed experts in system RAM, yet the whole model fits the "
                    f"GPU ({mem.required_gb:.1f} of {mem.usable_gb:.1f} GB usable): every token reads them over the CPU's "
-                   f"memory, many times slower than VRAM.{got}", ["offload_all"],
+                   f"memory, many times slower than VRAM.{got}", ["more_experts_on_gpu", "offload_all"],
                    status="below_expected" if c.tg else None, rule="experts_off_the_card")
 
 

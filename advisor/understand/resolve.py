@@ -399,13 +399,6 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
                                f"{res.model.id.split('/')[-1]} holds ({limit:,}-token context): the app keeps only the "
                                f"last part, so the figures are for {kept:,} tokens already in the context.")
         res.depth = kept
-    elif res.model is not None and limit and res.prompt_tokens + res.gen_tokens > limit:
-        # one prompt longer than the window: the engine refuses it (or truncates it); the figures are for a full window
-        said = res.prompt_tokens
-        res.prompt_tokens = max(1, limit - res.gen_tokens)
-        res.assumptions.append(f"A {said:,}-token prompt is more than {res.model.id.split('/')[-1]} holds ({limit:,}-token "
-                               f"context): engines refuse or cut it, so the figures are for a {res.prompt_tokens:,}-token "
-                               "prompt that fills the window.")
     res.concurrency = s.concurrency or 1
     res.n_gpu_layers = s.n_gpu_layers
     res.gpu_fraction = s.gpu_fraction
