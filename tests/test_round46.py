@@ -208,3 +208,15 @@ def test_a_tiny_rate_is_kept_as_said_or_said_back_as_ignored(tmp_path, rate, kep
     assert r.facts.measured_decode_tps == kept
     if kept is None:
         assert f"'{rate} tok/s' is not a usable speed; I ignored it." in r.reply
+
+
+def test_the_verdict_card_says_a_queue_not_a_model_that_does_not_fit(tmp_path):
+    from advisor import service
+    from knowledge.store import Store
+    from ui.handlers import verdict_card
+
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "A100 80GB vLLM Llama 3.3 70B FP8 for 50 users, 1k in / 500 out. enough?")
+    card = verdict_card(r.verdict)
+    assert "the model does not fit" not in card
+    assert "memory (the KV caches of 50 users do not all fit: 24 at once, the rest wait)" in card
+    assert "| decode, 24 of 50 users together (the rest wait) |" in card

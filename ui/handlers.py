@@ -301,6 +301,8 @@ def verdict_card(v: Verdict) -> str:
               "above_expected": "faster than usual", "not_measured": "predicted (nothing measured yet)"}.get(
         v.status, v.status.replace("_", " "))
     name = BOTTLENECK_WORDS.get(v.bottleneck, v.bottleneck.replace("_", " "))
+    if v.bottleneck == "memory_fit" and p is not None and p.running:  # the weights fit; the users' caches queue
+        name = f"memory (the KV caches of {p.concurrency} users do not all fit: {p.running} at once, the rest wait)"
     out.append(f"**Bottleneck: {name}** · {status}")
     if v.headline and not v.headline.lower().startswith("bottleneck"):
         out.append(f"### {report.tidy(v.headline)}")
