@@ -217,6 +217,10 @@ def test_the_verdict_card_says_a_queue_not_a_model_that_does_not_fit(tmp_path):
 
     r = service.ask(Store(str(tmp_path / "s.duckdb")), "A100 80GB vLLM Llama 3.3 70B FP8 for 50 users, 1k in / 500 out. enough?")
     card = verdict_card(r.verdict)
-    assert "the model does not fit" not in card
-    assert "memory (the KV caches of 50 users do not all fit: 24 at once, the rest wait)" in card
+    assert "the model does not fit" not in card and "does not fit**" not in card
+    assert "→ the weights and 24 users' caches fit; **the other 26 wait**." in card
     assert "| decode, 24 of 50 users together (the rest wait) |" in card
+    # a card whose bottleneck is memory names the queue, not the model
+    r2 = service.ask(Store(str(tmp_path / "s2.duckdb")), "RTX 4090, ollama, qwen2.5 32b q4_k_m, 50 users, 1k in / 500 out")
+    assert r2.verdict.bottleneck == "memory_fit" and r2.verdict.prediction.running == 10
+    assert "memory (the KV caches of 50 users do not all fit: 10 at once, the rest wait)" in verdict_card(r2.verdict)

@@ -325,7 +325,10 @@ def prediction_markdown(p: Prediction) -> str:
         need, usable = fmt_gb_apart(m.required_gb, m.usable_gb, least=1)
         mem = (f"**Memory:** weights {m.weights_gb:.1f} GB + KV cache {m.kv_cache_gb:.2f} GB + overhead {m.overhead_gb:.1f} GB "
                f"= {need} GB of {usable} GB usable"
-               + (f" ({m.note})" if m.note else "") + (" → **fits**." if m.fits else " → **does not fit**."))
+               + (f" ({m.note})" if m.note else "")
+               + (" → **fits**." if m.fits else
+                  f" → the weights and {p.running} users' caches fit; **the other {p.concurrency - p.running} wait**."
+                  if p.running else " → **does not fit**."))
     each = " per GPU" if (p.hardware.get("n_devices") or 1) > 1 else ""
     hw = (f"{p.hardware['name']}: {p.bandwidth_gbs:g} GB/s"
           + (f", {p.tflops:.1f} TFLOPS FP16" + (" (estimate)" if p.tflops_is_estimate else "") if p.tflops else "")
