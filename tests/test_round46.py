@@ -160,7 +160,8 @@ def test_experts_kept_in_ram_when_the_model_fits_the_card_is_the_fault(tmp_path,
     r = service.ask(Store(str(tmp_path / "s.duckdb")),
                     f"RTX 3090 24GB + 64GB RAM, qwen3 30b a3b q4_k_m, llama.cpp {flags}, 12 tok/s")
     assert r.verdict.fixes[0].remedy in ("offload_all", "more_experts_on_gpu")  # drop the flag, never "the GPU is slowed"
-    assert "no --n-cpu-moe / --cpu-moe at all" in r.verdict.fixes[0].title
+    t = r.verdict.fixes[0].title
+    assert "drop --" in t or "no --n-cpu-moe / --cpu-moe at all" in t, t
     assert r.verdict.fixes[0].new_decode_tps > 100  # Qwen3-30B-A3B all on a 3090: ~136 tok/s
     assert all(f.remedy != "setup:gpu_state" for f in r.verdict.fixes[:1])
 

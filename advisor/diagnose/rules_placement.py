@@ -84,14 +84,14 @@ def experts_off_the_card(c: Ctx) -> Finding | None:
     from advisor.diagnose.split import experts_on_cpu
 
     p = c.pred
-    if p is None or not c.has_gpu or c.fits is not True or not experts_on_cpu(c):
-        return None
+    if p is None or not c.has_gpu or c.fits is not True or not experts_on_cpu(c) or not c.tg:
+        return None  # (no measured rate: the expert-flag fixes rank as usual)
     mem = p.memory
     got = f" {c.tg:g} tok/s is what reading them from system RAM gives." if c.tg else ""
     return Finding("misconfiguration", f"Your flags keep the routed experts in system RAM, yet the whole model fits the "
                    f"GPU ({mem.required_gb:.1f} of {mem.usable_gb:.1f} GB usable): every token reads them over the CPU's "
-                   f"memory, many times slower than VRAM.{got}", ["more_experts_on_gpu", "offload_all"],
-                   status="below_expected" if c.tg else None, rule="experts_off_the_card")
+                   f"memory, many times slower than VRAM.{got}", ["offload_all", "more_experts_on_gpu"],
+                   status="below_expected", rule="experts_off_the_card")
 
 
 def _layers_phrase(c: Ctx) -> str:
