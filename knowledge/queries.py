@@ -10,7 +10,7 @@ from typing import Any
 
 from knowledge.store import Store
 
-__all__ = ["POPULATION_ORIGINS", "OWN_ORIGINS", "calibration_set", "latest_probe", "machine_results", "peers",
+__all__ = ["POPULATION_ORIGINS", "OWN_ORIGINS", "api_pairs", "calibration_set", "latest_probe", "machine_results", "peers",
            "population_calibration_set", "user_results"]
 
 #: Who feeds the population calibration ("what an RTX 4090 with this model should do"): the curated,
@@ -150,6 +150,39 @@ LEFT JOIN hardware h ON h.hw_id = r.base_hw_id ORDER BY top.similarity DESC, r.r
         sql, {"hw": hw_id or "", "bw": bw, "p": p, "q": quant, "kind": kind, "depth": int(depth or 0),
               "limit": int(limit)},
     )
+
+
+_API_PAIRS_SQL = """
+SELECT a.hw_id, a.decode_tps AS da, b.decode_tps AS db, a.prefill_tps AS pa, b.prefill_tps AS pb
+FROM results a JOIN results b
+  ON a.hw_id = b.hw_id AND a.model_id = b.model_id AND lower(a.quant) = lower(b.quant) AND a.engine = b.engine
+ AND a.source_set = b.source_set AND coalesce(a.prompt_tokens, -1) = coalesce(b.prompt_tokens, -1)
+ AND coalesce(a.gen_tokens, -1) = coalesce(b.gen_tokens, -1) AND coalesce(a.depth, 0) = coalesce(b.depth, 0)
+ AND coalesce(a.batch, 1) = coalesce(b.batch, 1)
+WHERE a.value_kind = 'measured' AND b.value_kind = 'measured' AND coalesce(a.batch, 1) = 1
+  AND a.accel = $a AND b.accel = $b AND a.n_devices IS NOT DISTINCT FROM b.n_devices AND coalesce(a.n_devices, 1) = 1
+  AND list_contains($origins, lower(a.origin)) AND list_contains($origins, lower(b.origin))
+"""
+
+
+def api_pairs(store: Store, api_a: str, api_b: str) -> dict[str, Any]:
+    """Runs measured twice on one machine, alike but for the GPU API (same model, format, engine, lengths, depth
+    and source; one GPU, one stream), in the curated and pooled rows (:data:`POPULATION_ORIGINS`).
+
+    Returns:
+        ``{"pairs": n, "machines": [hw_id, ...], "decode": median decode ratio a/b or None, "prefill": median
+        prefill ratio a/b or None}``: ratio > 1 means ``api_a`` is faster.
+    """
+    def build() -> dict[str, Any]:
+        rows = store.query(_API_PAIRS_SQL, {"a": api_a, "b": api_b, "origins": list(POPULATION_ORIGINS)})
+
+        def med(xs: list[float]) -> float | None:
+            xs = sorted(xs)
+            return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else None
+        return {"pairs": len(rows), "machines": sorted({r["hw_id"] for r in rows}),
+                "decode": med([r["da"] / r["db"] for r in rows if r["da"] and r["db"]]),
+                "prefill": med([r["pa"] / r["pb"] for r in rows if r["pa"] and r["pb"]])}
+    return dict(store.cached(f"api_pairs:{api_a}:{api_b}", build))
 
 
 def user_results(store: Store, limit: int = 50) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ Nothing here reads text: rules read the Situation's typed fields.
 from __future__ import annotations
 
 from advisor.diagnose import remedies as _remedies
+from advisor.diagnose.apis import api_answer
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.engines import engine_answer
 from advisor.diagnose.explain import explanation, headline, household_fix
@@ -265,7 +266,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
         asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
         planned_split=f.rule == PLANNED_SPLIT_RULE,
-        engine_answer=engine_answer(c), format_answer=format_answer(c),
+        engine_answer=engine_answer(c) or api_answer(c), format_answer=format_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),

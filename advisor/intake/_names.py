@@ -15,7 +15,7 @@ from advisor.intake._schema import Extraction
 from advisor.intake._text import WORDNUM, Msg, fmt, negated, word_number
 from advisor.models import MAX_PARAMS_B
 from advisor.understand.engine import classify_engine, engine_mentions
-from advisor.understand.engine_question import alternative_spans, refused_spans
+from advisor.understand.engine_question import alternative_spans, api_spans, refused_spans
 from advisor.understand.formats import NOT_AS_IT_IS, format_conflict
 from advisor.understand.symptoms import cpu_moe_layers
 from knowledge import catalog
@@ -371,6 +371,13 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
 
 
 # ----------------------------------------------------------------------------- engine
+def _api_in_use(text: str) -> re.Match[str] | None:
+    """The first API named that is not asked about ("Vulkan or ROCm?": Vulkan; "would ROCm beat my Vulkan build?":
+    Vulkan)."""
+    asked = api_spans(text)
+    return next((a for a in _ACCEL.finditer(text) if not any(s <= a.start() < e for s, e, _ in asked)), None)
+
+
 def extract_backend(msg: Msg, ext: Extraction) -> None:
     """Read the engine ("ollama", "llama.cpp", "LM Studio", "mlx", "vllm"), GPU offload and CPU-only runs."""
     hits = sorted((m.start(), name) for m, name in engine_mentions(msg.orig))
@@ -388,7 +395,7 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
         be = names[0]
         if "mlx" in names and "LM Studio" in names:
             be = "LM Studio (MLX)"
-        elif be in ("llama.cpp", "ollama", "LM Studio", "koboldcpp") and (a := _ACCEL.search(msg.orig)):
+        elif be in ("llama.cpp", "ollama", "LM Studio", "koboldcpp") and (a := _api_in_use(msg.orig)):
             api = _ACCEL_NAMES[re.split(r"[\s_-]", a.group("a").lower())[0]]
             be += f" ({api})"
         if be in ("vllm", "sglang") and (v := _SERVER_VERSION.search(msg.orig)):

@@ -19,7 +19,14 @@ import re
 
 from advisor.understand.engine import classify_engine, engine_mentions
 
-__all__ = ["alternative_spans", "engine_asked", "refused_spans"]
+__all__ = ["API_MENTION", "alternative_spans", "api_asked", "api_spans", "engine_asked", "refused_spans"]
+
+# llama.cpp's GPU APIs as people write them ("the ROCm build", "Vulkan", "HIP", "SYCL"): the API an engine of the
+# llama.cpp family runs on is a choice of its own ("Vulkan or ROCm?", "would CUDA be faster than Vulkan?").
+API_MENTION = re.compile(r"(?<![A-Za-z])(?P<a>cuda|vulkan|rocm|hip|sycl|metal|opencl)\b(?!\s*=\s*(?:0|false|off)\b)",
+                         re.I)
+_API_KEY = {"cuda": "cuda", "vulkan": "vulkan", "rocm": "rocm", "hip": "rocm", "sycl": "sycl", "metal": "metal",
+            "opencl": "opencl"}
 
 # Engine names as people write them (the intake's own table reads the engine in use).
 # Words before an engine that make it the one asked about ("switch to X", "should I try X", "what about X").
@@ -35,7 +42,8 @@ _BEFORE = re.compile(
     r"|\b(?:worth\s+(?:trying|switching\s+to|using|moving\s+to)|try(?:ing)?\s+(?:out\s+)?|what\s+about|how\s+about|"
     r"consider\w*|rather\s+use|better\s+off\s+(?:with|on|using))\s+"
     r"|\b(?:would|will|is|are|does|could|can)\s+(?:a\s+|the\s+)?"
-    r"|\b(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?)$", re.I)  # "vllm or llama.cpp?": the second is weighed
+    r"|\b(?:turn(?:ing)?\s+on|enabl(?:e|ing)|(?:build|compil)(?:e|ing)?\s+(?:it\s+)?(?:with|for))\s+"
+    r"|\b(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?)(?:the\s+|a\s+)?$", re.I)  # "vllm or llama.cpp?": the second is weighed
 # Words after an engine that make it the one asked about ("X instead?", "would X be faster").
 _AFTER = re.compile(r"^\s*(?:instead\b(?!\s+of)|(?:\w+\s+){0,2}?(?:be\s+)?(?:faster|quicker|better|worth\s+it|help)\b)", re.I)
 # "I would never switch to X", "not going to use X": not asked about. "I moved away from X", "was on X", "used to run
@@ -61,7 +69,30 @@ def refused_spans(text: str) -> list[tuple[int, int]]:
 def alternative_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, engine) of each engine mention that names an alternative to the one in use. Of "X or Y?" the
     second is weighed against the first, which stays the engine in use."""
-    out = _alternatives(text)
+    return _or_second(text, _alternatives(text, [(m, classify_engine(m.group(0))[0]) for m, _ in engine_mentions(text)]))
+
+
+def api_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, API) of each GPU API named as an alternative to the one in use, like :func:`alternative_spans`.
+
+    >>> [a for *_, a in api_spans("RX 7900 XTX, Qwen2.5 32B in llama.cpp. Should I use Vulkan or ROCm?")]
+    ['rocm']
+    >>> [a for *_, a in api_spans("I'm on the Vulkan build; would ROCm be faster?")]
+    ['rocm']
+    >>> api_spans("llama.cpp with ROCm on my 7900 XTX, 20 tok/s")
+    []
+    """
+    found = [(m, _API_KEY[m.group("a").lower()]) for m in API_MENTION.finditer(text or "")]
+    return _or_second(text, _alternatives(text, found))
+
+
+def api_asked(text: str) -> str | None:
+    """The GPU API the person asks about running on ("rocm", "vulkan", "cuda", ...), or None."""
+    spans = api_spans(text)
+    return spans[0][2] if spans else None
+
+
+def _or_second(text: str, out: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     for a in list(out):
         if re.search(r"\b(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?$", text[max(0, a[0] - 12):a[0]], re.I):
             prev = [b for b in out if b[1] <= a[0] and re.fullmatch(r"[\s,]*(?:or|vs\.?|versus)\s+(?:with\s+|in\s+|on\s+)?",
@@ -70,15 +101,14 @@ def alternative_spans(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _alternatives(text: str) -> list[tuple[int, int, str]]:
+def _alternatives(text: str, mentions: list[tuple[re.Match[str], str]]) -> list[tuple[int, int, str]]:
     out = []
-    for m, _ in engine_mentions(text):
+    for m, engine in mentions:
         before = text[max(0, m.start() - 50):m.start()]
         before = re.split(r"[.!?](?=\s)|[\n;]", before)[-1]  # the same sentence
         if _CURRENT_BEFORE.search(before) or _REFUSED.search(before):
             continue
         if (_BEFORE.search(before) or _AFTER.search(text[m.end():m.end() + 40])) and _asking(text, m.start()):
-            engine = classify_engine(m.group(0))[0]
             if engine:
                 out.append((m.start(), m.end(), engine))
     return out

@@ -239,6 +239,8 @@ class Symptoms(_Frozen):
             ``--cpu-moe``, ``-ot exps=CPU``), None when not said as a number.
         engine_asked (str | None): an engine asked about as an alternative ("should I switch to MLX?"), by its
             :func:`~advisor.understand.engine.classify_engine` name.
+        api_asked (str | None): a GPU API asked about for the llama.cpp-family engine ("Vulkan or ROCm?": ``rocm``;
+            ``cuda``, ``vulkan``, ``rocm``, ``sycl``, ``metal``, ``opencl``).
         rocm_refused (bool): the engine's log says ROCm does not support the card ("amdgpu is not supported").
         asks_memory (bool): the question asks for the memory it takes ("how much VRAM do I need?").
         ubatch (int | None): the prompt micro-batch set (llama.cpp ``-ub``, Ollama ``num_batch``), tokens.
@@ -279,6 +281,7 @@ class Symptoms(_Frozen):
     experts_on_cpu: bool = False
     cpu_moe_layers: int | None = None
     engine_asked: str | None = None
+    api_asked: str | None = None
     rocm_refused: bool = False
     ubatch: int | None = None
     intel_mac: bool = False

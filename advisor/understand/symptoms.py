@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.understand.engine_question import engine_asked
+from advisor.understand.engine_question import api_asked, engine_asked
 from advisor.understand.situation import Symptoms
 
 __all__ = ["guess_kind", "parse_ngl", "read_machine_facts", "read_symptoms"]
@@ -372,6 +372,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         experts_on_cpu=experts_on_cpu_said(t),
         cpu_moe_layers=cpu_moe_layers(t),
         engine_asked=engine_asked(t),
+        api_asked=api_asked(t),
         asks_memory=bool(_HOW_MUCH_MEMORY.search(t)),
         ubatch=_ubatch(t),
         intel_mac=intel_mac(t),

@@ -1,0 +1,85 @@
+"""Round 47: the GPU API as a question ("Vulkan or ROCm?", "would CUDA be faster than Vulkan?")."""
+
+import pytest
+
+from advisor import service
+from advisor.understand.engine_question import api_asked, engine_asked
+from knowledge.queries import api_pairs
+from knowledge.store import Store
+
+
+@pytest.mark.parametrize("text, api", [
+    ("RX 7900 XTX, Qwen2.5 32B in llama.cpp. Should I use Vulkan or ROCm?", "rocm"),
+    ("vulkan vs rocm for prompt processing on my 7900 XTX?", "rocm"),
+    ("I'm on the Vulkan build; would ROCm be faster?", "rocm"),
+    ("Is CUDA faster than Vulkan on a 4080?", "cuda"),
+    ("would the ROCm build be faster than Vulkan on my 7900 XTX?", "rocm"),
+    ("Arc A770: SYCL or Vulkan?", "vulkan"),
+    ("7900 XTX, ollama, llama 3.1 8B, should I turn on vulkan?", "vulkan"),
+    ("should I use the ROCm build?", "rocm"),
+    ("is it worth building with CUDA?", "cuda"),
+    ("thinking about trying HIP on my 9070 XT", "rocm"),
+    ("I run ollama with rocm; switch to vulkan?", "vulkan"),
+])
+def test_an_api_asked_about_is_read_as_a_question(text, api):
+    assert api_asked(text) == api
+    assert engine_asked(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "llama.cpp with ROCm on my 7900 XTX, 20 tok/s",
+    "I built llama.cpp with Vulkan and get 20 tok/s",
+    "I never use vulkan",
+    "CUDA_VISIBLE_DEVICES=0 llama-server -m qwen.gguf",
+    "should I switch to MLX?",
+])
+def test_an_api_in_use_or_refused_is_not_a_question(text):
+    assert api_asked(text) is None
+
+
+def test_paired_runs_give_the_measured_api_ratio(store):
+    # the Strix Halo toolboxes ran the same models with ROCm and Vulkan: prompt reading differs, decode hardly
+    m = api_pairs(store, "rocm", "vulkan")
+    assert m["machines"] == ["amd-ryzen-ai-max-plus-395"] and m["pairs"] > 100
+    assert 0.9 < m["decode"] < 1.1 and 1.3 < m["prefill"] < 1.9
+    v = api_pairs(store, "vulkan", "cuda")  # RTX 4080, ik_llama.cpp discussion: CUDA reads prompts ~3× faster
+    assert v["machines"] == ["nvidia-rtx-4080"] and v["prefill"] < 0.5 and v["decode"] < 0.9
+    assert api_pairs(store, "sycl", "vulkan")["pairs"] == 0
+
+
+def _ask(tmp_path, msg):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert r.verdict is not None, r.reply[:300]
+    return r
+
+
+def test_vulkan_or_rocm_is_answered_with_both_predictions(tmp_path):
+    r = _ask(tmp_path, "I have an RX 7900 XTX and run Qwen2.5 32B Q4_K_M in llama.cpp. Should I use Vulkan or ROCm?")
+    assert r.facts.backend == "llama.cpp (Vulkan)"  # the first named is the one weighed against
+    a = r.verdict.engine_answer
+    assert a.startswith("ROCm instead of Vulkan:") and "predicted for both" in a
+    assert "ROCm reads prompts faster" in a and "worth it, most of all for long prompts" in a
+    assert "Measured both ways" in a and "Ryzen AI Max+ 395" in a  # another machine's pairs: quoted, not deciding
+    assert "**ROCm instead of Vulkan:**" in r.reply
+
+
+def test_this_machines_own_paired_runs_decide(tmp_path):
+    r = _ask(tmp_path, "RTX 4080 with llama.cpp CUDA, llama 3.1 8B Q4_0. Is Vulkan faster?")
+    a = r.verdict.engine_answer
+    assert a.startswith("Vulkan instead of CUDA:") and "by this machine's runs measured both ways" in a
+    assert "stay on CUDA" in a and "writes faster (1.23×)" in a
+
+
+@pytest.mark.parametrize("msg, why", [
+    ("RTX 3090 with ollama, qwen2.5 32b, should I try ROCm?", "ROCm (HIP) runs only on AMD GPUs"),
+    ("M2 Max 32GB, llama.cpp, Qwen 14B Q4_K_M. would Vulkan be faster?", "on a Mac llama.cpp runs on Metal"),
+    ("RX 7900 XTX, llama.cpp, llama 3.1 8B Q4_K_M: is CUDA faster?", "CUDA runs only on NVIDIA GPUs"),
+])
+def test_an_api_the_machine_cannot_run_says_why(tmp_path, msg, why):
+    a = _ask(tmp_path, msg).verdict.engine_answer
+    assert "not here" in a and why in a
+
+
+def test_a_server_engine_picks_its_own_api(tmp_path):
+    a = _ask(tmp_path, "RTX 4090, vLLM, Llama 3.1 8B FP16: would Vulkan help?").verdict.engine_answer
+    assert a.startswith("Vulkan instead: vLLM picks its GPU API itself (CUDA here)")
