@@ -43,6 +43,22 @@ GB = 1e9
 # OS leaves a model there (default_usable_fraction) are estimates made on it.
 STATED_GB = 2**30 / GB
 KV_BYTES_F16 = 2.0
+# Bytes per KV-cache element by cache type: f16; q8_0 = 34 B / 32, q4_0 = 18 B / 32, q5_0 = 22 B / 32, q5_1 = 24 B / 32,
+# q4_1 = 20 B / 32 (ggml-common.h block structs); fp8 / int8 (vLLM --kv-cache-dtype fp8, MLX 8-bit) one byte.
+KV_BYTES_PER_ELEMENT = {"f16": 2.0, "bf16": 2.0, "q8_0": 34 / 32, "q5_1": 24 / 32, "q5_0": 22 / 32, "q4_1": 20 / 32,
+                        "q4_0": 18 / 32, "fp8": 1.0, "int8": 1.0, "q8": 34 / 32, "q4": 18 / 32, "int4": 18 / 32}
+
+
+def kv_element_bytes(cache_type: str | None) -> float:
+    """Bytes per KV-cache element of a cache type as said (``q8_0``, ``Q4_0``, ``fp8_e4m3``, ``"quantized"``); f16 when
+    unknown or None. A quantized cache of no stated type is taken as q8_0 (the usual choice: ``-ctk q8_0``,
+    ``OLLAMA_KV_CACHE_TYPE=q8_0``)."""
+    t = (cache_type or "f16").lower()
+    if t == "quantized":
+        return KV_BYTES_PER_ELEMENT["q8_0"]
+    if t.startswith("fp8"):
+        return 1.0
+    return KV_BYTES_PER_ELEMENT.get(t, KV_BYTES_F16)
 
 
 def _embedding_params(model: ModelSpec) -> float:

@@ -83,3 +83,33 @@ def test_an_api_the_machine_cannot_run_says_why(tmp_path, msg, why):
 def test_a_server_engine_picks_its_own_api(tmp_path):
     a = _ask(tmp_path, "RTX 4090, vLLM, Llama 3.1 8B FP16: would Vulkan help?").verdict.engine_answer
     assert a.startswith("Vulkan instead: vLLM picks its GPU API itself (CUDA here)")
+
+
+# --- a KV-cache type said sizes the cache: "-ctk q8_0", "OLLAMA_KV_CACHE_TYPE=q4_0", "KV cache quantization (q8_0)"
+
+def test_kv_element_bytes_per_cache_type():
+    from advisor.roofline import kv_element_bytes
+    assert kv_element_bytes(None) == 2.0 and kv_element_bytes("f16") == 2.0
+    assert kv_element_bytes("q8_0") == 34 / 32 and kv_element_bytes("Q4_0") == 18 / 32
+    assert kv_element_bytes("fp8_e4m3") == 1.0 and kv_element_bytes("quantized") == 34 / 32
+
+
+def test_a_q8_cache_makes_128k_fit_a_16gb_card(tmp_path):
+    # Llama 3.1 8B: 128 KiB of f16 KV per token → 131,072 tokens ≈ 17.2 GB at f16, ≈ 9.1 GB at q8_0 (34/32 B)
+    r = _ask(tmp_path, "Llama 3.1 8B, 4060 Ti 16GB, llama.cpp Q4_K_M weights. I want 128k context. "
+                       "Does -ctk q8_0 -ctv q8_0 make it fit?")
+    assert r.verdict.allocated_gb == pytest.approx(14.7, abs=0.3)  # 4.9 weights + 9.1 cache + 0.6 overhead
+    assert r.reply.startswith("**Yes")
+    assert any("KV cache in q8_0" in a for a in r.verdict.assumptions)
+    f16 = _ask(tmp_path, "Llama 3.1 8B, 4060 Ti 16GB, llama.cpp Q4_K_M weights. I want 128k context. Does it fit?")
+    assert f16.verdict.allocated_gb == pytest.approx(22.7, abs=0.3) and f16.reply.startswith("**Not with the 131,072")
+
+
+@pytest.mark.parametrize("msg, quant", [
+    ("does KV cache quantization (q8_0 / q4_0) help me run Llama 3.1 8B with 128k context on a 4060 Ti 16GB?", None),
+    ("Mistral 7B, 4060 8GB: should I use q8_0 or q4_0 for the KV cache at 32k context?", None),
+    ("Qwen3 14B Q4_K_M on a 3060 12GB, kv cache q8_0, 32k context", "Q4_K_M"),
+    ("Qwen2.5 7B Q8_0 on my 3060, 20 tok/s", "Q8_0"),
+])
+def test_a_cache_type_is_not_read_as_the_weights_format(tmp_path, msg, quant):
+    assert service.ask(Store(str(tmp_path / "s.duckdb")), msg).facts.quant == quant

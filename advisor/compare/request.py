@@ -9,11 +9,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from advisor.roofline import KV_BYTES_PER_ELEMENT as _KV_BYTES
+
 __all__ = ["DEFAULT_CHUNK_TOKENS", "KV_BYTES_PER_ELEMENT", "MAX_CONCURRENCY_CAP", "SECONDS_PER_YEAR", "SIM_ARRIVALS",
            "SIM_SEED", "SIM_WARMUP", "CompareRequest", "validation_message"]
 
-# Bytes per KV element: f16; q8_0 = 34 B / 32, q4_0 = 18 B / 32 (ggml-common.h block structs).
-KV_BYTES_PER_ELEMENT = {"f16": 2.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
+# Bytes per KV element of the cache types compare offers (advisor.roofline's table, their one home).
+KV_BYTES_PER_ELEMENT = {k: _KV_BYTES[k] for k in ("f16", "q8_0", "q4_0")}
 SECONDS_PER_YEAR = 365.25 * 86400
 MAX_CONCURRENCY_CAP = 4096
 SIM_ARRIVALS = 3000

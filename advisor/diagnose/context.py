@@ -16,6 +16,7 @@ from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import predict
 from advisor.perf.moe import with_moe
 from advisor.perf.step import expert_layers_share, expert_offload_share, moe_split_bytes
+from advisor.roofline import kv_element_bytes
 from advisor.understand.engine import LLAMA_SERVER_ENGINES, classify_engine
 from advisor.understand.situation import Situation
 from knowledge import catalog
@@ -58,9 +59,17 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
                                 depth=w.depth, concurrency=1 if sit.measured.alone else w.users,
                                 flash_attn=sit.symptoms.flash_attention, ubatch=sit.symptoms.ubatch,
                                 system_ram_gb=sit.machine.system_ram_gb if sit.machine is not None else None)
+    if sit.symptoms.kv_cache_quant:  # "-ctk q8_0", "OLLAMA_KV_CACHE_TYPE=q4_0": the cache is that size
+        args["kv_bytes_per_element"] = kv_element_bytes(sit.symptoms.kv_cache_quant)
     args.update(changes)
     try:
         p = predict(store, hardware=hw, model=model, quant=quant, **args)
+        if "kv_bytes_per_element" in args and args["kv_bytes_per_element"] != 2.0:
+            kvq = str(sit.symptoms.kv_cache_quant)
+            said = "q8_0 (a quantized cache of no stated type)" if kvq == "quantized" else kvq
+            p.assumptions.append(f"KV cache in {said}: {args['kv_bytes_per_element']:.3g} bytes per element instead of "
+                                 "f16's 2, so about half (q8_0) or a quarter (q4_0) of its size; llama.cpp needs flash "
+                                 "attention (-fa) to quantize the V cache.")
         layers = None if moved else sit.symptoms.cpu_moe_layers
         if (sit.symptoms.experts_on_cpu and sit.engine in LLAMA_SERVER_ENGINES and model.is_moe
                 and "gpu_share" not in changes and (p.memory.gpu_share < 1.0 or layers)
@@ -146,6 +155,11 @@ class Ctx:
     tg_raw: float | None = None  # measured decode as reported (an aggregate when the tool summed streams)
     tg_lower_bound: bool = False  # the tool's rate includes prompt time (text-generation-webui)
     single_ceiling: float | None = None  # single-stream decode ceiling when the workload has several users
+
+    @property
+    def kv_bpe(self) -> float:
+        """Bytes per KV-cache element of the cache type said ("-ctk q8_0"; f16 when none)."""
+        return kv_element_bytes(self.sit.symptoms.kv_cache_quant)
 
     @property
     def kind(self) -> str | None:

@@ -31,7 +31,7 @@ def _upgrade(c: Ctx, pick_by: str) -> Fix | None:
     if cw and sit.model is not None and sit.quant is not None:
         # The allocated context (num_ctx / -c) reserves its cache up front: the new machine must hold it too.
         need = max(need, roofline.memory_fit(hw, sit.model, weights_bpw(sit.model, sit.quant), context_tokens=cw,
-                                             concurrency=sit.workload.users).required_gb)
+                                             concurrency=sit.workload.users, kv_bytes_per_element=c.kv_bpe).required_gb)
     # A machine suggested instead of this one (:func:`_replaces`) has at least the memory this one has (a faster machine with less
     # memory is no upgrade), any machine what the model needs; machines whose memory is not fixed (generic DDR rows
     # list no sizes) get that.

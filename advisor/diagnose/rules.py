@@ -217,7 +217,8 @@ def allocated_context(c: Ctx) -> Finding | None:
         return None
     if not c.has_gpu or cw <= sit.workload.depth + sit.workload.prompt_tokens + sit.workload.gen_tokens:
         return None
-    fm = roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw, concurrency=sit.workload.users)
+    fm = roofline.memory_fit(hw, sit.model, sit.quant.bits_per_weight, context_tokens=cw, concurrency=sit.workload.users,
+                             kv_bytes_per_element=c.kv_bpe)
     if fm.fits or (c.tg and not _below(c)):
         return None
     return Finding("memory_fit", f"The allocated context of {cw:,} tokens reserves a {fm.kv_cache_gb:.1f} GB KV cache up "

@@ -163,7 +163,7 @@ def _fit_in_memory(c: Ctx) -> Fix | None:
     thin = None
     for q in quants:
         fm = roofline.memory_fit(hw, sit.model, weights_bpw(sit.model, q), context_tokens=_ctx_tokens(c),
-                                 concurrency=sit.workload.users)
+                                 concurrency=sit.workload.users, kv_bytes_per_element=c.kv_bpe)
         if fm.fits and roomy(fm.required_gb, fm.usable_gb):
             return _format_fix(c, q, fm.required_gb, fm.usable_gb)
         if fm.fits:  # none roomy so far: the one with the most room (the smallest that fits) is said, as thin
@@ -280,7 +280,7 @@ def _shrink_context(c: Ctx) -> Fix | None:
     """A smaller allocated context: works when the context actually used fits with the margin."""
     p, sit = c.pred, c.sit
     assert p is not None and sit.model is not None
-    kv_tok = roofline.kv_bytes_per_token(sit.model) / 1e9 * max(1, sit.workload.users)
+    kv_tok = roofline.kv_bytes_per_token(sit.model, c.kv_bpe) / 1e9 * max(1, sit.workload.users)
     room = p.memory.usable_gb - p.memory.weights_gb - p.memory.overhead_gb
     exp = c.expected_tg
     if kv_tok <= 0 or not 0 < room < float("inf"):  # memory not known (usable = inf): no context to size
@@ -306,7 +306,7 @@ def _allocated_need_gb(c: Ctx) -> float | None:
     if p is None or not cw or sit.model is None or sit.quant is None or sit.hardware is None:
         return None
     fm = roofline.memory_fit(sit.hardware, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
-                             concurrency=max(1, sit.workload.users), memory_gb=p.memory.total_gb
+                             concurrency=max(1, sit.workload.users), kv_bytes_per_element=c.kv_bpe, memory_gb=p.memory.total_gb
                              if sit.hardware.kind not in ("discrete_gpu", "datacenter_gpu") else None)
     return fm.required_gb if fm.required_gb > p.memory.required_gb else None
 

@@ -98,7 +98,13 @@ _NGL = re.compile(rf"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|\bgpu[_ ]la
                   rf"|\boffload(?:ed|ing)?\s+(?P<n2>\d{{1,4}}|{WORDNUM})\s+layers?\b"
                   rf"|\b(?P<n3>\d{{1,4}}|{WORDNUM})(?:\s*(?:out\s+of|of|/)\s*\d{{1,4}})?\s+(?:gpu\s+)?layers?\s+"
                   rf"(?:offloaded|on\s+(?:the\s+)?gpu)\b", re.I)
-_KV_QUANT = re.compile(r"(?:kv|cache)[\w\s-]{0,12}(?:[=:]|type|to|at|in)?\s*$", re.I)
+_KV_QUANT = re.compile(r"(?:kv|cache)[\w\s-]{0,16}(?:[=:]|type|to|at|in)?\s*[(\[]?\s*"
+                       r"(?:(?:q\d_[01k]\w*|f16|fp8|int[48])\s*(?:/|,|or|and|vs\.?)\s*)*$", re.I)
+
+
+# A cache type said after the format: "q8_0 kv", "q8_0 or q4_0 for the KV cache", "q4_0 K/V".
+_KV_AFTER = re.compile(r"[\s-]*(?:(?:/|,|or|and|vs\.?)\s*(?:q\d_[01k]\w*|f16|fp8|int[48])\s*)*"
+                       r"(?:(?:for|in|on)\s+(?:the\s+|my\s+)?)?(?:kv|k/v|cache)\b", re.I)
 
 
 # ----------------------------------------------------------------------------- models
@@ -340,8 +346,8 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
     for pat in (_GGUF, _NAMED_Q, _BITS, _BPW):
         for m in msg.finditer(pat):
             msg.claim(m.start(), m.end())
-    found = [f for f in found if not _KV_QUANT.search(msg.orig[max(0, f[0] - 30):f[0]])
-             and not re.match(r"[\s-]*(?:kv|k/v|cache)", msg.orig[f[0] + len(f[2]):f[0] + len(f[2]) + 12], re.I)]
+    found = [f for f in found if not _KV_QUANT.search(msg.orig[max(0, f[0] - 45):f[0]])
+             and not _KV_AFTER.match(msg.orig[f[0] + len(f[2]):f[0] + len(f[2]) + 50])]
     weighed = [f for f in found if not re.search(r"\b(?:not|no|without)\s+(?:the\s+|a\s+)?$",
                                                  msg.orig[max(0, f[0] - 16):f[0]], re.I)]  # "better than Q4_K_M" too
     found = [f for f in found if not negated(msg, f[0])]

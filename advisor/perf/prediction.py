@@ -451,7 +451,7 @@ def predict_step(
         decode_s=dec_s, total_s=(ttft or 0.0) + dec_s, decode_tps_per_seq=per_seq, concurrency=b,
         running=b_run if b_run < b else None,
         prompt_tokens=prompt_tokens, gen_tokens=gen_tokens, depth=depth, bits_per_weight=bpw, quant=quant.name,
-        weight_bytes_per_token_gb=wbytes / roofline.GB, kv_bytes_per_token_gb=roofline.kv_bytes_per_token(model) / roofline.GB,
+        weight_bytes_per_token_gb=wbytes / roofline.GB, kv_bytes_per_token_gb=roofline.kv_bytes_per_token(model, kv_bytes_per_element) / roofline.GB,
         flops_per_token_g=flops / 1e9, ridge_point_flop_per_byte=roofline.ridge_point(tflops, bw) if tflops else None,
         bandwidth_gbs=bw, tflops=tflops,
         tflops_is_estimate="ESTIMATE" in tf_source or "estimate" in tf_source or "FITTED" in tf_source, memory=fitm,

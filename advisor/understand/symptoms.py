@@ -30,7 +30,8 @@ _PREFIX_WORDS = re.compile(r"resend|re-?process|growing|conversation grows|cache
                            r"history|system prompt|same (?:prompt|document|file)", re.I)
 _CONTAINER = re.compile(r"docker|container|podman|\bwsl2?\b|virtualbox|\bvm\b|llamagpt|proxmox|\blxc\b", re.I)
 _KV_QUANT = re.compile(r"(?:kv[_ ]cache[_ ]type|-ctk|--cache-type-k|cache-type-k|kv[_-]cache[_-]dtype)\s*[=:]?\s*(q\d_\d|q\d|fp8\w*|f16)|"
-                       r"kv[- ]cache quantization|(q[48]_0) kv|kv.{0,12}(q[48]_0)|\b(fp8|int8|q[48]_0)[\s_-]+kv\b", re.I)
+                       r"kv[- ]cache quantization|(q[48]_0) kv|kv.{0,12}(q[48]_0)|\b(fp8|int8|q[48]_0)[\s_-]+kv\b|"
+                       r"\b(q[48]_0)(?:\s*(?:/|,|or|and)\s*q[48]_0)*\s+(?:for|in|on)\s+(?:the\s+|my\s+)?(?:kv|k/v)\b", re.I)
 _NUMA = re.compile(r"numa|dual[- ]socket|2 sockets|two sockets", re.I)
 _SWAP = re.compile(r"\bswap(?:ping|s)?\b|memory pressure|page ?file|paging|shared gpu memory|out of memory|\boom\b", re.I)
 _NO_GPU = re.compile(
