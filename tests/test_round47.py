@@ -113,3 +113,40 @@ def test_a_q8_cache_makes_128k_fit_a_16gb_card(tmp_path):
 ])
 def test_a_cache_type_is_not_read_as_the_weights_format(tmp_path, msg, quant):
     assert service.ask(Store(str(tmp_path / "s.duckdb")), msg).facts.quant == quant
+
+
+# --- speculative decoding asked about, not in use
+
+@pytest.mark.parametrize("text, asked, in_use", [
+    ("what about with speculative decoding using qwen2.5 0.5b as draft?", True, None),
+    ("RTX 3090 qwen2.5 32b, would a draft model (qwen2.5 0.5b) with -md help, and by how much?", True, None),
+    ("is it worth trying speculative decoding?", True, None),
+    ("I run it with -md qwen2.5-0.5b and get 45 tok/s", False, "draft"),
+    ("using speculative decoding with a 1B draft, getting 60 tok/s, is that normal?", False, "draft"),
+    ("llama-server -m big.gguf -md small.gguf --draft-max 16, 50 tok/s", False, "draft"),
+])
+def test_speculative_decoding_asked_or_in_use(text, asked, in_use):
+    from advisor.understand.symptoms import read_symptoms
+    s = read_symptoms(text)
+    assert (s.speculative_asked, s.speculative) == (asked, in_use)
+
+
+def test_a_draft_named_in_a_follow_up_keeps_the_model(tmp_path):
+    st = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(st, "RTX 3090, Qwen2.5 32B Q4_K_M in llama.cpp, getting 30 tok/s")
+    r2 = service.ask(st, "what about with speculative decoding using qwen2.5 0.5b as draft?", r1.facts)
+    assert r2.verdict.prediction.model["id"] == "Qwen/Qwen2.5-32B" and r2.verdict.measured["decode_tps"] == 30
+    # dense 32B, γ = 4, 70 % accepted, draft at a tenth of the cost: ≈ 2.0× (Leviathan et al. 2023)
+    assert r2.verdict.engine_answer.startswith("Speculative decoding: ≈ 2.0× decode")
+    assert "30 → 59" in r2.verdict.engine_answer
+
+
+def test_a_moe_gains_little_from_a_draft(tmp_path):
+    a = _ask(tmp_path, "RTX 4090, Qwen3-30B-A3B Q4_K_M in llama.cpp, would speculative decoding with Qwen3-0.6B help?"
+             ).verdict.engine_answer
+    assert a.startswith("Speculative decoding: ≈ 1.3× decode")  # checking 5 tokens reads more experts
+
+
+def test_ollama_has_no_draft_option(tmp_path):
+    a = _ask(tmp_path, "RTX 3090 24GB, ollama, qwen2.5 32b q4_k_m, would speculative decoding help?").verdict.engine_answer
+    assert a.startswith("Speculative decoding: Ollama has no draft-model option")

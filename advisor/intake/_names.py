@@ -198,6 +198,10 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
         # "a draft model (Llama 3.2 1B) for Llama 3.3 70B": the draft guesses for the model that runs
         men = [x for x in men if x not in drafts]
         ext.note(f"{drafts[0][1]} is the draft model for speculative decoding; the model judged is {men[0][1]}.")
+    elif drafts:  # "what about speculative decoding with qwen2.5 0.5b as draft?": the model judged stays as it was
+        men = []
+        ext.note(f"{drafts[0][1]} is the draft model for speculative decoding, not the model judged.")
+        return
     if men:
         phrase = men[0][1]
         if sizes and not _HAS_SIZE.search(phrase):  # "llama 3.1, the 70B one"

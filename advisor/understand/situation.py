@@ -214,6 +214,7 @@ class Symptoms(_Frozen):
         flash_attention (bool | None): flash attention on (True) / off (False) when stated.
         kv_cache_quant (str | None): KV-cache type when quantized (``q8_0``, ``q4_0``, ``fp8``).
         speculative (str | None): speculative decoding already in use: ``"draft"``, ``"mtp"``, ``"eagle"``, ``"ngram"``.
+        speculative_asked (bool): speculative decoding asked about, not in use ("would a draft model help?").
         prefix_caching (bool | None): prefix/prompt caching on (True) / off (False) when stated.
         batching (int | None): parallel slots / max concurrency the server is set to (``-np 4``).
         swapping (bool): swap / memory pressure / OOM mentioned.
@@ -260,6 +261,7 @@ class Symptoms(_Frozen):
     flash_attention: bool | None = None
     kv_cache_quant: str | None = None
     speculative: str | None = None
+    speculative_asked: bool = False
     prefix_caching: bool | None = None
     batching: int | None = None
     swapping: bool = False

@@ -32,6 +32,23 @@ _CONTAINER = re.compile(r"docker|container|podman|\bwsl2?\b|virtualbox|\bvm\b|ll
 _KV_QUANT = re.compile(r"(?:kv[_ ]cache[_ ]type|-ctk|--cache-type-k|cache-type-k|kv[_-]cache[_-]dtype)\s*[=:]?\s*(q\d_\d|q\d|fp8\w*|f16)|"
                        r"kv[- ]cache quantization|(q[48]_0) kv|kv.{0,12}(q[48]_0)|\b(fp8|int8|q[48]_0)[\s_-]+kv\b|"
                        r"\b(q[48]_0)(?:\s*(?:/|,|or|and)\s*q[48]_0)*\s+(?:for|in|on)\s+(?:the\s+|my\s+)?(?:kv|k/v)\b", re.I)
+# "would a draft model help?", "what about speculative decoding with qwen 0.5b as draft?", "is -md worth trying?": asked
+# about, not in use ("I run it with -md qwen2.5-0.5b", "using speculative decoding, 60 tok/s, is that normal?").
+_SPEC_ASK_BEFORE = re.compile(r"\b(?:would|should|could|can|does|will|worth|try(?:ing)?|what\s+about|how\s+about|"
+                              r"consider\w*|enabl\w*|turn(?:ing)?\s+on|add(?:ing)?)\b[^.!?\n]{0,50}$", re.I)
+_SPEC_ASK_AFTER = re.compile(r"^[^.!?\n]{0,70}?\b(?:help|worth|faster|speed\s*(?:it\s+)?up|gain|improve|boost)", re.I)
+_SPEC_IN_USE = re.compile(r"\b(?:i'?m|i\s+am|we'?re|already|currently|i\s+(?:use|run))\s+(?:using\s+|running\s+|with\s+)?"
+                          r"[^.!?\n]{0,20}$", re.I)
+
+
+def _spec_question(t: str, start: int, end: int) -> bool:
+    """Whether the speculative-decoding mention at ``start:end`` is asked about rather than in use."""
+    clause = re.split(r"[.!?\n;]", t[max(0, start - 80):start])[-1]
+    if _SPEC_IN_USE.search(clause):
+        return False
+    return bool(_SPEC_ASK_BEFORE.search(clause) or _SPEC_ASK_AFTER.search(t[end:end + 90]))
+
+
 _NUMA = re.compile(r"numa|dual[- ]socket|2 sockets|two sockets", re.I)
 _SWAP = re.compile(r"\bswap(?:ping|s)?\b|memory pressure|page ?file|paging|shared gpu memory|out of memory|\boom\b", re.I)
 _NO_GPU = re.compile(
@@ -303,7 +320,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
     fa = flash_attention_said(t)
     spec_m = _SPEC.search(t)
     spec = None
-    if spec_m:
+    spec_asked = bool(spec_m and _spec_question(t, spec_m.start(), spec_m.end()))
+    if spec_m and not spec_asked:
         w = (spec_m.group(1) or spec_m.group(2)).lower()
         spec = "mtp" if w == "mtp" else "eagle" if w.startswith("eagle") or w == "medusa" else \
             "ngram" if w in ("ngram", "lookahead") else "draft"
@@ -352,6 +370,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         flash_attention=fa,
         kv_cache_quant=kvq,
         speculative=spec,
+        speculative_asked=spec_asked,
         prefix_caching=pc,
         batching=int(par.group(1)) if par else None,
         swapping=bool(_SWAP.search(t)),
