@@ -150,3 +150,31 @@ def test_a_moe_gains_little_from_a_draft(tmp_path):
 def test_ollama_has_no_draft_option(tmp_path):
     a = _ask(tmp_path, "RTX 3090 24GB, ollama, qwen2.5 32b q4_k_m, would speculative decoding help?").verdict.engine_answer
     assert a.startswith("Speculative decoding: Ollama has no draft-model option")
+
+
+# --- a message that corrects itself; a build number is not a card
+
+@pytest.mark.parametrize("msg, hardware, backend", [
+    ("rtx 3090, llama 3.1 70b q4_k_m with exllamav2 4.0bpw... jk, I mean can 2x 3090 run 70b at 4bit and how fast "
+     "in llama.cpp?", "2x RTX 3090", "llama.cpp"),
+    ("M2 Max 32GB with ollama, qwen 14b. scratch that, it's an M3 Max 64GB", "M3 Max", "ollama"),
+    ("RTX 4070 with LM Studio running mistral 7b, sorry I meant RTX 4080", "RTX 4080", "LM Studio"),
+])
+def test_a_message_that_corrects_itself_keeps_the_correction(tmp_path, msg, hardware, backend):
+    f = service.ask(Store(str(tmp_path / "s.duckdb")), msg).facts
+    assert f.hardware == hardware and f.backend == backend
+
+
+def test_filler_i_mean_is_not_a_correction():
+    from advisor.intake._correct import self_corrected
+    assert self_corrected("I mean, it works, but it is slow on my 3060 with llama 8b") is None
+    assert self_corrected("sorry, I meant the 14B") is None  # a follow-up's correction: the whole message
+
+
+def test_a_llama_bench_build_number_is_not_a_card(tmp_path):
+    paste = ("My 7900 XTX, is this normal?\n"
+             "| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+             "| qwen2 32B Q4_K_M | 18.48 GiB | 32.76 B | ROCm | 99 | pp512 | 1050.12 ± 5.1 |\n"
+             "| qwen2 32B Q4_K_M | 18.48 GiB | 32.76 B | ROCm | 99 | tg128 | 25.3 ± 0.2 |\n\nbuild: 5c0eb5ef (5600)")
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), paste)
+    assert r.facts.hardware == "RX 7900 XTX" and not any("5600" in n for n in r.notes)

@@ -14,9 +14,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.errors import AdvisorError, AmbiguousError, NotFoundError
+from advisor.intake._correct import self_corrected
 from advisor.intake._cpu import default_cpu_memory
 from advisor.intake._extract import TROUBLE, extract
 from advisor.intake._hardware import shown_name
+from advisor.intake._paste import looks_like_tool_output
 from advisor.intake._replies import SMALLEST_ANSWER, picked_choice, plain_answer, smallest_memory
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import WORDNUM, fmt, word_number
@@ -174,6 +176,14 @@ def update(facts: Scenario | dict[str, Any] | None, text: str, store: Store, *, 
     except ValidationError:
         old = Scenario()
     old = named_machines(old, store)
+    if (parts := self_corrected(text)) is not None and not looks_like_tool_output(text):
+        # "…jk, I mean 2x 3090 in llama.cpp": the first part, then the rest as the follow-up that corrects it
+        first = update(old, parts[0], store, asked=asked)
+        second = update(first.facts, parts[1], store)
+        changed = [f for f in Scenario.model_fields if getattr(old, f) != getattr(second.facts, f)]
+        return second.model_copy(update={
+            "changed": changed, "changes": [(f, getattr(old, f), getattr(second.facts, f)) for f in changed],
+            "notes": list(dict.fromkeys(first.notes + second.notes)), "resolved": {**first.resolved, **second.resolved}})
     try:
         if asked is None and old != Scenario():
             q = next_question(old, store)

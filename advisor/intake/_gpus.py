@@ -45,8 +45,9 @@ _BARE_OK_BEFORE = re.compile(r"(?:\b(?:an?|my|the|one|single|with|and|or|vs\.?|v
 _BARE_NOT_AFTER = re.compile(r"^\s*(?:-\s*)?(?:tokens?|toks?|words?|t/s|tok|tps|ms|users?|people|requests?|lines?|"
                              r"pages?|mhz|rpm|[kKmM]\b|gb|mb|\$|dollars?|euros?|usd|watts?)", re.I)
 # A number that is a place in code or a log, not a card: "model_runner.py:1060", "line 1060", "pid 3090", "port 3090".
-_CODE_PLACE = re.compile(r"(?:\.(?:py|cpp|cc|cu|c|h|hpp|rs|go|js|ts)|\bline|\bpid|\bport|\blocalhost|\d\.\d+\.\d+\.\d+)\s*[:= ]?\s*$",
-                         re.I)
+# A build number is not one either: llama-bench's "build: 5c0eb5ef (5600)", "llama.cpp build 5600", "version: 5600".
+_CODE_PLACE = re.compile(r"(?:\.(?:py|cpp|cc|cu|c|h|hpp|rs|go|js|ts)|\bline|\bpid|\bport|\blocalhost|\d\.\d+\.\d+\.\d+)\s*[:= ]?\s*$"
+                         r"|\b(?:build|version|commit|release)\s*[:=#]?\s*(?:[0-9a-f]{6,40}\s*)?\(?\s*$", re.I)
 _BARE_OK_AFTER = re.compile(r"^(?:s\b|\s*(?:gpu|card|graphics|ti\b|xtx|xt\b|super))", re.I)
 
 
