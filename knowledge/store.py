@@ -61,6 +61,20 @@ def _is_lock_error(e: Exception) -> bool:
     return "lock" in msg and ("conflicting" in msg or "could not set" in msg)
 
 
+# One process may hold a file open only one way at a time: DuckDB shares one database instance per file in a process
+# and refuses a second connection with another configuration ("Can't open a connection to same database file with a
+# different configuration"), so a read-only open beside a write (two users saving and reading at once) failed. Every
+# open of a store file in this process goes through its path's lock (Store._file), whichever Store object opens it.
+_FILE_LOCKS: dict[str, threading.RLock] = {}
+_FILE_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: str) -> threading.RLock:
+    key = os.path.realpath(path)
+    with _FILE_LOCKS_GUARD:
+        return _FILE_LOCKS.setdefault(key, threading.RLock())
+
+
 CHANGE_KEY, POPULATION_KEY = "change_token", "population_token"
 MAX_OWN_TEXT_CHARS = 200_000_000  # raw tool output kept with imports, all together (it is also held in memory)
 EXTERNAL_CHECK_S = 0.5  # how often reads look for another process's writes (one os.stat each time)
@@ -114,6 +128,16 @@ class Store(StoreAdmin):
         return storefile.open_failure(self.path, e)
 
     # ------------------------------------------------------------------ file access
+    @contextmanager
+    def _file(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection to the store file, held under the path's in-process lock (:func:`_file_lock`), closed after."""
+        with _file_lock(self.path):
+            con = self._connect_file(read_only=read_only)
+            try:
+                yield con
+            finally:
+                con.close()
+
     def _connect_file(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + self.lock_timeout_s
         delay = 0.02
@@ -138,8 +162,7 @@ class Store(StoreAdmin):
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         exists = os.path.exists(self.path)
         if exists:
-            con = self._connect_file(read_only=True)
-            try:
+            with self._file(read_only=True) as con:
                 foreign = storefile.foreign_tables(con)
                 if foreign:
                     raise KnowledgeStoreError(
@@ -152,8 +175,6 @@ class Store(StoreAdmin):
                     fp = con.execute("SELECT value FROM meta WHERE key = 'seed_fingerprint'").fetchone()
                 except duckdb.CatalogException:
                     fp = None
-            finally:
-                con.close()
             if newer:
                 raise StoreVersionError(
                     f"The knowledge store {self.path} was written by a newer version of the advisor "
@@ -162,30 +183,23 @@ class Store(StoreAdmin):
                 )
             if not todo and fp and fp[0] == seed.seed_fingerprint():
                 return
-        with self._write_lock:
-            con = self._connect_file(read_only=False)
-            try:
-                migrations.migrate(con, where=f"The knowledge store {self.path}")
-                fp = con.execute("SELECT value FROM meta WHERE key = 'seed_fingerprint'").fetchone()
-                if not fp or fp[0] != seed.seed_fingerprint():
-                    seed.load_seed(con)
-                    token = uuid.uuid4().hex  # new catalog/seed: other processes refit their population
-                    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?), (?, ?)",
-                                [CHANGE_KEY, token, POPULATION_KEY, token])
-                    con.execute("CHECKPOINT")
-            finally:
-                con.close()
+        with self._write_lock, self._file(read_only=False) as con:
+            migrations.migrate(con, where=f"The knowledge store {self.path}")
+            fp = con.execute("SELECT value FROM meta WHERE key = 'seed_fingerprint'").fetchone()
+            if not fp or fp[0] != seed.seed_fingerprint():
+                seed.load_seed(con)
+                token = uuid.uuid4().hex  # new catalog/seed: other processes refit their population
+                con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?), (?, ?)",
+                            [CHANGE_KEY, token, POPULATION_KEY, token])
+                con.execute("CHECKPOINT")
 
     def refresh(self) -> None:
         """Reload the in-memory copy from the file (picks up other processes' writes)."""
         if self.path == ":memory:" or self.read_only:
             return
         sig = self._stat_file()
-        con = self._connect_file(read_only=True)
-        try:
+        with self._file(read_only=True) as con:
             data = {t: con.execute(f"SELECT * FROM {t}").fetch_df() for t in TABLES}  # fixed names
-        finally:
-            con.close()
         meta = dict(zip(data["meta"]["key"], data["meta"]["value"], strict=True)) if len(data["meta"]) else {}
         tokens = (meta.get(CHANGE_KEY), meta.get(POPULATION_KEY))
         with self._write_lock:
@@ -231,12 +245,13 @@ class Store(StoreAdmin):
             sig = self._stat_file()
             if sig == self._file_sig:
                 return False
-            con = duckdb.connect(self.path, read_only=True)
-            try:
-                rows = dict(con.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
-                                        [CHANGE_KEY, POPULATION_KEY]).fetchall())
-            finally:
-                con.close()
+            with _file_lock(self.path):
+                con = duckdb.connect(self.path, read_only=True)
+                try:
+                    rows = dict(con.execute("SELECT key, value FROM meta WHERE key IN (?, ?)",
+                                            [CHANGE_KEY, POPULATION_KEY]).fetchall())
+                finally:
+                    con.close()
             if (rows.get(CHANGE_KEY), rows.get(POPULATION_KEY)) == self._tokens:
                 self._file_sig = sig
                 return False
@@ -368,11 +383,8 @@ class Store(StoreAdmin):
 
             try:
                 if self.path != ":memory:":
-                    con = self._connect_file(read_only=False)
-                    try:
+                    with self._file(read_only=False) as con:
                         out = self._tx(con, fn_and_mark)
-                    finally:
-                        con.close()
                 cur = self._mem.cursor()
                 try:
                     mem_out = self._tx(cur, fn_and_mark)

@@ -178,3 +178,38 @@ def test_a_llama_bench_build_number_is_not_a_card(tmp_path):
              "| qwen2 32B Q4_K_M | 18.48 GiB | 32.76 B | ROCm | 99 | tg128 | 25.3 ± 0.2 |\n\nbuild: 5c0eb5ef (5600)")
     r = service.ask(Store(str(tmp_path / "s.duckdb")), paste)
     assert r.facts.hardware == "RX 7900 XTX" and not any("5600" in n for n in r.notes)
+
+
+# --- two users at once in one server: a read beside a write is not a "damaged store", and nothing is lost
+
+def test_simultaneous_writes_and_reads_in_one_process_all_succeed(tmp_path):
+    import threading
+    path = str(tmp_path / "s.duckdb")
+    a, b = Store(path), Store(path)  # two Store objects on one file, as two request handlers may hold
+    errors: list[str] = []
+
+    def writer(st, name):
+        for i in range(8):
+            try:
+                st.write(lambda con, k=f"{name}-{i}": con.execute("INSERT INTO meta VALUES (?, ?)", [k, "x"]),
+                         population=False)
+            except Exception as e:  # noqa: BLE001 - collected: the test fails on any
+                errors.append(f"write: {e}")
+
+    def reader(st):
+        for _ in range(12):
+            try:
+                st.refresh()
+                st.check_external_writes(force=True)
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"read: {e}")
+
+    threads = [threading.Thread(target=writer, args=(a, "a")), threading.Thread(target=writer, args=(b, "b")),
+               threading.Thread(target=reader, args=(a,)), threading.Thread(target=reader, args=(b,))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    n = Store(path).query("SELECT count(*) AS n FROM meta WHERE key LIKE 'a-%' OR key LIKE 'b-%'")[0]["n"]
+    assert n == 16
