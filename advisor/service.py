@@ -19,6 +19,7 @@ from advisor import report
 from advisor.asked import asks_users, reframe, users_at_once
 from advisor.diagnose import diagnose_resolved
 from advisor.errors import AdvisorError, ImpossibleRateError, InputError
+from advisor.intake._text import LONG_NOTE
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 from advisor.paste_facts import (
     backend_clash,
@@ -330,8 +331,9 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         head = "\n".join(lines)
         ask_txt = q.text if q else "Tell me the hardware and the model."
         understood = report.facts_summary(facts)
-        reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, understood, f"**{ask_txt}**")
-                              if x)
+        cut = next((n for n in notes if n.startswith(LONG_NOTE)), "")  # what was not read is said before the question
+        reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, cut, understood,
+                                        f"**{ask_txt}**") if x)
     if verdict is not None and verdict.prediction is not None and asks_users(text):
         cap = users_at_once(store, facts, verdict.prediction)
         if cap:  # the answer to the question asked leads; the verdict below is one conversation's

@@ -213,3 +213,20 @@ def test_simultaneous_writes_and_reads_in_one_process_all_succeed(tmp_path):
     assert errors == []
     n = Store(path).query("SELECT count(*) AS n FROM meta WHERE key LIKE 'a-%' OR key LIKE 'b-%'")[0]["n"]
     assert n == 16
+
+
+@pytest.mark.parametrize("head, hardware", [("RTX 4090:\n", "RTX 4090"), ("4090\n", "RTX 4090"),
+                                            ("3090 Ti:\n", "RTX 3090 Ti"), ("results on my 4090:\n", "RTX 4090")])
+def test_a_paste_headed_by_the_machine_keeps_it(tmp_path, head, hardware):
+    table = ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+             "| llama 8B Q4_K_M | 4.58 GiB | 8.03 B | CUDA | 99 | pp512 | 2750.12 ± 5.1 |\n"
+             "| llama 8B Q4_K_M | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 58.3 ± 0.2 |")
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), head + table)
+    assert r.facts.hardware == hardware and r.verdict is not None
+
+
+def test_a_cut_message_says_so_before_the_question(tmp_path):
+    m = "this is a long story about my setup. " * 700 + " My setup is an RTX 4090 running llama 3.1 8b"
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), m)
+    assert r.reply.startswith("That message is long: I read only its first 20,000 characters")
+    assert r.reply.rstrip().endswith("**What will you run it on? A Mac, a GPU, or a server?**")

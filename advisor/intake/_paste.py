@@ -24,7 +24,9 @@ _FLAG = re.compile(r"--\w")  # a command's flag: words only when the line has fo
 
 
 # A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
-_SHORT_NAME = re.compile(r"^(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@?!-]{3,60}$")  # "RTX 4090, llama 3.1 8b"
+# A heading's colon is not part of it ("RTX 4090:", "M2 Max 64GB:"); a card's bare number alone ("4090") is a name too.
+_SHORT_NAME = re.compile(r"^(?:(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@?!-]{3,60}|\d{3,4}(?:\s?(?:ti|xtx|xt|super))?)$",
+                         re.I)  # "RTX 4090, llama 3.1 8b"
 
 
 # A command line with words after it: "ollama run gemma3:27b --verbose on my Mac Studio M2 Max 32GB, feels slow:".
@@ -49,7 +51,7 @@ def prose_lines(text: str) -> str:
     keep = [ln for ln in lines if not _TOOL_LINE.search(ln)
             and (not _NOT_PROSE.search(ln) or _KEY_THEN_WORDS.match(ln))
             and (not _FLAG.search(ln) or len(re.findall(r"(?<![-\w])[A-Za-z]{2,}", ln)) >= 4)
-            and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip()))]
+            and (len(re.findall(r"[A-Za-z]{2,}", ln)) >= 3 or _SHORT_NAME.match(ln.strip().rstrip(":-–— ")))]
     return "\n".join(keep)
 
 

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+LONG_NOTE = "That message is long: I read only its first"  # the note that says a message was cut
 MAX_CHARS = 20_000  # only this much of a message is read; chat messages are far shorter
 MAX_MATCHES = 64  # mentions read per pattern; more is junk, not a description of a machine
 
@@ -85,7 +86,7 @@ def sanitize(text: object) -> tuple[str, list[str]]:
         return "", []
     notes: list[str] = []
     if len(text) > MAX_CHARS:
-        notes.append(f"That message is long: I read only its first {MAX_CHARS:,} characters.")
+        notes.append(f"{LONG_NOTE} {MAX_CHARS:,} characters: say the machine and the model near the start.")
         text = text[:MAX_CHARS]
     text = _ANSI.sub(" ", text)
     text = _CTRL.sub(" ", text)
