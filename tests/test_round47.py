@@ -230,3 +230,14 @@ def test_a_cut_message_says_so_before_the_question(tmp_path):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), m)
     assert r.reply.startswith("That message is long: I read only its first 20,000 characters")
     assert r.reply.rstrip().endswith("**What will you run it on? A Mac, a GPU, or a server?**")
+
+
+def test_the_api_refuses_an_unknown_engine_as_the_cli_does(store):
+    import json
+
+    from ui.api import api_diagnose, api_predict
+    for call in (api_predict, api_diagnose):
+        out = json.loads(call(store, '{"hardware": "RTX 4090", "model": "llama 3.1 8b", "backend": "foo"}'))
+        assert out["error"].startswith("unknown engine 'foo'")
+    ok = json.loads(api_predict(store, '{"hardware": "RTX 4090", "model": "llama 3.1 8b", "backend": "ollama"}'))
+    assert "error" not in ok and ok["decode_tps"] > 50

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from advisor import service
 from advisor.errors import AdvisorError
 from advisor.models import Scenario
+from advisor.understand.engine import check_backend
 from knowledge.store import Store
 from ui.handlers import (
     MAX_MESSAGE_CHARS,
@@ -84,6 +85,7 @@ def _scenario_call(store: Store, scenario_json: str, fn: Callable[[Store, Scenar
 
             raise InputError("Send a scenario as a JSON object, e.g. "
                              "{\"hardware\": \"RTX 4090\", \"model\": \"llama 3.1 8b\", \"quant\": \"Q4_K_M\"}.")
+        check_backend(sc.backend)  # "backend": "foo" is refused, as the CLI refuses --backend foo
         return fn(store, sc).model_dump_json()
     except (ValueError, AdvisorError) as e:
         return error_json(e)
