@@ -241,3 +241,20 @@ def test_the_api_refuses_an_unknown_engine_as_the_cli_does(store):
         assert out["error"].startswith("unknown engine 'foo'")
     ok = json.loads(api_predict(store, '{"hardware": "RTX 4090", "model": "llama 3.1 8b", "backend": "ollama"}'))
     assert "error" not in ok and ok["decode_tps"] > 50
+
+
+@pytest.mark.parametrize("msg, count", [("100 H100 GPUs serving llama 3.3 70b to 100 users", "100"),
+                                        ("10,000 RTX 4090s with llama 3.1 8b", "10,000")])
+def test_a_cluster_sized_gpu_count_is_said_not_dropped(tmp_path, msg, count):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert f"{count} GPUs in one machine is more than the advisor models (1–16)" in r.reply
+    assert r.verdict is None
+
+
+def test_sixteen_gpus_are_two_servers():
+    from knowledge.catalog._gpus import count_problem
+    assert count_problem("I paid $1500 RTX 4090") is None and count_problem("2x RTX 4090") is None
+    from knowledge import catalog
+    st = Store(":memory:")
+    r = catalog.resolve_hardware(st, "16x H100")
+    assert any("16 of this card are 2 servers of up to 8" in a for a in r.assumptions)

@@ -166,6 +166,11 @@ _TRAILING_COUNT = re.compile(r"(?<![\w.])[x×]\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\s
 _NEGATIVE_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]\s?\d+(?:[.,]\d+)?)\s+(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
 
 
+# "100 H100 GPUs", "1,000 RTX 4090s": a count of three digits or more before the name, with no "x" (the GPU reader
+# takes one or two digits as a count; a longer number there would otherwise be dropped without a word).
+_BIG_COUNT = re.compile(rf"(?<![\w.,$€£-])(?P<n>\d{{1,3}}(?:,\d{{3}})+|\d{{3,}})\s+(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
+
+
 _AFTER_COUNT = re.compile(r"^\s*\(?\s*[x×]\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\b\s*\)?", re.I)
 
 
@@ -175,10 +180,11 @@ def count_problem(text: str, after: str = "") -> str | None:
     there is none or it is fine. ``text``: the message up to the end of the name; ``after``: what follows it
     (a count the name pattern did not take, "RTX 4090 (x1000)")."""
     m = (_WRITTEN_COUNT.search(text or "") or _TRAILING_COUNT.search(text or "") or _NEGATIVE_COUNT.search(text or "")
-         or _AFTER_COUNT.match(after or ""))
+         or _AFTER_COUNT.match(after or "") or _BIG_COUNT.search(text or ""))
     if m is None:
         return None
-    raw = re.sub(r"\s", "", m.group("n")).replace("−", "-").replace(",", ".")
+    raw = re.sub(r"\s", "", m.group("n")).replace("−", "-")
+    raw = raw.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+", raw) else raw.replace(",", ".")
     n = float(raw)
     if n != int(n) or n < 1:
         return f"'{m.group(0).strip(' )')}' is not a number of GPUs: give a whole number, e.g. '2x RTX 4090'."
@@ -334,7 +340,9 @@ def _pick(cands: list[_Entry], n: int, form: str | None, assumptions: list[str])
     pool = cands
     if n >= 4 and form is None and any(e.form == "sxm" for e in cands):
         pool = [e for e in cands if e.form == "sxm"]
-        assumptions.append(f"{n}-GPU servers of this card are usually SXM boards (HGX): assumed SXM; say PCIe if not.")
+        assumptions.append(f"{n}-GPU servers of this card are usually SXM boards (HGX): assumed SXM; say PCIe if not."
+                           if n <= 8 else f"{n} of this card are {-(-n // 8)} servers of up to 8 (an HGX board holds 8, "
+                           "SXM): assumed SXM; say PCIe if not.")
         if len(pool) == 1:
             return pool[0]
     curated = [e for e in pool if e.curated]
