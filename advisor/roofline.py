@@ -49,6 +49,17 @@ KV_BYTES_PER_ELEMENT = {"f16": 2.0, "bf16": 2.0, "q8_0": 34 / 32, "q5_1": 24 / 3
                         "q4_0": 18 / 32, "fp8": 1.0, "int8": 1.0, "q8": 34 / 32, "q4": 18 / 32, "int4": 18 / 32}
 
 
+def served_share(decode_agg_tps: float | None, prefill_tps: float | None, prompt_tokens: int | None,
+                 gen_tokens: int | None) -> float:
+    """The share of a batch's aggregate decode rate that a loaded server's output throughput keeps when every request's
+    prompt is read in the same GPU time (``vllm bench serve``, SGLang ``bench_serving``): ``out / agg`` with
+    ``1/out = 1/agg + P / (G × prefill)`` (P, G: one request's prompt and answer tokens; rates tok/s). 1 when a figure
+    is missing."""
+    if not (decode_agg_tps and prefill_tps and prompt_tokens and gen_tokens):
+        return 1.0
+    return 1.0 / (1.0 + decode_agg_tps * prompt_tokens / (gen_tokens * prefill_tps))
+
+
 def kv_element_bytes(cache_type: str | None) -> float:
     """Bytes per KV-cache element of a cache type as said (``q8_0``, ``Q4_0``, ``fp8_e4m3``, ``"quantized"``); f16 when
     unknown or None. A quantized cache of no stated type is taken as q8_0 (the usual choice: ``-ctk q8_0``,

@@ -258,3 +258,39 @@ def test_sixteen_gpus_are_two_servers():
     st = Store(":memory:")
     r = catalog.resolve_hardware(st, "16x H100")
     assert any("16 of this card are 2 servers of up to 8" in a for a in r.assumptions)
+
+
+# --- a serving benchmark's output throughput reads every request's prompt in the same time
+
+_SERVE = """2x A100 80GB, vLLM, Llama 3.3 70B BF16, TP=2:
+============ Serving Benchmark Result ============
+Successful requests:                     320
+Maximum request concurrency:             32
+Benchmark duration (s):                  212.80
+Total input tokens:                      327680
+Total generated tokens:                  81920
+Request throughput (req/s):              1.50
+Output token throughput (tok/s):         {out}
+Total Token throughput (tok/s):          1925.0
+---------------Time to First Token----------------
+Mean TTFT (ms):                          2100.5
+-----Time per Output Token (excl. 1st token)------
+Mean TPOT (ms):                          74.0
+=================================================="""
+
+
+def test_served_share_formula():
+    from advisor.roofline import served_share
+    # 629 tok/s of decode alone, 1,024-token prompts per 256-token answer at 1,637 tok/s prefill:
+    # 1 / (1/629 + 4/1637) = 248 tok/s of output → share 0.394
+    assert served_share(629, 1637, 1024, 256) == pytest.approx(248.0 / 629, rel=0.01)
+    assert served_share(629, None, 1024, 256) == 1.0
+
+
+@pytest.mark.parametrize("out, status", [("385.0", "normal"), ("150.0", "below_expected")])
+def test_a_serving_benchmark_is_judged_with_its_prompts(tmp_path, out, status):
+    r = _ask(tmp_path, _SERVE.format(out=out))
+    assert r.verdict.status == status
+    assert "prompts included" in r.verdict.signals[0]
+    if status == "below_expected":
+        assert "about 248 expected" in r.reply  # not the 629 of decode alone

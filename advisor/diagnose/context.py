@@ -16,7 +16,7 @@ from advisor.models import Hardware, ModelSpec, Prediction, QuantFormat
 from advisor.perf import predict
 from advisor.perf.moe import with_moe
 from advisor.perf.step import expert_layers_share, expert_offload_share, moe_split_bytes
-from advisor.roofline import kv_element_bytes
+from advisor.roofline import kv_element_bytes, served_share
 from advisor.understand.engine import LLAMA_SERVER_ENGINES, classify_engine
 from advisor.understand.situation import Situation
 from knowledge import catalog
@@ -186,7 +186,16 @@ class Ctx:
         p = self.pred
         if p is None:
             return None
-        return p.decode_tps_per_seq or p.decode_tps
+        return (p.decode_tps_per_seq or p.decode_tps) * self.served_share
+
+    @property
+    def served_share(self) -> float:
+        """The share of the decode rate a loaded server's output throughput keeps (:func:`advisor.roofline.served_share`)
+        for an aggregate measured with a time to first token (a serving benchmark); else 1."""
+        p, ms, w = self.pred, self.sit.measured, self.sit.workload
+        if p is None or not ms.decode_is_aggregate or not ms.ttft_s or p.concurrency <= 1:
+            return 1.0
+        return served_share(p.decode_tps, p.prefill_tps, w.prompt_tokens, w.gen_tokens)
 
     @property
     def ratio_tg(self) -> float | None:

@@ -112,7 +112,8 @@ def _per_seq_range(c: Ctx) -> tuple[float, float] | None:
         return None
     if p.concurrency > 1 and p.decode_tps and p.decode_tps_per_seq:
         k = p.decode_tps_per_seq / p.decode_tps
-        return p.decode_tps_range[0] * k, p.decode_tps_range[1] * k
+        # a served run's output throughput: the prompts are read in that time too (the low end; the top stays decode's)
+        return p.decode_tps_range[0] * k * c.served_share, p.decode_tps_range[1] * k
     return p.decode_tps_range
 
 

@@ -16,6 +16,7 @@ from advisor.render.markdown import (
     low_end,
     plain_answer,
 )
+from advisor.roofline import served_share
 from advisor.understand.engine import classify_engine
 from advisor.understand.formats import not_loadable
 
@@ -48,6 +49,8 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
     p = v.prediction
     mt, mp = v.measured.get("decode_tps"), v.measured.get("prefill_tps")
     exp = (p.decode_tps if v.measured_streams else (p.decode_tps_per_seq or p.decode_tps)) if p else None
+    if p is not None and exp and v.measured_streams and v.measured_ttft_s and p.concurrency > 1:
+        exp *= served_share(p.decode_tps, p.prefill_tps, p.prompt_tokens, p.gen_tokens)  # a served run: prompts too
     if v.bottleneck == "misconfiguration":
         lo = (v.expected_range.get("decode_tps") or (None,))[0] if p is None else None
         # Only the prompt is read slowly (decode judged fine): the sentence names prefill, not the decode rate.
