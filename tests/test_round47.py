@@ -254,6 +254,7 @@ def test_a_cluster_sized_gpu_count_is_said_not_dropped(tmp_path, msg, count):
 def test_sixteen_gpus_are_two_servers():
     from knowledge.catalog._gpus import count_problem
     assert count_problem("I paid $1500 RTX 4090") is None and count_problem("2x RTX 4090") is None
+    assert count_problem("deepseek v3 0324 IQ2_K_R4 on EPYC 9654 + one 4090") is None  # a date, not a count
     from knowledge import catalog
     st = Store(":memory:")
     r = catalog.resolve_hardware(st, "16x H100")
@@ -294,3 +295,9 @@ def test_a_serving_benchmark_is_judged_with_its_prompts(tmp_path, out, status):
     assert "prompts included" in r.verdict.signals[0]
     if status == "below_expected":
         assert "about 248 expected" in r.reply  # not the 629 of decode alone
+
+
+def test_a_tight_fit_is_never_comfortable(tmp_path):
+    r = _ask(tmp_path, "MacBook Air M1 8GB, can I run Mistral 7B?")
+    assert r.reply.startswith("**Yes, but only just (memory is tight)")  # 5.0 of 5.3 GB usable
+    assert "only 0.3 GB to spare" in r.reply

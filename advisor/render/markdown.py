@@ -266,6 +266,15 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
                 f"(within the prediction's error); the fixes below give a margin.")
     verdict = ("Yes, comfortably" if tps >= COMFORTABLE_TPS else "Yes" if tps >= READING_TPS else
                "Yes, but slowly" if tps >= 0.5 * READING_TPS else "Technically yes, but it will feel broken")
+    from advisor.diagnose.fit import roomy  # here: advisor.diagnose imports this module
+
+    m = p.memory
+    if m.usable_gb and m.required_gb and not roomy(m.required_gb, m.usable_gb):
+        # it fits, with less free than a longer conversation or another app takes: never "comfortably"
+        verdict = verdict.replace("Yes, comfortably", "Yes, but only just (memory is tight)").replace(
+            "Yes, but slowly", "Only just, and slowly") if verdict.startswith("Yes") else verdict
+        if verdict == "Yes":
+            verdict = "Yes, but only just (memory is tight)"
     ttft = p.ttft_s
     if ttft is None:
         first = "the first word's delay is unknown (no compute figure for this hardware)"

@@ -168,7 +168,8 @@ _NEGATIVE_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]\s?\d+(?:[.,]\d+)?)\s+(?=
 
 # "100 H100 GPUs", "1,000 RTX 4090s": a count of three digits or more before the name, with no "x" (the GPU reader
 # takes one or two digits as a count; a longer number there would otherwise be dropped without a word).
-_BIG_COUNT = re.compile(rf"(?<![\w.,$€£-])(?P<n>\d{{1,3}}(?:,\d{{3}})+|\d{{3,}})\s+(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
+_BIG_COUNT = re.compile(rf"(?<![\w.,$€£-])(?P<n>[1-9]\d{{0,2}}(?:,\d{{3}})+|[1-9]\d{{2,}})\s+(?:nvidia\s+|geforce\s+)?"
+                        rf"(?={_GPU_START})(?:\S+\s*){{1,3}}$", re.I)  # the count right before the name just read
 
 
 _AFTER_COUNT = re.compile(r"^\s*\(?\s*[x×]\s*(?P<n>[-−]?\d+(?:[.,]\d+)?)\b\s*\)?", re.I)
