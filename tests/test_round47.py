@@ -301,3 +301,18 @@ def test_a_tight_fit_is_never_comfortable(tmp_path):
     r = _ask(tmp_path, "MacBook Air M1 8GB, can I run Mistral 7B?")
     assert r.reply.startswith("**Yes, but only just (memory is tight)")  # 5.0 of 5.3 GB usable
     assert "only 0.3 GB to spare" in r.reply
+
+
+def test_a_turing_card_serves_a_bf16_checkpoint_as_fp16(tmp_path):
+    r = _ask(tmp_path, "T4 16GB, vLLM, Llama 3.1 8B for 10 users")
+    assert r.verdict.prediction.quant == "F16"
+    assert any("NVIDIA Turing GPUs have no BF16" in a for a in r.verdict.assumptions)
+    a = _ask(tmp_path, "A100 80GB, vLLM, Llama 3.1 8B for 10 users")
+    assert a.verdict.prediction.quant == "BF16"
+
+
+def test_compare_says_the_engine_named():
+    from advisor.compare.engine import _assumptions
+    from advisor.compare.request import CompareRequest
+    assert _assumptions(CompareRequest(model="llama 3.1 8b", backend="vllm"))[0].startswith("Engine: vLLM, as you named")
+    assert _assumptions(CompareRequest(model="llama 3.1 8b"))[0].startswith("Engine: llama.cpp unless you name one")

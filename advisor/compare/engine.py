@@ -84,8 +84,13 @@ def _assumptions(req: CompareRequest) -> list[str]:
             "than it can answer the queue grows without bound (overloaded). " if req.requests_per_minute else
             "No request rate given: every request finds the machine idle, so each waits only for its own prompt "
             "to be read and the median equals the 95th percentile; give requests per minute to see queueing. ")
-    out = ["Engine: llama.cpp unless you name one; for 4 or more users on a datacenter GPU, vLLM (it batches "
-           "users continuously). Several GPUs: llama.cpp splits the layers between them; vLLM, SGLang and "
+    from advisor.understand.engine import ENGINE_NAMES, classify_engine
+
+    named = classify_engine(req.backend)[0] if req.backend else None
+    engine = (f"Engine: {ENGINE_NAMES.get(named, req.backend)}, as you named it." if named and named != "other" else
+              "Engine: llama.cpp unless you name one; for 4 or more users on a datacenter GPU, vLLM (it batches "
+              "users continuously).")
+    out = [engine + " Several GPUs: llama.cpp splits the layers between them; vLLM, SGLang and "
            "TensorRT-LLM split every layer (tensor parallel: two exchanges of activations per layer over the link "
            "between the GPUs).",
            "Each step of an answer reads the whole model once plus every user's conversation memory (KV cache), "

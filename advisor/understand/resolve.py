@@ -24,6 +24,9 @@ from knowledge.cpu_uarch import sku_cores
 from knowledge.seed import split_hw_id
 from knowledge.store import Store
 
+# GPU generations without BF16 arithmetic (NVIDIA before Ampere: compute capability < 8.0).
+NO_BF16_FAMILIES = ("NVIDIA Turing", "NVIDIA Volta", "NVIDIA Pascal", "NVIDIA Maxwell", "NVIDIA Kepler")
+
 __all__ = ["DEFAULTS", "Resolved", "custom_hardware", "measured_anything", "parse_ngl", "resolve_default",
            "resolve_scenario"]
 
@@ -352,6 +355,10 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             from advisor.intake._dialog import default_quant
 
             name, why = default_quant(res.backend, res.model.id if res.model is not None else s.model)
+            fam = res.hardware.family if res.hardware is not None else ""
+            if name == "BF16" and any(g in (fam or "") for g in NO_BF16_FAMILIES):
+                # no BF16 before Ampere: vLLM/SGLang load a BF16 checkpoint as FP16 there (same size, same speed)
+                name, why = "FP16", f"the checkpoint's 16-bit weights as FP16: {fam} GPUs have no BF16, so vLLM casts them"
             res.quant = catalog.resolve_quant(store, name).value
             from advisor import roofline
             from advisor.perf.moe import weights_bpw
