@@ -316,3 +316,14 @@ def test_compare_says_the_engine_named():
     from advisor.compare.request import CompareRequest
     assert _assumptions(CompareRequest(model="llama 3.1 8b", backend="vllm"))[0].startswith("Engine: vLLM, as you named")
     assert _assumptions(CompareRequest(model="llama 3.1 8b"))[0].startswith("Engine: llama.cpp unless you name one")
+
+
+@pytest.mark.parametrize("follow, ttft", [("like 20 seconds after a break, then its fast", 20.0), ("about 45s", 45.0),
+                                          ("what about 5 minutes of answer length?", None)])
+def test_a_follow_up_duration_after_a_slow_start_complaint_is_the_wait(tmp_path, follow, ttft):
+    st = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(st, "ollama with llama 3.1 8b on my rtx 3070, it takes forever to start answering sometimes")
+    r2 = service.ask(st, follow, r1.facts)
+    assert r2.facts.measured_ttft_s == ttft
+    if ttft == 20.0:
+        assert "Slow only after a pause" in r2.reply and "Nothing you need to change" not in r2.reply

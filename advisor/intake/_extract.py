@@ -73,7 +73,7 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         lambda: _money.extract_budget(msg, ext),
         lambda: _vague.extract_context_window(msg, ext),
         lambda: _workload.extract_rates(msg, ext),
-        lambda: _vague.extract_ttft(msg, ext),
+        lambda: _vague.extract_ttft(msg, ext, after_wait=_waited(context)),
         lambda: _machine.extract_layout(msg, ext),
         lambda: _vague.extract_depth(msg, ext),
         lambda: _vague.extract_vague_lengths(msg, ext),
@@ -116,6 +116,13 @@ def words_read(text: str, store: Store) -> list[str]:
         if _ASKS.search(ln) or extract(ln, store).facts():
             out.append(ln.strip())
     return out
+
+
+def _waited(context: Scenario | None) -> bool:
+    """The conversation so far complains of the wait for the first word ("takes forever to start answering"): a
+    follow-up's bare duration ("like 20 seconds after a break") is that wait."""
+    return bool(context is not None and context.measured_ttft_s is None and context.question
+                and _vague.TTFT_WORDS.search(context.question))
 
 
 def _knows_setup(context: Scenario | None) -> bool:

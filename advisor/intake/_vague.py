@@ -36,7 +36,7 @@ _POW2 = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 _DURATION = re.compile(
     rf"(?<![\w.])(?:(?P<lo>{NUM})\s*(?:-|–|to|or)\s*)?(?P<n>{NUM}|an?|half\s+a)\+?\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?)\b"
     r"(?!\s*(?:/|per)\s*tok)", re.I)
-_TTFT_WORDS = re.compile(
+TTFT_WORDS = re.compile(
     r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character|reply|answer)|before\s+(?:the\s+first|it\s+(?:(?:even|actually|finally|ever)\s+)?(?:starts|"
     r"begins|responds|answers|says|writes|types|outputs|prints)|(?:writing|typing|saying|printing|outputting|showing|"
     r"answering|responding|generating|replying)\b|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
@@ -167,8 +167,12 @@ def extract_depth(msg: Msg, ext: Extraction) -> None:
             ext.note(f"'{m.group(0).strip()}': {fmt(_tok(v))} tokens already in the context (depth).")
 
 
-def extract_ttft(msg: Msg, ext: Extraction) -> None:
-    """Read a measured time to first token ("40 seconds before the first word", "TTFT 2.5 s")."""
+def extract_ttft(msg: Msg, ext: Extraction, *, after_wait: bool = False) -> None:
+    """Read a measured time to first token ("40 seconds before the first word", "TTFT 2.5 s"). ``after_wait``: the
+    conversation already complains of that wait, so a short follow-up's bare duration ("like 20 seconds after a
+    break") is it."""
+    bare = after_wait and len(msg.orig) <= 160 and not re.search(
+        r"\btok|token|words?\b|answer|response|repl|output|prompt|context|generat|writ|stream|load|download", msg.orig, re.I)
     for m in msg.finditer(_DURATION):
         before = msg.before(m.start(), 80)
         if _FILLER.fullmatch(before):  # "first token takes forever, like 30 seconds": the clause before says what
@@ -177,7 +181,8 @@ def extract_ttft(msg: Msg, ext: Extraction) -> None:
                 start -= 1
             before = msg.before(start, 160, _SENTENCE) + " " + before  # the whole sentence before says what
         clause = before + " " + msg.after(m.end(), 80)
-        if not _TTFT_WORDS.search(clause) or _LOAD_WORDS.search(msg.before(m.start(), 30) + msg.after(m.end(), 30)):
+        if not (TTFT_WORDS.search(clause) or bare) or _LOAD_WORDS.search(msg.before(m.start(), 30)
+                                                                          + msg.after(m.end(), 30)):
             continue
         raw, unit = m.group("n").lower(), m.group("u").lower()
         n = 1.0 if raw in ("a", "an") else 0.5 if raw.startswith("half") else parse_num(raw)
