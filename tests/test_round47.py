@@ -327,3 +327,12 @@ def test_a_follow_up_duration_after_a_slow_start_complaint_is_the_wait(tmp_path,
     assert r2.facts.measured_ttft_s == ttft
     if ttft == 20.0:
         assert "Slow only after a pause" in r2.reply and "Nothing you need to change" not in r2.reply
+
+
+def test_a_cached_prefill_is_not_called_normal(tmp_path):
+    from advisor import service as svc
+    from advisor.models import Scenario
+    v = svc.diagnose_scenario(Store(str(tmp_path / "s.duckdb")), Scenario(
+        hardware="RTX 3060", model="deepseek r1 14b", measured_prefill_tps=1_000_000))
+    assert v.headline.endswith("the prefill measured came from a prompt cache, so it is not judged against this hardware.")
+    assert "normal for this hardware" not in v.headline

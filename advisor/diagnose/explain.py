@@ -58,6 +58,8 @@ def headline(c: Ctx, bottleneck: str, status: str, *, prefill: str | None = None
     if status == "no_expectation" and c.pred is not None:
         # The machine is known; its prediction does not cover this layout or rate (tensor parallel, an aggregate).
         return f"{phase} — not judged against this machine's prediction (see below)."
+    if c.cache_hit and decode in ("not_measured", None):
+        return f"{phase} — the prefill measured came from a prompt cache, so it is not judged against this hardware."
     measured = {"not_measured", None}
     if (status in ("above_expected", "below_expected") and prefill not in measured and decode not in measured
             and prefill != decode and status in (prefill, decode) and prefill in _PHASE_STATUS and decode in _PHASE_STATUS):
