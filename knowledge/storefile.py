@@ -131,6 +131,52 @@ def file_signature(path: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
+SERVING_SUFFIX = ".serving"  # "<store>.serving" holds the pid of an `advisor serve` using the store
+
+
+def mark_serving(path: str) -> Callable[[], None]:
+    """Record that this process serves the store at ``path`` (the server opens the file per request, so no lock
+    says so between requests); returns the function that removes the mark (also run at exit). A path that is not
+    a file store (``:memory:``, a Parquet folder, a URL) is not marked."""
+    import atexit
+
+    if not path or path == ":memory:" or os.path.isdir(path) or "://" in path:
+        return lambda: None
+    mark = path + SERVING_SUFFIX
+    try:
+        with open(mark, "w", encoding="utf-8") as f:
+            f.write(str(os.getpid()))
+    except OSError:
+        return lambda: None
+
+    def clear() -> None:
+        try:
+            if open(mark, encoding="utf-8").read().strip() == str(os.getpid()):
+                os.remove(mark)
+        except OSError:
+            pass
+    atexit.register(clear)
+    return clear
+
+
+def served_by(path: str) -> int | None:
+    """The pid of a running `advisor serve` that uses the store at ``path`` (its :func:`mark_serving` mark), or
+    None (no mark, or its process is gone)."""
+    try:
+        pid = int(open(path + SERVING_SUFFIX, encoding="utf-8").read().strip())
+    except (OSError, ValueError):
+        return None
+    if pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        return pid  # alive, another user's
+    return pid
+
+
 def recover(path: str, *, force: bool = False, try_open: Callable[[str], None]) -> str:
     """Move a damaged store file aside (never deleting it); returns the new name.
 
@@ -154,6 +200,8 @@ def recover(path: str, *, force: bool = False, try_open: Callable[[str], None]) 
         raise KnowledgeStoreError(
             f"{path} is a DuckDB database but not an advisor knowledge store (no meta/schema_migrations "
             "tables); nothing was moved.")
+    if (pid := served_by(path)) is not None:  # --force too: moving a served store away loses what it writes next
+        raise KnowledgeStoreError(f"{path} is in use by the advisor server (pid {pid}); stop it first, then recover.")
     if not force:
         try:
             try_open(path)

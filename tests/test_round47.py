@@ -336,3 +336,33 @@ def test_a_cached_prefill_is_not_called_normal(tmp_path):
         hardware="RTX 3060", model="deepseek r1 14b", measured_prefill_tps=1_000_000))
     assert v.headline.endswith("the prefill measured came from a prompt cache, so it is not judged against this hardware.")
     assert "normal for this hardware" not in v.headline
+
+
+def test_recover_refuses_a_store_a_server_is_using_even_with_force(tmp_path):
+    import subprocess
+    import sys
+
+    from advisor.errors import KnowledgeStoreError
+    from knowledge import storefile
+    path = str(tmp_path / "s.duckdb")
+    Store(path).close()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (tmp_path / "s.duckdb.serving").write_text(str(child.pid))  # what `advisor serve` writes (mark_serving)
+        with pytest.raises(KnowledgeStoreError, match=r"in use by the advisor server \(pid \d+\)"):
+            storefile.recover(path, force=True, try_open=lambda p: None)
+    finally:
+        child.kill()
+        child.wait()
+    assert storefile.served_by(path) is None  # the server is gone: its mark no longer holds the store
+    assert storefile.recover(path, force=True, try_open=lambda p: None).startswith(path + ".broken-")
+
+
+def test_the_server_marks_its_store_and_clears_the_mark(tmp_path):
+    from knowledge import storefile
+    path = str(tmp_path / "s.duckdb")
+    clear = storefile.mark_serving(path)
+    assert (tmp_path / "s.duckdb.serving").read_text() == str(__import__("os").getpid())
+    assert storefile.served_by(path) is None  # this very process: not "another" server
+    clear()
+    assert not (tmp_path / "s.duckdb.serving").exists()

@@ -81,6 +81,9 @@ def launch(
     if share:
         print("WARNING: --share opens a public gradio.live link to this app.", file=sys.stderr)
     store = Store(store_path)
+    from knowledge.storefile import mark_serving
+
+    mark_serving(store.path)  # `advisor db recover` refuses a store a server is using, --force or not
     demo = build_app(store, allow_probe=bool(allow_probe), everyone_remote=share)
     opts = launch_options(host=host, port=port, share=share)
     opts.setdefault("quiet", True)  # Gradio's own banner suggests share=True; say what applies here instead
