@@ -366,3 +366,15 @@ def test_the_server_marks_its_store_and_clears_the_mark(tmp_path):
     assert storefile.served_by(path) is None  # this very process: not "another" server
     clear()
     assert not (tmp_path / "s.duckdb.serving").exists()
+
+
+@pytest.mark.parametrize("msg, options", [
+    ("Is it worth getting the M4 Pro 64GB over the M4 Pro 24GB? I want to run 32B models", ["M4 Pro 64GB", "M4 Pro 24GB"]),
+    ("M4 Pro 24GB or M4 Pro 64GB for 32B models?", ["M4 Pro 24GB", "M4 Pro 64GB"]),
+    ("Mac mini M4 Pro 24GB vs 48GB for qwen 32b?", ["Mac mini M4 Pro 24GB", "Mac mini M4 Pro 48GB"]),
+])
+def test_two_memory_sizes_of_one_chip_are_compared(tmp_path, msg, options):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), msg)
+    assert r.facts.compare_hardware == options
+    assert "48 GB is the one that does the job" in r.reply or "64 GB is the one that does the job" in r.reply
+    assert "**does not fit**" in r.reply  # the 24 GB one: about 16 GB usable, a 32B at Q4 needs about 21

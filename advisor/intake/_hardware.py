@@ -543,6 +543,22 @@ def _boxes(msg: Msg, cands: list[Mention]) -> list[Mention]:
     return out
 
 
+_GB = r"(?<![\d.])(\d{1,4})\s*(?:gb|gigs?|g)\b"
+# "24GB vs 48GB", "64GB over the 24GB", "24 or 48 GB": two memory sizes weighed against each other
+_SIZE_VS = re.compile(rf"{_GB}[^.?!\d]{{0,30}}?(?:\bor\b|\bvs\.?|\bversus\b|\bover\b|\binstead\s+of\b|\bcompared\s+to\b|"
+                      rf"\bthan\b)[^.?!]{{0,30}}?{_GB}", re.I)
+
+
+def _sizes_compared(msg: Msg, same: list[Mention]) -> list[float] | None:
+    """Two memory sizes of one machine weighed against each other ("M4 Pro 64GB over the M4 Pro 24GB", "M4 Pro
+    24GB vs 48GB"): the sizes in the order written, or None."""
+    m = _SIZE_VS.search(msg.orig[same[0].end:same[-1].end + 40] if same else "")
+    if m is None or m.start() > 12:  # the first size stands right after the machine's name
+        return None
+    a, b = float(m.group(1)), float(m.group(2))
+    return [a, b] if a != b and 4 <= min(a, b) and max(a, b) <= 2048 else None
+
+
 def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list[Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[Mention] = []
@@ -553,6 +569,14 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> lis
     if len(distinct) == 1 and len(cards) > 1 and all(
             MIXED_JOIN.match(_SIZES.sub(" ", msg.orig[a.end:b.start])) for a, b in zip(cards, cards[1:], strict=False)):
         distinct = cards  # the same card twice in one box ("an RTX 3090 + RTX 3090"): counted, not merged
+    if len(distinct) == 1 and not _card(distinct[0].phrase) and (
+            sizes := _sizes_compared(msg, [x for x in men if x.phrase == distinct[0].phrase])):
+        # "M4 Pro 64GB over the M4 Pro 24GB", "M4 Pro 24GB vs 48GB": one chip, two memory sizes to weigh (a unified-
+        # memory machine's; a card's memory variants are one catalog entry to compare)
+        ext.compare_hardware = [f"{distinct[0].phrase} {g:g}GB" for g in sizes]
+        ext.memory_gb = sizes[0]
+        ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
+        return distinct
     if len(distinct) < 2:
         return men
     distinct.sort(key=lambda d: d.start)  # a Mac named without its chip is found last but may be written first
