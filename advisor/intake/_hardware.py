@@ -570,11 +570,11 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> lis
             MIXED_JOIN.match(_SIZES.sub(" ", msg.orig[a.end:b.start])) for a, b in zip(cards, cards[1:], strict=False)):
         distinct = cards  # the same card twice in one box ("an RTX 3090 + RTX 3090"): counted, not merged
     if len(distinct) == 1 and not _card(distinct[0].phrase) and (
-            sizes := _sizes_compared(msg, [x for x in men if x.phrase == distinct[0].phrase])):
+            mems := _sizes_compared(msg, [x for x in men if x.phrase == distinct[0].phrase])):
         # "M4 Pro 64GB over the M4 Pro 24GB", "M4 Pro 24GB vs 48GB": one chip, two memory sizes to weigh (a unified-
         # memory machine's; a card's memory variants are one catalog entry to compare)
-        ext.compare_hardware = [f"{distinct[0].phrase} {g:g}GB" for g in sizes]
-        ext.memory_gb = sizes[0]
+        ext.compare_hardware = [f"{distinct[0].phrase} {g:g}GB" for g in mems]
+        ext.memory_gb = mems[0]
         ext.note(f"Comparing {', '.join(ext.compare_hardware)} side by side; the first is used for the single verdict.")
         return distinct
     if len(distinct) < 2:
