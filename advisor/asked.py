@@ -45,10 +45,21 @@ def reframe(store: Store, facts: Scenario, text: str, notes: list[str]) -> Scena
         one, _ = candidate_name(store, facts.hardware, facts.memory_gb)
         if one is not None:
             hid = one.split()[0]
-            facts = facts.model_copy(update={"compare_hardware": [f"{hid}x{n}" for n in SCALE_OUT]})
-            notes.append(f"You asked how many: compared 1, {', '.join(str(n) for n in SCALE_OUT)} of the "
-                         f"{facts.hardware}.")
+            counts = SCALE_OUT + ((16,) if _datacenter(store, hid) else ())  # two 8-GPU servers: the next step
+            facts = facts.model_copy(update={"compare_hardware": [f"{hid}x{n}" for n in counts]})
+            notes.append(f"You asked how many: compared 1, {', '.join(str(n) for n in counts)} of the "
+                         f"{facts.hardware}" + (" (16: two servers of 8)." if 16 in counts else "."))
     return facts
+
+
+def _datacenter(store: Store, hw_id: str) -> bool:
+    """A datacenter card, sold in 8-GPU servers (a "how many?" answer goes on to two of them)."""
+    from knowledge import catalog
+
+    try:
+        return catalog.get_hardware(store, hw_id).kind == "datacenter_gpu"
+    except AdvisorError:
+        return False
 
 
 def asks_users(text: str | None) -> bool:

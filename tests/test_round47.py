@@ -378,3 +378,12 @@ def test_two_memory_sizes_of_one_chip_are_compared(tmp_path, msg, options):
     assert r.facts.compare_hardware == options
     assert "48 GB is the one that does the job" in r.reply or "64 GB is the one that does the job" in r.reply
     assert "**does not fit**" in r.reply  # the 24 GB one: about 16 GB usable, a 32B at Q4 needs about 21
+
+
+def test_how_many_datacenter_cards_goes_on_to_two_servers(tmp_path):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    "how many H100 SXM do we need to serve DeepSeek V3 to 100 concurrent users with vLLM?")
+    assert r.facts.compare_hardware[-1].endswith("x16")
+    assert "16× H100 SXM5 80GB is the one that does the job" in r.reply  # 671B at FP8 does not fit 8 × 80 GB
+    home = service.ask(Store(str(tmp_path / "h.duckdb")), "how many RTX 3090s do I need for llama 3.3 70b?")
+    assert not home.facts.compare_hardware[-1].endswith("x16")
