@@ -45,11 +45,27 @@ def reframe(store: Store, facts: Scenario, text: str, notes: list[str]) -> Scena
         one, _ = candidate_name(store, facts.hardware, facts.memory_gb)
         if one is not None:
             hid = one.split()[0]
-            counts = SCALE_OUT + ((16,) if _datacenter(store, hid) else ())  # two 8-GPU servers: the next step
+            # two 8-GPU servers: the next step for weights already in 8 bits or fewer (16-bit weights first hear that FP8
+            # fits them on one server)
+            counts = SCALE_OUT + ((16,) if _datacenter(store, hid) and _eight_bit(store, facts) else ())
             facts = facts.model_copy(update={"compare_hardware": [f"{hid}x{n}" for n in counts]})
             notes.append(f"You asked how many: compared 1, {', '.join(str(n) for n in counts)} of the "
                          f"{facts.hardware}" + (" (16: two servers of 8)." if 16 in counts else "."))
     return facts
+
+
+def _eight_bit(store: Store, facts: Scenario) -> bool:
+    """The weights are in 8 bits or fewer: the format stated, else the one the model is released in (FP8, MXFP4)."""
+    from knowledge import catalog
+
+    released = None
+    if not facts.quant and facts.model:
+        try:
+            released = catalog.release_format(catalog.resolve_model(store, facts.model).value.id)
+        except AdvisorError:
+            released = None
+    q = (facts.quant or released or "").upper()
+    return bool(q) and not any(f in q for f in ("BF16", "FP16", "F16", "F32"))
 
 
 def _datacenter(store: Store, hw_id: str) -> bool:
