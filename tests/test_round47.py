@@ -387,3 +387,14 @@ def test_how_many_datacenter_cards_goes_on_to_two_servers(tmp_path):
     assert "16× H100 SXM5 80GB is the one that does the job" in r.reply  # 671B at FP8 does not fit 8 × 80 GB
     home = service.ask(Store(str(tmp_path / "h.duckdb")), "how many RTX 3090s do I need for llama 3.3 70b?")
     assert not home.facts.compare_hardware[-1].endswith("x16")
+
+
+@pytest.mark.parametrize("msg, who, on", [
+    ("Laptop with Ryzen AI 9 HX 370 and 32GB, running llama 3.1 8b in LM Studio at 12 tok/s. Is it using the NPU?",
+     "XDNA NPU", "CPU cores"),  # LM Studio on this laptop: judged on the CPU cores (its iGPU is the fix)
+    ("Core Ultra 7 155H 32GB, ollama, qwen 7b. can the NPU help?", "OpenVINO", "CPU cores"),
+    ("M3 MacBook Pro 18GB, can the neural engine speed up llama 8b?", "Core ML", "GPU"),
+])
+def test_the_npu_question_is_answered(tmp_path, msg, who, on):
+    a = _ask(tmp_path, msg).verdict.engine_answer
+    assert a.startswith("The NPU: not used") and who in a and a.endswith(f"The figures here are for the {on}.")

@@ -242,6 +242,7 @@ class Symptoms(_Frozen):
             :func:`~advisor.understand.engine.classify_engine` name.
         api_asked (str | None): a GPU API asked about for the llama.cpp-family engine ("Vulkan or ROCm?": ``rocm``;
             ``cuda``, ``vulkan``, ``rocm``, ``sycl``, ``metal``, ``opencl``).
+        npu_asked (bool): the NPU (Neural Engine, XDNA, Hexagon) is named: whether the engines use it is answered.
         rocm_refused (bool): the engine's log says ROCm does not support the card ("amdgpu is not supported").
         asks_memory (bool): the question asks for the memory it takes ("how much VRAM do I need?").
         ubatch (int | None): the prompt micro-batch set (llama.cpp ``-ub``, Ollama ``num_batch``), tokens.
@@ -284,6 +285,7 @@ class Symptoms(_Frozen):
     cpu_moe_layers: int | None = None
     engine_asked: str | None = None
     api_asked: str | None = None
+    npu_asked: bool = False
     rocm_refused: bool = False
     ubatch: int | None = None
     intel_mac: bool = False

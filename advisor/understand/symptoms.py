@@ -49,6 +49,9 @@ def _spec_question(t: str, start: int, end: int) -> bool:
     return bool(_SPEC_ASK_BEFORE.search(clause) or _SPEC_ASK_AFTER.search(t[end:end + 90]))
 
 
+# The NPU named ("is it using the NPU?", "can the Neural Engine help?", "XDNA"): answered by diagnose.npu.
+_NPU = re.compile(r"\bnpus?\b|\bneural\s+engine\b|\bxdna\d?\b|\bhexagon\b|\bane\b(?!\w)", re.I)
+
 _NUMA = re.compile(r"numa|dual[- ]socket|2 sockets|two sockets", re.I)
 _SWAP = re.compile(r"\bswap(?:ping|s)?\b|memory pressure|page ?file|paging|shared gpu memory|out of memory|\boom\b", re.I)
 _NO_GPU = re.compile(
@@ -393,6 +396,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         cpu_moe_layers=cpu_moe_layers(t),
         engine_asked=engine_asked(t),
         api_asked=api_asked(t),
+        npu_asked=bool(_NPU.search(t)),
         asks_memory=bool(_HOW_MUCH_MEMORY.search(t)),
         ubatch=_ubatch(t),
         intel_mac=intel_mac(t),
