@@ -218,9 +218,11 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
                      f"{p.prefill_ceiling_tps:,.0f} tok/s): most of the prompt came from a prompt cache, so it is not a "
                      "measure of the machine.")
     elif c.pp and p and p.prefill_ceiling_tps and c.pp > 1.05 * p.prefill_ceiling_tps and c.sit.measured.alone:
+        why = ("the card's integer matrix units (llama.cpp's quantized kernels multiply in INT8) outrun the FP16 figure"
+               if c.discrete and c.sit.engine not in ("mlx",) else
+               "this chip computes faster than the FP16 figure used for it (often an estimate for integrated GPUs)")
         extra.append(f"The measured prefill {c.pp:,.0f} tok/s is above the FP16 spec figure used here "
-                     f"({p.prefill_ceiling_tps:,.0f} tok/s): a benchmark run reads the whole prompt, so the card's "
-                     "integer matrix units (llama.cpp's quantized kernels multiply in INT8) outrun the FP16 figure.")
+                     f"({p.prefill_ceiling_tps:,.0f} tok/s): a benchmark run reads the whole prompt, so {why}.")
     elif c.pp and p and p.prefill_ceiling_tps and c.pp > 1.05 * p.prefill_ceiling_tps:
         extra.append(f"The measured prefill {c.pp:,.0f} tok/s is above the compute ceiling ({p.prefill_ceiling_tps:,.0f} "
                      "tok/s from the FP16 spec): part of the prompt was probably cached, or the card's matrix units "
