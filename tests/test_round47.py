@@ -398,3 +398,13 @@ def test_how_many_datacenter_cards_goes_on_to_two_servers(tmp_path):
 def test_the_npu_question_is_answered(tmp_path, msg, who, on):
     a = _ask(tmp_path, msg).verdict.engine_answer
     assert a.startswith("The NPU: not used") and who in a and a.endswith(f"The figures here are for the {on}.")
+
+
+def test_a_model_paged_from_the_ssd_waits_for_it_in_prefill_too(tmp_path):
+    from advisor.perf.machine import SWAP_READ_GBS
+    r = _ask(tmp_path, "DGX Spark, Qwen3-Coder-480B Q4_K_M in llama.cpp, will it run?")
+    p = r.verdict.prediction
+    paged_gb = next(float(a.split(" GB of weights paged")[0].split()[-1]) for a in p.assumptions
+                    if "GB of weights paged in from the SSD: each micro-batch" in a)
+    # one 512-token micro-batch reads the paged weights once: the first word waits at least that read
+    assert p.ttft_s >= paged_gb / SWAP_READ_GBS * 0.95

@@ -406,6 +406,16 @@ def predict_step(
             f"copies them to the GPU over {link_words} at about {HOST_COPY_EFFICIENCY:.0%} of its rate, so the copy, not "
             "the GPU's compute, sets the prefill speed; a larger micro-batch (-ub 2048 or 4096) spreads it over more "
             "tokens.")
+    elif prefill1 and paged:
+        # the weights beyond memory are read from the SSD again for every micro-batch of the prompt (a model larger
+        # than memory evicts its own pages as each pass streams through it): the same law as a copy over PCIe
+        ub = ubatch or DEFAULT_UBATCH["server" if engine_family(engine) == "server" else "llama"]
+        ssd_gb = fitm.weights_gb * paged
+        prefill1 = offload_prefill_tps(prefill1, ssd_gb * 1e9, SWAP_READ_GBS * 1e9, ub)
+        assumptions.append(
+            f"Prompt reading with {ssd_gb:.0f} GB of weights paged in from the SSD: each micro-batch of {ub:,} prompt "
+            f"tokens reads them again (ESTIMATE: ~{SWAP_READ_GBS:g} GB/s), so the SSD, not the compute, sets the wait "
+            "for the first word.")
     elif prefill1 and share < 1.0:
         prefill1 *= 0.5 + 0.5 * share  # unified memory paging part of the weights in (rough)
     if prefill1:
