@@ -408,3 +408,14 @@ def test_a_model_paged_from_the_ssd_waits_for_it_in_prefill_too(tmp_path):
                     if "GB of weights paged in from the SSD: each micro-batch" in a)
     # one 512-token micro-batch reads the paged weights once: the first word waits at least that read
     assert p.ttft_s >= paged_gb / SWAP_READ_GBS * 0.95
+
+
+def test_a_prefill_decode_trade_off_between_two_machines_is_said(tmp_path):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "DGX Spark vs Mac Studio M4 Max 128GB for llama 3.3 70b?")
+    lead = r.reply.splitlines()[0]
+    assert "A trade-off, not a winner: the M4 Max 128 GB writes answers faster" in lead
+    assert "DGX Spark (GB10 Grace Blackwell) 128 GB reads prompts faster" in lead
+    from advisor.render.tradeoff import trade_off
+    same = [{"name": "a", "fits": True, "tps_each": 30, "first_word_s": 0.5},
+            {"name": "b", "fits": True, "tps_each": 20, "first_word_s": 0.9}]
+    assert trade_off(same) == ""  # one is better at both: no trade-off

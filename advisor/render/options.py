@@ -26,6 +26,7 @@ from advisor.render.markdown import (
     fmt_s,
     tidy,
 )
+from advisor.render.tradeoff import trade_off
 from knowledge.store import Store
 
 __all__ = ["DEFAULT_TPS_TARGET", "DEFAULT_TTFT_TARGET_S", "Options", "candidate_names", "compare_fill",
@@ -495,6 +496,8 @@ def options_markdown(opt: Options) -> str:
         lengths += f", memory for {wl['context_tokens']:,} tokens of context each"
     if opt.kind == "hardware":
         lead = _hardware_lead(rows, who, users)
+        if users <= 1 and (tt := trade_off(rows)):
+            lead += " " + tt
         title = f"{str(wl['model']).split('/')[-1]} at {wl['quant']}, {who}, {lengths}."
         if users > 1:
             head = ("| option | status | users fit | first word (slow case) | tok/s each | tok/s total |\n"
