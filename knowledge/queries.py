@@ -6,6 +6,7 @@ All SQL is parameterised; table and column names are fixed in this module.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 from knowledge.store import Store
@@ -177,8 +178,7 @@ def api_pairs(store: Store, api_a: str, api_b: str) -> dict[str, Any]:
         rows = store.query(_API_PAIRS_SQL, {"a": api_a, "b": api_b, "origins": list(POPULATION_ORIGINS)})
 
         def med(xs: list[float]) -> float | None:
-            xs = sorted(xs)
-            return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else None
+            return statistics.median(xs) if xs else None
         return {"pairs": len(rows), "machines": sorted({r["hw_id"] for r in rows}),
                 "decode": med([r["da"] / r["db"] for r in rows if r["da"] and r["db"]]),
                 "prefill": med([r["pa"] / r["pb"] for r in rows if r["pa"] and r["pb"]])}

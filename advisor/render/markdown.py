@@ -271,10 +271,8 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
     m = p.memory
     if m.usable_gb and m.required_gb and not roomy(m.required_gb, m.usable_gb):
         # it fits, with less free than a longer conversation or another app takes: never "comfortably"
-        verdict = verdict.replace("Yes, comfortably", "Yes, but only just (memory is tight)").replace(
-            "Yes, but slowly", "Only just, and slowly") if verdict.startswith("Yes") else verdict
-        if verdict == "Yes":
-            verdict = "Yes, but only just (memory is tight)"
+        verdict = {"Yes, comfortably": "Yes, but only just (memory is tight)", "Yes": "Yes, but only just (memory is tight)",
+                   "Yes, but slowly": "Only just, and slowly"}.get(verdict, verdict)
     ttft = p.ttft_s
     if ttft is None:
         first = "the first word's delay is unknown (no compute figure for this hardware)"
