@@ -96,7 +96,10 @@ def import_output(
     moved = ""
     base = scenario or Scenario()
     if hardware:
-        base = base.model_copy(update={"hardware": hardware.strip()[:300]})
+        named = hardware.strip()[:300]
+        # another machine than the conversation's: its memory and card count were the other machine's
+        stale = {"memory_gb": None, "gpu_count": None} if base.hardware and base.hardware != named else {}
+        base = base.model_copy(update={"hardware": named, **stale})
     if not base.hardware and parsed.machine.get("hardware"):
         base = base.model_copy(update={"hardware": str(parsed.machine.get("hardware"))[:300]})
     if parsed.measurements:

@@ -419,3 +419,15 @@ def test_a_prefill_decode_trade_off_between_two_machines_is_said(tmp_path):
     same = [{"name": "a", "fits": True, "tps_each": 30, "first_word_s": 0.5},
             {"name": "b", "fits": True, "tps_each": 20, "first_word_s": 0.9}]
     assert trade_off(same) == ""  # one is better at both: no trade-off
+
+
+def test_a_paste_for_another_machine_drops_the_conversations_memory(tmp_path):
+    st = Store(str(tmp_path / "s.duckdb"))
+    r = service.ask(st, "I have a MacBook Air M1 with 8GB. Can I run Mistral 7B for chat?")
+    table = ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+             "| llama 8B Q4_K_M | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 58.3 ± 0.2 |")
+    out = service.import_output(st, table, hardware="RTX 4090", save=False, scenario=r.facts)
+    assert out.facts.hardware == "RTX 4090" and out.facts.memory_gb is None  # the Mac's 8 GB is not the card's
+    same = service.import_output(st, table.replace("CUDA", "Metal"), hardware="MacBook Air M1", save=False,
+                                 scenario=r.facts)
+    assert same.facts.memory_gb == 8
