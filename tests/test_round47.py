@@ -431,3 +431,8 @@ def test_a_paste_for_another_machine_drops_the_conversations_memory(tmp_path):
     same = service.import_output(st, table.replace("CUDA", "Metal"), hardware="MacBook Air M1", save=False,
                                  scenario=r.facts)
     assert same.facts.memory_gb == 8
+
+
+@pytest.mark.parametrize("msg", ["-ctk q8_0", "llama-server -m x.gguf -ctv q4_0 on a 3090 with qwen 7b"])
+def test_a_cache_flag_alone_is_not_the_weights_format(tmp_path, msg):
+    assert service.ask(Store(str(tmp_path / "s.duckdb")), msg).facts.quant is None

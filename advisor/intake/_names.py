@@ -98,7 +98,7 @@ _NGL = re.compile(rf"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|\bgpu[_ ]la
                   rf"|\boffload(?:ed|ing)?\s+(?P<n2>\d{{1,4}}|{WORDNUM})\s+layers?\b"
                   rf"|\b(?P<n3>\d{{1,4}}|{WORDNUM})(?:\s*(?:out\s+of|of|/)\s*\d{{1,4}})?\s+(?:gpu\s+)?layers?\s+"
                   rf"(?:offloaded|on\s+(?:the\s+)?gpu)\b", re.I)
-_KV_QUANT = re.compile(r"(?:kv|cache)[\w\s-]{0,16}(?:[=:]|type|to|at|in)?\s*[(\[]?\s*"
+_KV_QUANT = re.compile(r"(?:kv|cache|(?<![\w-])-ct[kv]\b)[\w\s-]{0,16}(?:[=:]|type|to|at|in)?\s*[(\[]?\s*"
                        r"(?:(?:q\d_[01k]\w*|f16|fp8|int[48])\s*(?:/|,|or|and|vs\.?)\s*)*$", re.I)
 
 
