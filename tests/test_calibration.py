@@ -155,14 +155,20 @@ def test_cpu_per_core_rate_is_counted_in_reference_cores():
     assert out["cpu-per-core:hw:a"] == pytest.approx(0.05) and out["cpu-per-core:hw:b"] == pytest.approx(0.05)
 
 
-def test_an_engine_without_a_paired_factor_does_not_set_the_cpu_base():
-    # Machine c ran only ik_llama.cpp (3x mainline's kernels) and no machine ran both engines: its rate says
-    # nothing about mainline, so the base is machine a's mainline rate alone, not the median of 50 and 150.
+def test_an_engine_no_machine_pairs_takes_its_published_factor():
+    # Machine c ran only ik_llama.cpp and no machine ran both engines: ik's factor is the published 2.1x
+    # (ik_llama.cpp PR #533), so c's rate counts toward the base as 150 / 2.1 mainline-equivalent GFLOP/s.
     rows = [_cpu(0, "a", "llama.cpp", "Q4_K_M", 50), _cpu(1, "c", "ik_llama.cpp", "Q4_K_M", 150)]
     out = cal._fit_cpu_per_core(rows)
-    assert out["cpu-per-core:base"] == pytest.approx(0.05)
-    # Only such rows: they are all there is.
-    assert cal._fit_cpu_per_core([rows[1]])["cpu-per-core:base"] == pytest.approx(0.15)
+    assert out["cpu-per-core:e:ik_llama.cpp"] == 2.1
+    assert out["cpu-per-core:base"] == pytest.approx((0.05 + 0.15 / 2.1) / 2)
+    # Only such rows: the base is their rate with the published factor divided out, and a prediction for
+    # the same engine gives the measured rate back.
+    only = cal._fit_cpu_per_core([rows[1]])
+    assert only["cpu-per-core:base"] * only["cpu-per-core:e:ik_llama.cpp"] == pytest.approx(0.15)
+    # A measured pair replaces the published figure (3x here).
+    paired = cal._fit_cpu_per_core(rows + [_cpu(2, "a", "ik_llama.cpp", "Q4_K_M", 150)])
+    assert paired["cpu-per-core:e:ik_llama.cpp"] == pytest.approx(3.0)
 
 
 def test_fused_attention_engines_pay_no_attention_factor():

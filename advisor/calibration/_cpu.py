@@ -9,6 +9,12 @@ from collections import defaultdict
 
 from advisor.calibration._model import SHRINK_K, CalibrationModel, CalRow, engine_family
 
+# ik_llama.cpp's CPU prefill speed over mainline llama.cpp when no machine in the fit has measured both:
+# ik_llama.cpp PR #533 (github.com/ikawrakow/ik_llama.cpp/pull/533, June 2025), LLaMA-3.1-8B PP-512 on a
+# Ryzen 7950X: its IQK quants reach 353-372 t/s where mainline's fastest quant (Q4_0) reaches 170 t/s,
+# about 2.1x. A published figure, used as the prior; factors paired within measured machines replace it.
+ENGINE_CPU_PRIOR = {"ik_llama.cpp": 2.1}
+
 
 def cpu_qclass(quant: str | None) -> str:
     """Weight-format class by CPU matmul kernel speed: ``legacy`` (Q4_0/Q4_1/Q5_x/Q8_0/IQ4_NL: simple
@@ -50,7 +56,8 @@ def _fit_cpu_per_core(rows: list[CalRow]) -> dict[str, float]:
     :func:`knowledge.cpu_uarch.core_speed`; a core is counted in reference cores), not with memory bandwidth, and depends on the
     format's kernel (Q4_0 and IQ4_NL have repacked int8 paths; IQ2/IQ3 decode codebooks) and on the
     engine (ik_llama.cpp's CPU kernels run several times mainline's). Factors are paired within
-    machines (:func:`_machine_ratio`); the base (``cpu-per-core:base``) is the median over machines of
+    machines (:func:`_machine_ratio`; an engine no machine pairs takes its published figure,
+    :data:`ENGINE_CPU_PRIOR`); the base (``cpu-per-core:base``) is the median over machines of
     each machine's median rate with the factors divided out; a prediction uses base × factors for prefill
     and for the compute of a decode step alike. ``cpu-per-core`` (the median of all rows pooled) is the
     figure when format and engine are not known. Factor keys: ``cpu-per-core:q:<class>``,
@@ -67,6 +74,8 @@ def _fit_cpu_per_core(rows: list[CalRow]) -> dict[str, float]:
     fe_raw = _machine_ratio(eng)
     base_e = fe_raw.get("llama.cpp", 1.0)
     fe = {e: v / base_e for e, v in fe_raw.items() if e != "llama.cpp"}
+    for e, prior in ENGINE_CPU_PRIOR.items():
+        fe.setdefault(e, prior)
     per_hw: dict[str, list[float]] = defaultdict(list)
     for r, x in zip(rows, rate, strict=True):
         if engine_family(r.engine) != "llama.cpp" and engine_family(r.engine) not in fe:
