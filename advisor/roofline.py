@@ -190,6 +190,15 @@ def speculative_speedup(acceptance: float, draft_tokens: int, draft_cost: float,
     return (1 - a ** (g + 1)) / ((1 - a) * (g * c + v))
 
 
+# NVIDIA's GDDR data-centre cards ship with ECC on, which keeps 1/16 of the memory for check bits: nvidia-smi
+# totals T4 15360 MiB of 16 GiB, L4 23034 MiB of 24 GiB (shared/data/new_hardware_notes.md: "15" and "22.5"
+# GB reported by the benchmark harnesses), A10/A10G 23028 MiB, A40/L40S 46068 MiB. HBM cards (A100, H100)
+# and the RTX workstation cards (ECC off by default) keep their full size.
+ECC_SHARE = 1 / 16
+ECC_ON_GDDR = frozenset({"nvidia-tesla-t4", "nvidia-l4", "nvidia-a2", "nvidia-a2-pcie", "nvidia-a10-pcie",
+                         "nvidia-a10g", "nvidia-a16-pcie", "nvidia-a40", "nvidia-l40", "nvidia-l40s", "nvidia-l20"})
+
+
 def default_usable_fraction(hw: Hardware, memory_gb: float) -> tuple[float, str]:
     """Share of memory a model may use on this hardware, and why.
 
@@ -202,6 +211,10 @@ def default_usable_fraction(hw: Hardware, memory_gb: float) -> tuple[float, str]
         frac = 2 / 3 if memory_gb <= 36 else 0.75
         return frac, f"macOS lets the GPU use about {frac:.0%} of unified memory by default (iogpu.wired_limit_mb)"
     if hw.kind in ("discrete_gpu", "datacenter_gpu"):
+        if hw.id in ECC_ON_GDDR:
+            return max(0.5, 1 - ECC_SHARE - 0.5 / memory_gb), (
+                f"VRAM ({memory_gb:g} GiB a card; ECC, on by default on this card, holds 1/16 of it, so nvidia-smi "
+                f"shows {memory_gb * (1 - ECC_SHARE):.1f} GiB) less about 0.5 GB for the driver and CUDA context")
         return max(0.5, 1 - 0.5 / memory_gb), (f"VRAM ({memory_gb:g} GiB = {memory_gb * STATED_GB:.1f} GB a card) less "
                                                 "about 0.5 GB for the driver and CUDA/ROCm context")
     if hw.kind == "apu":

@@ -21,7 +21,7 @@ from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Prediction
 from advisor.render.markdown import fmt_s
-from advisor.understand.engine import LLAMA_SERVER_ENGINES
+from advisor.understand.engine import ENGINE_NAMES, LLAMA_SERVER_ENGINES
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
            "NO_PURCHASE", "PURCHASE_TIER"]
@@ -386,13 +386,33 @@ def _prefix(c: Ctx) -> Fix | None:
     cached = min(w.shared_prefix_tokens or int(w.prompt_tokens * 0.9), w.prompt_tokens - 1)
     before, after = w.prompt_tokens / pp, (w.prompt_tokens - cached) / pp
     how = "stated shared prefix" if w.shared_prefix_tokens else "assumed: 90 % of each prompt repeats (history, system prompt, files)"
-    on = c.sit.symptoms.prefix_caching is True
+    default_on = PREFIX_CACHE_DEFAULT_ON.get(c.sit.engine or "")
+    on = c.sit.symptoms.prefix_caching is True or (default_on is not None and c.sit.symptoms.prefix_caching is not False)
     title = ("Make the prompt cache actually hit (keep the prefix byte-identical; one slot per conversation)" if on else
              "Reuse the KV cache of the repeated prompt prefix (prompt caching)")
+    if default_on and c.sit.symptoms.prefix_caching is not False:
+        title = (f"Make the prefix cache actually hit ({ENGINE_NAMES.get(c.sit.engine or '', c.sit.engine)} caches "
+                 "repeated prefixes by default): put the shared part first and keep it byte-identical in every request")
+    why = ("A prefix that repeats across requests is prefilled once; only the new tokens are processed "
+           "(llama.cpp cache_prompt / --cache-reuse, Ollama keeps it while the model stays loaded, mlx-lm prompt "
+           "cache, vLLM --enable-prefix-caching).")
+    if default_on and c.sit.symptoms.prefix_caching is not False:
+        why = (f"{default_on} A hit needs the repeated part first and byte-identical in every request (no "
+               "timestamp or changing instruction before it); the server's log or /metrics shows the prefix-cache "
+               "hit rate.")
     return fix("prefix_caching", title, f"TTFT {fmt_s(before)} → {fmt_s(after)} for {cached:,} cached tokens ({how})",
-               "A prefix that repeats across requests is prefilled once; only the new tokens are processed "
-               "(llama.cpp cache_prompt / --cache-reuse, Ollama keeps it while the model stays loaded, mlx-lm prompt "
-               "cache, vLLM --enable-prefix-caching).", speedup=before / after if after > 0 else None, new_ttft_s=after)
+               why, speedup=before / after if after > 0 else None, new_ttft_s=after)
+
+
+# Engines whose prefix cache is on unless switched off: the fix is making it hit, not turning it on.
+# vLLM: automatic prefix caching is on by default in the V1 engine (vLLM 0.8+, --no-enable-prefix-caching
+# turns it off; docs.vllm.ai "Automatic Prefix Caching"); SGLang: RadixAttention reuses prefixes unless
+# --disable-radix-cache (docs.sglang.ai server arguments).
+PREFIX_CACHE_DEFAULT_ON = {
+    "vllm": "vLLM (0.8 and later) caches repeated prefixes by default; --no-enable-prefix-caching is the only way "
+            "it is off.",
+    "sglang": "SGLang's RadixAttention caches repeated prefixes by default unless started with --disable-radix-cache.",
+}
 
 
 @register("shorter_prompt", "shorter_prompt", 0, lambda c: c.sit.workload.prompt_tokens >= 200)
