@@ -49,3 +49,50 @@ def test_llama_server_is_still_told_to_turn_prompt_caching_on(tmp_path):
     r = _ask(tmp_path, "llama-server on a 4090 with Llama 3.1 8B Q4_K_M for 10 users; every request starts with "
                        "the same 6000-token system prompt and the first token takes 3 seconds")
     assert "of the repeated prompt prefix (prompt caching)" in r.reply and "by default" not in r.reply
+
+
+@pytest.mark.parametrize("msg, n", [
+    ("how many H100s do we need to serve Llama 3.3 70B to 500 employees? maybe 50 concurrent at peak, 8k context", 50),
+    ("gpt-oss-120b for ~1000 staff, maybe 100 concurrent at peak, one 8x H100 box enough?", 100),
+    ("500 users but only 40 at the same time, Llama 3.1 8B on an L40S", 40),
+    ("team of 200, peak concurrency 25, qwen3 32b on 2x A100", 25),
+    ("a team of 30 devs, at peak maybe 8 at once, qwen2.5 coder 32b on a 4090", 8),
+    ("300 students, about 20 simultaneously, Llama 3.1 8B on an L4", 20),
+    ("company of 120 people; peak of 15 users, qwen3 14b on an A10", 15),
+    # nothing at once beside a head-count: the count said stays
+    ("10 concurrent users, llama 3.1 8b on a 4090", 10),
+    ("4 users at once on a 3090 with qwen3 14b", 4),
+    ("me and my 2 kids, llama 3.1 8b on a mac mini m4 16gb", 3),
+    ("a team of 12 devs, qwen2.5 coder 32b on a 4090", 12),
+])
+def test_the_number_at_once_beats_the_head_count(tmp_path, msg, n):
+    r = _ask(tmp_path, msg)
+    assert r.facts.concurrency == n
+
+
+def test_a_size_question_with_a_mac_product_name_compares_the_two_sizes(tmp_path):
+    r = _ask(tmp_path, "M4 Pro 24GB vs 48GB mac mini for local LLMs - is the extra 24GB worth it? I'd mostly want to "
+                       "run 32B class models for coding")
+    assert r.facts.compare_hardware == ["M4 Pro 24GB", "M4 Pro 48GB"]
+    assert r.reply.startswith("**Only the M4 Pro 48 GB holds the model for one person** (")
+    assert "tok/s each" not in r.reply.split("\n")[0] and "the other cannot" in r.reply.split("\n")[0]
+
+
+@pytest.mark.parametrize("msg, hw", [
+    ("llama-server on my strix halo box (framework desktop 128gb), gpt-oss-120b mxfp4, vulkan, 44 tok/s. is that good "
+     "or should I switch to rocm?", "strix halo"),
+    ("my framework desktop (ryzen ai max+ 395, 128GB) runs qwen3 30b a3b at 50 tok/s, normal?", "framework desktop"),
+])
+def test_one_machine_named_twice_is_not_a_comparison(tmp_path, msg, hw):
+    r = _ask(tmp_path, msg)
+    assert r.facts.compare_hardware is None and r.facts.hardware.lower() == hw and r.facts.memory_gb == 128
+    assert "meets the targets" not in r.reply
+
+
+@pytest.mark.parametrize("msg, cands", [
+    ("mac mini M4 Pro vs macbook air M3 for qwen3 14b?", ["Mac mini M4 Pro", "MacBook Air M3"]),
+    ("M4 Max or a Mac Studio M2 Ultra for 70B?", ["M4 Max", "Mac Studio M2 Ultra"]),
+    ("4090 or 5090 for llama 70b?", ["RTX 4090", "RTX 5090"]),
+])
+def test_real_alternatives_are_still_compared(tmp_path, msg, cands):
+    assert _ask(tmp_path, msg).facts.compare_hardware == cands

@@ -559,6 +559,36 @@ def _sizes_compared(msg: Msg, same: list[Mention]) -> list[float] | None:
     return [a, b] if a != b and 4 <= min(a, b) and max(a, b) <= 2048 else None
 
 
+def _same_id(store: Store, a: str, b: str) -> bool:
+    """Whether two phrases name the same catalog machine ("strix halo", "framework desktop")."""
+    try:
+        x, y = catalog.resolve_hardware(store, a).value, catalog.resolve_hardware(store, b).value
+    except (AmbiguousError, NotFoundError):
+        return False
+    return x is not None and y is not None and x.id == y.id
+
+
+def _one_machine_twice(msg: Msg, store: Store, distinct: list[Mention]) -> list[Mention]:
+    """Mentions that are one machine said twice, not candidates: a second name for the same catalog machine
+    ("my strix halo box (framework desktop 128gb)"), and a Mac product named without its chip right after the
+    chip's sizes ("M4 Pro 24GB vs 48GB mac mini": the Mac mini is the M4 Pro's case). Keeps the first."""
+    if len(distinct) < 2:
+        return distinct
+    out = [distinct[0]]
+    for d in sorted(distinct[1:], key=lambda x: x.start):
+        prev = out[-1]
+        gap = msg.orig[prev.end:d.start] if prev.end <= d.start else ""
+        bare = _SIZES.sub(" ", gap)
+        chassis = bool(d.product) and d.product != "cpu" and not prev.product and \
+            (_SIZE_VS.search(gap) is not None or not bare.strip()) and not COMPARE_JOIN.search(_SIZE_VS.sub(" ", gap))
+        said_again = (re.fullmatch(r"[^()]{0,20}\(\s*", gap) is not None or (not COMPARE_JOIN.search(gap)
+                      and not MIXED_JOIN.match(bare))) and _same_id(store, prev.phrase, d.phrase)
+        if chassis or said_again:
+            continue
+        out.append(d)
+    return out
+
+
 def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list[Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[Mention] = []
@@ -566,6 +596,7 @@ def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> lis
     for x in men:
         if x.phrase not in [d.phrase for d in distinct] and x.product not in ("cpu",) and not _beside_card(msg, x, cards):
             distinct.append(x)
+    distinct = _one_machine_twice(msg, store, distinct)
     if len(distinct) == 1 and len(cards) > 1 and all(
             MIXED_JOIN.match(_SIZES.sub(" ", msg.orig[a.end:b.start])) for a, b in zip(cards, cards[1:], strict=False)):
         distinct = cards  # the same card twice in one box ("an RTX 3090 + RTX 3090"): counted, not merged

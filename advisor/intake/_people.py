@@ -176,6 +176,8 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
         found = []
     # "2 kids, 3 cats … 8 users": a count said as users beats household members said in passing
     found.sort(key=lambda m: bool(m.group("who") and _HOUSEHOLD.fullmatch(m.group("who"))))
+    if _at_once(msg, ext, found):
+        return _per_user_rate(ext, total)
     for m in found:
         raw = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4") or m.group("n5") or m.group("n6")
         users = _count(raw)
@@ -200,6 +202,11 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
         ext.concurrency = 2
     if ext.concurrency is None and _ALONE.search(msg.s):
         ext.concurrency = 1
+    _per_user_rate(ext, total)
+
+
+def _per_user_rate(ext: Extraction, total: float) -> None:
+    """A request rate said for everyone, divided among the users at once (or said back when there are none)."""
     if total and ext.requests_per_minute:
         if ext.concurrency:
             ext.requests_per_minute = round(ext.requests_per_minute / ext.concurrency, 4)
@@ -208,6 +215,36 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
         else:
             ext.note(f"{fmt(round(total, 3))} requests per minute is for everyone; tell me how many users share it "
                      "(for now I count it as one user's rate).")
+
+
+# How many are at once, said beside a head-count ("500 employees, maybe 50 concurrent at peak", "200 staff but
+# only 30 at the same time", "peak concurrency 25"): the load is the number at once.
+_AT_ONCE = re.compile(
+    rf"(?<![\w.-])(?P<n>\d{{1,6}}|{WORDNUM})\s+(?:(?:{_WHO}|requests?|queries|chats|conversations)\s+)?(?:(?:are|being|using\s+it|"
+    rf"online|active)\s+)?(?:concurrent(?:ly)?|simultaneous(?:ly)?|in\s+parallel|at\s+(?:the\s+)?same\s+time|at\s+once|"
+    rf"at\s+(?:the\s+)?peak|parallel)\b"
+    r"|\bpeak\s+(?:of\s+|concurrency\s*(?:of|=|:|is|~|around|about)?\s*|load\s+(?:of\s+)?)~?(?P<n2>\d{1,6})\b"
+    r"|\b(?:at\s+(?:the\s+)?peak|at\s+most|max(?:imum)?)\s*,?\s*(?:about\s+|~|maybe\s+|around\s+)?(?P<n3>\d{1,6})\s+"
+    rf"(?:(?:{_WHO})\s+)?(?:at\s+once|at\s+(?:the\s+)?same\s+time|concurrent(?:ly)?|simultaneous(?:ly)?)\b",
+    re.I)
+
+
+def _at_once(msg: Msg, ext: Extraction, counts: list[re.Match[str]]) -> bool:
+    """Set ``ext.concurrency`` from a number said to be at once when a larger head-count is said beside it; True then."""
+    heads = [(m, n) for m in counts if (n := _count(m.group("n") or m.group("n2") or m.group("n5") or m.group("n6") or ""))
+             and not re.search(r"concurren|simultan|parallel|at\s+once|same\s+time", m.group(0), re.I)]
+    for m in msg.finditer(_AT_ONCE):
+        n = _count(m.group("n") or m.group("n2") or m.group("n3") or "")
+        bigger = [(h, k) for h, k in heads if k is not None and n is not None and k > n]
+        if n is None or not 1 <= n <= MAX_USERS or not bigger:
+            continue
+        msg.claim(m.start(), m.end())
+        for h, _ in bigger:
+            msg.claim(h.start(), h.end())
+        ext.concurrency = n
+        ext.note(f"'{bigger[0][0].group(0).strip()}' in all, {n} at once: worked out for the {n} at once.")
+        return True
+    return False
 
 
 def _rate(msg: Msg, ext: Extraction) -> float:

@@ -474,11 +474,23 @@ def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
         return (f"**For {who}, {count}**; the {good[0]['name']} ranks first (on its tightest margin, then speed; give "
                 "prices in the Compare tab to pick on cost).")
     held = [r for r in rows if r.get("holds")]
-    none = "Neither" if len(rows) == 2 else f"None of the {len(rows)}"
+    none = "Neither" if len(rows) == 2 else ("It does not" if len(rows) == 1 else f"None of the {len(rows)}")
     if held:
-        return (f"**{none} meets the targets for {who}**; the closest is the "
-                f"{min(held, key=lambda r: r['rank'])['name']}.")
+        best = min(held, key=lambda r: r["rank"])
+        each = " each" if users > 1 else ""
+        said = (f" ({fmt_rate(best['tps_each'])} tok/s{each}, first word within {fmt_s(best['first_word_s'])})"
+                if best.get("tps_each") and best.get("first_word_s") else "")
+        if len(rows) == 1:
+            return f"**The {best['name']} holds {who} but misses a target**{said}."
+        if not any(r["fits"] for r in rows if r is not best):
+            rest = "the other cannot" if len(rows) == 2 else "the others cannot"
+            return f"**Only the {best['name']} holds the model for {who}**{said}, short of a target; {rest}."
+        return f"**{none} meets the targets for {who}**; the closest is the {best['name']}{said}."
     fits = [r for r in rows if r["fits"]]
+    if len(rows) == 1:
+        none = f"The {rows[0]['name']} cannot"
+        return (f"**{none} serve {who}**" + (": it holds the model but cannot keep up with the requests." if fits else
+                                             ": it cannot hold the model."))
     return (f"**{none} can serve {who}**"
             + (": the ones that hold the model cannot keep up with the requests." if fits else
                ": none holds the model."))

@@ -176,7 +176,7 @@ def test_a_failed_fill_says_the_values_are_not_the_teams(store, monkeypatch):
     ("Compare an M3 Ultra with 96GB and an H100 for 10 users at 2 requests a minute each", 10,
      "**For 10 people at once, the H100 PCIe 80GB is the one that does the job**; the other does not."),
     ("For 8 people, is a DGX Spark or an M4 Max 128GB better? mostly short questions, long answers", 8,
-     "**Neither meets the targets for 8 people at once**; the closest is the {first}."),
+     "**Neither meets the targets for 8 people at once**; the closest is the {first} ("),
 ])
 def test_team_questions_answer_in_one_plain_sentence(store, text, users, lead):
     r = service.ask(store, text)
