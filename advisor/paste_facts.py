@@ -71,6 +71,12 @@ def merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, sto
                 upd["gen_tokens"] = m.gen_tokens
             if m.depth:
                 upd["depth"] = m.depth
+            if m.decode_includes_prompt and m.prompt_tokens:
+                # the rate divides by the prompt's time too: the prompt it read is the run's length (textgen's
+                # "context 3200" is that prompt, not a window setting)
+                upd["prompt_tokens"] = m.prompt_tokens
+                if s.context_window == m.prompt_tokens:
+                    upd["context_window"] = None
         if m.prefill_tps and "measured_prefill_tps" not in upd and (m.batch or 1) == 1:
             upd["measured_prefill_tps"] = m.prefill_tps
             if m.prompt_tokens:

@@ -96,3 +96,30 @@ def test_one_machine_named_twice_is_not_a_comparison(tmp_path, msg, hw):
 ])
 def test_real_alternatives_are_still_compared(tmp_path, msg, cands):
     assert _ask(tmp_path, msg).facts.compare_hardware == cands
+
+
+def test_an_lm_studio_status_line_in_a_sentence_counts_the_answer_not_the_prompt(tmp_path):
+    r = _ask(tmp_path, "LM Studio on M2 Max 64GB (38 core). Model: Qwen2.5-72B-Instruct MLX 4bit. Stats: 7.12 tok/sec • "
+                       "612 tokens • 38.40s to first token • Stop reason: EOS Token. The prompt was a ~3k word document. "
+                       "Is 38s to first token expected?")
+    assert r.facts.gen_tokens == 612 and r.facts.prompt_tokens == 4000 and r.facts.measured_ttft_s == 38.4
+    assert r.reply.startswith("Read 1 measurement(s) from LM Studio output.")
+
+
+@pytest.mark.parametrize("line, gen", [("45.3 tok/sec • 1200 tokens • 0.35s to first token", 1200),
+                                       ("45.3 tok/sec · 88 tokens · 0.35s to first token", 88)])
+def test_lm_studio_counts_after_the_rate_are_answers(tmp_path, line, gen):
+    r = _ask(tmp_path, f"LM Studio, 4090, qwen3 14b q4_k_m: {line}")
+    assert r.facts.gen_tokens == gen and r.facts.prompt_tokens is None and r.facts.measured_decode_tps == 45.3
+
+
+def test_a_textgen_line_in_a_sentence_is_judged_over_the_whole_call(tmp_path):
+    # 510 tokens in 15.34 s with a 3,200-token prompt: the prompt takes ≈ 1 s at the predicted prefill, so the
+    # answer ran at ≈ 36 tok/s where ≈ 100 is usual on a 3090: slow, though the rate is a lower bound on decode.
+    r = _ask(tmp_path, "oobabooga on a 3090 with llama 3 8b: Output generated in 15.34 seconds (33.24 tokens/s, "
+                       "510 tokens, context 3200, seed 925476152)")
+    assert r.facts.prompt_tokens == 3200 and r.facts.context_window is None and r.facts.gen_tokens == 510
+    assert r.verdict.status == "below_expected"
+    fast = _ask(tmp_path, "oobabooga on a 3090 with llama 3 8b Q4_K_M: Output generated in 6.0 seconds (85.0 tokens/s, "
+                          "510 tokens, context 3200, seed 925476152)")
+    assert fast.verdict.status == "normal"

@@ -62,7 +62,10 @@ def phase_status(c: Ctx, phase: str) -> tuple[Status, float | None]:
         if p is not None:
             st, dev = rate_status(c.tg, c.expected_tg, _per_seq_range(c))
             if st == "below_expected" and c.tg_lower_bound:
-                return "normal", dev  # a lower bound below the range says nothing by itself
+                whole = _whole_call_status(c)
+                # a lower bound below the range says nothing by itself, unless the whole call (prompt read at the
+                # predicted prefill rate, then the answer) is still too slow
+                return (whole if whole is not None else "normal"), dev
             if st == "above_expected" and c.sit.symptoms.speculative and c.expected_tg:
                 if c.tg <= ABOVE * spec_factor() * c.expected_tg:
                     return "normal", dev  # accepted drafts: several tokens per pass of the big model
@@ -104,6 +107,22 @@ def too_short_to_judge(c: Ctx) -> bool:
     request's fixed costs, not prompt processing."""
     p, n = c.pred, c.sit.workload.prompt_tokens
     return bool(p and p.prefill_tps and c.pp and n and n / p.prefill_tps < REQUEST_FIXED_S and n / c.pp < 10 * REQUEST_FIXED_S)
+
+
+def _whole_call_status(c: Ctx) -> Status | None:
+    """A rate over the whole call (text-generation-webui: generated tokens ÷ prompt and answer time) judged as one:
+    the expected whole-call rate is gen ÷ (prompt ÷ predicted prefill + gen ÷ predicted decode), its range the
+    decode range scaled alike. None without the prompt and answer lengths the run used."""
+    p, ms = c.pred, c.sit.measured
+    w = c.sit.workload
+    prompt = ms.prompt_tokens or (w.prompt_tokens if "prompt_tokens" in w.stated else None)
+    gen = ms.gen_tokens or w.gen_tokens
+    rng = _per_seq_range(c)
+    if p is None or not (prompt and gen and p.prefill_tps and c.expected_tg and rng and c.tg):
+        return None
+    share = (gen / c.expected_tg) / (prompt / p.prefill_tps + gen / c.expected_tg)
+    st, _ = rate_status(c.tg, c.expected_tg * share, (rng[0] * share, rng[1] * share))
+    return "below_expected" if st == "below_expected" else None
 
 
 def _per_seq_range(c: Ctx) -> tuple[float, float] | None:

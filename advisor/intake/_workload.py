@@ -203,6 +203,11 @@ def _token_value(ext: Extraction, m: re.Match[str]) -> tuple[int, str, tuple[int
     return round(tokens), "; ".join(how), span
 
 
+# A count right after a rate in a tool's status line is the tokens written: LM Studio's "7.12 tok/sec • 612 tokens •
+# 38.40s to first token", text-generation-webui's "(33.24 tokens/s, 510 tokens, context 3200" (FORMATS.md §7, §8).
+_AFTER_RATE = re.compile(r"(?:tok/sec|tok/s|t/s|tokens?/s(?:ec)?)\s*[•·|,]\s*$", re.I)
+
+
 def extract_lengths(msg: Msg, ext: Extraction) -> None:
     """Read prompt, answer, shared-prefix and depth lengths (tokens, words, pages, lines of code)."""
     seen: dict[str, tuple[int, str]] = {}
@@ -212,8 +217,9 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
         if val is None:
             continue
         unit = m.group("unit").lower()
-        kind = "prompt" if unit in ("context", "ctx") else nearest_kind(msg, m.start(), m.end(), _KINDS) or \
-            nearest_kind(msg, m.start(), m.end(), _WIDE_KINDS, wide=True) or "prompt"
+        kind = "prompt" if unit in ("context", "ctx") else "gen" if _AFTER_RATE.search(msg.before(m.start(), 24)) else \
+            nearest_kind(msg, m.start(), m.end(), _KINDS) or nearest_kind(msg, m.start(), m.end(), _WIDE_KINDS, wide=True) \
+            or "prompt"
         if kind == "prompt" and val[2] and "prompt" not in seen:
             ext.prompt_range = val[2]  # a range of answer lengths: only its middle is kept
         if kind not in seen:

@@ -21,6 +21,12 @@ _PASTE_MARKERS = ("| model", "llama_print_timings", "prompt eval rate", "eval ra
                   "tg128", "\"avg_ts\"", "prompt_per_second", "Serving Benchmark Result", "tokensPerSecond",
                   "llama_perf_context_print", "prompt_eval_duration")
 
+# A tool's whole record on one line, pasted inside a sentence: text-generation-webui's "Output generated in 15.34
+# seconds (33.24 tokens/s, 510 tokens, context 3200" and LM Studio's "7.12 tok/sec • 612 tokens • 38.40s to first
+# token" (FORMATS.md §7, §8): read by their importers, whose fields say which count is the prompt.
+_ONE_LINE_PASTE = re.compile(r"\bOutput generated in\s*[\d.,]+\s*seconds?\s*\(\s*[\d.,]+\s*(?:tokens?/s|t/s|it/s)|"
+                             r"tok/sec\s*[•·]\s*[\d,]+\s*tokens\s*[•·]\s*[\d.,]+\s*s\s*to\s+first\s+token", re.I)
+
 
 def parse_prices(text: str | None) -> dict[str, float]:
     """``"nvidia-h200=32,000, apple-m3-ultra-80gpu=$9499"`` → {name: USD}.
@@ -42,7 +48,7 @@ def parse_prices(text: str | None) -> dict[str, float]:
 def looks_pasted(text: str) -> bool:
     """True when a chat message carries a tool's output (llama-bench table, ollama --verbose, server JSON)."""
     low = text.lower()
-    return text.count("\n") >= 1 and any(m.lower() in low for m in _PASTE_MARKERS)
+    return (text.count("\n") >= 1 and any(m.lower() in low for m in _PASTE_MARKERS)) or bool(_ONE_LINE_PASTE.search(text))
 
 
 _STATED_MEMORY = re.compile(r"\s(\d{1,4}(?:\.\d+)?)\s*GB\b", re.I)
