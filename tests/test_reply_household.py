@@ -346,7 +346,9 @@ def test_purchase_first_also_says_what_works_without_buying(store):
     assert "**Best fix:** A computer with a faster graphics chip" in vis
     assert re.search(r"\*\*Without buying anything:\*\* Use a smaller model: \S", vis)
     comfy = _visible(answer_markdown(base))
-    assert "Faster still: Use a smaller model:" in comfy  # not "Faster still: buy …"
+    # comfortable: nothing to change, and no "faster still" that buys hardware or swaps the model they chose
+    assert "**Nothing you need to change.**" in comfy
+    assert "Faster still: Use a smaller model" not in comfy and "Faster still: A computer" not in comfy
 
 
 def test_nothing_cheaper_means_no_without_buying_line(store):

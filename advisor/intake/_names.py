@@ -326,6 +326,22 @@ def _quant_in_name(name: str) -> str | None:
     return None
 
 
+# Average bits of a dynamic GGUF as Unsloth names its builds ("the 1.58-bit DeepSeek R1" is IQ1_S, "1.73-bit" IQ1_M,
+# "2.22-bit" IQ2_XXS: unsloth.ai/blog/deepseekr1-dynamic): sized as the llama.cpp format nearest in bits per weight.
+_FRAC_BITS = re.compile(r"(?<![\w.])(?P<b>[1-7]\.\d{1,2})\s*-?\s*bits?\b(?!\s*(?:kv|cache))", re.I)
+
+
+def _nearest_gguf(store: Store, bits: float) -> str | None:
+    """The llama.cpp weight format (Q*/IQ*) whose bits per weight are nearest ``bits``; None when none is within
+    half a bit."""
+    from knowledge.catalog._load import all_quants
+
+    table = {k: v.bits_per_weight for k, v in all_quants(store).items()
+             if re.fullmatch(r"I?Q\d_\w+", k) and k not in ("Q1_0", "Q2_0") and v.bits_per_weight}
+    best = min(table, key=lambda k: abs(table[k] - bits), default=None)
+    return best if best is not None and abs(table[best] - bits) <= 0.5 else None
+
+
 # Words that weigh two formats against each other ("Q4_K_M or IQ1_S?", "Q8 vs Q4", "which quant").
 _WEIGHED = re.compile(r"\bor\b|\bvs\.?\b|\bversus\b|\bwhich\b|\bcompar\w*|\bbetter\b|\bbetween\b|\binstead\b", re.I)
 
@@ -342,12 +358,17 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
         if b in (2, 3, 4, 5, 6, 8, 16, 32):
             group = f" g{m.group('g')}" if m.group("g") else ""
             found.append((m.start(), 3 if m.group("mlx") else 1, f"{'MLX ' if m.group('mlx') else ''}{b}-bit{group}"))
+    frac = {}
+    for m in msg.finditer(_FRAC_BITS):
+        if (near := _nearest_gguf(store, float(m.group("b")))) is not None:
+            found.append((m.start(), 2, near))
+            frac[near] = m.group(0).strip()
     gguf = any(f[1] == 2 and f[2].startswith(("Q", "IQ", "TQ")) for f in found)
     if not gguf or _EXL_WORDS.search(msg.orig):  # "Q4_K_M (4.85 bpw)" is a GGUF's size, not an EXL2 file
         ver = "3" if re.search(r"\bexl(?:lama)?(?:v)?3\b", msg.orig, re.I) else "2"
         for m in msg.finditer(_BPW):
             found.append((m.start(), 3, f"EXL{ver} {float(m.group('b')):g} bpw"))
-    for pat in (_GGUF, _NAMED_Q, _BITS, _BPW):
+    for pat in (_GGUF, _NAMED_Q, _BITS, _BPW, _FRAC_BITS):
         for m in msg.finditer(pat):
             msg.claim(m.start(), m.end())
     found = [f for f in found if not _KV_QUANT.search(msg.orig[max(0, f[0] - 45):f[0]])
@@ -358,6 +379,9 @@ def extract_quant(msg: Msg, ext: Extraction, store: Store) -> None:
     if found and ext.quant is None:
         best = max(found, key=lambda f: (f[1], -f[0]))
         ext.quant = best[2]
+        if best[2] in frac:
+            ext.note(f"'{frac[best[2]]}' (the average bits of a dynamic GGUF, as Unsloth names them) taken as "
+                     f"{best[2]}, the llama.cpp format nearest in bits per weight.")
         named = list(dict.fromkeys(f[2] for f in sorted(weighed)))
         if len(named) >= 2 and _WEIGHED.search(msg.orig):  # "Q4_K_M or IQ1_S, which?": both, side by side
             ext.compare_quants = named[:4]

@@ -45,6 +45,8 @@ from advisor.understand.engine import ENGINE_NAMES, classify_engine
 # Fix ids that are purchases, and the changes named beside one "without buying" (advisor.diagnose.remedies).
 PURCHASES = ("more_bandwidth", "more_compute")
 NO_PURCHASE_IDS = ("smaller_model", "quantization", "fit_in_memory")
+# Fixes a comfortable answer does not offer as "faster still": another model, or buying hardware.
+NOT_FASTER_STILL = ("smaller_model", *PURCHASES)
 
 __all__ = ["CHANGE_LABELS", "answer_markdown", "changes", "details", "feel_speed", "feel_wait",
            "followup_markdown", "said_changes", "visible_words"]
@@ -378,8 +380,11 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
     elif v.fixes and _comfortable(v) and _low_end(v):  # usual, but at the low end: the check that finds why
         out.append(_fix_line(v.fixes[0], "Worth a look"))
     elif v.fixes and _comfortable(v) and not _own_flag_costs(v):
-        f = _no_purchase(v) or v.fixes[0]  # "faster still" without buying anything when a change does it
-        out.append(f"**Nothing you need to change.** Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}.")
+        # "faster still": a change to the set-up they chose, not another model or a purchase (those stay listed
+        # under the other fixes); nothing when no such change helps
+        f = next((x for x in v.fixes if x.id not in NOT_FASTER_STILL and (x.speedup is None or x.speedup > 1.05)), None)
+        out.append("**Nothing you need to change.**" + (
+            f" Faster still: {tidy(f.title)} — {tidy(f.predicted_effect)}." if f is not None else ""))
     elif v.fixes:
         out.append(_fix_line(v.fixes[0]))
         out.append(_without_buying(v))
