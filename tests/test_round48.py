@@ -123,3 +123,42 @@ def test_a_textgen_line_in_a_sentence_is_judged_over_the_whole_call(tmp_path):
     fast = _ask(tmp_path, "oobabooga on a 3090 with llama 3 8b Q4_K_M: Output generated in 6.0 seconds (85.0 tokens/s, "
                           "510 tokens, context 3200, seed 925476152)")
     assert fast.verdict.status == "normal"
+
+
+@pytest.mark.parametrize("said, n", [("1,500 users", 1500), ("1,000 users", 1000), ("1k users", 1000),
+                                     ("1.5k users", 1500), ("1e3 users", 1000), ("12 users", 12),
+                                     ("a team of 1,200", 1200)])
+def test_user_counts_read_like_every_other_number(tmp_path, said, n):
+    assert _ask(tmp_path, f"RTX 4090, llama 3.1 8b, {said}").facts.concurrency == n
+
+
+@pytest.mark.parametrize("said", ["1e30 users", "2,000,000 users", "-3 users"])
+def test_impossible_user_counts_are_said_back_whole(tmp_path, said):
+    r = _ask(tmp_path, f"RTX 4090, llama 3.1 8b, {said}")
+    assert r.facts.concurrency is None
+    assert f"'{said}': the number of users must be between 1 and 100,000; I ignored it." in r.reply
+
+
+def test_users_beyond_the_kv_room_queue_and_the_headline_says_so(tmp_path):
+    r = _ask(tmp_path, "RTX 4090 llama 3.1 8b for 200 concurrent users")
+    assert r.reply.startswith("**Not all at once: about 187 of the 200 users are served together")
+    assert "slow memory" not in r.reply.split("\n")[0]
+
+
+@pytest.mark.parametrize("said, secs", [("time to first token 1 hour", 3600.0), ("time to first token 1.5h", 5400.0),
+                                        ("takes 2 hrs before it starts answering", 7200.0),
+                                        ("first token takes 20 seconds", 20.0)])
+def test_waits_in_hours_are_read(tmp_path, said, secs):
+    assert _ask(tmp_path, f"RTX 4090 llama 3.1 8b, {said}").facts.measured_ttft_s == secs
+
+
+def test_a_negative_wait_is_refused(tmp_path):
+    r = _ask(tmp_path, "RTX 4090 llama 3.1 8b, first token takes -20 seconds")
+    assert r.facts.measured_ttft_s is None and "'-20 seconds' is a negative wait; I ignored it." in r.reply
+
+
+@pytest.mark.parametrize("said, quant", [("the unsloth 1.58bit quant", "IQ1_S"), ("at 1.73-bit", "IQ1_M"),
+                                         ("in the 2.22 bit build", "IQ2_XS")])
+def test_dynamic_gguf_bits_are_the_nearest_llama_cpp_format(tmp_path, said, quant):
+    r = _ask(tmp_path, f"deepseek r1 671b {said} on a 4090 with 256GB DDR5")
+    assert r.facts.quant == quant and "the llama.cpp format nearest in bits per weight" in r.reply

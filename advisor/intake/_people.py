@@ -129,18 +129,18 @@ _WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coder
 _HOUSEHOLD = re.compile(r"kids|children|adults|teens|teenagers|grown-?ups|parents|grandparents|sons|daughters|"
                         r"toddlers|boys|girls", re.I)
 _USERS = re.compile(
-    rf"(?<![\w.-])(?P<n>-?\d{{1,9}}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
+    rf"(?<![\w.-])(?P<n>-?{NUM}|{WORDNUM})\s+(?:(?:concurrent|simultaneous|parallel|active|different|other|"
     rf"total|human|software|full[\s-]time|family|team|household|staff|office|lab|club|internal|daily|weekly|monthly|"
     rf"regular|paying|expected|potential|possible|heavy|light|support|sales|call[\s-]cent(?:er|re)|customer[\s-]service|"
     rf"help[\s-]?desk|data|junior|senior|software|ml|ai|backend|frontend|research|full[\s-]?stack)\s+)*(?P<who>{_WHO})\b"
-    rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?\d{{1,9}}|{WORDNUM})\b"
+    rf"|\b(?:team|family|group|household|class|office|company|lab|org(?:anization)?)\s+of\s+(?P<n2>-?{NUM}|{WORDNUM})\b"
     rf"|(?<![\w.-])(?P<n6>\d{{1,6}}|{WORDNUM})[\s-](?:person|people|man|member|user|seat|dev|developer|engineer)\s+"
     r"(?:[a-z]+\s+){0,2}?(?:team|agency|company|office|firm|shop|startup|family|household|lab|studio|group|practice|org|consultancy|"
     r"business|department|school|clinic|nonprofit|newsroom)\b"
-    rf"|(?<![\w.-])(?P<n3>-?\d{{1,9}}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)(?:\s+(?:requests?|queries|calls|"
+    rf"|(?<![\w.-])(?P<n3>-?{NUM}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)(?:\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b|(?=\s*(?:[.,;!?)]|$)))"  # "… sglang 500 concurrent"
     r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
-    rf"|(?<![\w.-])(?P<n5>\d{{1,9}}|{WORDNUM})\s+of\s+us\b",
+    rf"|(?<![\w.-])(?P<n5>{NUM}|{WORDNUM})\s+of\s+us\b",
     re.I,
 )
 _EVERY = re.compile(rf"\b(?:one|a|1)?\s*(?:requests?|quer(?:y|ies)|messages?|calls?|questions?|prompts?)\s+every\s+"
@@ -160,9 +160,15 @@ _RPM = re.compile(rf"(?<![\w.,])(?P<n>{NUM}|{WORDNUM})\s*(?:requests?|reqs?|quer
 
 # ----------------------------------------------------------------------------- users and rates
 def _count(raw: str) -> int | None:
+    """A count of people: digits with separators, "1.5k", "1e3" or words; None when unreadable or not whole."""
     raw = raw.strip()
     if re.fullmatch(r"-?\d+", raw):
         return int(raw)
+    if re.match(r"-?\d", raw):
+        v = parse_num(raw.lstrip("-"))
+        if v is None or v != v or v > 1e15:
+            return MAX_USERS + 1 if v is not None and v == v else None  # said, but out of any range: refused with a note
+        return -round(v) if raw.startswith("-") else round(v)
     return word_number(raw)
 
 

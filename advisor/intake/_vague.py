@@ -34,7 +34,7 @@ _DEEP = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s+)?deep\b", re.I)
 _POW2 = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 
 _DURATION = re.compile(
-    rf"(?<![\w.])(?:(?P<lo>{NUM})\s*(?:-|–|to|or)\s*)?(?P<n>{NUM}|an?|half\s+a)\+?\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?)\b"
+    rf"(?<![\w.])(?:(?P<lo>{NUM})\s*(?:-|–|to|or)\s*)?(?P<n>{NUM}|an?|half\s+a)\+?\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)\b"
     r"(?!\s*(?:/|per)\s*tok)", re.I)
 TTFT_WORDS = re.compile(
     r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character|reply|answer)|before\s+(?:the\s+first|it\s+(?:(?:even|actually|finally|ever)\s+)?(?:starts|"
@@ -192,8 +192,11 @@ def extract_ttft(msg: Msg, ext: Extraction, *, after_wait: bool = False) -> None
         if lo is not None and 0 < lo <= n:
             n = (lo + n) / 2  # "5 to 7 seconds": a stated range keeps its middle
         secs = n / 1000 if unit.startswith("m") and unit not in ("min", "mins", "minute", "minutes") else \
-            n * 60 if unit.startswith("min") else n
+            n * 60 if unit.startswith("min") else n * 3600 if unit.startswith("h") else n
         msg.claim(m.start(), m.end())
+        if re.search(r"(?:^|[\s(:=~])[-−]\s*$", msg.orig[max(0, m.start() - 3):m.start()]) and not m.group("lo"):
+            ext.reject(f"'-{m.group(0).strip()}' is a negative wait; I ignored it.")
+            continue
         if _TTFT_TARGET.search(msg.before(m.start(), 40)):
             if 0 < secs <= 1e5 and ext.target_ttft_s is None:
                 ext.target_ttft_s = round(secs, 3)

@@ -67,6 +67,9 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
         fix = f" First fix: {v.fixes[0].title.lower()}." if v.fixes and with_fix else ""
         return f"**Something in the setup is holding it back: {got}.**{fix}"
     if v.bottleneck == "memory_fit":
+        if p is not None and not p.memory.fits and p.running and not mt:
+            # the weights fit and only some users' KV caches do: a server queues the rest, nothing spills
+            return plain_answer(p)
         if p is not None and not p.memory.fits:
             total, need, usable = p.memory.total_gb, p.memory.required_gb, p.memory.usable_gb
             # close calls keep a decimal (24.7 vs 23.5), and sizes that would read the same are told apart (16.2 vs 16)
