@@ -162,3 +162,20 @@ def test_a_negative_wait_is_refused(tmp_path):
 def test_dynamic_gguf_bits_are_the_nearest_llama_cpp_format(tmp_path, said, quant):
     r = _ask(tmp_path, f"deepseek r1 671b {said} on a 4090 with 256GB DDR5")
     assert r.facts.quant == quant and "the llama.cpp format nearest in bits per weight" in r.reply
+
+
+def test_a_servers_nonsense_counts_are_dropped_not_used():
+    from advisor.probe.server import _counts
+
+    c = _counts("ollama", {"eval_count": "lots", "prompt_eval_count": 12, "prompt_eval_duration": -1,
+                           "eval_duration": 0, "load_duration": float("nan")})
+    assert c["gen"] is None and c["prefill_tps"] is None and c["decode_tps"] is None and c["load_s"] is None
+    assert c["prompt"] == 12
+    big = _counts("ollama", {"eval_count": 1e30, "eval_duration": 2e9, "prompt_eval_count": True})
+    assert big["gen"] is None and big["prompt"] is None
+    ok = _counts("ollama", {"eval_count": 100, "eval_duration": 2e9, "prompt_eval_count": 50,
+                            "prompt_eval_duration": 5e8, "load_duration": 3e9})
+    assert ok["decode_tps"] == 50.0 and ok["prefill_tps"] == 100.0 and ok["load_s"] == 3.0
+    srv = _counts("llama.cpp", {"timings": {"prompt_n": "x", "cache_n": -5, "predicted_n": 40,
+                                            "predicted_per_second": "fast"}, "usage": {"prompt_tokens": 30}})
+    assert srv["prompt"] == 30 and srv["cached"] is None and srv["gen"] == 40 and srv["decode_tps"] is None

@@ -197,25 +197,38 @@ def _counts(api: str, rep: dict[str, Any]) -> dict[str, Any]:
     a value is None where the server does not say. Ollama durations are nanoseconds.
     """
     if api == "ollama":
-        pn, pd = rep.get("prompt_eval_count"), rep.get("prompt_eval_duration")
-        gn, gd = rep.get("eval_count"), rep.get("eval_duration")
-        load = rep.get("load_duration")
-        cached = rep.get("prompt_eval_cached_count")
+        pn, pd = _sane(rep.get("prompt_eval_count"), MAX_COUNT), _sane(rep.get("prompt_eval_duration"), MAX_NS)
+        gn, gd = _sane(rep.get("eval_count"), MAX_COUNT), _sane(rep.get("eval_duration"), MAX_NS)
+        load = _sane(rep.get("load_duration"), MAX_NS)
+        cached = _sane(rep.get("prompt_eval_cached_count"), MAX_COUNT)
         return {"prompt": (pn or 0) + (cached or 0) or None, "cached": cached, "gen": gn,
                 "prefill_tps": pn / (pd / 1e9) if pn and pd else None,
                 "decode_tps": gn / (gd / 1e9) if gn and gd else None,
-                "load_s": load / 1e9 if isinstance(load, int | float) else None}
+                "load_s": load / 1e9 if load is not None else None}
     t: dict[str, Any] = rep["timings"] if isinstance(rep.get("timings"), dict) else {}
     u: dict[str, Any] = rep["usage"] if isinstance(rep.get("usage"), dict) else {}
     details: dict[str, Any] = u["prompt_tokens_details"] if isinstance(u.get("prompt_tokens_details"), dict) else {}
-    cached = t.get("cache_n") if t.get("cache_n") is not None else details.get("cached_tokens")
-    if t.get("prompt_n"):
-        pn = t["prompt_n"] + (t.get("cache_n") or 0)  # llama-server counts only the evaluated tokens
+    cache_n = _sane(t.get("cache_n"), MAX_COUNT)
+    cached = cache_n if cache_n is not None else _sane(details.get("cached_tokens"), MAX_COUNT)
+    if pn := _sane(t.get("prompt_n"), MAX_COUNT):
+        pn += cache_n or 0  # llama-server counts only the evaluated tokens
     else:
-        pn = u.get("prompt_tokens") or rep.get("tokens_evaluated")
-    gn = t.get("predicted_n") or u.get("completion_tokens") or rep.get("tokens_predicted")
-    return {"prompt": pn, "cached": cached, "gen": gn, "prefill_tps": t.get("prompt_per_second"),
-            "decode_tps": t.get("predicted_per_second"), "load_s": None}
+        pn = _sane(u.get("prompt_tokens"), MAX_COUNT) or _sane(rep.get("tokens_evaluated"), MAX_COUNT)
+    gn = (_sane(t.get("predicted_n"), MAX_COUNT) or _sane(u.get("completion_tokens"), MAX_COUNT)
+          or _sane(rep.get("tokens_predicted"), MAX_COUNT))
+    return {"prompt": pn, "cached": cached, "gen": gn, "prefill_tps": _sane(t.get("prompt_per_second"), MAX_TPS),
+            "decode_tps": _sane(t.get("predicted_per_second"), MAX_TPS), "load_s": None}
+
+
+# What a server reports is untrusted input: a count, duration (ns) or rate outside these is dropped, not used.
+MAX_COUNT, MAX_NS, MAX_TPS = 1e8, 1e15, 1e7
+
+
+def _sane(v: Any, hi: float) -> float | None:
+    """A reported number when it is one (not a string or a bool), finite, above 0 and at most ``hi``; else None."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0 < v <= hi:
+        return None
+    return v
 
 
 class _Stream:
