@@ -179,3 +179,19 @@ def test_a_servers_nonsense_counts_are_dropped_not_used():
     srv = _counts("llama.cpp", {"timings": {"prompt_n": "x", "cache_n": -5, "predicted_n": 40,
                                             "predicted_per_second": "fast"}, "usage": {"prompt_tokens": 30}})
     assert srv["prompt"] == 30 and srv["cached"] is None and srv["gen"] == 40 and srv["decode_tps"] is None
+
+
+def test_two_llama_bench_runs_on_two_machines_are_not_one_machine(tmp_path):
+    run = ("ggml_cuda_init: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce {gpu}, compute capability 8.9, VMM: yes\n"
+           "| model                          |       size |     params | backend    | ngl |            test |                  t/s |\n"
+           "| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |\n"
+           "| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |           pp512 |     {pp} ± 20.11 |\n"
+           "| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |           tg128 |        {tg} ± 0.21 |\n\n")
+    text = ("my runs on my RTX 4090:\n" + run.format(gpu="RTX 4090", pp="11521.32", tg="131.24")
+            + run.format(gpu="RTX 3060", pp="2900.00", tg="58.00"))
+    r = _ask(tmp_path, text)
+    assert r.reply.startswith("Read 2 measurement(s) from llama-bench output.")
+    assert ("(NVIDIA GeForce RTX 4090, then NVIDIA GeForce RTX 3060): the NVIDIA GeForce RTX 3060 run is not used "
+            "(paste it on its own to judge it)") in r.reply.split("\n")[0]
+    assert r.facts.measured_decode_tps == 131.24 and "+" not in (r.facts.hardware or "")
+    assert "3060" not in r.reply.split("\n\n")[1]

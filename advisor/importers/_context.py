@@ -50,7 +50,7 @@ _FLAGS = {
     "--threads": "threads",
 }
 _DEVICE = (
-    re.compile(r"^\s*Device\s+\d+:\s*(?P<name>[^,]+),\s*(?:compute capability|gfx\d+)", re.I),
+    re.compile(r"^\s*Device\s+(?P<idx>\d+):\s*(?P<name>[^,]+),\s*(?:compute capability|gfx\d+)", re.I),
     re.compile(r"^\s*ggml_metal_(?:device_)?init:\s*(?:GPU name|found device):\s*(?P<name>.+?)\s*$"),
     re.compile(r"^\s*ggml_vulkan:\s*\d+\s*=\s*(?P<name>.+?)\s*(?:\(|\|)"),
 )
@@ -88,6 +88,7 @@ class Context:
     machine: dict[str, Any] = field(default_factory=dict)
     consumed: set[int] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
+    cut: int | None = None  # the line where a second run on another machine starts (its rows are not this machine's)
 
     def take(self, key: str, value: Any, line: int) -> None:
         """Keep a field for the measurements unless an earlier line gave it or it is not sound."""
@@ -173,9 +174,20 @@ def _load_log(line: str) -> dict[str, Any] | None:
 def parse_context(lines: Sequence[str]) -> Context:
     """Read command, device and model-loading lines; later lines do not override earlier ones."""
     ctx = Context()
+    other_run: str | None = None  # a second run's devices (its device list starts again at 0)
     for i in lines_matching(lines, _HINT):
         line = lines[i]
         device = next((m for p in _DEVICE if (m := p.match(line))), None)
+        if device and "idx" in device.re.groupindex and device.group("idx") == "0" and \
+                device.group("name").strip() in ctx.machine.get("gpus", []) and other_run is None:
+            ctx.consumed.add(i)
+            continue  # the same machine's next run: its GPU is already counted
+        if device and (other_run is not None or (
+                "idx" in device.re.groupindex and device.group("idx") == "0" and ctx.machine.get("gpus"))):
+            if other_run is None:
+                other_run, ctx.cut = device.group("name").strip(), i
+            ctx.consumed.add(i)
+            continue  # another run in the same paste: not a GPU of the first run's machine
         if device:
             ctx.machine.setdefault("gpus", []).append(device.group("name").strip())
             ctx.fields.setdefault("hardware", device.group("name").strip())
@@ -196,6 +208,9 @@ def parse_context(lines: Sequence[str]) -> Context:
             continue
         ctx.consumed.add(i)
     gpus = ctx.machine.get("gpus", [])
+    if other_run is not None:
+        ctx.warnings.append(f"the output holds runs on more than one machine ({' + '.join(gpus)}, then {other_run}): "
+                            f"the {other_run} run is not used (paste it on its own to judge it)")
     if len(gpus) > 1 and ctx.fields.get("hardware") == gpus[0]:
         # "found 2 CUDA devices" and a Device line each: the run's machine has them all
         ctx.fields["hardware"] = f"{len(gpus)}x {gpus[0]}" if len(set(gpus)) == 1 else " + ".join(gpus)

@@ -209,6 +209,9 @@ def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
     run.read_text()
     fmt = _pick_format(run.outcomes)
     context = parse_context(run.view())
+    if context.cut is not None:  # a second run on another machine: its rows are not the first machine's
+        for out in run.outcomes.values():
+            out.measurements = [(i, m) for i, m in out.measurements if i < context.cut]
     machine: dict[str, Any] = {}
     for out in run.outcomes.values():
         machine.update(out.machine)
