@@ -7,6 +7,7 @@ users a machine holds.
 
 from __future__ import annotations
 
+import math
 import re
 
 from advisor.errors import AdvisorError
@@ -192,3 +193,55 @@ def _how_many(text: str | None) -> bool:
     from advisor.intake._dialog import HOW_MANY
 
     return bool(HOW_MANY.search(text or ""))
+
+
+# Share of a machine's time a service may fill before bursts queue (Poisson arrivals: waits grow fast above it).
+BUSY_OK = 0.7
+
+
+def service_load(store: Store, facts: Scenario) -> str | None:
+    """Whether one machine carries a service's stated request rate ("10 req/s peak", "600 requests per minute in
+    total", no users said): the sentence that answers it, or None when no such rate is stated.
+
+    Its time per second splits into prompt reading (rate × prompt tokens ÷ prefill tok/s) and writing the answers
+    (rate × answer tokens ÷ the aggregate decode at the most streams its memory holds, continuous batching); above
+    1 it cannot keep up, and ⌈busy ÷ :data:`BUSY_OK`⌉ such machines as replicas carry it."""
+    from advisor.render.markdown import fmt_rate
+    from advisor.service import predict_scenario
+
+    rpm = facts.requests_per_minute or 0
+    if facts.concurrency or rpm < 60 or not facts.hardware or not (facts.model or facts.params_b) or facts.compare_hardware:
+        return None
+    base = facts.model_copy(update={"requests_per_minute": None, "compare_hardware": None})
+    try:
+        one = predict_scenario(store, base)
+        full = predict_scenario(store, base.model_copy(update={"concurrency": MAX_STREAMS}))
+    except AdvisorError:
+        return None
+    streams = full.running or (MAX_STREAMS if full.memory.fits else None)
+    each = full.decode_tps_per_seq or full.decode_tps
+    if not (one.prefill_tps and one.memory.fits and streams and each):
+        return None
+    rps = rpm / 60
+    agg = each * streams
+    pre, dec = rps * one.prompt_tokens / one.prefill_tps, rps * one.gen_tokens / agg
+    busy = pre + dec
+    name = one.hardware.get("name") or facts.hardware
+    def share(x: float) -> str:
+        return f"{x:.0%} of its time" if x <= 1 else f"{x:.1f}× its time"
+
+    parts = (f"reading the prompts takes {share(pre)} ({rps * one.prompt_tokens:,.0f} of about "
+             f"{fmt_rate(one.prefill_tps)} tok/s of prefill) and writing the answers {share(dec)} "
+             f"({rps * one.gen_tokens:,.0f} of about {fmt_rate(agg)} tok/s with {streams} streams batched)")
+    if busy <= BUSY_OK:
+        return f"**At {rps:g} requests a second the {name} keeps up, about {busy:.0%} busy:** {parts}."
+    if busy <= 1:
+        return (f"**At {rps:g} requests a second the {name} keeps up only just, about {busy:.0%} busy, so bursts "
+                f"queue:** {parts}. A second one as a replica leaves room.")
+    need = math.ceil(busy / BUSY_OK)
+    tail = " (fewer with a prefix cache, if the prompts repeat)" if pre > dec else ""
+    return (f"**No: {rps:g} requests a second is about {busy:.1f}× what one {name} carries:** {parts}. About {need} "
+            f"of them as replicas carry it{tail}.")
+
+
+MAX_STREAMS = 4096  # streams asked for to find how many the memory holds (the prediction's ``running``)

@@ -195,3 +195,31 @@ def test_two_llama_bench_runs_on_two_machines_are_not_one_machine(tmp_path):
             "(paste it on its own to judge it)") in r.reply.split("\n")[0]
     assert r.facts.measured_decode_tps == 131.24 and "+" not in (r.facts.hardware or "")
     assert "3060" not in r.reply.split("\n\n")[1]
+
+
+def test_a_service_rate_over_one_cards_capacity_says_how_many(tmp_path):
+    # 10 req/s × 6,000 prompt tokens = 60,000 tok/s of prefill; one A100 40GB reads ≈ 8,300: about 7× on prompts alone
+    r = _ask(tmp_path, "A100 40GB, Llama 3.1 8B bf16 with vllm for a RAG service, ~6k token prompts, 200 token "
+                       "answers, 10 req/s peak. enough?")
+    first = r.reply.split("\n")[0]
+    assert first.startswith("**No: 10 requests a second is about ") and "what one A100 40GB carries:**" in first
+    assert "reading the prompts takes 7." in first and "× its time (60,000 of about" in first
+    assert "as replicas carry it (fewer with a prefix cache, if the prompts repeat)." in first
+    assert "_For one request on its own:_ **Yes" in r.reply and "Nothing you need to change" not in r.reply
+
+
+def test_a_service_rate_one_card_carries_is_said_with_its_share(tmp_path):
+    # 2 req/s × 500 prompt tokens = 1,000 tok/s of ≈ 6,800 prefill; 600 tok/s of answers batched: a quarter busy
+    r = _ask(tmp_path, "RTX 4090 llama 3.1 8b, 2 requests per second, 500 token prompts")
+    assert r.reply.startswith("**At 2 requests a second the GeForce RTX 4090 keeps up, about 2")
+    assert "(1,000 of about 6," in r.reply.split("\n")[0]
+
+
+@pytest.mark.parametrize("msg", ["4090, llama 3.1 8b, a request every 2 minutes", "RTX 4090 llama 3.1 8b for 4 users"])
+def test_no_service_rate_no_load_sentence(tmp_path, msg):
+    assert "requests a second" not in _ask(tmp_path, msg).reply.split("\n")[0]
+
+
+def test_a_server_engine_is_told_to_send_requests_concurrently(tmp_path):
+    r = _ask(tmp_path, "H100, vllm, llama 3.1 8b, 2k prompts, one user")
+    assert "Batch more requests together (≈" not in r.reply

@@ -307,7 +307,12 @@ def _batching(c: Ctx) -> Fix | None:
             break
     if after is None:
         return None
-    return fix("batching", f"Batch more requests together (≈ {new_b} concurrent sequences: {batch_knob(c)})",
+    title = f"Batch more requests together (≈ {new_b} concurrent sequences: {batch_knob(c)})"
+    if c.sit.engine in ("vllm", "sglang", "tensorrt-llm"):  # batches what arrives together; its setting only caps it
+        title = (f"Send requests concurrently (≈ {new_b} at a time): "
+                 f"{ENGINE_NAMES.get(c.sit.engine or '', c.sit.engine)} batches them on its own, "
+                 f"{batch_knob(c)} only caps how many")
+    return fix("batching", title,
                f"aggregate decode ≈ {after.decode_tps * scale:,.0f} tok/s at {new_b} sequences vs ≈ {base:,.0f} now "
                f"({(after.decode_tps_per_seq or 0) * scale:.1f} tok/s each)",
                "Each decode step reads the weights once for the whole batch, so throughput grows with the batch "

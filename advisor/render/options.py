@@ -416,7 +416,8 @@ def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
     if not r["fits"]:
         return f"**{name}** cannot hold the model" + (" for even one user." if r.get("users_fit") == 0 else ".")
     if r.get("status") == "overloaded":
-        return (f"**{name}** cannot keep up with {users} users: requests arrive faster than it reads the prompts, "
+        load = f"{users} users" if users > 1 else "the requests"
+        return (f"**{name}** cannot keep up with {load}: requests arrive faster than it reads the prompts, "
                 f"so the wait for a first word grows without bound ({fmt_rate(r['tps_each'])} tok/s each once "
                 "answering).")
     if r.get("users_fit") is not None and r["users_fit"] < users:
@@ -430,6 +431,8 @@ def _row_sentence(r: dict[str, Any], users: int, kind: str) -> str:
     return f"**{name}**{verdict} " + ", ".join(x for x in (speed, wait) if x) + "."
 
 
+# A request rate at which one "user" is a stream of requests (a service, a batch job), not a person: 10 a minute.
+STREAM_RPM = 10.0
 TIE = 0.1  # two options within 10 % of each other's speed stream alike: the lead says what else tells them apart
 
 
@@ -501,7 +504,9 @@ def options_markdown(opt: Options) -> str:
     sentence per option and the notes folded (``<details>``)."""
     wl, rows = opt.workload, opt.rows
     users = int(wl.get("users") or 1)
-    who = f"{users} people at once" if users > 1 else "one person"
+    stream_rpm = float(wl.get("requests_per_minute") or 0)
+    who = (f"{users} people at once" if users > 1 else
+           f"{fmt_rate(stream_rpm / 60)} requests a second" if stream_rpm >= STREAM_RPM else "one person")
     lengths = (f"{wl['prompt_tokens']:,}-token prompts (≈ {wl['prompt_tokens'] * WORDS_PER_TOKEN:,.0f} words), "
                f"{wl['gen_tokens']:,}-token answers")
     if wl.get("context_tokens"):
