@@ -574,10 +574,14 @@ def _one_machine_twice(msg: Msg, store: Store, distinct: list[Mention]) -> list[
     chip's sizes ("M4 Pro 24GB vs 48GB mac mini": the Mac mini is the M4 Pro's case). Keeps the first."""
     if len(distinct) < 2:
         return distinct
-    out = [distinct[0]]
-    for d in sorted(distinct[1:], key=lambda x: x.start):
+    ordered = sorted(distinct, key=lambda x: x.start)
+    out = [ordered[0]]
+    for d in ordered[1:]:
         prev = out[-1]
-        gap = msg.orig[prev.end:d.start] if prev.end <= d.start else ""
+        if prev.end > d.start:
+            out.append(d)
+            continue
+        gap = msg.orig[prev.end:d.start]
         bare = _SIZES.sub(" ", gap)
         chassis = bool(d.product) and d.product != "cpu" and not prev.product and \
             (_SIZE_VS.search(gap) is not None or not bare.strip()) and not COMPARE_JOIN.search(_SIZE_VS.sub(" ", gap))
@@ -586,7 +590,7 @@ def _one_machine_twice(msg: Msg, store: Store, distinct: list[Mention]) -> list[
         if chassis or said_again:
             continue
         out.append(d)
-    return out
+    return out if len(out) < len(distinct) else distinct  # nothing merged: the order found is kept
 
 
 def _several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list[Mention]:
