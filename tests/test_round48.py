@@ -223,3 +223,27 @@ def test_no_service_rate_no_load_sentence(tmp_path, msg):
 def test_a_server_engine_is_told_to_send_requests_concurrently(tmp_path):
     r = _ask(tmp_path, "H100, vllm, llama 3.1 8b, 2k prompts, one user")
     assert "Batch more requests together (≈" not in r.reply
+
+
+@pytest.mark.parametrize("said, now", [("like from 30 tok/s down to 12", 12.0), ("drops from 40 to 15 t/s", 15.0),
+                                       ("starts at 50 tok/s, then goes down to 20 tok/s", 20.0),
+                                       ("was 45 tok/s, now falls to 25 tok/s", 25.0)])
+def test_a_speed_that_fell_is_judged_at_the_slow_end(tmp_path, said, now):
+    r = _ask(tmp_path, f"rtx 4060 ti 16gb, qwen3-14b q6_k, 32k ctx in llama-server; after a long conversation it gets "
+                       f"slow, {said}")
+    assert r.facts.measured_decode_tps == now
+    assert r.facts.depth == 16384 and "assumed: half the 32,768-token window" in r.reply
+
+
+def test_a_long_chat_that_overflows_the_card_is_told_so(tmp_path):
+    r = _ask(tmp_path, "got an rtx 4060 ti 16gb. qwen3-14b at q6_k, 32k ctx in llama-server, it's fast at first but "
+                       "after a long conversation gets really slow, like from 30 tok/s down to 12")
+    assert r.reply.startswith("**Not with the 32,768-token context you allocate:")
+    assert "Nothing you need to change" not in r.reply
+
+
+@pytest.mark.parametrize("msg", ["my 4090 went from 120 to 130 tok/s after the driver update, llama 3.1 8b",
+                                 "from 8 to 4 GB of ram, 4090, llama 3.1 8b"])
+def test_a_rise_or_a_non_rate_is_no_fall(tmp_path, msg):
+    r = _ask(tmp_path, msg)
+    assert r.facts.depth is None and "is how it started" not in r.reply

@@ -424,11 +424,41 @@ def _bare_measured(msg: Msg, ext: Extraction) -> None:
         return
 
 
+# A speed that fell ("from 30 tok/s down to 12", "drops from 40 to 15 t/s", "starts at 50 tok/s, then 20 tok/s"):
+# the slow one is what is judged; the first is how it started.
+_FELL = re.compile(rf"\b(?:from|starts?\s+(?:at|with|out\s+at)|begins?\s+at|was)\s+(?:about\s+|around\s+|like\s+|~)?"
+                   rf"(?P<a>{NUM})\s*(?:{_RATE_UNIT})?\s*,?\s*(?:(?:and|but)\s+)?(?:(?:then|now|later)\s+)?(?:(?:it\s+)?(?:goes|going|"
+                   rf"drops?|dropping|falls?|falling|slows?|slowing|gets|getting|degrades?|sinks?)\s+)?(?:all\s+the\s+way\s+)?"
+                   rf"(?:down\s+)?(?:to|at)\s+(?:about\s+|around\s+|like\s+|only\s+|~)?(?P<b>{NUM})(?![\w.])\s*(?:{_RATE_UNIT})?", re.I)
+# Long conversations named as when it is slow: the slow rate is read at a deep context.
+_LONG_CHAT = re.compile(r"\b(?:long|longer|growing|long-running)\s+(?:conversation|chat|session|context|thread)s?\b|"
+                        r"\bas\s+the\s+(?:conversation|chat|context)\s+(?:grows|gets\s+longer|fills)|"
+                        r"\bafter\s+(?:a\s+while|many\s+(?:turns|messages)|a\s+few\s+(?:turns|messages))", re.I)
+LONG_CHAT_SHARE = 0.5  # of the context window taken as filled when "after a long conversation" is all that is said
+
+
+def _slowed(msg: Msg, ext: Extraction) -> None:
+    """A fall in speed: the later, slower rate is the measured decode; said as happening over a long conversation
+    with a context window known, the depth is taken as half that window (said back)."""
+    for m in msg.finditer(_FELL, limit=1):
+        a, b = parse_num(m.group("a")), parse_num(m.group("b"))
+        if a is None or b is None or not b < a or not re.search(_RATE_UNIT, m.group(0), re.I):
+            continue
+        msg.claim(m.start(), m.end())
+        _set_rate(ext, "decode", b, m.group(0).strip())
+        ext.note(f"'{m.group(0).strip()}': the slower {fmt(b)} tok/s is judged; {fmt(a)} is how it started.")
+        if _LONG_CHAT.search(msg.orig) and ext.context_window and ext.depth is None:
+            ext.depth = int(ext.context_window * LONG_CHAT_SHARE)
+            ext.note(f"Slow after a long conversation: judged with {fmt(ext.depth)} tokens already in the context "
+                     f"(assumed: half the {fmt(ext.context_window)}-token window; say how long it gets).")
+
+
 def extract_rates(msg: Msg, ext: Extraction) -> None:
     """Read measured speeds: "pp512 45, tg128 6", "300 t/s prompt processing", "I get 6 tok/s", and the time a
     token takes ("1 token every 2 seconds", "ITL 35 ms": see ``_INTERVALS``)."""
     _token_loads(msg, ext)
     _interval_rates(msg, ext)
+    _slowed(msg, ext)
     for m in msg.finditer(_NOT_A_RATE):
         msg.claim(m.start(), m.end())
         ext.reject(f"'{m.group(0).strip()}' is not a number of tokens a second; I ignored it.")
