@@ -247,3 +247,19 @@ def test_a_long_chat_that_overflows_the_card_is_told_so(tmp_path):
 def test_a_rise_or_a_non_rate_is_no_fall(tmp_path, msg):
     r = _ask(tmp_path, msg)
     assert r.facts.depth is None and "is how it started" not in r.reply
+
+
+def test_a_mac_that_holds_the_model_only_just_once_the_limit_is_raised(tmp_path):
+    r = _ask(tmp_path, "Would gpt-oss-20b run well on a MacBook Air M3 16gb? with lm studio mlx")
+    # 16 GB: macOS keeps about 3 GB (15 %, at least 3), so the GPU may take 13 GB = 13312 MB
+    assert r.reply.startswith("**Only just, and only with one setting: it needs about 12.6 GB")
+    assert "`sudo sysctl iogpu.wired_limit_mb=13312` in Terminal" in r.reply.split("\n")[0]
+    assert "**Once the limit is raised:**" in r.reply
+
+
+@pytest.mark.parametrize("mac, model, mb", [("macbook pro M5 24gb", "qwen3-30b-a3b mlx 4bit", 20889),
+                                            ("mac studio m3 ultra 512gb", "deepseek r1 671b q4_k_m", 507904)])
+def test_a_raised_limit_leaves_macos_a_share_of_its_memory(tmp_path, mac, model, mb):
+    r = _ask(tmp_path, f"{model} on a {mac}, will it fit?")
+    assert r.reply.startswith("**Not as macOS is set by default, but one setting makes it fit")
+    assert f"iogpu.wired_limit_mb={mb}`" in r.reply

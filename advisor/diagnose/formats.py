@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.fit import roomy
-from advisor.diagnose.remedies import MACOS_RESERVE_GB, what_if
+from advisor.diagnose.remedies import macos_reserve_gb, what_if
 from advisor.errors import NotFoundError
 from advisor.models import Prediction, QuantFormat
 from advisor.render.markdown import READING_TPS
@@ -27,7 +27,7 @@ def _fit_words(c: Ctx, p: Prediction) -> tuple[bool, str]:
     if m.fits:
         return True, "fits"
     total = m.total_gb or 0.0
-    if c.kind == "apple_soc" and total and m.required_gb <= total - MACOS_RESERVE_GB:
+    if c.kind == "apple_soc" and total and m.required_gb <= total - macos_reserve_gb(total):
         return True, "fits once the GPU memory limit is raised"
     if c.kind in ("discrete_gpu", "datacenter_gpu"):
         return False, "does not fit the GPU (part would run from system RAM)"

@@ -27,7 +27,10 @@ __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", 
            "NO_PURCHASE", "PURCHASE_TIER"]
 
 SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST = 0.7, 4, 0.1  # Leviathan et al. 2023 (arXiv:2211.17192), typical values
-MACOS_RESERVE_GB = 4.0  # what macOS keeps for itself when the GPU limit is raised (an estimate: Apple states none)
+def macos_reserve_gb(total_gb: float) -> float:
+    """GB left to macOS when the GPU limit is raised: 15 % of the RAM, at least 3 GB (a 16 GB Mac gives the GPU about
+    13) and at most 16 (a 512 GB one keeps 16, not 4). An ESTIMATE from common practice; Apple states none."""
+    return min(max(3.0, 0.15 * total_gb), 16.0)
 MIN_GAIN = 1.05  # an effect below +5 % is nil
 CONVERSATION_DEPTH = 2000  # tokens already in the context from which a chat's own cache is what a prompt cache means
 

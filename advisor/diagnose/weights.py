@@ -13,7 +13,7 @@ from advisor import roofline
 from advisor.calibration import cpu_qclass
 from advisor.diagnose.context import Ctx, stated_total_gb
 from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_words
-from advisor.diagnose.remedies import MACOS_RESERVE_GB, fix, register, today_tg, what_if
+from advisor.diagnose.remedies import fix, macos_reserve_gb, register, today_tg, what_if
 from advisor.diagnose.tools import offload_check
 from advisor.models import Fix, QuantFormat
 from advisor.perf.moe import kept_experts, weights_bpw
@@ -321,9 +321,10 @@ def _raise_gpu_limit(c: Ctx) -> Fix | None:
     assert p is not None
     total = p.memory.total_gb
     need = p.memory.required_gb if not p.memory.fits else (_allocated_need_gb(c) or p.memory.required_gb)
-    if not total or need > total - MACOS_RESERVE_GB:
+    keep = macos_reserve_gb(total or 0)
+    if not total or need > total - keep:
         return None  # larger than what the whole machine can give the GPU: no setting makes it fit
-    gpu = total - MACOS_RESERVE_GB
+    gpu = total - keep
     limit_mb = int(gpu * 1024)
     full = what_if(c, gpu_share=1.0)
     rate = f"; decode ≈ {full.decode_tps_per_seq or full.decode_tps:.1f} tok/s" if full else ""
@@ -332,6 +333,6 @@ def _raise_gpu_limit(c: Ctx) -> Fix | None:
                f"the GPU may then use ≈ {gpu:.0f} of {total:g} GB and the {need:.1f} GB "
                f"fit{rate}" + (f" — but {tight}" if tight else f", {gpu - need:.1f} GB to spare")
                + "; the setting resets when the Mac restarts",
-               f"macOS lets the GPU wire about 2/3–3/4 of RAM by default; raising it (leaving ~{MACOS_RESERVE_GB:g} GB, an "
+               f"macOS lets the GPU wire about 2/3–3/4 of RAM by default; raising it (leaving ~{keep:.0f} GB, an "
                "estimate, for macOS) lets a model that fits in RAM stay on the GPU.",
                speedup=(full.decode_tps / c.tg) if (full and c.tg) else None, **_room(need, gpu))

@@ -39,7 +39,7 @@ from advisor.render.markdown import (
     tidy,
 )
 from advisor.render.plain import gloss
-from advisor.render.verdict_line import limit_raise_fits, over_roofline, plain_verdict
+from advisor.render.verdict_line import limit_raise_fits, limit_raise_thin, over_roofline, plain_verdict
 from advisor.understand.engine import ENGINE_NAMES, classify_engine
 
 # Fix ids that are purchases, and the changes named beside one "without buying" (advisor.diagnose.remedies).
@@ -173,7 +173,7 @@ def _numbers(v: Verdict) -> list[str]:
             cards = "cards" if (p.hardware.get("n_devices") or 1) > 1 else "card"
             label = ("In practice it will not run" if paged and m.required_gb > m.total_gb
                      else f"Split between the {cards} and system RAM" if card else "Even if it ran")
-            if limit_raise_fits(v):
+            if limit_raise_fits(v) or limit_raise_thin(v) is not None:
                 label, tail = "Once the limit is raised", "."
             elif card and classify_engine(p.backend)[0] in ("vllm", "sglang", "tensorrt-llm"):
                 # a serving engine does not run layers from system RAM: it stops at load

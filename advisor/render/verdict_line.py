@@ -7,7 +7,9 @@ first answer, follow-ups and the report call it; the formatting helpers it uses 
 
 from __future__ import annotations
 
-from advisor.models import Verdict
+import re
+
+from advisor.models import Fix, Verdict
 from advisor.render.markdown import (
     _fmt_gb,
     _fmt_rate,
@@ -19,6 +21,15 @@ from advisor.render.markdown import (
 from advisor.roofline import served_share
 from advisor.understand.engine import classify_engine
 from advisor.understand.formats import not_loadable
+
+
+def limit_raise_thin(v: Verdict) -> Fix | None:
+    """The raise-the-Mac's-GPU-limit fix when the model then fits with little to spare (not the margin of
+    :func:`advisor.diagnose.fit.roomy`): a yes with a setting and care, not a plain yes."""
+    if limit_raise_fits(v):
+        return None
+    return next((f for f in v.fixes if "GPU memory limit" in f.title and not f.fits_with_margin
+                 and f.margin_gb is not None and f.margin_gb >= 0), None)
 
 
 def limit_raise_fits(v: Verdict) -> bool:
@@ -78,6 +89,13 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
             one = (p.hardware.get("n_devices") or 1) == 1
             whole = (f" — more than the {'card' + chr(39) + 's' if one else 'cards' + chr(39)} {shown[2]} GB" if card
                      else f" — more than this machine's whole {shown[2]} GB") if len(shown) > 2 else ""
+            if not mt and (thin := limit_raise_thin(v)) is not None:
+                # the raised limit holds it with little to spare: yes, with a setting and care, or a smaller model
+                cmd = re.search(r"`[^`]+`", thin.title)
+                return (f"**Only just, and only with one setting: it needs about {shown[0]} GB and macOS lets the GPU use "
+                        f"about {shown[1]} GB until you raise that limit" + (f" ({cmd.group(0)} in Terminal)" if cmd else "")
+                        + f"; raised, {thin.margin_gb:.1f} GB is left to spare, so close other apps and keep the context "
+                        "short, or take a smaller model (below).**")
             if not mt and limit_raise_fits(v):
                 # a Mac whose default GPU limit (about 2/3–3/4 of memory) is all that stands in the way: one setting
                 return (f"**Not as macOS is set by default, but one setting makes it fit: it needs about {shown[0]} GB "
