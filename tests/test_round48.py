@@ -263,3 +263,9 @@ def test_a_raised_limit_leaves_macos_a_share_of_its_memory(tmp_path, mac, model,
     r = _ask(tmp_path, f"{model} on a {mac}, will it fit?")
     assert r.reply.startswith("**Not as macOS is set by default, but one setting makes it fit")
     assert f"iogpu.wired_limit_mb={mb}`" in r.reply
+
+
+@pytest.mark.parametrize("said, n", [("max concurrency was 16", 16), ("--max-concurrency 32", 32),
+                                     ("concurrency is 8", 8), ("concurrency: 4", 4)])
+def test_a_stated_concurrency_is_read_in_its_common_wordings(tmp_path, said, n):
+    assert _ask(tmp_path, f"vllm on an L40S, llama 3.1 8b, {said}").facts.concurrency == n

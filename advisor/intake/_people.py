@@ -139,7 +139,8 @@ _USERS = re.compile(
     r"business|department|school|clinic|nonprofit|newsroom)\b"
     rf"|(?<![\w.-])(?P<n3>-?{NUM}|{WORDNUM})\s+(?:concurrent|simultaneous|parallel)(?:\s+(?:requests?|queries|calls|"
     rf"conversations|chats|users?)\b|(?=\s*(?:[.,;!?)]|$)))"  # "… sglang 500 concurrent"
-    r"|\b(?:batch(?:\s+size)?|concurrency|parallel(?:ism)?|-np|--parallel)\s*(?:of|=|:)?\s*(?P<n4>-?\d{1,9})\b"
+    r"|\b(?:batch(?:\s+size)?|(?:max(?:imum)?[\s_-]+)?concurrency|parallel(?:ism)?|-np|--parallel|--max-concurrency)"
+    r"\s*(?:of|=|:|was|is|at)?\s*(?P<n4>-?\d{1,9})\b"
     rf"|(?<![\w.-])(?P<n5>{NUM}|{WORDNUM})\s+of\s+us\b",
     re.I,
 )
