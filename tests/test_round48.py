@@ -269,3 +269,21 @@ def test_a_raised_limit_leaves_macos_a_share_of_its_memory(tmp_path, mac, model,
                                      ("concurrency is 8", 8), ("concurrency: 4", 4)])
 def test_a_stated_concurrency_is_read_in_its_common_wordings(tmp_path, said, n):
     assert _ask(tmp_path, f"vllm on an L40S, llama 3.1 8b, {said}").facts.concurrency == n
+
+
+KV_RM_LOG = """llama-server log on my 4090, Qwen3-32B-Q4_K_M.gguf, -ngl 99 -c 32768 -fa on. second turn of a long chat:
+
+slot update_slots: id  0 | task 812 | new prompt, n_ctx_slot = 32768, n_keep = 0, n_prompt_tokens = 21544
+slot update_slots: id  0 | task 812 | kv cache rm [0, end)
+prompt eval time =    9873.33 ms / 21544 tokens (    0.46 ms per token,  2182.05 tokens per second)
+       eval time =   14402.11 ms /   498 tokens (   28.92 ms per token,    34.58 tokens per second)
+
+why does every reply take 10s to start even though it's the same conversation?"""
+
+
+def test_a_log_that_shows_the_cache_thrown_away_says_why_the_prompt_is_read_again(tmp_path):
+    r = _ask(tmp_path, KV_RM_LOG)
+    assert ("**Best fix:** Make the prompt cache hit: your log's `kv cache rm [0, end)` says the server kept none of the "
+            "cached conversation and read all 21,544 tokens again") in r.reply
+    plain = _ask(tmp_path, KV_RM_LOG.replace("kv cache rm [0, end)", "kv cache rm [21000, end)"))
+    assert "kept none of the cached conversation" not in plain.reply

@@ -398,7 +398,12 @@ def _prefix(c: Ctx) -> Fix | None:
     on = c.sit.symptoms.prefix_caching is True or (default_on is not None and c.sit.symptoms.prefix_caching is not False)
     title = ("Make the prompt cache actually hit (keep the prefix byte-identical; one slot per conversation)" if on else
              "Reuse the KV cache of the repeated prompt prefix (prompt caching)")
-    if default_on and c.sit.symptoms.prefix_caching is not False:
+    if c.sit.symptoms.cache_discarded:
+        title = (f"Make the prompt cache hit: your log's `kv cache rm [0, end)` says the server kept none of the "
+                 f"cached conversation and read all {w.prompt_tokens:,} tokens again; the start of the prompt changed "
+                 "between turns (a chat template that drops earlier <think> blocks, a timestamp or changing system "
+                 "prompt, an edited earlier turn) or the request went to another slot")
+    elif default_on and c.sit.symptoms.prefix_caching is not False:
         title = (f"Make the prefix cache actually hit ({ENGINE_NAMES.get(c.sit.engine or '', c.sit.engine)} caches "
                  "repeated prefixes by default): put the shared part first and keep it byte-identical in every request")
     why = ("A prefix that repeats across requests is prefilled once; only the new tokens are processed "

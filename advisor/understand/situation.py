@@ -223,6 +223,8 @@ class Symptoms(_Frozen):
         threads (int | None): CPU threads set (``-t 8``).
         regression (bool): it got slower after an update / new version.
         long_context (bool): long or growing conversation/context mentioned.
+        cache_discarded (bool): a llama-server log shows the slot's KV cache thrown away before a prompt
+            (``kv cache rm [0, end)``, ``n_past = 0`` on a later turn): the whole prompt was read again.
         asks_about (frozenset[str]): phases the question singles out: ``"prefill"`` (TTFT, "takes long to
             start"), ``"decode"`` (generation speed).
         prefix_reuse (bool): the workload resends a growing or shared prompt (agents, chat history, RAG).
@@ -273,6 +275,7 @@ class Symptoms(_Frozen):
     long_context: bool = False
     asks_about: frozenset[str] = frozenset()
     prefix_reuse: bool = False
+    cache_discarded: bool = False
     mentions: frozenset[str] = frozenset()
     full_offload: bool = False
     gpu_arch: str | None = None

@@ -69,6 +69,9 @@ _NO_GPU = re.compile(
 _ROCM_REFUSED = re.compile(r"amdgpu (?:is )?not supported|gpu_type=gfx10[1-3][1-9]|unsupported (?:gpu|gfx)|"
                            r"gfx10(?:31|32|34|12|10)\b", re.I)
 _THERMAL = re.compile(r"throttl|fanless|gets? (?:slower|hot)|after (?:a few|some|\d+) minutes|thermal|overheat", re.I)
+# llama-server's slot log when no cached prefix matched: the slot's KV cache is removed from position 0 and the
+# whole prompt is evaluated again (tools/server/server.cpp: "kv cache rm [%d, end)" with 0 as the kept length).
+_KV_RM = re.compile(r"kv cache rm \[0, end\)|memory_seq_rm \[0, end\)", re.I)
 _LONG_CTX = re.compile(
     r"(?:long|large|growing|bigger|full) (?:context|conversation|chat|history)|as the (?:context|conversation|chat) grows|"
     r"(?<!\d)\d+k (?:context|tokens of context)|deeper into|context fills|\blong(?:er)? prompts?\b|\bdepth\b|"
@@ -384,6 +387,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         long_context=bool(_LONG_CTX.search(t)),
         asks_about=frozenset(asks),
         prefix_reuse=bool(_PREFIX_WORDS.search(t)),
+        cache_discarded=bool(_KV_RM.search(t)),
         mentions=frozenset(mentions),
         full_offload=full_offload,
         gpu_arch=arch,
