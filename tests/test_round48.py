@@ -287,3 +287,12 @@ def test_a_log_that_shows_the_cache_thrown_away_says_why_the_prompt_is_read_agai
             "cached conversation and read all 21,544 tokens again") in r.reply
     plain = _ask(tmp_path, KV_RM_LOG.replace("kv cache rm [0, end)", "kv cache rm [21000, end)"))
     assert "kept none of the cached conversation" not in plain.reply
+
+
+@pytest.mark.parametrize("msg, hw", [("llama 3.1 8b on rtx 4090. no wait, on a 3060. Actually a 4090.", "RTX 4090"),
+                                     ("llama 3.1 8b on rtx 4090. no wait, on a 3060.", "RTX 3060"),
+                                     ("qwen3 14b on a 3090, actually make that a 4090", "RTX 4090"),
+                                     ("my 3090 is actually slow with qwen3 14b", "RTX 3090"),
+                                     ("qwen3 14b on a 3090. It's actually fine for chat but slow with long docs", "RTX 3090")])
+def test_the_last_correction_wins(tmp_path, msg, hw):
+    assert _ask(tmp_path, msg).facts.hardware == hw

@@ -11,8 +11,10 @@ __all__ = ["self_corrected"]
 # counts only after a marker of its own ("jk, I mean", "sorry, I mean"); "I meant" is always a correction.
 _MARK = re.compile(r"(?:^|(?<=[\s.,;:!?…(\-]))(?:jk|j/k|just\s+kidding|scratch\s+that|no\s+wait|wait,?\s+no|"
                    r"correction\s*:|(?:sorry|oops|whoops|my\s+bad|err?|erm)[,.!]*\s+(?:i\s+mean|i\s+meant|make\s+that)|"
-                   r"i\s+meant)\b[,.:!]*(?:\s+i\s+mean\b[,.:]*)?", re.I)
-MIN_PART = 8  # characters on each side: a marker at the very start or end corrects nothing in this message
+                   r"i\s+meant|(?:actually,?\s+)?make\s+that|(?<=[.!?;,]\s)actually(?=,?\s+(?:an?|on|the|it'?s|with|in)\b))"
+                   r"\b[,.:!]*(?:\s+i\s+mean\b[,.:]*)?", re.I)
+MIN_PART = 8  # characters before a marker: one at the very start corrects nothing in this message
+MIN_AFTER = 5  # characters after it ("Actually a 4090.")
 
 
 def self_corrected(text: str) -> tuple[str, str] | None:
@@ -26,6 +28,6 @@ def self_corrected(text: str) -> tuple[str, str] | None:
     True
     """
     m = _MARK.search(text or "")
-    if m is None or len(text[:m.start()].strip(" ,.;:-…")) < MIN_PART or len(text[m.end():].strip()) < MIN_PART:
+    if m is None or len(text[:m.start()].strip(" ,.;:-…")) < MIN_PART or len(text[m.end():].strip()) < MIN_AFTER:
         return None
     return text[:m.start()], text[m.end():]
