@@ -296,3 +296,10 @@ def test_a_log_that_shows_the_cache_thrown_away_says_why_the_prompt_is_read_agai
                                      ("qwen3 14b on a 3090. It's actually fine for chat but slow with long docs", "RTX 3090")])
 def test_the_last_correction_wins(tmp_path, msg, hw):
     assert _ask(tmp_path, msg).facts.hardware == hw
+
+
+@pytest.mark.parametrize("msg, hw", [("Colab free tier T4 — how fast would Mistral 7B AWQ run with vLLM?", "T4"),
+                                     ("free tier T4, mistral 7b", "T4"), ("kaggle T4 x2 with qwen2.5 7b", "2x T4"),
+                                     ("my blood test T4 levels are fine, anyway llama 8b on a 3090", "RTX 3090")])
+def test_a_clouds_t4_is_a_gpu(tmp_path, msg, hw):
+    assert _ask(tmp_path, msg).facts.hardware == hw

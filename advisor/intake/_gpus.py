@@ -104,6 +104,8 @@ _OTHER_THING_BEFORE = re.compile(
     r"\b(?:sony|samsung|galaxy|huawei|apple|nokia|canon|nikon|fuji(?:film)?|audi|lumix|leica|layers?|levels?|steps?|"
     r"blocks?|rows?|cells?|columns?|lines?|vertebrae?|spine|road|route|highway|motorway|bus|size|paper|grade|"
     r"class|tier|stage|phase|round|chapter|section|floor|room|gate|seat|slot|cache)\s*[#:]?\s*$", re.I)
+_CLOUD_BEFORE = re.compile(r"\b(?:colab|kaggle|runpod|vast(?:\.ai)?|lambda|aws|gcp|azure|sagemaker|modal|cloud|"
+                           r"(?:free|paid|pro)\s+tier)\b[^.?!]{0,12}$", re.I)
 _OTHER_THING_AFTER = re.compile(r"^\s*(?:cache|camera|lens|vertebrae?|phone|smartphone|paper|sheet|envelope|"
                                 r"hormone|levels?|molecules?|bottle)\b", re.I)
 
@@ -112,6 +114,8 @@ def _other_thing(msg: Msg, m: re.Match[str]) -> bool:
     """A short datacenter name (:data:`_AMBIGUOUS_DC`) that the words beside it make something else."""
     if not _AMBIGUOUS_DC.match(m.group("dc") or ""):
         return False
+    if _CLOUD_BEFORE.search(msg.orig[max(0, m.start("dc") - 24):m.start("dc")]):
+        return False  # "Colab free tier T4", "a Kaggle T4": a cloud's GPU
     return bool(_OTHER_THING_BEFORE.search(msg.orig[max(0, m.start("dc") - 24):m.start("dc")])
                 or _OTHER_THING_AFTER.match(msg.orig[m.end():m.end() + 16]))
 
