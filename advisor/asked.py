@@ -245,3 +245,25 @@ def service_load(store: Store, facts: Scenario) -> str | None:
 
 
 MAX_STREAMS = 4096  # streams asked for to find how many the memory holds (the prediction's ``running``)
+
+
+def over_context(store: Store, facts: Scenario) -> tuple[Scenario, str] | None:
+    """A prompt (and its answer) longer than the model's context window: the facts with the prompt cut to what the
+    model reads, and the sentence that says so; None when it fits or the window is not known."""
+    from knowledge import catalog
+
+    if not facts.model or not facts.prompt_tokens:
+        return None
+    try:
+        model = catalog.resolve_model(store, facts.model).value
+    except AdvisorError:
+        return None
+    limit, gen = model.max_context, facts.gen_tokens or 300
+    if not limit or facts.prompt_tokens + gen <= limit or limit <= gen:
+        return None
+    name = model.id.split("/")[-1]
+    cut = limit - gen
+    line = (f"**{name} reads at most {limit:,} tokens, so a {facts.prompt_tokens:,}-token prompt does not fit its "
+            f"context window on any machine:** split the document (retrieve the parts that matter, or summarise it in "
+            f"pieces) or pick a model with a longer context. Below, the longest prompt it reads ({cut:,} tokens).")
+    return facts.model_copy(update={"prompt_tokens": cut}), line

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from advisor import report
-from advisor.asked import asks_users, reframe, service_load, users_at_once
+from advisor.asked import asks_users, over_context, reframe, service_load, users_at_once
 from advisor.diagnose import diagnose_resolved
 from advisor.errors import AdvisorError, ImpossibleRateError, InputError
 from advisor.intake._text import LONG_NOTE
@@ -285,6 +285,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         lines += [f"- {x}" for x in upd.not_understood]
     facts = reframe(store, facts, text, notes)  # buying, "which model?", "how many cards?": what is compared
     load = service_load(store, facts)  # "10 req/s peak, enough?": the machine's time, split between the phases
+    if load is None and (over := over_context(store, facts)) is not None:  # a prompt no machine runs as one request
+        facts, load = over
     if len(facts.compare_hardware or []) >= 2 and not (facts.model or facts.params_b or facts.compare_models):
         # Several machines and no model yet: answer the comparison on a common model, and say so.
         from advisor.intake._dialog import default_model
@@ -336,9 +338,10 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, cut, understood,
                                         f"**{ask_txt}**") if x)
     if load is not None and verdict is not None:  # the load answers the question; the verdict is one request's
-        if load.startswith("**No:"):
+        if load.startswith("**No:") or "does not fit its context window" in load:
             reply = reply.replace("**Nothing you need to change.**", "**Nothing else to change for one request.**")
-        reply = f"{load}\n\n_For one request on its own:_ {reply}"
+        lead = "" if "does not fit its context window" in load else "_For one request on its own:_ "
+        reply = f"{load}\n\n{lead}{reply}"
     if verdict is not None and verdict.prediction is not None and asks_users(text):
         cap = users_at_once(store, facts, verdict.prediction)
         if cap:  # the answer to the question asked leads; the verdict below is one conversation's

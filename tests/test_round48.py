@@ -303,3 +303,11 @@ def test_the_last_correction_wins(tmp_path, msg, hw):
                                      ("my blood test T4 levels are fine, anyway llama 8b on a 3090", "RTX 3090")])
 def test_a_clouds_t4_is_a_gpu(tmp_path, msg, hw):
     assert _ask(tmp_path, msg).facts.hardware == hw
+
+
+def test_a_prompt_longer_than_the_models_window_is_said_first_and_not_sold_hardware(tmp_path):
+    r = _ask(tmp_path, "RTX 4090 llama 3.1 8b, prompts of 1,000,000 tokens")
+    assert r.reply.startswith("**Llama-3.1-8B reads at most 131,072 tokens, so a 1,000,000-token prompt does not fit its "
+                              "context window on any machine:**")
+    assert r.facts.prompt_tokens == 131_072 - 300 and "Add 5" not in r.reply
+    assert "does not fit its context window" not in _ask(tmp_path, "RTX 4090 llama 3.1 8b, prompts of 100,000 tokens").reply
