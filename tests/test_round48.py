@@ -311,3 +311,13 @@ def test_a_prompt_longer_than_the_models_window_is_said_first_and_not_sold_hardw
                               "context window on any machine:**")
     assert r.facts.prompt_tokens == 131_072 - 300 and "Add 5" not in r.reply
     assert "does not fit its context window" not in _ask(tmp_path, "RTX 4090 llama 3.1 8b, prompts of 100,000 tokens").reply
+
+
+@pytest.mark.parametrize("msg, prompt, window", [
+    ("mac mini m4 with 16gb. can i run qwen3 14b? mostly chatting, sometimes pasting in long docs like 8k context", 8192, None),
+    ("I paste pdfs of about 20k tokens context into qwen3 8b on a 4090", 20000, None),
+    ("mac mini m4 16gb, qwen3 14b, 8k context", None, 8192),
+])
+def test_pasted_documents_of_a_context_size_are_the_prompt(tmp_path, msg, prompt, window):
+    f = _ask(tmp_path, msg).facts
+    assert (f.prompt_tokens, f.context_window) == (prompt, window)

@@ -124,6 +124,11 @@ def _window(raw: str) -> int | None:
 _RATE_AT = re.compile(rf"{_RATE_UNIT}\s*(?:on|at|with|for|over)\s*(?:an?\s+|the\s+)?(?:~|about\s+)?$", re.I)
 
 
+_PASTED_DOCS = re.compile(r"\b(?:past(?:e|es|ing|ed)|feed(?:ing)?|drop(?:ping)?|upload(?:ing)?)\b[^.?!]{0,30}\b(?:docs?|"
+                          r"documents?|files?|pdfs?|articles?|papers?|reports?|code|transcripts?|chapters?)\b[^.?!]{0,20}$",
+                          re.I)
+
+
 def extract_context_window(msg: Msg, ext: Extraction) -> None:
     """Read the allocated context (``num_ctx 32768``, "4k ctx is plenty"): KV-cache size, not the prompt."""
     for pat in (_CTX_AFTER, _CTX_BEFORE):
@@ -146,6 +151,11 @@ def extract_context_window(msg: Msg, ext: Extraction) -> None:
             if v is None or not 256 <= v <= MAX_TOKENS:
                 continue
             msg.claim(m.start(), m.end())
+            if _PASTED_DOCS.search(msg.orig[max(0, m.start() - 50):m.start()]) and ext.prompt_tokens is None:
+                # "pasting in long docs like 8k context": the documents pasted are the prompt, at that length
+                ext.prompt_tokens = _tok(v)
+                ext.note(f"{m.group(0).strip()} of pasted documents: read as the prompt ({fmt(v)} tokens).")
+                continue
             if _RATE_AT.search(msg.orig[max(0, m.start() - 40):m.start()]):
                 # "~300 tok/s on 10k context": the prompt the rate was measured at, not a window
                 if ext.prompt_tokens is None:
