@@ -321,3 +321,10 @@ def test_a_prompt_longer_than_the_models_window_is_said_first_and_not_sold_hardw
 def test_pasted_documents_of_a_context_size_are_the_prompt(tmp_path, msg, prompt, window):
     f = _ask(tmp_path, msg).facts
     assert (f.prompt_tokens, f.context_window) == (prompt, window)
+
+
+def test_tensor_parallel_engines_are_offered_a_card_count_that_splits_the_heads(tmp_path):
+    # Llama 3.1 405B FP8 (≈ 405 GB) needs 3 MI300X by memory, but vLLM's tensor parallel splits 128 heads: 4
+    r = _ask(tmp_path, "single MI300X, vllm rocm, llama 3.1 405b fp8, how fast?")
+    assert any(f.title.startswith("Add 3 Instinct MI300Xs (4 in all)") for f in r.verdict.fixes)
+    assert not any("(3 in all)" in f.title for f in r.verdict.fixes)

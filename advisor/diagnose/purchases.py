@@ -185,9 +185,13 @@ def _add_gpu(c: Ctx) -> Fix | None:
     if re.search(r"\b(?:laptop|mobile|max-q)\b", f"{hw.name} {hw.id}", re.I):
         return None  # a laptop's GPU is soldered in: no second one to add
     base_id, n_now = split_hw_id(hw.id)
+    tp = c.sit.engine in ("vllm", "sglang", "tensorrt-llm")
+    heads = c.sit.model.n_heads if c.sit.model is not None else None
     for n in (2, 3, 4, 6, 8):
         if n <= (n_now or 1):
             continue
+        if tp and (n & (n - 1) or (heads and heads % n)):
+            continue  # tensor parallel splits the attention heads: vLLM/SGLang need a count that divides them (1, 2, 4, 8)
         try:
             more = catalog.get_hardware(c.store, f"{base_id}x{n}", memory_gb=hw.memory_gb)
         except Exception:  # noqa: BLE001 - a card the catalog cannot multiply: no such fix
