@@ -328,3 +328,10 @@ def test_tensor_parallel_engines_are_offered_a_card_count_that_splits_the_heads(
     r = _ask(tmp_path, "single MI300X, vllm rocm, llama 3.1 405b fp8, how fast?")
     assert any(f.title.startswith("Add 3 Instinct MI300Xs (4 in all)") for f in r.verdict.fixes)
     assert not any("(3 in all)" in f.title for f in r.verdict.fixes)
+
+
+@pytest.mark.parametrize("blob", ["9" * 500, "aZ3x" * 60])
+def test_a_pasted_blob_is_left_out_and_the_words_still_read(tmp_path, blob):
+    r = _ask(tmp_path, f"RTX 4090 llama 3.1 8b, my key is {blob} and it is slow, 40 tok/s")
+    assert (r.facts.hardware, r.facts.model, r.facts.measured_decode_tps) == ("RTX 4090", "llama 3.1 8b", 40.0)
+    assert f"Left out 1 run of {len(blob)}+ characters without spaces" in r.reply

@@ -38,6 +38,9 @@ _HEDGE = re.compile(rf"\b(?:{DUNNO}|maybe|probably|perhaps|possibly|likely|i\s+t
                     r"like|it'?s|i\s+have|it\s+has|got)\b|[,;!?~]|\.(?!\d)|\.\.\.", re.I)
 
 
+_BLOB = re.compile(r"(?<!\S)\S{120,}(?!\S)")  # one "word" of 120+ characters: no word, number or name is that long
+
+
 def extract(text: str, store: Store, *, context: Scenario | None = None, asked: str | None = None) -> Extraction:
     """Every fact one free-text chat message states, resolved against the catalog.
 
@@ -61,6 +64,11 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
     if not clean.strip():
         ext.note("The message was empty. " + EMPTY_HINT)
         return ext
+    if (blobs := _BLOB.findall(clean)) and not _paste.looks_like_tool_output(clean):
+        # a pasted hash, serial or encoded blob beside the words: left out, the words still read
+        clean = _BLOB.sub(" ", clean)
+        ext.note(f"Left out {len(blobs)} run{'s' if len(blobs) > 1 else ''} of {max(len(b) for b in blobs):,}+ characters "
+                 "without spaces (a hash, serial or encoded text); the rest is read.")
     if looks_like_junk(clean) and not _paste.looks_like_tool_output(clean):
         ext.note("That doesn't look like a description I can read (it is mostly not words). " + EMPTY_HINT)
         return ext
