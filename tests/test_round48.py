@@ -335,3 +335,11 @@ def test_a_pasted_blob_is_left_out_and_the_words_still_read(tmp_path, blob):
     r = _ask(tmp_path, f"RTX 4090 llama 3.1 8b, my key is {blob} and it is slow, 40 tok/s")
     assert (r.facts.hardware, r.facts.model, r.facts.measured_decode_tps) == ("RTX 4090", "llama 3.1 8b", 40.0)
     assert f"Left out 1 run of {len(blob)}+ characters without spaces" in r.reply
+
+
+def test_a_first_word_far_quicker_than_the_assumed_prompt_says_the_prompt_was_shorter(tmp_path):
+    r = _ask(tmp_path, "LM Studio on my Ryzen 7 7840U laptop with 32gb, Qwen3 8B Q4_K_M. 9.8 tok/sec, 4.2s to first "
+                       "token, stop reason: EOS. Is this normal?")
+    line = next(x for x in r.reply.splitlines() if x.startswith("- **First word:**"))
+    assert line.startswith("- **First word:** after 4.2 s measured") and "so yours was about " in line
+    assert "for a 500-token prompt (long enough to feel broken)" not in r.reply
