@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from advisor import report
 from advisor.asked import asks_users, over_context, reframe, service_load, users_at_once
 from advisor.diagnose import diagnose_resolved
+from advisor.diagnose.thinking import thinking_note
 from advisor.errors import AdvisorError, ImpossibleRateError, InputError
 from advisor.intake._text import LONG_NOTE
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
@@ -327,6 +328,9 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
     # The previous turn ended in a question (no answer was shown): this answer is the first, not a change of one.
     shown = before if not intake.missing(before, store) else None
+    if verdict is not None and verdict.prediction is not None and (
+            think := thinking_note(verdict.prediction.model.get("id") or facts.model, said_here, verdict.prediction)):
+        notes.append(think)  # a reasoning model's wait is its reasoning, written before the answer
     answer = turn_reply(store, verdict, facts=facts, before=shown, notes=notes)
     if answer is not None:
         reply = "\n\n".join(x for x in (*lines[:1], answer) if x) if verdict is not None and lines else answer

@@ -343,3 +343,21 @@ def test_a_first_word_far_quicker_than_the_assumed_prompt_says_the_prompt_was_sh
     line = next(x for x in r.reply.splitlines() if x.startswith("- **First word:**"))
     assert line.startswith("- **First word:** after 4.2 s measured") and "so yours was about " in line
     assert "for a 500-token prompt (long enough to feel broken)" not in r.reply
+
+
+@pytest.mark.parametrize("msg, said", [
+    ("laptop with gtx 1650 4gb and 16gb ram, using ollama with deepseek-r1:14b. takes forever to even start thinking",
+     "in Ollama run it with `--think=false`"),
+    ("qwen3 30b a3b on my 3090, why does it take so long before the answer?", "add `/no_think` to the message"),
+    ("gpt-oss-20b on a 4090 takes ages before it answers", "put 'Reasoning: low' in the system prompt"),
+])
+def test_a_reasoning_models_wait_is_its_reasoning(tmp_path, msg, said):
+    r = _ask(tmp_path, msg)
+    line = next(x for x in r.reply.splitlines() if "thinks before it answers" in x)
+    assert "often 500–2,000 tokens (an estimate" in line and said in line
+
+
+@pytest.mark.parametrize("msg", ["llama 3.1 8b on my 3090, why does it take so long before the answer?",
+                                 "qwen3 14b on a 4090, how fast?"])
+def test_no_reasoning_note_without_a_reasoning_model_and_a_wait(tmp_path, msg):
+    assert "thinks before it answers" not in _ask(tmp_path, msg).reply

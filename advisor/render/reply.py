@@ -195,10 +195,10 @@ def _numbers(v: Verdict) -> list[str]:
                    f"{fmt_s(p.ttft_s)} for one {p.prompt_tokens:,}-token prompt on its own: the rest is waiting")
     elif not mp and v.measured_ttft_s and p.ttft_s and p.prefill_tps and v.measured_ttft_s < 0.5 * p.ttft_s:
         # far quicker than the assumed prompt takes here: the prompt was shorter (its length, at this prefill rate)
-        said = max(1, round(v.measured_ttft_s * p.prefill_tps, -1 if v.measured_ttft_s * p.prefill_tps >= 100 else 0))
+        shorter = max(1.0, round(v.measured_ttft_s * p.prefill_tps, -1 if v.measured_ttft_s * p.prefill_tps >= 100 else 0))
         out.append(f"**First word:** after {fmt_s(v.measured_ttft_s)} measured ({feel_wait(v.measured_ttft_s)}); a "
                    f"{p.prompt_tokens:,}-token prompt takes about {fmt_s(p.ttft_s)} here, so yours was about "
-                   f"{said:,.0f} tokens (at ≈ {fmt_rate(p.prefill_tps)} tok/s of prefill), or it ran on a faster device")
+                   f"{shorter:,.0f} tokens (at ≈ {fmt_rate(p.prefill_tps)} tok/s of prefill), or it ran on a faster device")
     elif not mp:
         burst = ""
         if p.concurrency > 1 and p.ttft_s:
