@@ -193,7 +193,9 @@ def _row_error(e: Exception) -> str:
     from pydantic import ValidationError
 
     if isinstance(e, ValidationError):
-        return "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
+        from advisor.compare.request import validation_message
+
+        return validation_message(e).removeprefix("invalid input: ")
     return str(e).splitlines()[0][:300]
 
 

@@ -76,8 +76,9 @@ def guard(fn: Any, as_json: bool) -> Any:
     except AdvisorError as e:
         fail(str(e), as_json)
     except ValidationError as e:
-        msgs = "; ".join(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in e.errors()[:5])
-        fail(f"invalid input: {msgs}", as_json)
+        from advisor.compare.request import validation_message
+
+        fail(validation_message(e), as_json)
     except (OSError, ValueError) as e:
         if isinstance(e, ValueError) and PY_MESSAGE.search(str(e)):
             import logging

@@ -422,6 +422,8 @@ class Scenario(BaseModel):
         v = _finite_nonneg(v, info.field_name, MAX_TPS)
         if v is not None and 0 < v < 1e-4:
             raise ValueError(f"{info.field_name} = {v:g} is too small to be a measured rate")
+        if v == 0 and info.field_name != "requests_per_minute":
+            raise ValueError(f"{info.field_name} = 0 is no measured rate (leave it out when nothing was measured)")
         return v
 
 

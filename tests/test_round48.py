@@ -361,3 +361,17 @@ def test_a_reasoning_models_wait_is_its_reasoning(tmp_path, msg, said):
                                  "qwen3 14b on a 4090, how fast?"])
 def test_no_reasoning_note_without_a_reasoning_model_and_a_wait(tmp_path, msg):
     assert "thinks before it answers" not in _ask(tmp_path, msg).reply
+
+
+def test_a_zero_rate_is_refused_in_plain_words():
+    from pydantic import ValidationError
+
+    from advisor.compare.request import validation_message
+    from advisor.models import Scenario
+
+    with pytest.raises(ValidationError) as e:
+        Scenario(hardware="RTX 4090", model="llama 3.1 8b", measured_decode_tps=0)
+    msg = validation_message(e.value)
+    assert msg == ("invalid input: measured_decode_tps: measured_decode_tps = 0 is no measured rate (leave it out when "
+                   "nothing was measured)")
+    assert Scenario(hardware="RTX 4090", requests_per_minute=0).requests_per_minute == 0
