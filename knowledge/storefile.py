@@ -143,15 +143,16 @@ def mark_serving(path: str) -> Callable[[], None]:
     if not path or path == ":memory:" or os.path.isdir(path) or "://" in path:
         return lambda: None
     mark = path + SERVING_SUFFIX
+    me = f"{os.getpid()} {_started(os.getpid())}"
     try:
         with open(mark, "w", encoding="utf-8") as f:
-            f.write(str(os.getpid()))
+            f.write(me)
     except OSError:
         return lambda: None
 
     def clear() -> None:
         try:
-            if open(mark, encoding="utf-8").read().strip() == str(os.getpid()):
+            if open(mark, encoding="utf-8").read().strip().split()[:1] == [str(os.getpid())]:
                 os.remove(mark)
         except OSError:
             pass
@@ -163,8 +164,9 @@ def served_by(path: str) -> int | None:
     """The pid of a running `advisor serve` that uses the store at ``path`` (its :func:`mark_serving` mark), or
     None (no mark, or its process is gone)."""
     try:
-        pid = int(open(path + SERVING_SUFFIX, encoding="utf-8").read().strip())
-    except (OSError, ValueError):
+        parts = open(path + SERVING_SUFFIX, encoding="utf-8").read().split()
+        pid = int(parts[0])
+    except (OSError, ValueError, IndexError):
         return None
     if pid == os.getpid():
         return None
@@ -174,7 +176,20 @@ def served_by(path: str) -> int | None:
         return None
     except OSError:
         return pid  # alive, another user's
+    if len(parts) > 1 and (now := _started(pid)) and parts[1] != now:
+        return None  # the server that wrote the mark is gone (killed); another process got its pid since
     return pid
+
+
+def _started(pid: int) -> str:
+    """When the process started (psutil's create time, to the 1/100 s), so a reused pid is not taken for the server
+    that wrote a mark; "" when it cannot be read."""
+    try:
+        import psutil
+
+        return f"{psutil.Process(pid).create_time():.2f}"
+    except Exception:  # noqa: BLE001 - no psutil, or the process is gone: no start time to compare
+        return ""
 
 
 def recover(path: str, *, force: bool = False, try_open: Callable[[str], None]) -> str:

@@ -375,3 +375,19 @@ def test_a_zero_rate_is_refused_in_plain_words():
     assert msg == ("invalid input: measured_decode_tps: measured_decode_tps = 0 is no measured rate (leave it out when "
                    "nothing was measured)")
     assert Scenario(hardware="RTX 4090", requests_per_minute=0).requests_per_minute == 0
+
+
+def test_a_serving_mark_left_by_a_killed_server_does_not_block_recovery(tmp_path):
+    import os
+
+    from knowledge.storefile import SERVING_SUFFIX, mark_serving, served_by
+
+    path = str(tmp_path / "s.duckdb")
+    open(path + SERVING_SUFFIX, "w").write("1 12345.00")  # pid 1 is alive, but started at another time
+    assert served_by(path) is None
+    open(path + SERVING_SUFFIX, "w").write(f"{os.getppid()}")  # an old mark without a start time: still honoured
+    assert served_by(path) == os.getppid()
+    clear = mark_serving(path)
+    assert open(path + SERVING_SUFFIX).read().split()[0] == str(os.getpid())
+    clear()
+    assert not os.path.exists(path + SERVING_SUFFIX)
