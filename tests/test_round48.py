@@ -391,3 +391,9 @@ def test_a_serving_mark_left_by_a_killed_server_does_not_block_recovery(tmp_path
     assert open(path + SERVING_SUFFIX).read().split()[0] == str(os.getpid())
     clear()
     assert not os.path.exists(path + SERVING_SUFFIX)
+
+
+def test_a_prefill_above_the_ceiling_is_never_within_what_the_hardware_allows(tmp_path):
+    r = _ask(tmp_path, "RTX 4090 llama 3.1 8b q4_k_m, 8000 token prompts, I get prefill 500000 tok/s and 120 tok/s decode")
+    line = next(x for x in r.reply.splitlines() if x.startswith("- **Your prompt reading:**"))
+    assert "above what this hardware can do (≈ " in line and "within what this hardware allows" not in line
