@@ -397,3 +397,9 @@ def test_a_prefill_above_the_ceiling_is_never_within_what_the_hardware_allows(tm
     r = _ask(tmp_path, "RTX 4090 llama 3.1 8b q4_k_m, 8000 token prompts, I get prefill 500000 tok/s and 120 tok/s decode")
     line = next(x for x in r.reply.splitlines() if x.startswith("- **Your prompt reading:**"))
     assert "above what this hardware can do (≈ " in line and "within what this hardware allows" not in line
+
+
+def test_a_home_buying_list_adds_two_of_a_card_that_cannot_hold_the_model_alone(tmp_path):
+    r = _ask(tmp_path, "wich gpu shoud i by for runing 70b models at home, budget 2 grand max. i want atleast 10 tok/s")
+    table = r.reply.split("<details>")[0]
+    assert "| 2× RTX 3090 24 GB | meets targets |" in table and "| M3 Ultra 256 GB | meets targets |" in table

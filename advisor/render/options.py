@@ -239,6 +239,8 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
                     f"{fmt_s(b['first_word_s'])}.")
     # a named option already does the job ("a 5090 or two used 3090s?"): the question is answered without adding more
     done = any(r["meets"] for r in rows) and (fill.get("users_total") or 0) <= req.concurrency
+    if done and _our_household_list(facts):
+        done = False  # our own shortlist for a home: two of a card that cannot hold the model alone is the usual buy
     more, why = ([], []) if done else scale_out(store, req, result, users=fill.get("users_total"))
     if more:
         req = req.model_copy(update={"candidates": [*(req.candidates or []), *more]})
@@ -259,6 +261,13 @@ def _all_users(n: int) -> str:
 
 REPLICAS_SAID = "such servers"  # the words of a replicas sentence (:func:`scale_out`), which then leads the reply
 SCALE_OUT = (2, 4, 8)  # GPU counts tried for a card that cannot hold the users alone (one server's usual counts)
+
+
+def _our_household_list(facts: Scenario) -> bool:
+    """The machines compared are the household buying shortlist the advisor chose (no machine was named)."""
+    from advisor.intake._dialog import HOUSEHOLD_SHORTLIST
+
+    return [facts.hardware, *(facts.compare_hardware or [])] == HOUSEHOLD_SHORTLIST
 
 
 def scale_out(store: Store, req: Any, result: dict[str, Any], users: int | None = None) -> tuple[list[str], list[str]]:
