@@ -403,3 +403,11 @@ def test_a_home_buying_list_adds_two_of_a_card_that_cannot_hold_the_model_alone(
     r = _ask(tmp_path, "wich gpu shoud i by for runing 70b models at home, budget 2 grand max. i want atleast 10 tok/s")
     table = r.reply.split("<details>")[0]
     assert "| 2× RTX 3090 24 GB | meets targets |" in table and "| M3 Ultra 256 GB | meets targets |" in table
+
+
+def test_channels_said_in_all_for_two_sockets_read_as_in_all(tmp_path):
+    r = _ask(tmp_path, "cpu only server, dual xeon gold 6248 with 384GB DDR4-2933 (12 channels total). want to run "
+                       "qwen2.5 72b q8_0 for batch summarization overnight. how many tokens per sec?")
+    line = next(x for x in r.reply.splitlines() if "Used your RAM" in x)
+    assert line.startswith("- Used your RAM, 12-channel DDR4-2933 in all for the 2× Intel Xeon")
+    assert "per socket" not in line and "= 281.6 GB/s peak" in line

@@ -118,13 +118,16 @@ def ram_bandwidth(spec: RamSpec, hw: Hardware | None = None, sockets: int = 1) -
     if hw is not None:
         assumed = hw.bandwidth_gbs * max(1, sockets)
         fitted = f"{own[2]:g}-channel {own[0]}-{own[1]:g}, " if own else ""
-        was, where = f", rather than the catalog's {fitted}{assumed:g} GB/s", f" for the {hw.name}"
+        name = re.sub(r"\s*\(?per socket\)?\s*$", "", hw.name)  # the catalog's per-socket entry, named as the machine
+        was, where = (f", rather than the catalog's {fitted}{assumed:g} GB/s",
+                      f" for the {f'{sockets}× ' if sockets > 1 else ''}{name}")
         if abs(total - assumed) <= 0.01 * assumed:
             was = ", as the catalog has it"  # said, so the reply must not call it "not stated"
     sock = f" × {sockets} sockets" if sockets > 1 and not spec.total else ""
     how = (f"{ch:g} channels × 8 bytes × {mts:g} MT/s{sock} = {total:g} GB/s peak"
            + ("" if spec.channels else f" (channels: {'the CPU’s own' if own else 'two assumed, a desktop or laptop'})"))
-    return total, f"Used your RAM, {spec.phrase(ch)}{where}: {how}{was}{capped}."
+    said = spec.phrase(ch) + (" in all" if spec.total and sockets > 1 else "")
+    return total, f"Used your RAM, {said}{where}: {how}{was}{capped}."
 
 
 def ddr_id(store: Store, phrase: str) -> str | None:
