@@ -305,6 +305,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         verdict = out.verdict
         if out.facts is not None:  # the paste's facts, merged once by the importer's rules (_merge_measurements)
             facts = out.facts.model_copy(update={"raw_output": facts.raw_output})
+            if facts.context_window is None:  # the paste's own count was the prompt (textgen's "context 3200")
+                notes = [n for n in notes if not n.startswith("Context window")]
             missing = intake.missing(facts, store)
             q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     # A reply to the advisor's own question ("RTX 4090" after "which machine?") completes the earlier message:

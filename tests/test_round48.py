@@ -119,6 +119,7 @@ def test_a_textgen_line_in_a_sentence_is_judged_over_the_whole_call(tmp_path):
     r = _ask(tmp_path, "oobabooga on a 3090 with llama 3 8b: Output generated in 15.34 seconds (33.24 tokens/s, "
                        "510 tokens, context 3200, seed 925476152)")
     assert r.facts.prompt_tokens == 3200 and r.facts.context_window is None and r.facts.gen_tokens == 510
+    assert "Context window" not in r.reply  # "context 3200" was the prompt: no note calls it a window
     assert r.verdict.status == "below_expected"
     fast = _ask(tmp_path, "oobabooga on a 3090 with llama 3 8b Q4_K_M: Output generated in 6.0 seconds (85.0 tokens/s, "
                           "510 tokens, context 3200, seed 925476152)")
