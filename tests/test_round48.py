@@ -412,3 +412,13 @@ def test_channels_said_in_all_for_two_sockets_read_as_in_all(tmp_path):
     line = next(x for x in r.reply.splitlines() if "Used your RAM" in x)
     assert line.startswith("- Used your RAM, 12-channel DDR4-2933 in all for the 2× Intel Xeon")
     assert "per socket" not in line and "= 281.6 GB/s peak" in line
+
+
+def test_the_first_word_is_never_quicker_than_one_decode_step():
+    # a pass over the prompt reads every weight once: at best as fast as one decode step (1 / tok/s of one stream)
+    from advisor.models import Scenario
+    from advisor.service import predict_scenario
+
+    p = predict_scenario(Store(":memory:"), Scenario(hardware="8x H100 SXM", model="gpt-oss-120b", prompt_tokens=20,
+                                                       concurrency=100))
+    assert p.ttft_s >= 1 / (p.decode_tps_per_seq or p.decode_tps) - 1e-9

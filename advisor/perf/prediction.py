@@ -428,6 +428,8 @@ def predict_step(
     if not (math.isfinite(per_seq) and per_seq > 0 and math.isfinite(decode_tps)):
         raise InputError("These numbers give no usable speed (bandwidth, compute or size out of any real range).")
     ttft = (prompt_tokens / prefill1) if prefill1 and prompt_tokens else (0.0 if not prompt_tokens else None)
+    if ttft and per_seq > 0:
+        ttft = max(ttft, 1.0 / per_seq)  # a pass over the prompt reads every weight once: never faster than a decode step
     dec_s = gen_tokens / per_seq if gen_tokens else 0.0
     bw_spec = bw * roofline.GB * (n if tp else 1)
     decode_ceiling = step.ceiling_tps(b_run, bw_spec, (tflops * 1e12 * (n if tp else 1)) if tflops and b_run > 1 else None)
