@@ -255,9 +255,12 @@ def over_context(store: Store, facts: Scenario) -> tuple[Scenario, str] | None:
     if not facts.model or not facts.prompt_tokens:
         return None
     try:
-        model = catalog.resolve_model(store, facts.model).value
+        match = catalog.resolve_model(store, facts.model)
     except AdvisorError:
         return None
+    if match.confidence < 0.95:  # "llama 8B": a version assumed, whose window may not be the one run
+        return None
+    model = match.value
     limit, gen = model.max_context, facts.gen_tokens or 300
     if not limit or facts.prompt_tokens + gen <= limit or limit <= gen:
         return None
