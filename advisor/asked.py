@@ -199,9 +199,9 @@ def _how_many(text: str | None) -> bool:
 BUSY_OK = 0.7
 
 
-def service_load(store: Store, facts: Scenario) -> str | None:
+def service_load(store: Store, facts: Scenario) -> tuple[str, bool] | None:
     """Whether one machine carries a service's stated request rate ("10 req/s peak", "600 requests per minute in
-    total", no users said): the sentence that answers it, or None when no such rate is stated.
+    total", no users said): (the sentence that answers it, whether it keeps up), or None when no such rate is stated.
 
     Its time per second splits into prompt reading (rate × prompt tokens ÷ prefill tok/s) and writing the answers
     (rate × answer tokens ÷ the aggregate decode at the most streams its memory holds, continuous batching); above
@@ -234,14 +234,14 @@ def service_load(store: Store, facts: Scenario) -> str | None:
              f"{fmt_rate(one.prefill_tps)} tok/s of prefill) and writing the answers {share(dec)} "
              f"({rps * one.gen_tokens:,.0f} of about {fmt_rate(agg)} tok/s with {streams} streams batched)")
     if busy <= BUSY_OK:
-        return f"**At {rps:g} requests a second the {name} keeps up, about {busy:.0%} busy:** {parts}."
+        return f"**At {rps:g} requests a second the {name} keeps up, about {busy:.0%} busy:** {parts}.", True
     if busy <= 1:
         return (f"**At {rps:g} requests a second the {name} keeps up only just, about {busy:.0%} busy, so bursts "
-                f"queue:** {parts}. A second one as a replica leaves room.")
+                f"queue:** {parts}. A second one as a replica leaves room."), True
     need = math.ceil(busy / BUSY_OK)
     tail = " (fewer with a prefix cache, if the prompts repeat)" if pre > dec else ""
     return (f"**No: {rps:g} requests a second is about {busy:.1f}× what one {name} carries:** {parts}. About {need} "
-            f"of them as replicas carry it{tail}.")
+            f"of them as replicas carry it{tail}."), False
 
 
 MAX_STREAMS = 4096  # streams asked for to find how many the memory holds (the prediction's ``running``)

@@ -285,9 +285,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     if upd.not_understood:
         lines += [f"- {x}" for x in upd.not_understood]
     facts = reframe(store, facts, text, notes)  # buying, "which model?", "how many cards?": what is compared
-    load = service_load(store, facts)  # "10 req/s peak, enough?": the machine's time, split between the phases
-    if load is None and (over := over_context(store, facts)) is not None:  # a prompt no machine runs as one request
-        facts, load = over
+    # What answers the question ahead of the verdict: a service's load ("10 req/s peak, enough?": the machine's time,
+    # split between the phases; the verdict below is one request's), or a prompt longer than the model's window (the
+    # verdict below is for the longest prompt it reads). Either way nothing else is left "to change" for one request.
+    load = service_load(store, facts)
+    lead, carried, lead_label = (*load, "_For one request on its own:_ ") if load else (None, True, "")
+    if lead is None and (over := over_context(store, facts)) is not None:
+        (facts, lead), carried = over, False
     if len(facts.compare_hardware or []) >= 2 and not (facts.model or facts.params_b or facts.compare_models):
         # Several machines and no model yet: answer the comparison on a common model, and say so.
         from advisor.intake._dialog import default_model
@@ -343,11 +347,10 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         cut = next((n for n in notes if n.startswith(LONG_NOTE)), "")  # what was not read is said before the question
         reply = "\n\n".join(x for x in (changes_line(corrected) if corrected else "", head, cut, understood,
                                         f"**{ask_txt}**") if x)
-    if load is not None and verdict is not None:  # the load answers the question; the verdict is one request's
-        if load.startswith("**No:") or "does not fit its context window" in load:
+    if lead is not None and verdict is not None:
+        if not carried:  # over capacity, or over the window: not "nothing you need to change"
             reply = reply.replace("**Nothing you need to change.**", "**Nothing else to change for one request.**")
-        lead = "" if "does not fit its context window" in load else "_For one request on its own:_ "
-        reply = f"{load}\n\n{lead}{reply}"
+        reply = f"{lead}\n\n{lead_label}{reply}"
     if verdict is not None and verdict.prediction is not None and asks_users(text):
         cap = users_at_once(store, facts, verdict.prediction)
         if cap:  # the answer to the question asked leads; the verdict below is one conversation's
