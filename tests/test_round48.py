@@ -422,3 +422,16 @@ def test_the_first_word_is_never_quicker_than_one_decode_step():
     p = predict_scenario(Store(":memory:"), Scenario(hardware="8x H100 SXM", model="gpt-oss-120b", prompt_tokens=20,
                                                        concurrency=100))
     assert p.ttft_s >= 1 / (p.decode_tps_per_seq or p.decode_tps) - 1e-9
+
+
+def test_a_paste_box_for_another_machine_forgets_the_old_machines_memory(tmp_path):
+    from ui.turns import paste_turn
+
+    paste = ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+             "| llama 8B Q4_K_M | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 58.3 ± 0.2 |")
+    store = Store(str(tmp_path / "s.duckdb"))
+    mac = {"hardware": "MacBook Air M3", "memory_gb": 16, "model": "qwen3 8b"}
+    view, _ = paste_turn(store, paste, None, "RTX 4090", [], mac)
+    assert view.facts["hardware"] == "RTX 4090" and view.facts.get("memory_gb") is None
+    same, _ = paste_turn(store, paste, None, "", [], {"hardware": "RTX 4090", "memory_gb": 24, "model": "llama 3.1 8b"})
+    assert same.facts["memory_gb"] == 24  # the same machine keeps what was said of it

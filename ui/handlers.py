@@ -464,8 +464,10 @@ def import_paste_with_facts(store: Store, text: str | None, file_path: str | Non
     new_facts = None
     if out.facts is not None:
         new_facts = out.facts.model_dump(mode="json", exclude_none=True, exclude={"raw_output"})
-        for f in ("hardware", "memory_gb"):  # the output ran on another machine (service._backend_clash): forget it
-            if sc is not None and getattr(sc, f) is not None and getattr(out.facts, f) is None:
+        for f in ("hardware", "memory_gb", "gpu_count"):
+            # the output ran on another machine (service._backend_clash), or the hardware box named another one than
+            # the session's: what was said of the old machine is forgotten, not merged back in by the page
+            if (facts or {}).get(f) is not None and getattr(out.facts, f) is None:
                 new_facts[f] = None
     if out.verdict is None and out.measurements and out.facts is not None and not out.facts.model:
         lines += ["", "**Which model was this?** Tell me in the chat (e.g. “llama 3.1 8b q4_k_m”) and I will say "
