@@ -435,3 +435,9 @@ def test_a_paste_box_for_another_machine_forgets_the_old_machines_memory(tmp_pat
     assert view.facts["hardware"] == "RTX 4090" and view.facts.get("memory_gb") is None
     same, _ = paste_turn(store, paste, None, "", [], {"hardware": "RTX 4090", "memory_gb": 24, "model": "llama 3.1 8b"})
     assert same.facts["memory_gb"] == 24  # the same machine keeps what was said of it
+
+
+def test_a_negative_request_rate_is_refused(tmp_path):
+    r = _ask(tmp_path, "A100 llama 3.1 8b, -1 req/s")
+    assert r.facts.requests_per_minute is None and "'-1 req/s' is a negative request rate; I ignored it." in r.reply
+    assert "requests a second" not in r.reply.split("\n")[0]

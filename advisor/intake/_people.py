@@ -267,6 +267,10 @@ def _rate(msg: Msg, ext: Extraction) -> float:
             return 0.0
     for m in msg.finditer(_RPM, limit=1):
         per = m.group("per").lower()
+        if re.search(r"(?:^|[\s(:=~])[-−]\s*$", msg.orig[max(0, m.start() - 3):m.start()]):
+            msg.claim(m.start(), m.end())
+            ext.reject(f"'-{m.group(0).strip()}' is a negative request rate; I ignored it.")
+            return 0.0
         rpm = (parse_num(m.group("n")) or 0.0) * {"h": 1 / 60, "d": 1 / 1440, "s": 60}.get(per[0], 1)
         msg.claim(m.start(), m.end())
         if not 0 < rpm <= 1e7:
