@@ -179,7 +179,9 @@ def import_output(
         msg = ("I could not find any measurement in that text. I read llama-bench, llama.cpp timings, ollama "
                "--verbose and API JSON, mlx_lm.generate / benchmark, LM Studio, vLLM and SGLang bench output, "
                "text-generation-webui, koboldcpp and exllamav2.")
-    unparsed = parsed.unparsed
+    from advisor.intake import is_listing_line  # nvidia-smi's table beside a run: read by intake, not skipped
+
+    unparsed = [u for u in parsed.unparsed if not is_listing_line(u)]
     if words_read and unparsed:
         from advisor.intake import words_read as said
 

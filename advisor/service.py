@@ -263,7 +263,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     if not (getattr(upd, "looks_like_tool_output", False) or looks_pasted(text)):
         # The person's own words (all turns, newest last) travel with the facts, so the Situation's symptoms
         # ("takes ages to start", "in Docker", "top_k 0") come from what they wrote, not only from the fields.
-        said = "\n".join(x for x in (facts.question, text[:2000]) if x)
+        mine = intake.rewrite_listings(text)[0]  # an nvidia-smi table's lines are not the person's words
+        said = "\n".join(x for x in (facts.question, mine[:2000]) if x)
         facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
     elif own := intake.own_words(text)[:2000]:  # words around a paste ("this feels slow, is it normal?")
         said = "\n".join(x for x in (facts.question, own) if x)

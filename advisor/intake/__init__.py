@@ -45,6 +45,7 @@ from advisor.intake._dialog import (
 )
 from advisor.intake._extract import extract, words_read
 from advisor.intake._paste import looks_like_tool_output
+from advisor.intake._devices import is_listing_line, rewrite_listings
 from advisor.intake._paste import prose_lines as own_words
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import MAX_CHARS
@@ -82,7 +83,9 @@ __all__ = [
     "named_machines",
     "looks_like_tool_output",
     "next_question",
+    "is_listing_line",
     "own_words",
+    "rewrite_listings",
     "update",
     "words_read",
 ]

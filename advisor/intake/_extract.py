@@ -8,6 +8,7 @@ import re
 from advisor.errors import AmbiguousError, NotFoundError
 from advisor.intake import (
     _cpu,
+    _devices,
     _hardware,
     _machine,
     _memory,
@@ -60,7 +61,8 @@ def extract(text: str, store: Store, *, context: Scenario | None = None, asked: 
         Extraction: the facts, notes and problems.
     """
     clean, notes = sanitize(text)
-    ext = Extraction(notes=notes)
+    clean, listed = _devices.rewrite_listings(clean)  # nvidia-smi, rocm-smi, system_profiler: the GPUs they name
+    ext = Extraction(notes=notes + ([listed] if listed else []))
     if not clean.strip():
         ext.note("The message was empty. " + EMPTY_HINT)
         return ext

@@ -1,0 +1,153 @@
+"""Round 49: device listings people paste to show their machine (nvidia-smi, rocm-smi, system_profiler) are read as the
+machine, not rejected as tool output without measurements."""
+
+import pytest
+
+from advisor import service
+from advisor.intake import extract, is_listing_line, rewrite_listings
+from advisor.intake._devices import listing_gpus, nominal_gb
+from knowledge.store import Store
+
+SMI_HEAD = """+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|=========================================+========================+======================|
+"""
+
+
+def _card(i, name, mib, used=1234):
+    return (f"|   {i}  {name:<30}Off |   0000000{i}:01:00.0  On |                  N/A |\n"
+            f"|  0%   45C    P8             11W /  165W |    {used}MiB /  {mib}MiB |      2%      Default |\n"
+            "+-----------------------------------------+------------------------+----------------------+\n")
+
+
+PROCESSES = """
++-----------------------------------------------------------------------------------------+
+| Processes:                                                                              |
+|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |
+|=========================================================================================|
+|    0   N/A  N/A      2345      C   /usr/local/bin/llama-server                 22000MiB |
++-----------------------------------------------------------------------------------------+
+"""
+
+
+@pytest.fixture(scope="module")
+def store():
+    return Store(":memory:")
+
+
+def _facts(text, store):
+    return extract(text, store).facts()
+
+
+@pytest.mark.parametrize("total_gib, gb", [(16380 / 1024, 16), (24576 / 1024, 24), (15360 / 1024, 16), (23034 / 1024, 24),
+                                           (46068 / 1024, 48), (81559 / 1024, 80), (143771 / 1024, 141), (8188 / 1024, 8),
+                                           (11264 / 1024, 11), (205822885888 / 2**30, 192), (300.0, 300)])
+def test_a_listed_total_is_read_as_the_card_marketed_size(total_gib, gb):
+    assert nominal_gb(total_gib) == gb
+
+
+def test_one_card_table_names_the_card_and_its_memory(store):
+    text = "this is my GPU, can it run qwen2.5 14b at q4?\n" + SMI_HEAD + _card(0, "NVIDIA GeForce RTX 4060 Ti", 16380)
+    f = _facts(text, store)
+    assert (f["hardware"], f["memory_gb"], f["model"]) == ("RTX 4060 Ti", 16.0, "qwen2.5 14b")
+    assert "gpu_count" not in f
+    assert not extract(text, store).looks_like_tool_output
+
+
+def test_two_card_table_with_processes_is_two_cards(store):
+    text = ("why is llama 3.3 70b q4_k_m so slow? about 6 tok/s\n" + SMI_HEAD + _card(0, "NVIDIA GeForce RTX 3090", 24576, 22010)
+            + _card(1, "NVIDIA GeForce RTX 3090", 24576, 21544) + PROCESSES)
+    f = _facts(text, store)
+    assert (f["hardware"], f["gpu_count"], f["memory_gb"], f["measured_decode_tps"]) == ("2x RTX 3090", 2, 24.0, 6.0)
+
+
+def test_mixed_cards_are_both_named(store):
+    text = SMI_HEAD + _card(0, "NVIDIA GeForce RTX 3090", 24576) + _card(1, "NVIDIA GeForce RTX 3060", 12288)
+    assert listing_gpus(text) == [("NVIDIA GeForce RTX 3090", 24), ("NVIDIA GeForce RTX 3060", 12)]
+    f = _facts(text + "llama 3.1 70b q4", store)
+    assert f["gpu_count"] == 2 and "3090" in f["hardware"] and "3060" in f["hardware"]
+
+
+def test_pre_2023_table_without_the_vendor_prefix(store):
+    text = ("| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |\n"
+            "|   0  GeForce GTX 1080    Off  | 00000000:01:00.0  On |                  N/A |\n"
+            "| 27%   35C    P8    11W / 180W |    300MiB /  8119MiB |      1%      Default |\n"
+            "mistral 7b q4 please")
+    f = _facts(text, store)
+    assert (f["hardware"], f["memory_gb"]) == ("GTX 1080", 8.0)
+
+
+def test_a_name_cut_short_is_said(store):
+    text = SMI_HEAD + _card(0, "NVIDIA GeForce RTX 4070 ...", 12282)
+    new, note = rewrite_listings(text)
+    assert new.splitlines()[0] == "NVIDIA GeForce RTX 4070 12GB" and "cut the card's name short" in note
+
+
+@pytest.mark.parametrize("text, hardware, count, mem", [
+    ("$ nvidia-smi -L\n" + "".join(f"GPU {i}: NVIDIA A100-SXM4-80GB (UUID: GPU-1b2c3d4e-aaaa-bbbb-cccc-11112222333{i})\n"
+                                   for i in range(4)) + "serve qwen2.5 72b to 50 users", "4x A100 SXM4", 4, 80.0),
+    ("name, memory.total [MiB]\nTesla T4, 15360 MiB\ncan it run mistral 7b?", "T4", None, 16.0),
+    ("NVIDIA L4, 23034 MiB\nNVIDIA L4, 23034 MiB\nllama 3.1 8b bf16 with vllm", "2x L4", 2, 24.0),
+])
+def test_nvidia_smi_list_and_csv(store, text, hardware, count, mem):
+    f = _facts(text, store)
+    assert (f["hardware"], f.get("gpu_count"), f["memory_gb"]) == (hardware, count, mem)
+
+
+@pytest.mark.parametrize("series", ["Navi 31 [Radeon RX 7900 XTX]", "Radeon RX 7900 XTX"])
+def test_rocm_smi_product_name(store, series):
+    text = ("============================ ROCm System Management Interface ============================\n"
+            f"GPU[0]\t\t: Card Series: \t\t{series}\nGPU[0]\t\t: Card Model: \t\t0x744c\n"
+            "GPU[0]\t\t: VRAM Total Memory (B): 25753026560\n"
+            "================================== End of ROCm SMI Log ===================================\n"
+            "how fast would gemma 3 27b q4 be?")
+    f = _facts(text, store)
+    assert (f["hardware"], f["memory_gb"], f["model"]) == ("RX 7900 XTX", 24.0, "gemma 3 27b")
+
+
+def test_system_profiler_names_the_mac_with_its_memory_and_gpu_cores(store):
+    text = ("Hardware Overview:\n      Model Name: MacBook Pro\n      Chip: Apple M2 Max\n"
+            "      Memory: 32 GB\n\nGraphics/Displays:\n      Chipset Model: Apple M2 Max\n      Total Number of Cores: 38\n"
+            "will llama 3.1 70b run on this?")
+    f = _facts(text, store)
+    assert (f["hardware"], f["memory_gb"], f["gpu_cores"], f["model"]) == ("M2 Max 38-core", 32.0, 38, "llama 3.1 70b")
+
+
+@pytest.mark.parametrize("line, listed", [
+    ("|   0  NVIDIA GeForce RTX 3090        Off | 00000000:01:00.0 Off |                  N/A |", True),
+    ("| 30%   52C    P2             145W / 350W |  22010MiB / 24576MiB |     35%      Default |", True),
+    ("| NVIDIA-SMI 535.129.03             Driver Version: 535.129.03   CUDA Version: 12.2     |", True),
+    ("| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |  68.21 ± 0.15 |", False),
+    ("| model                          |       size |     params | backend    | ngl |          test |          t/s |", False),
+    ("my RTX 3090 is slow", False),
+])
+def test_listing_lines_are_told_from_a_benchmark_table(line, listed):
+    assert is_listing_line(line) is listed
+
+
+def test_text_without_a_listing_is_unchanged():
+    text = "RTX 3090, 24 GB\n| model | size |\nllama 3.1 8b"
+    assert rewrite_listings(text) == (text, None)
+
+
+def test_chat_answers_a_pasted_table_for_its_card(tmp_path):
+    text = "This is my GPU, I want to run qwen2.5 14b at q4 for chat:\n" + SMI_HEAD + _card(0, "NVIDIA GeForce RTX 4060 Ti", 16380)
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), text)
+    assert r.verdict is not None and r.verdict.prediction.hardware["id"] == "nvidia-rtx-4060-ti"
+    assert "could not find any measurement" not in r.reply and "Read the machine from what nvidia-smi printed" in r.reply
+    assert "Persistence" not in (r.facts.question or "")
+
+
+def test_table_beside_a_llama_bench_run_is_read_and_not_listed_as_skipped(tmp_path):
+    bench = ("| model                          |       size |     params | backend    | ngl |          test |                  t/s |\n"
+             "| ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |\n"
+             "| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         pp512 |      3512.44 ± 12.10 |\n"
+             "| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |         68.21 ± 0.15 |\n")
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), SMI_HEAD + _card(0, "NVIDIA GeForce RTX 4070", 12282) + bench + "is this normal?")
+    assert r.reply.startswith("Read 2 measurement(s) from llama-bench output.")
+    assert "not understood" not in r.reply
+    assert r.verdict is not None and r.verdict.prediction.hardware["id"] == "nvidia-rtx-4070"
+    assert r.verdict.measured["decode_tps"] == pytest.approx(68.21)
