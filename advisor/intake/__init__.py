@@ -27,6 +27,7 @@ messages in ``not_understood`` and ``notes``.
 
 from __future__ import annotations
 
+from advisor.intake._devices import is_listing_line, rewrite_listings
 from advisor.intake._dialog import (
     DEFAULT_CONCURRENCY,
     DEFAULT_DEPTH,
@@ -45,7 +46,6 @@ from advisor.intake._dialog import (
 )
 from advisor.intake._extract import extract, words_read
 from advisor.intake._paste import looks_like_tool_output
-from advisor.intake._devices import is_listing_line, rewrite_listings
 from advisor.intake._paste import prose_lines as own_words
 from advisor.intake._schema import FACT_FIELDS, Extraction, IntakeResult, Question
 from advisor.intake._text import MAX_CHARS
