@@ -151,3 +151,24 @@ def test_table_beside_a_llama_bench_run_is_read_and_not_listed_as_skipped(tmp_pa
     assert "not understood" not in r.reply
     assert r.verdict is not None and r.verdict.prediction.hardware["id"] == "nvidia-rtx-4070"
     assert r.verdict.measured["decode_tps"] == pytest.approx(68.21)
+
+
+BENCH_HEAD = ("| model                          |       size |     params | backend    | ngl |          test |                  t/s |\n"
+              "| ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |\n")
+PP_ROW = "| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         pp512 |      3512.44 ± 12.10 |\n"
+
+
+@pytest.mark.parametrize("last, kept", [
+    ("| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |         6", False),
+    ("| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |         68.2", False),
+    ("| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |         68.21 ± 0", True),
+    ("| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |         68.21 |", True),
+])
+def test_a_row_cut_short_in_the_copy_is_not_read_as_its_first_digits(last, kept):
+    from advisor.importers import parse_output
+
+    out = parse_output(BENCH_HEAD + PP_ROW + last)
+    decode = [m.decode_tps for m in out.measurements if m.decode_tps]
+    assert decode == ([pytest.approx(68.2, abs=0.02)] if kept else [])
+    assert len(out.measurements) == (2 if kept else 1)
+    assert kept or any("cut short" in w for w in out.warnings)

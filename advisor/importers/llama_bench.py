@@ -119,6 +119,13 @@ def _implied_header(cells: list[str]) -> list[str] | None:
     return names[:len(cells)]
 
 
+def _cut_short(line: str, cells: list[str]) -> bool:
+    """A piped row that lost its end in the copy: it opens with “|” but does not close with one, and its rate has no
+    “± stdev” (llama-bench prints both), so its last number may be cut too (“| … | tg128 | 6” of 68.21)."""
+    s = line.strip()
+    return s.startswith("|") and not s.endswith("|") and not re.search(r"±|\+/-|\+-|Â±|�", cells[-1] if cells else "")
+
+
 def parse_markdown(lines: Sequence[str]) -> Outcome:
     """Read llama-bench markdown tables (``| model | size | params | backend | ... | test | t/s |``).
 
@@ -151,6 +158,9 @@ def parse_markdown(lines: Sequence[str]) -> Outcome:
             assert header is not None
             if len(cells) != len(header):
                 out.warnings.append(f"line {i + 1}: {len(cells)} cells under a {len(header)}-column header")
+                continue
+            if _cut_short(line, cells):
+                out.warnings.append(f"line {i + 1}: cut short (no closing “|” and no “±”): not kept")
                 continue
             fields, why = _md_row(dict(zip(header, cells, strict=True)))
             if fields is None:
