@@ -260,13 +260,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     except AdvisorError as e:
         return AskResult(reply=f"I could not use that: {e}", verdict=None, facts=facts)
     facts = upd.facts
+    mine = intake.rewrite_listings(text)[0]  # an nvidia-smi table's or free's lines are not the person's words
     if not (getattr(upd, "looks_like_tool_output", False) or looks_pasted(text)):
         # The person's own words (all turns, newest last) travel with the facts, so the Situation's symptoms
         # ("takes ages to start", "in Docker", "top_k 0") come from what they wrote, not only from the fields.
-        mine = intake.rewrite_listings(text)[0]  # an nvidia-smi table's lines are not the person's words
         said = "\n".join(x for x in (facts.question, mine[:2000]) if x)
         facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
-    elif own := intake.own_words(text)[:2000]:  # words around a paste ("this feels slow, is it normal?")
+    elif own := intake.own_words(mine)[:2000]:  # words around a paste ("this feels slow, is it normal?")
         said = "\n".join(x for x in (facts.question, own) if x)
         facts = facts.model_copy(update={"question": said[-_QUESTION_CHARS:]})
     notes = list(upd.notes)
@@ -312,11 +312,13 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
             facts = out.facts.model_copy(update={"raw_output": facts.raw_output})
             if facts.context_window is None:  # the paste's own count was the prompt (textgen's "context 3200")
                 notes = [n for n in notes if not n.startswith("Context window")]
+            if out.measurements:  # the importer's rates are the ones used, not a rate the words around it were read for
+                notes = [n for n in notes if " taken as the generation (decode) speed" not in n]
             missing = intake.missing(facts, store)
             q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
     # A reply to the advisor's own question ("RTX 4090" after "which machine?") completes the earlier message:
     # its words (a complaint, "in Docker") are read with it; after an answer, a follow-up's own words are.
-    said_here = facts.question if (before.question and intake.missing(before, store)) else text
+    said_here = facts.question if (before.question and intake.missing(before, store)) else mine
     if verdict is None and q is None and not missing:
         try:
             verdict = diagnose_scenario(store, facts, question=said_here)

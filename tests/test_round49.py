@@ -172,3 +172,39 @@ def test_a_row_cut_short_in_the_copy_is_not_read_as_its_first_digits(last, kept)
     assert decode == ([pytest.approx(68.2, abs=0.02)] if kept else [])
     assert len(out.measurements) == (2 if kept else 1)
     assert kept or any("cut short" in w for w in out.warnings)
+
+
+FREE = ("               total        used        free      shared  buff/cache   available\n"
+        "Mem:            62Gi       8.1Gi        45Gi       1.2Gi       9.3Gi        53Gi\n"
+        "Swap:          2.0Gi          0B       2.0Gi\n")
+
+
+@pytest.mark.parametrize("mem_line, gb", [("Mem:            62Gi       8.1Gi        45Gi", 64),
+                                          ("Mem:          64215        8123       45000", None),  # free -m needs its flag's unit
+                                          ("Mem:       65755312     8123000    45000000", 64),  # free: KiB
+                                          ("Mem:             31         8          20", None),
+                                          ("Mem:            15Gi       2.1Gi        9Gi", 16)])
+def test_free_reports_the_installed_ram(mem_line, gb):
+    from advisor.intake._devices import listing_ram_gb
+
+    assert listing_ram_gb(mem_line + "\n") == gb
+
+
+def test_a_free_paste_is_the_ram_and_its_swap_line_is_no_symptom(tmp_path, store):
+    text = ("no gpu, ryzen 9 5950x, llama 3.1 8b q4_k_m in llama.cpp, I get 9 t/s generation and 60 t/s prompt. "
+            "this is free -h:\n" + FREE)
+    f = _facts(text, store)
+    assert (f["hardware"], f["memory_gb"]) == ("ryzen 9 5950x", 64.0)
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), text)
+    assert r.verdict is not None and r.verdict.bottleneck != "memory_fit"
+    assert "Swapping" not in r.reply and "inf GB" not in r.reply and "spilling" not in r.reply
+
+
+def test_koboldcpp_phases_inside_a_sentence_are_read_as_prefill_and_decode(tmp_path):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    "RTX 3090 24GB, mistral nemo 12b q4_k_m in koboldcpp, 8000 token prompt: Process:4.31s (0.54ms/T = "
+                    "1856.15T/s), Generate:6.06s (30.3ms/T = 33.00T/s) is that ok?")
+    assert r.reply.startswith("Read 1 measurement(s) from koboldcpp output.")
+    assert r.verdict is not None and r.verdict.measured["decode_tps"] == pytest.approx(33.0)
+    assert r.verdict.measured["prefill_tps"] == pytest.approx(1856.15)
+    assert "taken as the generation" not in r.reply

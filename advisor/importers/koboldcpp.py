@@ -34,7 +34,9 @@ _PROCESS = re.compile(r"\b(?:Process|Processing)" + _PHASE.format(n=NUM), re.I)
 _GENERATE = re.compile(r"\b(?:Generate|Generation)" + _PHASE.format(n=NUM), re.I)
 _PROCESS_WORD = re.compile(r"\b(?:Process|Processing)\s*:", re.I)
 _GENERATE_WORD = re.compile(r"\b(?:Generate|Generation)\s*:", re.I)
-_STATS_LINE = re.compile(r"\bCtxLimit\s*:|\bContextLimit\s*:|\bTime Taken\s*-\s*Processing\s*:", re.I)
+# The phases without the CtxLimit in front (a line copied from its middle, or quoted in a post): both timed phases.
+_BARE_PHASES = r"\bProcess(?:ing)?\s*:\s*[\d.,]+\s*s\s*\([^)]*\)\s*,\s*Generat(?:e|ion)\s*:\s*[\d.,]+\s*s\s*\("
+_STATS_LINE = re.compile(r"\bCtxLimit\s*:|\bContextLimit\s*:|\bTime Taken\s*-\s*Processing\s*:|" + _BARE_PHASES, re.I)
 _SUMMARY = re.compile(
     r"^\s*(?P<key>ProcessingSpeed|GenerationSpeed|ProcessingTime|GenerationTime|TotalTime|MaxCtx|GenAmount"
     r"|Layers|Model|Backend|Flags|Timestamp|Output|Coherent)\s*:\s*(?P<value>.*?)\s*$"
@@ -192,7 +194,7 @@ IMPORTERS = (
         describe="koboldcpp CtxLimit … Process:…(…T/s), Generate:…(…T/s) lines and the --benchmark summary",
         signature=signature(
             r"\b(?:CtxLimit|ContextLimit)\s*:\s*\d+\s*/\s*\d+.*\b(?:Process|Processing|Generate|Generation)\s*:"
-            r"|\bTime Taken\s*-\s*Processing\s*:|^\s*(?:ProcessingSpeed|GenerationSpeed)\s*:",
+            r"|\bTime Taken\s*-\s*Processing\s*:|^\s*(?:ProcessingSpeed|GenerationSpeed)\s*:|" + _BARE_PHASES,
             re.I,
         ),
         parse_text=parse_text,
@@ -217,6 +219,12 @@ IMPORTERS = (
                 "Total:3.00s",
                 ({"prefill_tps": 2000.0, "decode_tps": 24.0, "prompt_tokens": 2000, "gen_tokens": 48},),
                 "newer line: Amt, no ms/T",
+            ),
+            Example(
+                "Processing Prompt [BLAS] (14000 / 14000 tokens)\nGenerating (200 / 512 tokens)\n"
+                "Process:48.31s (3.45ms/T = 289.81T/s), Generate:14.06s (70.3ms/T = 14.22T/s), Total:62.37s (3.21T/s)",
+                ({"prefill_tps": 289.81, "decode_tps": 14.22, "prompt_tokens": 14000, "gen_tokens": 200},),
+                "the phases without CtxLimit in front",
             ),
             Example(
                 "Processing Prompt (400 / 400 tokens)\nGenerating (120 / 120 tokens)\n"

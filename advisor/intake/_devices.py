@@ -1,7 +1,7 @@
 """Device listings people paste to show their machine: read into the words the rest of intake reads.
 
 ``nvidia-smi`` (its table, ``-L`` and ``--query-gpu=name,memory.total --format=csv``), ``rocm-smi
---showproductname`` and macOS ``system_profiler`` name the GPUs (and their memory) but measure nothing, so they
+--showproductname`` and macOS ``system_profiler`` name the GPUs (and their memory), ``free`` the system RAM, but measure nothing, so they
 are not tool output for the importers: each listing becomes one phrase ("2x NVIDIA GeForce RTX 3090 24GB") in
 place of its lines, and intake's own machine rules read it.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-__all__ = ["is_listing_line", "listing_gpus", "rewrite_listings"]
+__all__ = ["is_listing_line", "listing_gpus", "listing_ram_gb", "rewrite_listings"]
 
 # nvidia-smi's table: a GPU's first row "|   0  NVIDIA GeForce RTX 4060 Ti     Off |   00000000:01:00.0  On | …"
 # (index, name, persistence mode), its second "|  0%  45C  P8  11W / 165W |  1234MiB / 16380MiB | …".
@@ -33,6 +33,12 @@ _ROCM_VRAM = re.compile(r"^\s*GPU\[(\d{1,2})\]\s*:\s*VRAM Total Memory \(B\):\s*
 _MAC_CHIP = re.compile(r"^\s*(?:Chip|Chipset Model):\s*(?P<name>Apple M\d[^\n]*?)\s*$", re.M)
 _MAC_MEM = re.compile(r"^\s*Memory:\s*(\d{1,4})\s*GB\s*$", re.M)
 _MAC_GPU_CORES = re.compile(r"^\s*Total Number of Cores:\s*(\d{1,3})\s*$", re.M)
+
+# free -h / -g / -m / (KiB): "Mem:  62Gi  8.1Gi …" — the first number is the RAM the kernel manages (a little under
+# what is installed), its unit a suffix (-h) or the flag's (KiB without one)
+_FREE_MEM = re.compile(r"^\s*Mem:\s+(?P<n>\d+(?:[.,]\d+)?)(?P<unit>[KMGT]i?B?)?(?=\s)", re.M)
+_FREE_LINE = re.compile(r"^\s*(?:Mem|Swap):\s+\d|^\s*total\s+used\s+free\b", re.M)
+_FREE_UNITS = {"k": 2**-20, "m": 2**-10, "g": 1.0, "t": 1024.0}
 
 # Marketed memory sizes, GB: a listing's total (MiB, less what the driver reserves or ECC takes) is read as the
 # smallest of these it reaches 98 % of (15,360 MiB on a T4 → 16; 46,068 MiB on an A40 or L40S → 48; 81,559 → 80).
@@ -82,6 +88,18 @@ def listing_gpus(text: str) -> list[tuple[str, int | None]]:
     return []
 
 
+def listing_ram_gb(text: str) -> int | None:
+    """The system RAM a pasted ``free`` report shows, as its marketed size in GB (``Mem: 62Gi`` → 64), else None."""
+    m = _FREE_MEM.search(text)
+    if m is None:
+        return None
+    unit = (m.group("unit") or "k")[0].lower()  # a bare number is KiB (free's default)
+    gib = float(m.group("n").replace(",", ".")) * _FREE_UNITS[unit]
+    if not m.group("unit") and gib < 0.5:  # "free -g" on a tiny box, or numbers in MiB without -m: not a size to use
+        return None
+    return nominal_gb(gib) if 0.5 <= gib <= 65536 else None
+
+
 def _phrase(gpus: list[tuple[str, int | None]]) -> str:
     """``[("RTX 3090", 24), ("RTX 3090", 24)]`` → ``"2x RTX 3090 24GB"``; different cards joined with "and"."""
     counts = Counter(gpus)
@@ -106,14 +124,16 @@ def rewrite_listings(text: str) -> tuple[str, str | None]:
     """The text with a pasted device listing replaced by one phrase naming its GPUs, and a note saying what was read
     (``(text, None)`` when it holds no listing). The listing's lines are dropped; the person's words stay, the phrase
     first (a name said in words after it is the newer statement)."""
-    gpus = listing_gpus(text)
-    if not gpus:
+    gpus, ram = listing_gpus(text), listing_ram_gb(text)
+    if not gpus and ram is None:
         return text, None
-    phrase = _phrase(gpus)
+    phrase = " and ".join(x for x in (_phrase(gpus), f"{ram}GB RAM" if ram else "") if x)
     mac = _MAC_CHIP.search(text) is not None
-    kept = [ln for ln in text.splitlines() if not is_listing_line(ln)
+    kept = [ln for ln in text.splitlines() if not is_listing_line(ln) and not (ram and _FREE_LINE.search(ln))
             and not (mac and (_MAC_CHIP.match(ln) or _MAC_MEM.match(ln) or _MAC_GPU_CORES.match(ln)))]
-    source = "system_profiler" if mac else ("rocm-smi" if _ROCM.search(text) else "nvidia-smi")
+    source = " and ".join(x for x in (
+        ("system_profiler" if mac else "rocm-smi" if _ROCM.search(text) else "nvidia-smi") if gpus else "",
+        "free" if ram else "") if x)
     note = f"Read the machine from what {source} printed: {phrase}."
     if any(re.search(r"\.{2,}|…", m.group("name")) for m in _SMI_GPU.finditer(text)):
         note += " nvidia-smi cut the card's name short: if it is a Ti, SUPER or another variant, tell me which."

@@ -7,6 +7,7 @@ first answer, follow-ups and the report call it; the formatting helpers it uses 
 
 from __future__ import annotations
 
+import math
 import re
 
 from advisor.models import Fix, Verdict
@@ -152,7 +153,7 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                     f"{v.allocated_gb:.1f} GB of {p.memory.usable_gb:.1f} GB usable, so part of it goes to system RAM and "
                     f"runs slower. With a context that fits (below) it runs at about {_fmt_rate(exp or p.decode_tps)} "
                     "tok/s.**")
-        if p is not None and p.memory.fits and mt and exp:
+        if p is not None and p.memory.fits and mt and exp and math.isfinite(p.memory.usable_gb or math.inf):
             # fits at the workload's size, near the limit: a larger context, or layers left off the GPU
             return (f"**Probably spilling out of GPU memory: {mt:g} tok/s instead of about {_fmt_rate(exp)}, with the "
                     f"model at {p.memory.required_gb:.1f} of {p.memory.usable_gb:.1f} GB usable, close to "

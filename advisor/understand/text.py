@@ -23,9 +23,11 @@ _PASTE_MARKERS = ("| model", "llama_print_timings", "prompt eval rate", "eval ra
 
 # A tool's whole record on one line, pasted inside a sentence: text-generation-webui's "Output generated in 15.34
 # seconds (33.24 tokens/s, 510 tokens, context 3200" and LM Studio's "7.12 tok/sec • 612 tokens • 38.40s to first
-# token" (FORMATS.md §7, §8): read by their importers, whose fields say which count is the prompt.
+# token", koboldcpp's "Process:48.31s (3.45ms/T = 289.81T/s), Generate:…" (FORMATS.md §7, §8): read by their importers, whose fields say which count is the prompt.
 _ONE_LINE_PASTE = re.compile(r"\bOutput generated in\s*[\d.,]+\s*seconds?\s*\(\s*[\d.,]+\s*(?:tokens?/s|t/s|it/s)|"
-                             r"tok/sec\s*[•·]\s*[\d,]+\s*tokens\s*[•·]\s*[\d.,]+\s*s\s*to\s+first\s+token", re.I)
+                             r"tok/sec\s*[•·]\s*[\d,]+\s*tokens\s*[•·]\s*[\d.,]+\s*s\s*to\s+first\s+token|"
+                             # koboldcpp's timed phases ("Process:48.31s (… = 289.81T/s), Generate:14.06s (…")
+                             r"\bProcess(?:ing)?\s*:\s*[\d.,]+\s*s\s*\([^)]*\)\s*,\s*Generat(?:e|ion)\s*:\s*[\d.,]+\s*s\s*\(", re.I)
 
 
 def parse_prices(text: str | None) -> dict[str, float]:
