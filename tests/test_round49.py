@@ -208,3 +208,28 @@ def test_koboldcpp_phases_inside_a_sentence_are_read_as_prefill_and_decode(tmp_p
     assert r.verdict is not None and r.verdict.measured["decode_tps"] == pytest.approx(33.0)
     assert r.verdict.measured["prefill_tps"] == pytest.approx(1856.15)
     assert "taken as the generation" not in r.reply
+
+
+@pytest.mark.parametrize("text, fast, slow", [
+    ("starts at 45 tok/s but after an hour of chatting its down to 15. rtx 3060 12gb, ollama, llama 3.1 8b", 45, 15.0),
+    ("it starts around 30 t/s, after a few messages only 12 t/s. m1 pro 16gb qwen3 8b", 30, 12.0),
+    ("began at 60 tokens/s and after 2 hours of use it dropped to 20 tokens/s, 4090, llama 3.1 8b", 60, 20.0),
+    ("was like 40 tok/s at first, after a while it slowed down to 25 tok/s on my 4090 with llama 3.1 8b", 40, 25.0),
+])
+def test_a_fall_with_words_between_the_rates_is_judged_at_its_slow_end(store, text, fast, slow):
+    e = extract(text, store)
+    assert e.measured_decode_tps == slow
+    assert any(f"{fast} is how it started" in n for n in e.notes)
+
+
+def test_a_length_said_in_tokens_sizes_a_long_chat_not_the_half_window_guess(store):
+    f = _facts("starts at 45 tok/s but after an hour of chatting (about 30k tokens in the context, num_ctx 32768) its down "
+               "to 15. rtx 3060 12gb, ollama, llama 3.1 8b", store)
+    assert (f["measured_decode_tps"], f["prompt_tokens"], f["context_window"], f.get("depth")) == (15.0, 30000, 32768, None)
+    f = _facts("from 30 tok/s down to 12 after a long chat, 4090 llama 3.1 8b, context 8192", store)
+    assert (f["measured_decode_tps"], f["depth"]) == (12.0, 4096)
+
+
+def test_two_runs_at_two_lengths_are_no_fall(store):
+    f = _facts("the prompt is 2000 tokens and it runs at 40 tok/s, rtx 4090 llama 3.1 8b", store)
+    assert f["measured_decode_tps"] == 40.0

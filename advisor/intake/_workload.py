@@ -429,25 +429,38 @@ def _bare_measured(msg: Msg, ext: Extraction) -> None:
 _FELL = re.compile(rf"\b(?:from|starts?\s+(?:at|with|out\s+at)|begins?\s+at|was)\s+(?:about\s+|around\s+|like\s+|~)?"
                    rf"(?P<a>{NUM})\s*(?:{_RATE_UNIT})?\s*,?\s*(?:(?:and|but)\s+)?(?:(?:then|now|later)\s+)?(?:(?:it\s+)?(?:goes|going|"
                    rf"drops?|dropping|falls?|falling|slows?|slowing|gets|getting|degrades?|sinks?)\s+)?(?:all\s+the\s+way\s+)?"
-                   rf"(?:down\s+)?(?:to|at)\s+(?:about\s+|around\s+|like\s+|only\s+|~)?(?P<b>{NUM})(?![\w.])\s*(?:{_RATE_UNIT})?", re.I)
+                   rf"(?:down\s+)?(?:to|at)\s+(?:about\s+|around\s+|like\s+|only\s+|~)?(?P<b>{NUM})(?!\w|\.\d)\s*(?:{_RATE_UNIT})?", re.I)
+# "starts at 45 tok/s but after an hour of chatting it's down to 15": words between the two rates, the fall said by
+# its verb ("down to", "drops to", "only").
+_FELL_LATER = re.compile(rf"\b(?:starts?|started|starting|begins?|began|was|is)\s+(?:at|with|out\s+at|around|about|like)\s+"
+                         rf"(?:about\s+|around\s+|like\s+|~)?(?P<a>{NUM})\s*(?:{_RATE_UNIT})?[^?!;]{{0,100}}?"
+                         rf"\b(?:down\s+to|drops?\s+to|dropped\s+to|falls?\s+to|fell\s+to|slows?\s+(?:down\s+)?to|"
+                         rf"slowed\s+(?:down\s+)?to|crawls?\s+at|only|just)\s+(?:about\s+|around\s+|like\s+|~)?"
+                         rf"(?P<b>{NUM})(?!\w|\.\d)\s*(?:{_RATE_UNIT})?", re.I)
 # Long conversations named as when it is slow: the slow rate is read at a deep context.
 _LONG_CHAT = re.compile(r"\b(?:long|longer|growing|long-running)\s+(?:conversation|chat|session|context|thread)s?\b|"
                         r"\bas\s+the\s+(?:conversation|chat|context)\s+(?:grows|gets\s+longer|fills)|"
-                        r"\bafter\s+(?:a\s+while|many\s+(?:turns|messages)|a\s+few\s+(?:turns|messages))", re.I)
+                        r"\bafter\s+(?:a\s+while|many\s+(?:turns|messages)|a\s+few\s+(?:turns|messages))|"
+                        r"\bafter\s+(?:an?|one|\d+|a\s+few|several|some)\s+(?:hours?|turns|messages|minutes)\s+of\s+"
+                        r"(?:chat(?:ting)?|talking|conversation|use|using\s+it)", re.I)
+# A length said in tokens ("about 30k tokens in the context"): it sizes the conversation, not the half-window guess.
+_TOKENS_SAID = re.compile(r"\b\d[\d,.]*\s*k?\s*tokens?\b(?!\s*(?:/|per\b|an?\s+sec|each\s+sec))", re.I)
 LONG_CHAT_SHARE = 0.5  # of the context window taken as filled when "after a long conversation" is all that is said
 
 
 def _slowed(msg: Msg, ext: Extraction) -> None:
     """A fall in speed: the later, slower rate is the measured decode; said as happening over a long conversation
     with a context window known, the depth is taken as half that window (said back)."""
-    for m in msg.finditer(_FELL, limit=1):
+    for m in [*msg.finditer(_FELL, limit=1), *msg.finditer(_FELL_LATER, limit=1)][:1]:
         a, b = parse_num(m.group("a")), parse_num(m.group("b"))
         if a is None or b is None or not b < a or not re.search(_RATE_UNIT, m.group(0), re.I):
             continue
-        msg.claim(m.start(), m.end())
+        for g in ("a", "b"):  # the two rates (words between them, "about 30k tokens in the context", are read on)
+            unit = re.match(rf"\s*(?:{_RATE_UNIT})?", m.string[m.end(g):])
+            msg.claim(m.start(g), m.end(g) + (len(unit.group(0)) if unit else 0))
         _set_rate(ext, "decode", b, m.group(0).strip())
         ext.note(f"'{m.group(0).strip()}': the slower {fmt(b)} tok/s is judged; {fmt(a)} is how it started.")
-        if _LONG_CHAT.search(msg.orig) and ext.context_window and ext.depth is None:
+        if _LONG_CHAT.search(msg.orig) and ext.context_window and ext.depth is None and not _TOKENS_SAID.search(msg.orig):
             ext.depth = int(ext.context_window * LONG_CHAT_SHARE)
             ext.note(f"Slow after a long conversation: judged with {fmt(ext.depth)} tokens already in the context "
                      f"(assumed: half the {fmt(ext.context_window)}-token window; say how long it gets).")
