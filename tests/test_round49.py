@@ -233,3 +233,29 @@ def test_a_length_said_in_tokens_sizes_a_long_chat_not_the_half_window_guess(sto
 def test_two_runs_at_two_lengths_are_no_fall(store):
     f = _facts("the prompt is 2000 tokens and it runs at 40 tok/s, rtx 4090 llama 3.1 8b", store)
     assert f["measured_decode_tps"] == 40.0
+
+
+def test_a_card_measured_only_in_multi_card_boxes_is_not_ranked_below_its_slower_sibling(store):
+    """The A100 SXM4's own rows are all 4- and 8-card runs: they set the one card's level 22 % under the PCIe card's
+    (2,039 vs 1,935 GB/s, same chip), and compare ranked it last of three."""
+    from advisor import compare as cmp
+
+    res = cmp.compare(store, model="llama 3.3 70b", candidates=["nvidia-a100-80gb-sxm", "nvidia-a100-80gb-pcie",
+                                                                "nvidia-rtx-6000-ada"])
+    by = {c["hardware"]["id"]: c for c in res["candidates"]}
+    sxm, pcie, ada = (by[h]["decode_tps_per_user"] for h in ("nvidia-a100-80gb-sxm", "nvidia-a100-80gb-pcie",
+                                                            "nvidia-rtx-6000-ada"))
+    assert sxm > pcie > ada
+    assert [c["hardware"]["id"] for c in res["candidates"]][0] == "nvidia-a100-80gb-sxm"
+
+
+def test_the_multi_card_level_still_serves_the_multi_card_box():
+    from advisor.calibration._model import _Group, _one_card_keys
+
+    groups = {("gpu", "hw-a", "llama.cpp"): _Group(n=16, log_eff=-0.8, sources={"s"}, one_card=0),
+              ("gpu", "hw-b", "llama.cpp"): _Group(n=4, log_eff=-0.5, sources={"s"}, one_card=2)}
+    keys = [("gpu",), ("gpu", "hw-a", "llama.cpp")]
+    assert _one_card_keys(groups, {"hw_id": "hw-a", "multi": False}, keys) == [("gpu",)]
+    assert _one_card_keys(groups, {"hw_id": "hw-a", "multi": True}, keys) == keys
+    assert _one_card_keys(groups, {"hw_id": "hw-b", "multi": False}, [("gpu", "hw-b", "llama.cpp")]) == \
+        [("gpu", "hw-b", "llama.cpp")]

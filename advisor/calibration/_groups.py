@@ -80,15 +80,17 @@ def _fit_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bo
 
 def _chain_groups(phase: str, rows: list[CalRow], effs: list[float], *, robust: bool = True) -> dict[tuple[str, ...], _Group]:
     acc: dict[tuple[str, ...], list[tuple[float, str, str]]] = defaultdict(list)
+    one_card: dict[tuple[str, ...], int] = defaultdict(int)
     for r, e in zip(rows, effs, strict=True):
         for key in group_keys(phase, r):
             acc[key].append((math.log(e), r.source_set, r.hw_id))
+            one_card[key] += not r.multi
     # Decode: user collections often read decode low (total output / wall time), so sources are
     # reweighted; prefill rates depend on prompt length and build more than on the source, and the
     # reweighting costs accuracy there (bench/accuracy.py): plain medians.
     center = robust_center if phase == "decode" and robust else (lambda v: statistics.median(x for x, *_ in v))
-    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v}, weight=_weight(phase, k, v))
-            for k, v in acc.items()}
+    return {k: _Group(n=len(v), log_eff=center(v), sources={s for _, s, _ in v}, weight=_weight(phase, k, v),
+                      one_card=one_card[k]) for k, v in acc.items()}
 
 
 # Decode: a level above the machine (kind, engine, format, bandwidth tier, family) is evidence about machines, and a

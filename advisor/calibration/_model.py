@@ -243,6 +243,7 @@ class _Group:
     sources: set[str]
     max_batch: int = 0  # batched groups: the largest batch measured in the group
     weight: float = -1.0  # shrinkage weight: rows × their source's quality (SOURCE_QUALITY); -1: = n
+    one_card: int = -1  # rows run on one card (-1: not counted)
 
     @property
     def w(self) -> float:
@@ -369,6 +370,16 @@ def t0_key(g: dict[str, Any] | CalRow) -> str:
     d = g if isinstance(g, dict) else g.__dict__
     return f"{accel_class(d['accel'])}:{d['kind']}"
 
+def _one_card_keys(groups: dict[tuple[str, ...], _Group], g: dict[str, Any], keys: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """A one-card scenario's keys without its machine's own level when only runs on several of its cards filled it:
+    those say how the machine runs split (an A100 SXM4 measured only in 4- and 8-card boxes would be predicted 22 %
+    below the one PCIe card, and ranked under the slower card)."""
+    if g.get("multi"):
+        return keys
+    hw = g.get("hw_id")
+    return [k for k in keys if not (len(k) > 1 and k[1] == hw and (grp := groups.get(k)) is not None and grp.one_card == 0)]
+
+
 @dataclass
 class CalibrationModel:
     """Fitted efficiencies; ``efficiency()`` walks the groups of a scenario from coarse to fine."""
@@ -429,7 +440,7 @@ class CalibrationModel:
         """Shrunk efficiency for ``phase`` ("decode" | "prefill") and where it came from."""
         groups = self.groups[phase]
         root = groups.get(("all",))
-        log_e, used, n_used, sources = walk(groups, group_keys(phase, scenario)[1:],
+        log_e, used, n_used, sources = walk(groups, _one_card_keys(groups, scenario, group_keys(phase, scenario)[1:]),
                                             root.log_eff if root else math.log(0.5))
         if used == ("",):
             used, n_used = ("all",), root.n if root else 0
