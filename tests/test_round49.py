@@ -259,3 +259,32 @@ def test_the_multi_card_level_still_serves_the_multi_card_box():
     assert _one_card_keys(groups, {"hw_id": "hw-a", "multi": True}, keys) == keys
     assert _one_card_keys(groups, {"hw_id": "hw-b", "multi": False}, [("gpu", "hw-b", "llama.cpp")]) == \
         [("gpu", "hw-b", "llama.cpp")]
+
+
+@pytest.mark.parametrize("text, field, value", [
+    ("how many H100s do we need to serve Llama 3.3 70B to 1.500 users?", "concurrency", 1500),
+    ("RTX 4090 llama 3.1 8b with 32.000 tokens of context", "prompt_tokens", 32000),
+    ("RTX 4090 qwen2.5 32b Q4_K_M llama.cpp prompt 12.000 tokens, prefill 2.500,5 tok/s", "measured_prefill_tps", 2500.5),
+    ("RTX 4090 qwen2.5 32b Q4_K_M llama.cpp prompt 12.000 tokens, prefill 2.500,5 tok/s", "prompt_tokens", 12000),
+    ("prompt 12'000 tokens, rtx 3090, llama 3.1 8b", "prompt_tokens", 12000),
+    ("prompt 12 000 tokens, rtx 3090, llama 3.1 8b", "prompt_tokens", 12000),
+    ("1.234.567 tokens a day on a 4090 with llama 3.1 8b? prompt 2.000 tokens", "prompt_tokens", 2000),
+    ("M2 with 1.5 GB", "memory_gb", 1.5),  # a decimal stays a decimal where it can be one
+    ("I get 12,5 tok/s on a 3090 with llama 3.3 70b", "measured_decode_tps", 12.5),
+])
+def test_thousands_written_the_european_and_swiss_ways(store, text, field, value):
+    assert _facts(text, store)[field] == value
+
+
+def test_a_thousands_dot_is_said_back(store):
+    assert any("'1.500' as 1,500" in n for n in extract("serve llama 3.1 8b to 1.500 users on an H100", store).notes)
+
+
+@pytest.mark.parametrize("text, n", [
+    ("Wir sind 15 Leute, 4090, llama 3.1 8b", 15), ("somos 20 usuarios, qwen2.5 32b en dos 3090", 20),
+    ("nous sommes 12 personnes, mac studio m2 ultra 192gb, llama 3.3 70b", 12),
+    ("нас 30 человек, llama 3.1 8b на A100", 30), ("siamo 8 persone, llama 3.1 8b su una 4090", 8),
+    ("we zijn met 25 mensen, H100, llama 3.3 70b", 25),
+])
+def test_head_counts_in_other_languages(store, text, n):
+    assert _facts(text, store)["concurrency"] == n

@@ -124,7 +124,11 @@ _WHO = (r"users?|people|persons?|engineers?|developers?|devs?|programmers?|coder
         r"employees?|staff|students?|researchers?|analysts?|members?|teammates?|clients?|customers?|agents?|kids|"
         r"children|seats|sessions?|streams?|lawyers?|doctors?|writers?|testers?|ppl|folks|humans|nurses|teachers|"
         r"interns|accountants|editors|translators|scientists|designers|consultants|reps|agents|bots|adults|teens|teenagers|"
-        r"grown-?ups|parents|grandparents|sons|daughters|toddlers|boys|girls")
+        r"grown-?ups|parents|grandparents|sons|daughters|toddlers|boys|girls|"
+        # the same in the languages people write to us in (German, Spanish, French, Italian, Dutch, Polish, Russian)
+        r"Leute|Personen|(?:Be)?[Nn]utzer(?:innen)?|Mitarbeiter(?:innen)?|Kollegen|Entwickler|usuarios|personas|"
+        r"empleados|utilisateurs|personnes|employés|utenti|persone|dipendenti|gebruikers|mensen|medewerkers|"
+        r"użytkowników|osób|пользовател[ьеяй]\w*|человек|сотрудник\w*")
 # Members of a household said one group after another ("2 adults 2 teens", "two parents and three kids") add up.
 _HOUSEHOLD = re.compile(r"kids|children|adults|teens|teenagers|grown-?ups|parents|grandparents|sons|daughters|"
                         r"toddlers|boys|girls", re.I)

@@ -101,11 +101,41 @@ def sanitize(text: object) -> tuple[str, list[str]]:
     for pat, unit in _FOREIGN_UNITS:
         text = pat.sub(unit, text)
     text = _TYPOS.sub(lambda m: _TYPO_FIX[m.group(0).lower()], text)
+    text, grouped = _thousands(text)
+    if grouped:
+        notes.append("Read " + ", ".join(f"'{a}' as {b}" for a, b in grouped[:3]) + " (thousands separators).")
     if _DECIMAL_COMMA.search(text):
         said = [m.group(0) for m in _DECIMAL_COMMA.finditer(text)][:3]
         text = _DECIMAL_COMMA.sub(r"\1.\2", text)
         notes.append("Read " + ", ".join(f"'{x}' as {x.replace(',', '.')}" for x in said) + " (a decimal comma).")
     return _HF_URL.sub(" ", text), notes
+
+
+# Thousands written with dots, apostrophes or spaces ("1.500 users", "32.000 tokens", "12'000 tokens", "12 000 tokens",
+# "2.500,5 tok/s"): unambiguous with a decimal comma after or two separators or more ("1.234.567"); with one dot only
+# before a count that cannot be fractional (users, tokens, requests): "1.5 users" is no reading.
+_COUNT_UNIT = (r"(?=\s*(?:k\b)?\s*(?:(?:concurrent|simultaneous|active|daily)\s+)?(?:users?|people|persons?|employees|"
+               r"seats|customers|students|staff|devs|developers|engineers|agents|requests?|reqs?|sessions|"
+               r"conversations|chats|tokens?|toks?\b(?!\s*/)|Leute|Personen|Nutzer|Mitarbeiter|usuarios|personas|"
+               r"utilisateurs|personnes|utenti|persone|gebruikers|mensen|użytkowników|osób)\b)")
+_GROUPED = re.compile(r"(?<![\d.,'])(\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}(?![\d,])|"
+                      r"\d{1,3}(?:'\d{3})+(?![\d'])|"
+                      r"\d{1,3}(?:\.\d{3}|[ \u00a0\u202f]\d{3})(?![\d.,])" + _COUNT_UNIT + ")")
+
+
+def _thousands(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` with thousands separators other than commas read (:data:`_GROUPED`), and (written, read) pairs."""
+    said: list[tuple[str, str]] = []
+
+    def plain(m: re.Match[str]) -> str:
+        raw = m.group(1)
+        whole, _, frac = raw.partition(",") if "," in raw else (raw, "", "")
+        digits = re.sub(r"[.' \u00a0\u202f]", "", whole)
+        out = digits + (f".{frac}" if frac else "")
+        said.append((raw, f"{int(digits):,}" + (f".{frac}" if frac else "")))
+        return out
+
+    return _GROUPED.sub(plain, text), said
 
 
 # A decimal comma before a unit: "12,5 tok/s", "0,8 s", "7,5 GB" (one or two digits after the comma; "8,000" and
