@@ -288,3 +288,10 @@ def test_a_thousands_dot_is_said_back(store):
 ])
 def test_head_counts_in_other_languages(store, text, n):
     assert _facts(text, store)["concurrency"] == n
+
+
+@pytest.mark.parametrize("wait", ["it takes 90 seconds before anything useful shows up",
+                                  "90 s before any output", "about 90 seconds before I see text"])
+def test_a_reasoning_models_wait_said_in_other_words_is_its_reasoning(tmp_path, wait):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), f"qwq-32b on 4090 q4_k_m in ollama, {wait}")
+    assert "thinks before it answers" in r.reply and "--think=false" in r.reply

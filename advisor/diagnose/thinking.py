@@ -21,7 +21,8 @@ _REASONING = re.compile(r"deepseek[-_ ]?r1|\br1[-_ ]distill|\bqwq\b|qwen3(?![\w.
                         r"phi[-_ ]?4[-_ ]?(?:mini[-_ ])?reasoning|magistral|exaone[-_ ]?deep|openthinker|"
                         r"skywork[-_ ]?or1|[-_ ]thinking\b|\bo[13]\b", re.I)
 _WAITING = re.compile(r"\bthink(?:s|ing)?\b|\breason(?:s|ing)\b|\bforever\b|\bages\b|\btakes? (?:so |too |very |really )?long\b|"
-                      r"\bbefore (?:it|the answer)\b|\bfirst (?:word|token)\b|\bto start\b|\bslow\b", re.I)
+                      r"\bbefore (?:it|the answer|anything|any\s+(?:output|text|answer)|i see)\b|\bshows? up\b|"
+                      r"\bfirst (?:word|token)\b|\bto start\b|\bslow\b", re.I)
 THINK_TOKENS = (500, 2000)  # reasoning written before an everyday answer (ESTIMATE; see the module docstring)
 
 
