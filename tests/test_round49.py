@@ -295,3 +295,21 @@ def test_head_counts_in_other_languages(store, text, n):
 def test_a_reasoning_models_wait_said_in_other_words_is_its_reasoning(tmp_path, wait):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), f"qwq-32b on 4090 q4_k_m in ollama, {wait}")
     assert "thinks before it answers" in r.reply and "--think=false" in r.reply
+
+
+@pytest.mark.parametrize("text, hardware", [
+    ("actually I don't have a 4090, it's a laptop with no GPU, Ryzen 7 7840U 32GB", "Ryzen 7 7840U"),
+    ("i dont own a 3090 anymore, now a 4090", "RTX 4090"),
+    ("I do not have a 4090, it's an M2 Max 32GB", "M2 Max"),
+    ("I never had an H100, we run an L40S", "L40S"),
+])
+def test_a_machine_the_person_does_not_have_is_not_the_machine(store, text, hardware):
+    assert _facts(text, store)["hardware"] == hardware
+
+
+def test_a_correction_to_a_cpu_laptop_replaces_the_card(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    r = service.ask(s, "RTX 4090 llama 3.1 8b Q4_K_M llama.cpp decode 30 tok/s")
+    r = service.ask(s, "actually I don't have a 4090, it's a laptop with no GPU, Ryzen 7 7840U 32GB", r.facts)
+    assert r.facts.hardware == "Ryzen 7 7840U" and r.facts.memory_gb == 32.0 and r.facts.system_ram_gb is None
+    assert r.reply.startswith("**Changed:** hardware RTX 4090 → Ryzen 7 7840U")

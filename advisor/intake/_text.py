@@ -274,7 +274,8 @@ def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str
 
 
 _NEGATED = re.compile(
-    r"(?:\bnot|n't|\bno|\binstead\s+of|\brather\s+than|\bthan|\breplac\w*|"
+    r"(?:(?:\bnot|n't|\bdont|\bdoesnt)(?:\s+(?:actually\s+|even\s+|really\s+)?(?:have|own|use|run|got))?|\bno|\bnever\s+(?:had|owned)|"
+    r"\bno\s+longer\s+(?:have|own|use)|\binstead\s+of|\brather\s+than|\bthan|\breplac\w*|"
     r"\b(?:switch\w*|upgrad\w*|coming|moving|migrat\w*)\s+from)"
     r"\s+(?:an?\s+|the\s+|my\s+|our\s+|that\s+)?$",
     re.I,
