@@ -313,3 +313,13 @@ def test_a_correction_to_a_cpu_laptop_replaces_the_card(tmp_path):
     r = service.ask(s, "actually I don't have a 4090, it's a laptop with no GPU, Ryzen 7 7840U 32GB", r.facts)
     assert r.facts.hardware == "Ryzen 7 7840U" and r.facts.memory_gb == 32.0 and r.facts.system_ram_gb is None
     assert r.reply.startswith("**Changed:** hardware RTX 4090 → Ryzen 7 7840U")
+
+
+@pytest.mark.parametrize("text, model", [
+    ("would speculative decoding with qwen2.5 0.5b as draft speed up qwen2.5 32b on my m2 max 64gb", "qwen2.5 32b"),
+    ("using llama 3.2 1b as a draft model for llama 3.1 70b on 2x 3090", "llama 3.1 70b"),
+    ("llama 3.1 70b with a draft model (llama 3.2 1b) on 2x 3090", "llama 3.1 70b"),
+    ("draft model: llama 3.2 1b, main model llama 3.1 70b, 2x 3090", "llama 3.1 70b"),
+])
+def test_the_model_a_draft_speeds_up_is_the_model(store, text, model):
+    assert _facts(text, store)["model"] == model

@@ -233,7 +233,10 @@ def extract_model(msg: Msg, ext: Extraction, store: Store) -> None:
             _active_share(ext, store, sizes, msg)
 
 
-_DRAFT_NEAR = re.compile(r"\bdraft(?:er|ing)?\b|(?<![\w-])-md\b|--model-draft\b|\bspeculator\b", re.I)
+# "draft" right before the name: "draft model: qwen2.5 0.5b", "a draft (llama 3.2 1b)", "-md qwen…"; not "as a draft
+# model for llama 3.1 70b", where the name after "for" is the model the draft speeds up
+_DRAFT_NEAR = re.compile(r"(?:\bdraft(?:er|ing)?(?:\s+model)?|(?<![\w-])-md|--model-draft|\bspeculator)\s*"
+                         r"(?:[:=(]\s*|\s(?:is|was|of|=|like|e\.g\.)\s+)?(?:an?\s+|the\s+)?$", re.I)
 
 
 def _is_draft(msg: Msg, start: int, phrase: str) -> bool:
