@@ -323,3 +323,14 @@ def test_a_correction_to_a_cpu_laptop_replaces_the_card(tmp_path):
 ])
 def test_the_model_a_draft_speeds_up_is_the_model(store, text, model):
     assert _facts(text, store)["model"] == model
+
+
+@pytest.mark.parametrize("text, gbs", [
+    ("Ryzen 7 7840U laptop with 32gb lpddr5x, llama 3.1 8b", 120.0),
+    ("Ryzen 7 7840U laptop with 32GB LPDDR5, llama 3.1 8b", 102.4),
+    ("Ryzen 7 7840U laptop with 32gb lpddr5x-6400, llama 3.1 8b", 102.4),
+])
+def test_laptop_memory_named_without_its_rate_runs_at_the_generations_usual_rate(store, text, gbs):
+    e = extract(text, store)
+    assert e.bandwidth_gbs == gbs
+    assert ("usual rate in laptops" in " ".join(e.notes)) == ("-6400" not in text)

@@ -49,10 +49,17 @@ class RamSpec:
     total: bool
     start: int
     end: int
+    usual_rate: bool = False  # the rate was not said: the generation's usual one (:data:`LP_USUAL_MTS`)
 
     def phrase(self, channels: float | None = None) -> str:
         ch = channels or self.channels
-        return (f"{ch:g}-channel " if ch else "") + self.gen + (f"-{self.mts}" if self.mts else "")
+        rate = (f"-{self.mts}" + (" (its usual rate in laptops; say yours)" if self.usual_rate else "")) if self.mts else ""
+        return (f"{ch:g}-channel " if ch else "") + self.gen + rate
+
+
+# Soldered laptop memory named without its rate ("32GB LPDDR5X"): the rate most laptops of the generation run
+# (JEDEC grades as shipped: LPDDR5X-7500 in AMD Phoenix/Hawk Point and Strix Point laptops, LPDDR5-6400, LPDDR4X-4266).
+LP_USUAL_MTS = {"LPDDR5X": 7500, "LPDDR5": 6400, "LPDDR4X": 4266}
 
 
 def _count(x: str | None) -> int | None:
@@ -75,10 +82,13 @@ def stated_ram(text: str) -> RamSpec | None:
         ch = _count(m.group("ch1")) or _count(m.group("ch2"))
         if mts is not None and not 1000 <= mts <= 12000:
             mts = None
-        if mts is None and ch is None:
-            continue
         gen = m.group("gen").upper()
-        return RamSpec(gen, mts, ch, bool(m.group("tot1") or m.group("tot2")), m.start(), m.end())
+        usual = mts is None and ch is None and gen in LP_USUAL_MTS
+        if usual:
+            mts = LP_USUAL_MTS[gen]
+        elif mts is None and ch is None:
+            continue
+        return RamSpec(gen, mts, ch, bool(m.group("tot1") or m.group("tot2")), m.start(), m.end(), usual)
     return None
 
 
