@@ -334,3 +334,19 @@ def test_laptop_memory_named_without_its_rate_runs_at_the_generations_usual_rate
     e = extract(text, store)
     assert e.bandwidth_gbs == gbs
     assert ("usual rate in laptops" in " ".join(e.notes)) == ("-6400" not in text)
+
+
+@pytest.mark.parametrize("said", ["GPU offload 40/62 layers", "offloaded 40/63 layers to GPU", "GPU offload set to 40 of 62 layers",
+                                  "-ngl 40"])
+def test_layers_set_on_the_gpu_are_read(store, said):
+    assert _facts(f"RTX 4080 16GB, gemma 3 27b q4_k_m, {said}, 4.21 tok/sec", store)["n_gpu_layers"] == 40
+
+
+def test_a_model_that_does_not_fit_is_judged_at_the_split_the_person_set(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    own = service.ask(s, "RTX 4080 16GB, gemma 3 27b q4_k_m in LM Studio, GPU offload 40/62 layers, 4.21 tok/sec")
+    auto = service.ask(s, "RTX 4080 16GB, gemma 3 27b q4_k_m in LM Studio, 4.21 tok/sec")
+    lo_own, hi_own = own.verdict.expected_range["decode_tps"]
+    lo_auto, _ = auto.verdict.expected_range["decode_tps"]
+    assert hi_own < lo_auto  # 40 of 62 layers on the card is slower than the engine's own best split
+    assert any("40 of the model's 62 layers on the GPU" in a for a in own.verdict.prediction.assumptions)

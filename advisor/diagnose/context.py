@@ -70,6 +70,15 @@ def predict_for(store: Store, sit: Situation, **changes: Any) -> Prediction | No
             p.assumptions.append(f"KV cache in {said}: {args['kv_bytes_per_element']:.3g} bytes per element instead of "
                                  "f16's 2, so about half (q8_0) or a quarter (q4_0) of its size; llama.cpp needs flash "
                                  "attention (-fa) to quantize the V cache.")
+        ngl, n_layers = sit.symptoms.n_gpu_layers, model.n_layers or 0
+        if (not moved and "gpu_share" not in changes and ngl is not None and n_layers and 0 < ngl < n_layers
+                and hw.kind in ("discrete_gpu", "datacenter_gpu") and p.memory.gpu_share < 1.0
+                and ngl / n_layers < p.memory.gpu_share - 0.02 and not sit.symptoms.experts_on_cpu):
+            # it does not fit and the person set fewer layers on the card than the engine's own fit would: the
+            # figures are for the split they run (their -ngl / "GPU offload 40/62"), not the best split
+            p = predict(store, hardware=hw, model=model, quant=quant, **{**args, "gpu_share": ngl / n_layers})
+            p.assumptions.append(f"{ngl} of the model's {n_layers} layers on the GPU, as you set: about "
+                                 f"{ngl / n_layers:.0%} of the weights there, the rest read from system RAM.")
         layers = None if moved else sit.symptoms.cpu_moe_layers
         if (sit.symptoms.experts_on_cpu and sit.engine in LLAMA_SERVER_ENGINES and model.is_moe
                 and "gpu_share" not in changes and (p.memory.gpu_share < 1.0 or layers)

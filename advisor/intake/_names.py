@@ -95,7 +95,8 @@ _ACCEL_NAMES = {"cuda": "CUDA", "cublas": "CUDA", "vulkan": "Vulkan", "rocm": "R
 # (intake._machine.LACKS_GPU) is settled once the machine is known (intake._hardware.settle_cpu_only).
 _CPU_ONLY = re.compile(r"\bcpu[\s-]only\b|\bon\s+(?:the\s+)?cpu\b|\bno\s+gpu\s+offload\w*\b", re.I)
 _NGL = re.compile(rf"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|\bgpu[_ ]layers)\s*[=:]?\s*(?P<n>\d{{1,4}})\b"
-                  rf"|\boffload(?:ed|ing)?\s+(?P<n2>\d{{1,4}}|{WORDNUM})\s+layers?\b"
+                  rf"|\boffload(?:ed|ing)?\s+(?:(?:set\s+)?to\s+|=\s*|:\s*)?(?P<n2>\d{{1,4}}|{WORDNUM})"
+                  rf"(?:\s*(?:out\s+of|of|/)\s*\d{{1,4}})?\s+layers?\b"
                   rf"|\b(?P<n3>\d{{1,4}}|{WORDNUM})(?:\s*(?:out\s+of|of|/)\s*\d{{1,4}})?\s+(?:gpu\s+)?layers?\s+"
                   rf"(?:offloaded|on\s+(?:the\s+)?gpu)\b", re.I)
 _KV_QUANT = re.compile(r"(?:kv|cache|(?<![\w-])-ct[kv]\b)[\w\s-]{0,16}(?:[=:]|type|to|at|in)?\s*[(\[]?\s*"
