@@ -350,3 +350,15 @@ def test_a_model_that_does_not_fit_is_judged_at_the_split_the_person_set(tmp_pat
     lo_auto, _ = auto.verdict.expected_range["decode_tps"]
     assert hi_own < lo_auto  # 40 of 62 layers on the card is slower than the engine's own best split
     assert any("40 of the model's 62 layers on the GPU" in a for a in own.verdict.prediction.assumptions)
+
+
+@pytest.mark.parametrize("text, target, measured", [
+    ("RTX 4090, qwen2.5 32b q4, 用 vLLM 的话每秒 35 tokens 能达到吗？", 35.0, None),
+    ("RTX 4090, qwen2.5 32b q4, 我只有每秒 15 tokens，正常吗？", None, 15.0),
+    ("4090 qwen2.5 32b, нужно хотя бы 20 токенов в секунду", 20.0, None),
+    ("4090 qwen2.5 32b, я получаю 20 токенов в секунду", None, 20.0),
+    ("4090 qwen2.5 32b, 毎秒30トークン出せますか？", 30.0, None),
+])
+def test_a_wanted_rate_in_chinese_japanese_or_russian_is_a_target(store, text, target, measured):
+    f = _facts(text, store)
+    assert (f.get("target_decode_tps"), f.get("measured_decode_tps")) == (target, measured)

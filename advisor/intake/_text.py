@@ -53,6 +53,8 @@ _CJK_EDGE = re.compile(rf"(?<=[{_CJK}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_CJK
 _FOREIGN_UNITS = (
     (re.compile(r"\btok(?:en|ens)?\s*(?:pro|por|par|al|a)\s+(?:sekunde|segundo|seconde|secondo)\b", re.I), "tok/s"),
     (re.compile(r"\btok(?:en|ens)?\s*/\s*sek\b", re.I), "tok/s"),
+    # Russian: "20 токенов в секунду", "20 ток/с"
+    (re.compile(r"\bток(?:ен(?:ов|а)?)?\s*(?:в|/)\s*(?:секунду|сек|с)\b", re.I), "tok/s"),
     (re.compile(r"(?<=\d)\s?Go\b"), " GB"),
     # Chinese, Japanese, Korean: "每秒 35 tokens", "35 token/秒", "毎秒35トークン", "초당 35 토큰"
     (re.compile(r"(?:每秒钟?|毎秒|초당)\s*(\d+(?:\.\d+)?)\s*(?:个|個|개)?\s*(?:tokens?|词元|トークン|토큰)?", re.I), r" \1 tok/s "),

@@ -87,7 +87,9 @@ _TARGET = re.compile(r"\b(?:need|needs|want|wants|require[sd]?|target|goal|at\s+
                      # German, Spanish, French: "ich brauche etwa 20 Token pro Sekunde", "necesito 10", "il me faut 15"
                      r"|\b(?:brauche[n]?|benötige[n]?|möchte[n]?|wollen|mindestens|necesit[oa]|necesitamos|quiero|"
                      r"queremos|al\s+menos|como\s+m[ií]nimo|besoin|veux|voudrais|voulons|il\s+(?:me|nous)\s+faut|"
-                     r"au\s+moins)\b", re.I)
+                     r"au\s+moins|"
+                     # Russian: "нужно хотя бы 20 токенов в секунду", "минимум 15"
+                     r"нужн[оа]|надо|хотя\s+бы|минимум|как\s+минимум|хоч[уе]|хотим|требуется)\b", re.I)
 # A question whether the machine can reach a rate ("can an H100 serve 30 users at 20 tok/s each?", "will an L4 give
 # 15 tok/s per user?"): the rate is what they want, not what they measured. The sentence opens with the modal
 # (within two words) and ends with "?"; words of a measurement ("I get", "only", "normal?") keep it a measurement.
@@ -102,6 +104,8 @@ _MEASURED_Q = re.compile(r"\b(?:i|we)\s+(?:only\s+)?(?:get|got|see|saw|measured?
 _ABILITY_OTHER = re.compile(r"^\W*(?:[\w']+\W+){0,2}?(?:schafft|schaffen|kann|k[öo]nnen|k[öo]nnte|packt|puede|pueden|"
                             r"podr[ií]a|podr[aá]|puedo|podemos|peut|peuvent|pourrait|pourra|est-ce\s+qu)", re.I)
 _POSSIBLE = re.compile(r"\b(?:possible|achievable|realistic|doable|feasible|m[öo]glich|posible|r[ée]aliste)\b", re.I)
+# ... and in Chinese, Japanese, Korean, where the question follows the rate ("每秒 35 tokens 能达到吗？")
+_POSSIBLE_CJK = re.compile(r"能达到|能不能|可以达到|达得到|能跑到|能否|能做到|可以吗|できますか|可能ですか|出せますか|가능|될까")
 _HOW_MANY_Q = re.compile(r"\bhow\s+many\b|\bwie\s+viele\b|\bcu[aá]ntos\b|\bcombien\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")  # not the dot of "3.1" or "2.5"
 
@@ -117,7 +121,8 @@ def _asks_for_rate(msg: Msg, start: int, end: int) -> bool:
     sentence = head + " " + (tail[:stop.start()] if stop else tail)
     if _MEASURED_Q.search(sentence) is not None:
         return False
-    if asked and (_ABILITY_OTHER.search(head) or _POSSIBLE.search(sentence) or _HOW_MANY_Q.search(head)):
+    if asked and (_ABILITY_OTHER.search(head) or _POSSIBLE.search(sentence) or _POSSIBLE_CJK.search(sentence)
+                  or _HOW_MANY_Q.search(head)):
         return True  # "is 20 tok/s possible…?", "Schafft eine 4070 20 Token pro Sekunde?", "how many users … 25 tok/s each?"
     if _HOW_MANY_Q.match(head.lstrip()):
         return True  # "how many H100s do we need for 100 users at 20 tok/s each" (no "?" typed)
