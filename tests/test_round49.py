@@ -1,6 +1,8 @@
 """Round 49: device listings people paste to show their machine (nvidia-smi, rocm-smi, system_profiler) are read as the
 machine, not rejected as tool output without measurements."""
 
+import re
+
 import pytest
 
 from advisor import service
@@ -362,3 +364,36 @@ def test_a_model_that_does_not_fit_is_judged_at_the_split_the_person_set(tmp_pat
 def test_a_wanted_rate_in_chinese_japanese_or_russian_is_a_target(store, text, target, measured):
     f = _facts(text, store)
     assert (f.get("target_decode_tps"), f.get("measured_decode_tps")) == (target, measured)
+
+
+def test_a_service_rate_without_a_head_count_is_sized_by_replicas(tmp_path):
+    """Before: "3 requests a second" became one user sending 180 a minute, served by llama.cpp one request at a time,
+    and 1 to 16 A100s were all overloaded at the same 23 tok/s."""
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "3 requests per second, avg prompt 2000 tokens, answers 150 tokens. "
+                    "llama 3.1 70b awq. how many A100 80GB do we need?")
+    assert "3.0 requests a second (about 45 answers streaming at once)" in r.reply
+    assert "at 3.0 requests a second in all" in r.reply and "per minute per user" not in r.reply
+    m = re.search(r"so about (\d+) of them as separate replicas", r.reply)
+    assert m and 7 <= int(m.group(1)) <= 12  # ~6,000 prompt tok/s against ~1,000 per A100, kept ~70 % busy
+    assert "served by vLLM" in r.reply or "vLLM" in r.reply
+
+
+@pytest.mark.parametrize("rpm, gen, tps, users", [(180, 150, None, 45), (6, 300, 20, 2), (0.5, 100, None, 1)])
+def test_open_arrivals_by_littles_law(rpm, gen, tps, users):
+    from advisor.compare.engine import open_arrivals
+
+    n, per = open_arrivals(rpm, gen, tps)
+    assert n == users and per * n == pytest.approx(rpm)
+
+
+def test_gpu_serving_formats_assume_a_serving_engine():
+    from advisor.models import Hardware
+    from advisor.perf.machine import assumed_engine
+
+    card = Hardware(id="nvidia-rtx-4090", name="RTX 4090", kind="discrete_gpu", family="NVIDIA Ada", vendor="NVIDIA",
+                    bandwidth_gbs=1008, memory_gb=24)
+    assert assumed_engine(card, 1, quant="AWQ 4-bit g128")[0] == "vllm"
+    assert assumed_engine(card, 1, quant="Q4_K_M")[0] is None
+    dc = card.model_copy(update={"kind": "datacenter_gpu"})
+    assert assumed_engine(dc, 1, requests_per_minute=180)[0] == "vllm"
+    assert assumed_engine(dc, 1, requests_per_minute=2)[0] is None

@@ -11,6 +11,7 @@ from advisor.compare.evaluate import STATUSES, Candidate, Ctx, evaluate
 from advisor.compare.output import summary_lines
 from advisor.compare.request import (
     KV_BYTES_PER_ELEMENT,
+    MAX_CONCURRENCY_CAP,
     SIM_ARRIVALS,
     SIM_SEED,
     CompareRequest,
@@ -28,6 +29,19 @@ from knowledge.store import Store
 
 __all__ = ["compare", "compare_request", "compare_situation"]
 
+
+
+IN_FLIGHT_TPS = 10.0  # tok/s per stream an open service is sized at when no target is said (the Compare tab's default)
+
+
+def open_arrivals(rpm_total: float, gen_tokens: int, tps: float | None = None) -> tuple[int, float]:
+    """A request rate said without a head-count ("3 requests a second"): the streams in flight and each one's rate.
+
+    By Little's law the requests in flight are the arrival rate × the time each one takes to stream its answer,
+    ``λ × gen_tokens / tps`` (``tps`` the per-stream target, else :data:`IN_FLIGHT_TPS`), so the service is sized
+    as that many users each sending ``rpm_total / users`` a minute (at least one; the total rate is unchanged)."""
+    users = max(1, min(MAX_CONCURRENCY_CAP, math.ceil(rpm_total / 60.0 * max(1, gen_tokens) / (tps or IN_FLIGHT_TPS))))
+    return users, rpm_total / users
 
 def _resolve_candidates(store: Store, names: list[str] | None) -> list[tuple[Hardware, list[str]]]:
     if not names:
@@ -189,10 +203,13 @@ def compare_situation(store: Store, situation: Any, **changes: Any) -> dict[str,
             hw = hw.model_copy(update={"id": f"{hw.id}x{m.count}", "name": f"{m.count}× {hw.name}", "n_devices": m.count})
         hws.append(hw)
     w = situation.workload
+    users, rpm = max(1, w.users), w.requests_per_minute
+    if rpm and "concurrency" not in w.stated:
+        users, rpm = open_arrivals(rpm * users, w.gen_tokens, w.decode_target_tps)
     fields: dict[str, Any] = dict(
         model=situation.model.id, quant=situation.quant.name if situation.quant else None,
         backend=situation.engine_text or situation.engine, prompt_tokens=max(1, w.prompt_tokens),
-        gen_tokens=max(1, w.gen_tokens), concurrency=max(1, w.users), requests_per_minute=w.requests_per_minute,
+        gen_tokens=max(1, w.gen_tokens), concurrency=users, requests_per_minute=rpm,
         shared_prefix_tokens=w.shared_prefix_tokens if w.shared_prefix_tokens < w.prompt_tokens else 0)
     fields.update(changes)
     try:

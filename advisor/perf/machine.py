@@ -6,6 +6,8 @@ Part of :mod:`advisor.perf` (the step model that uses these is :mod:`advisor.per
 
 from __future__ import annotations
 
+import re
+
 from advisor.calibration import CalibrationModel, accel_class, cpu_compute_factor
 from advisor.models import Hardware, MemoryFit
 from advisor.perf.fit import cpu_core_count
@@ -76,12 +78,28 @@ SERVER_ENGINE_USERS = 4  # from this many users on a datacenter GPU with no engi
 TEAM_USERS = 16  # from this many users on several consumer GPUs too: a team's server, not a desktop app
 
 
-def assumed_engine(hw: Hardware, users: int) -> tuple[str | None, str]:
+# Weight formats only GPU serving engines load (vLLM, SGLang, TensorRT-LLM; llama.cpp reads GGUF, MLX its own)
+_SERVER_FORMAT = re.compile(r"\b(?:awq|gptq|fp8|w4a16|w8a8|w8a16|nvfp4|marlin|compressed[-_ ]tensors)\b", re.I)
+SERVICE_RPM = 10.0  # requests a minute, all users together, from which a stated request rate is a service's
+
+
+def assumed_engine(hw: Hardware, users: int, *, quant: str | None = None,
+                   requests_per_minute: float | None = None) -> tuple[str | None, str]:
     """The engine assumed when none is stated, and the words that say so: vLLM for
     :data:`SERVER_ENGINE_USERS` or more users on a datacenter GPU (what teams serve with there), or for
     :data:`TEAM_USERS` or more on several consumer GPUs (a team serving many people from 8× RTX 5090 runs vLLM's tensor
-    parallel and continuous batching, not a desktop app's llama.cpp); else None (the hardware's usual llama.cpp
-    build, :func:`default_backend`)."""
+    parallel and continuous batching, not a desktop app's llama.cpp); for a GPU-serving weight format on a GPU
+    (AWQ, GPTQ, FP8: llama.cpp does not load them); for a service's request rate (``requests_per_minute``, all users
+    together, :data:`SERVICE_RPM` or more) on a datacenter GPU; else None (the hardware's usual llama.cpp build,
+    :func:`default_backend`)."""
+    gpu = hw.kind in ("discrete_gpu", "datacenter_gpu") and any(v in (hw.vendor or "") for v in ("NVIDIA", "AMD"))
+    if quant and _SERVER_FORMAT.search(quant) and gpu:
+        return "vllm", (f"Engine not stated: {quant} weights are served by vLLM (or SGLang); llama.cpp does not load "
+                        "them. Name the engine to change it.")
+    if requests_per_minute and requests_per_minute >= SERVICE_RPM and hw.kind == "datacenter_gpu":
+        return "vllm", (f"Engine not stated: a service of {requests_per_minute / 60:.2g} requests a second on a "
+                        "datacenter GPU is assumed to be served by vLLM (continuous batching, paged KV cache); name the "
+                        "engine to change it.")
     if users >= SERVER_ENGINE_USERS and hw.kind == "datacenter_gpu":
         return "vllm", (f"Engine not stated: {users} users on a datacenter GPU are assumed to be served by vLLM "
                         "(continuous batching, paged KV cache); name the engine to change it.")

@@ -162,7 +162,7 @@ def predict_step(
     assumptions: list[str] = []
     b = max(1, concurrency)
     if backend is None:
-        backend, why = assumed_engine(hardware, b)
+        backend, why = assumed_engine(hardware, b, quant=quant.name)
         if why:
             assumptions.append(why)
     engine, accel, label = engine_accel(backend, hardware)

@@ -10,6 +10,7 @@ Model options on one machine ("the 8B or the 14B?") use :func:`advisor.service.p
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,18 +185,26 @@ def compare_fill(store: Store, facts: Scenario) -> dict[str, Any] | None:
     tps = wl.decode_target_tps or DEFAULT_TPS_TARGET
     put("ttft_target_s", f"first word within {ttft:g} s for 95 % of requests", bool(wl.ttft_target_s))
     put("tps_per_user", f"{tps:g} tok/s per user", bool(wl.decode_target_tps))
-    if wl.requests_per_minute:
-        put("requests_per_minute", f"{wl.requests_per_minute:g} requests per minute per user", True)
+    rpm, in_flight = wl.requests_per_minute, wl.users
+    if rpm and "concurrency" not in wl.stated:  # a service's rate without a head-count: the streams it keeps in flight
+        from advisor.compare.engine import open_arrivals
+
+        in_flight, rpm = open_arrivals(rpm * wl.users, wl.gen_tokens, wl.decode_target_tps)
+        stated.append(f"{rpm * in_flight / 60:.3g} requests a second in all, about {in_flight:,} answers streaming at "
+                      f"once at {tps:g} tok/s each (Little's law)")
+    elif rpm:
+        put("requests_per_minute", f"{rpm:g} requests per minute per user", True)
     else:
         put("requests_per_minute", "no request rate (each request on an idle machine)", False)
-    users = min(wl.users, MAX_CONCURRENCY_CAP)
+    users = min(in_flight, MAX_CONCURRENCY_CAP)
     if users < wl.users:
         stated.append(f"compared at {users:,} users at once, the most one comparison models; replicas for all "
                       f"{wl.users:,} below")
     return {"model": model, "quant": quant, "backend": facts.backend or None, "prompt_tokens": wl.prompt_tokens,
-            "gen_tokens": wl.gen_tokens, "context_tokens": context, "concurrency": users, "users_total": wl.users,
+            "gen_tokens": wl.gen_tokens, "context_tokens": context, "concurrency": users, "users_total": in_flight,
             "candidates": names,
-            "requests_per_minute": wl.requests_per_minute,
+            "requests_per_minute": rpm,
+            "open_rate_per_s": rpm * in_flight / 60 if rpm and "concurrency" not in wl.stated else None,
             "shared_prefix_tokens": min(wl.shared_prefix_tokens, max(wl.prompt_tokens - 1, 0)),
             "ttft_target_s": ttft, "tps_per_user": tps, "stated": stated, "defaults": defaults, "assumed": assumed}
 
@@ -237,6 +246,8 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
                     f"at 8 bits instead of 16 (`-ctk q8_0 -ctv q8_0 -fa` in llama.cpp): then the {b['name']} holds "
                     f"{_all_users(req.concurrency)} at {fmt_rate(b['tps_each'])} tok/s each, first word within "
                     f"{fmt_s(b['first_word_s'])}.")
+    if rows and not hint and not any(r["meets"] for r in rows):
+        hint = _replicas_hint(result)
     # a named option already does the job ("a 5090 or two used 3090s?"): the question is answered without adding more
     done = any(r["meets"] for r in rows) and (fill.get("users_total") or 0) <= req.concurrency
     if done and _our_household_list(facts):
@@ -249,7 +260,8 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     said += why
     wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
           "gen_tokens": result["gen_tokens"], "users": fill.get("users_total") or result["concurrency"],
-          "requests_per_minute": result.get("requests_per_minute"), "context_tokens": req.context_tokens}
+          "requests_per_minute": result.get("requests_per_minute"), "context_tokens": req.context_tokens,
+          "open_rate_per_s": fill.get("open_rate_per_s")}
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
     return Options(kind="hardware", rows=rows, workload=wl, notes=notes,
                    request={**fill_request(fill), "candidates": list(req.candidates or [])}, hint=hint, said=said)
@@ -508,13 +520,38 @@ def _hardware_lead(rows: list[dict[str, Any]], who: str, users: int) -> str:
                ": none holds the model."))
 
 
+def _replicas_hint(result: dict[str, Any]) -> str:
+    """When every option is overloaded by the request rate: how many one-card machines as separate replicas carry the
+    load (each serves its own requests; vLLM data parallel or a load balancer), from one card's busy fraction under it
+    (⌈busy ÷ BUSY_OK⌉, :func:`advisor.asked.service_load`'s rule); "" when no one-card option holds the model."""
+    from advisor.asked import BUSY_OK
+
+    ones = [c for c in result.get("candidates", []) if c["hardware"].get("n_devices") == 1 and c.get("fits")
+            and (c.get("load") or {}).get("utilisation_lower_bound")]
+    if not ones:
+        return ""
+    c = min(ones, key=lambda c: c["load"]["utilisation_lower_bound"])
+    busy = float(c["load"]["utilisation_lower_bound"])
+    if busy <= 1.0:
+        return ""
+    need = math.ceil(busy / BUSY_OK)
+    name = c["hardware"]["name"]
+    return (f"**Replicas carry it:** this load keeps about {busy:.1f} of the {name} busy (one reads prompts at "
+            f"{fmt_rate(c['prefill_tps'])} tok/s), so about {need} of them as separate replicas, each serving its own "
+            f"requests (vLLM data parallel, or one server per card behind a load balancer), each about "
+            f"{busy / need:.0%} busy. Replicas need no traffic between cards, so they beat one tensor-parallel group "
+            "of the same cards on throughput.")
+
+
 def options_markdown(opt: Options) -> str:
     """The side-by-side reply: who wins and why in one sentence, a compact table, the targets in one line; a
     sentence per option and the notes folded (``<details>``)."""
     wl, rows = opt.workload, opt.rows
     users = int(wl.get("users") or 1)
     stream_rpm = float(wl.get("requests_per_minute") or 0)
-    who = (f"{users} people at once" if users > 1 else
+    open_rate = wl.get("open_rate_per_s")
+    who = (f"{fmt_rate(open_rate)} requests a second (about {users} answers streaming at once)" if open_rate else
+           f"{users} people at once" if users > 1 else
            f"{fmt_rate(stream_rpm / 60)} requests a second" if stream_rpm >= STREAM_RPM else "one person")
     lengths = (f"{wl['prompt_tokens']:,}-token prompts (≈ {wl['prompt_tokens'] * WORDS_PER_TOKEN:,.0f} words), "
                f"{wl['gen_tokens']:,}-token answers")
@@ -536,7 +573,8 @@ def options_markdown(opt: Options) -> str:
                     for r in rows]
         req = opt.request or {}
         rpm = wl.get("requests_per_minute")
-        load = (f"at {rpm:g} requests per minute per user" if rpm else
+        load = (f"at {fmt_rate(open_rate)} requests a second in all" if open_rate else
+                f"at {rpm:g} requests per minute per user" if rpm else
                 "no request rate given, so each first word is timed on an idle machine")
         targets = (f"<sub>Best first. Targets (the Compare tab changes them): first word within "
                    f"{req.get('ttft_target_s') or DEFAULT_TTFT_TARGET_S:g} s for 95 % of requests (the slow case), "

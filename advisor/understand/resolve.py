@@ -334,7 +334,8 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
     if not s.backend and res.hardware is not None:
         from advisor.perf.prediction import assumed_engine
 
-        res.backend, why = assumed_engine(res.hardware, s.concurrency or 1)
+        res.backend, why = assumed_engine(res.hardware, s.concurrency or 1, quant=s.quant,
+                                          requests_per_minute=(s.requests_per_minute or 0) * (s.concurrency or 1) or None)
         if why:
             res.assumptions.append(why)
     # Format
