@@ -397,3 +397,28 @@ def test_gpu_serving_formats_assume_a_serving_engine():
     dc = card.model_copy(update={"kind": "datacenter_gpu"})
     assert assumed_engine(dc, 1, requests_per_minute=180)[0] == "vllm"
     assert assumed_engine(dc, 1, requests_per_minute=2)[0] is None
+
+
+TABLE = ("| model                          |       size |     params | backend    | ngl |          test |                  t/s |\n"
+         "| ------------------------------ | ---------: | ---------: | ---------- | --: | ------------: | -------------------: |\n"
+         "| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         pp512 |   {pp} ± 12.10 |\n"
+         "| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg128 |   {tg} ± 0.15 |\n")
+
+
+@pytest.mark.parametrize("between", ["and on my other box (RTX 3060):", "RTX 3060:", "same run on my laptop:",
+                                     "RTX 3060 12GB"])
+def test_a_second_run_said_to_be_on_another_machine_is_set_aside(between):
+    from advisor.importers import parse_output
+
+    text = "RTX 4090:\n" + TABLE.format(pp="11204.44", tg="127.21") + f"\n{between}\n\n" + TABLE.format(pp="1800.12", tg="55.20")
+    out = parse_output(text)
+    assert [m.decode_tps for m in out.measurements if m.decode_tps] == [127.21]
+    assert any("more than one machine" in w for w in out.warnings)
+
+
+def test_words_between_two_runs_on_one_machine_keep_both():
+    from advisor.importers import parse_output
+
+    text = TABLE.format(pp="11204.44", tg="127.21") + "\nthen with flash attention on:\n\n" + TABLE.format(pp="12000.00", tg="130.10")
+    out = parse_output(text)
+    assert [m.decode_tps for m in out.measurements if m.decode_tps] == [127.21, 130.1]

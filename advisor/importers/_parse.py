@@ -8,6 +8,8 @@ parser is hidden from the next, so nothing is counted twice.
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from advisor.errors import InputError
@@ -185,6 +187,30 @@ def _unparsed(run: _Run, consumed: set[int], everything: bool) -> tuple[list[str
     return shown, more
 
 
+# A line between two runs that says the next one ran elsewhere: "and on my other box (RTX 3060):", "same thing on my
+# laptop:", "RTX 3060:" as a heading (a card or Mac chip named alone). The first run's own heading sits before its rows.
+_OTHER_BOX = re.compile(r"\b(?:on|from|with)\s+(?:my|the|our|a|his|her|their)\s+(?:other|second|2nd|old|older|new|newer|"
+                        r"friend'?s|work|home|office|spare)\s+(?:box|machine|pc|computer|rig|server|laptop|desktop|mac|"
+                        r"card|gpu|system)\b|\b(?:same|second)\s+(?:run|test|thing|bench(?:mark)?)\s+on\b", re.I)
+_CARD_HEADING = re.compile(r"^\W*(?:(?:nvidia|amd|apple|intel)\s+)?(?:(?:geforce\s+)?rtx\s*\d{4}\w*(?:\s+ti|\s+super)?|"
+                           r"gtx\s*\d{3,4}\w*|rx\s*\d{4}\s*\w*|radeon\s+\w+(?:\s+\w+)?|[ahlbv]\d{2,3}\w*|"
+                           r"m[1-5](?:\s+(?:pro|max|ultra))?)(?:\s+\d{1,3}\s*gb)?\s*[:)-]?\s*$", re.I)
+
+
+def _other_machine_said(lines: Sequence[str], outcomes: dict[str, Any]) -> tuple[int, str] | None:
+    """(line, its text) of the first line between two measured rows that names another machine (:data:`_OTHER_BOX`,
+    :data:`_CARD_HEADING`), else None."""
+    rows = sorted(i for o in outcomes.values() for i, _ in o.measurements)
+    if len(rows) < 2:
+        return None
+    for i in range(rows[0] + 1, rows[-1]):
+        line = lines[i].strip()
+        if line and "|" not in line and (_OTHER_BOX.search(line) or _CARD_HEADING.match(line)) and \
+                any(r > i for r in rows):
+            return i, line[:80]
+    return None
+
+
 def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
     """Read what a benchmark or inference tool printed and return its measurements.
 
@@ -209,6 +235,10 @@ def parse_output(text: str, *, max_bytes: int = 5_000_000) -> ImportResult:
     run.read_text()
     fmt = _pick_format(run.outcomes)
     context = parse_context(run.view())
+    if context.cut is None and (said := _other_machine_said(run.view(), run.outcomes)) is not None:
+        context.cut = said[0]
+        context.warnings.append(f"the output holds runs on more than one machine (“{said[1]}” between them): the run "
+                                "after it is not used (paste it on its own to judge it)")
     if context.cut is not None:  # a second run on another machine: its rows are not the first machine's
         for out in run.outcomes.values():
             out.measurements = [(i, m) for i, m in out.measurements if i < context.cut]
