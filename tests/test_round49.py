@@ -422,3 +422,31 @@ def test_words_between_two_runs_on_one_machine_keep_both():
     text = TABLE.format(pp="11204.44", tg="127.21") + "\nthen with flash attention on:\n\n" + TABLE.format(pp="12000.00", tg="130.10")
     out = parse_output(text)
     assert [m.decode_tps for m in out.measurements if m.decode_tps] == [127.21, 130.1]
+
+
+OLLAMA_BLOCK = ("total duration:       {total}\nload duration:        20ms\nprompt eval count:    512 token(s)\n"
+                "prompt eval duration: {pdur}\nprompt eval rate:     {prate} tokens/s\neval count:           300 token(s)\n"
+                "eval duration:        {edur}\neval rate:            {erate} tokens/s\n")
+
+
+@pytest.mark.parametrize("vals, prefill, decode", [
+    (dict(total="12.3s", pdur="250s", prate="2.05", edur="10s", erate="30.00"), None, 30.0),  # longer than the total
+    (dict(total="40s", pdur="1s", prate="512.00", edur="30s", erate="100.00"), 512.0, None),  # 300 in 30 s is 10, not 100
+    (dict(total="12.3s", pdur="500ms", prate="1024.00", edur="10s", erate="30.00"), 1024.0, 30.0),  # adds up
+])
+def test_an_ollama_block_that_does_not_add_up_keeps_only_what_does(vals, prefill, decode):
+    from advisor.importers import parse_output
+
+    out = parse_output(OLLAMA_BLOCK.format(**vals))
+    kept = [(m.prefill_tps, m.decode_tps) for m in out.measurements]
+    assert kept == ([(prefill, decode)] if (prefill or decode) else [])
+    assert (prefill is None or decode is None) == any("does not add up" in w for w in out.warnings)
+
+
+def test_a_llama_server_line_whose_rate_disagrees_with_its_time_is_not_kept():
+    from advisor.importers import parse_output
+
+    out = parse_output("prompt eval time =  512340.00 ms /  1024 tokens (  500.33 ms per token,  1998.67 tokens per second)\n"
+                       "       eval time =   14085.85 ms /   178 runs   (   79.13 ms per token,    12.64 tokens per second)\n")
+    assert [(m.prefill_tps, m.decode_tps) for m in out.measurements] == [(None, 12.64)]
+    assert any("not kept" in w for w in out.warnings)

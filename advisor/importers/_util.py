@@ -387,6 +387,11 @@ def split_table_row(line: str) -> list[str] | None:
     return [c.strip() for c in s.split("|")]
 
 
+# A printed rate within this share of count ÷ time agrees with it (the tool prints both from one timer; rounding of the
+# printed time is far smaller); further apart, the block was edited or mixed, and its rate is not kept.
+RATE_AGREES = 0.1
+
+
 _RATE_FIELDS = ("prefill_tps", "decode_tps", "blended_tps")
 _INT_FIELDS = ("prompt_tokens", "gen_tokens", "depth", "batch", "cached_tokens", "threads", "requests")
 _FLOAT_FIELDS = (

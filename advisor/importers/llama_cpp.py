@@ -13,6 +13,7 @@ from typing import Any
 from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import (
     NUM,
+    RATE_AGREES,
     Outcome,
     derive_rate,
     guess_decimal_comma,
@@ -54,7 +55,6 @@ def _timing_format(prefix: str | None) -> str:
     return _PREFIX_FORMAT.get(prefix, "llama-perf")
 
 
-RATE_AGREES = 0.1  # a printed rate within 10 % of time ÷ count is the tool's own rounding
 
 
 class _TimingBlock:
@@ -68,19 +68,23 @@ class _TimingBlock:
 
     def rate(self, what: str) -> tuple[float | None, int | None]:
         """(tok/s, tokens) of one line: the printed rate (else time ÷ count). The tool prints its rate from the time
-        and the count; a printed rate over :data:`RATE_AGREES` away from them (an edited line) is warned about."""
+        and the count; a printed rate over :data:`RATE_AGREES` away from them (an edited line) is not kept, and said."""
         m = self.parts.get(what)
         if m is None:
             return None, None
         n = parse_number(m.group("n"), self.comma)
         tps = parse_number(m.group("tps"), self.comma)
-        derived = derive_rate(n, (parse_number(m.group("ms"), self.comma) or 0) / 1000)
+        ms = parse_number(m.group("ms"), self.comma) or 0
+        derived = derive_rate(n, ms / 1000)
+        # the printed time is rounded to 0.01 ms: the rate it allows spans that rounding, and RATE_AGREES beyond
+        fast, slow = derive_rate(n, max(ms - 0.01, 1e-6) / 1000), derive_rate(n, (ms + 0.01) / 1000)
         if tps is None:
             tps = derived
-        elif derived and abs(tps / derived - 1) > RATE_AGREES:
-            # the printed rate is what the tool reports; a line edited by hand is said, and kept as printed
+        elif derived and fast and slow and not slow * (1 - RATE_AGREES) <= tps <= fast * (1 + RATE_AGREES):
+            # the tool prints its rate from the time and the count: a line that disagrees was edited or mixed
             self.warnings.append(f"{m.group('what')}: the printed {tps:g} tokens per second disagrees with its own "
-                                 f"{m.group('ms')} ms for {m.group('n')} tokens ({derived:.4g} tok/s)")
+                                 f"{m.group('ms')} ms for {m.group('n')} tokens ({derived:.4g} tok/s): not kept")
+            tps = None
         return tps, to_int(n)
 
     def fields(self) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from typing import Any
 from advisor.importers._registry import Example, Importer, signature
 from advisor.importers._util import (
     NUM,
+    RATE_AGREES,
     Outcome,
     derive_rate,
     guess_decimal_comma,
@@ -83,15 +84,34 @@ def _load_note(load_s: float | None) -> str | None:
     return None
 
 
-def _fields(values: dict[str, float], rates: dict[str, float | None]) -> dict[str, Any]:
-    """Measurement fields from counts (tokens), durations (s) and printed rates (tok/s)."""
+def _checked(phase: str, printed: float | None, count: float | None, secs: float | None, total: float | None,
+             warn: list[str]) -> float | None:
+    """A phase's rate when the block agrees with itself: the printed rate (else count ÷ duration), or None (and a
+    warning) when the printed rate and count ÷ duration disagree, or the phase took longer than the whole request."""
+    derived = derive_rate(count, secs)
+    if secs and total and secs > total * 1.02:
+        warn.append(f"{phase} duration {secs:g} s is longer than the total duration {total:g} s: the block does not add "
+                    f"up, its {phase} rate is not kept")
+        return None
+    if printed is not None and derived is not None and abs(printed / derived - 1) > RATE_AGREES:
+        warn.append(f"{phase} rate {printed:g} disagrees with {phase} count ÷ duration ({count:g} tokens in {secs:g} s = "
+                    f"{derived:.3g} tok/s): the block does not add up, its {phase} rate is not kept")
+        return None
+    return printed if printed is not None else derived
+
+
+def _fields(values: dict[str, float], rates: dict[str, float | None], warn: list[str] | None = None) -> dict[str, Any]:
+    """Measurement fields from counts (tokens), durations (s) and printed rates (tok/s); a phase whose figures
+    contradict each other is left out, said in ``warn``."""
+    warn = warn if warn is not None else []
     n_prompt, n_gen = values.get("prompt eval count"), values.get("eval count")
+    total = values.get("total duration")
     prefill = rates.get("prompt eval rate")
-    if prefill is None and "prompt eval rate" not in rates:
-        prefill = derive_rate(n_prompt, values.get("prompt eval duration"))
+    if prefill is not None or "prompt eval rate" not in rates:
+        prefill = _checked("prompt eval", prefill, n_prompt, values.get("prompt eval duration"), total, warn)
     decode = rates.get("eval rate")
-    if decode is None and "eval rate" not in rates:
-        decode = derive_rate(n_gen, values.get("eval duration"))
+    if decode is not None or "eval rate" not in rates:
+        decode = _checked("eval", decode, n_gen, values.get("eval duration"), total, warn)
     prompt_tokens = to_int(n_prompt) if n_prompt is not None else (0 if n_gen is not None else None)
     load_s = values.get("load duration")
     notes = [n for n in (cache_hit_note(prefill, decode, prompt_tokens), _load_note(load_s)) if n]
@@ -131,7 +151,9 @@ def parse_verbose(lines: Sequence[str]) -> Outcome:
         if first is not None and (
             "eval rate" in rates or "prompt eval rate" in rates or "eval count" in values
         ):
-            out.add(first, _fields(values, rates), f"ollama stats at line {first + 1}")
+            warn: list[str] = []
+            out.add(first, _fields(values, rates, warn), f"ollama stats at line {first + 1}")
+            out.warnings += [f"line {first + 1}: {w}" for w in warn]
         values, rates, first = {}, {}, None
 
     for i, m in found:

@@ -233,10 +233,11 @@ def test_wrapped_lines_are_rejoined(
     width: int, pp: float, tg: float, n_p: int, n_g: int, prefix: str
 ) -> None:
     lines = [
-        f"llama_perf_context_print: prompt eval time =     927.17 ms / {n_p:5d} tokens (   18.92 ms per token, "
-        f"{pp:10.2f} tokens per second)",
-        f"llama_perf_context_print:        eval time =   14085.85 ms / {n_g:5d} runs   (   79.13 ms per token, "
-        f"{tg:10.2f} tokens per second)",
+        # the times agree with the counts and rates, as the tool prints them (an edited line's rate is not kept)
+        f"llama_perf_context_print: prompt eval time = {n_p / pp * 1000:10.2f} ms / {n_p:5d} tokens (   18.92 ms per "
+        f"token, {pp:10.2f} tokens per second)",
+        f"llama_perf_context_print:        eval time = {n_g / tg * 1000:10.2f} ms / {n_g:5d} runs   (   79.13 ms per "
+        f"token, {tg:10.2f} tokens per second)",
         f"Output generated in 12.00 seconds ({tg:.2f} tokens/s, {n_g} tokens, context {n_p}, seed 925476152)",
     ]
     lines = [prefix + line for line in lines]
