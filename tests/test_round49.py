@@ -450,3 +450,13 @@ def test_a_llama_server_line_whose_rate_disagrees_with_its_time_is_not_kept():
                        "       eval time =   14085.85 ms /   178 runs   (   79.13 ms per token,    12.64 tokens per second)\n")
     assert [(m.prefill_tps, m.decode_tps) for m in out.measurements] == [(None, 12.64)]
     assert any("not kept" in w for w in out.warnings)
+
+
+@pytest.mark.parametrize("head", ["RTX 4090 ollama llama3.1:8b", "rtx 4090, qwen2.5:14b", "my 4090 with gemma3:27b"])
+def test_a_first_line_naming_an_ollama_tag_is_the_persons_words(tmp_path, head):
+    block = ("total duration:       3.2s\nload duration:        20ms\nprompt eval count:    26 token(s)\n"
+             "prompt eval duration: 20ms\nprompt eval rate:     1300.00 tokens/s\neval count:           300 token(s)\n"
+             "eval duration:        2.4s\neval rate:            125.00 tokens/s\n")
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), head + "\n" + block)
+    assert "not understood" not in r.reply and r.verdict is not None
+    assert r.verdict.prediction.hardware["id"] == "nvidia-rtx-4090"

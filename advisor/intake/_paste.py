@@ -17,7 +17,7 @@ _TOOL_LINE = re.compile(
 # Not the person's words: tables, JSON, "====" rules, "key: value" lines of a tool's report ("Mean TPOT (ms): 40.0"),
 # flags. A "TP=2" inside a sentence is still a sentence.
 _NOT_PROSE = re.compile(r"[|{}]|={2,}|(?<![\w)])=|^\s*\w+=|\":|^\s*(?:\w+_)+\w*\s*:|"
-                        r"^\s*[\w ()/%.-]{1,40}:\s*[\d.,]+\s*\S*\s*$", re.M)
+                        r"^\s*[\w ()/%.-]{1,40}:\s+[\d.,]+\s*\S*\s*$", re.M)
 # "TP=2 on 2x H100 SXM, Llama 3.3 70B FP8, 32 users": a setting followed by a sentence is the person's words
 _KEY_THEN_WORDS = re.compile(r"^\s*\w+=\S+\s+(?:\S+\s+){3,}\S", re.I)
 _FLAG = re.compile(r"--\w")  # a command's flag: words only when the line has four or more words besides
@@ -25,7 +25,7 @@ _FLAG = re.compile(r"--\w")  # a command's flag: words only when the line has fo
 
 # A short line naming a machine beside a paste ("RTX 3060 12GB", "M2 Max 64GB", "on my 4090"): a word and a number.
 # A heading's colon is not part of it ("RTX 4090:", "M2 Max 64GB:"); a card's bare number alone ("4090") is a name too.
-_SHORT_NAME = re.compile(r"^(?:(?=.*[A-Za-z]{2})(?=.*\d)[\w .,;+/()@?!-]{3,60}|\d{3,4}(?:\s?(?:ti|xtx|xt|super))?)$",
+_SHORT_NAME = re.compile(r"^(?:(?=.*[A-Za-z]{2})(?=.*\d)(?!.*:\s)[\w .,;:+/()@?!-]{3,60}|\d{3,4}(?:\s?(?:ti|xtx|xt|super))?)$",
                          re.I)  # "RTX 4090, llama 3.1 8b"
 
 
