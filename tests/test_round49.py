@@ -460,3 +460,13 @@ def test_a_first_line_naming_an_ollama_tag_is_the_persons_words(tmp_path, head):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), head + "\n" + block)
     assert "not understood" not in r.reply and r.verdict is not None
     assert r.verdict.prediction.hardware["id"] == "nvidia-rtx-4090"
+
+
+def test_llama_bench_csv_pasted_in_the_chat_is_read_not_left_out_as_a_hash(tmp_path):
+    import json
+    from pathlib import Path
+
+    csv = json.loads((Path(__file__).parent / "importers" / "fixtures" / "own-llama-bench-csv.json").read_text())["text"]
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "is this normal?\n" + csv)
+    assert r.reply.startswith("Read 4 measurement(s) from llama-bench output.")
+    assert "Left out" not in r.reply and r.verdict is not None and r.verdict.measured.get("decode_tps")

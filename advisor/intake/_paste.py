@@ -57,12 +57,13 @@ def prose_lines(text: str) -> str:
 
 def looks_like_tool_output(text: str) -> bool:
     """True when the text holds several lines of a benchmark tool's output (llama-bench, ollama, ...)."""
-    if _BENCH_ROW.search(text):  # one llama-bench row, with or without its header
+    if _BENCH_ROW.search(text) or _BENCH_CSV.search(text):  # one llama-bench row; llama-bench -o csv's header
         return True
     if text.count("\n") < 2:
         return False
     return len(_TOOL_LINE.findall(text)) >= 2
 
 
+_BENCH_CSV = re.compile(r"^\s*\"?build_commit\"?\s*,|,\s*\"?avg_ts\"?\s*,\s*\"?stddev_ts\b", re.M)
 _BENCH_ROW = re.compile(r"^[^|\n]*\|(?:[^|\n]*\|){3,}\s*(?:pp|tg|pg)\s*\d+[^|\n]*\|\s*[\d.,]+\s*(?:±\s*[\d.,]+\s*)?\|?\s*$",
                         re.M | re.I)

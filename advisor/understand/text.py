@@ -18,7 +18,7 @@ __all__ = ["looks_pasted", "parse_prices", "split_stated_memory"]
 
 _PRICE = re.compile(r"\s*([^=,;\n]+?)\s*=\s*\$?\s*(\d[\d_,]*(?:\.\d+)?)\s*(?:[,;\n]|$)")
 _PASTE_MARKERS = ("| model", "llama_print_timings", "prompt eval rate", "eval rate:", "tokens-per-sec", "pp512",
-                  "tg128", "\"avg_ts\"", "prompt_per_second", "Serving Benchmark Result", "tokensPerSecond",
+                  "tg128", "\"avg_ts\"", "avg_ts,stddev_ts", "build_commit,", "prompt_per_second", "Serving Benchmark Result", "tokensPerSecond",
                   "llama_perf_context_print", "prompt_eval_duration")
 
 # A tool's whole record on one line, pasted inside a sentence: text-generation-webui's "Output generated in 15.34
