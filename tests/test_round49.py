@@ -470,3 +470,14 @@ def test_llama_bench_csv_pasted_in_the_chat_is_read_not_left_out_as_a_hash(tmp_p
     r = service.ask(Store(str(tmp_path / "s.duckdb")), "is this normal?\n" + csv)
     assert r.reply.startswith("Read 4 measurement(s) from llama-bench output.")
     assert "Left out" not in r.reply and r.verdict is not None and r.verdict.measured.get("decode_tps")
+
+
+@pytest.mark.parametrize("log", [
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA "
+    "driver is installed and running.",
+    "Failed to initialize NVML: Driver/library version mismatch",
+    "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
+])
+def test_a_failing_gpu_driver_is_the_first_fix(tmp_path, log):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), log + "\nRTX 3060 12GB llama 3.1 8b q4_k_m ollama 6 tok/s")
+    assert "**Best fix:** Install the GPU build/runtime" in r.reply

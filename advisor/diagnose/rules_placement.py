@@ -126,6 +126,11 @@ def gpu_not_used(c: Ctx) -> Finding | None:
     s = c.sit.symptoms
     if not c.has_gpu or not (s.gpu_not_used or s.n_gpu_layers == 0):
         return None
+    if s.driver_failed:
+        return Finding("misconfiguration", "The GPU's driver or runtime does not start (the output shows it failing), so "
+                       "nothing can run on the GPU: every layer runs on the CPU until the driver loads (reinstall or "
+                       "update it, reboot; with Secure Boot, enrol its module).",
+                       ["setup:gpu_runtime", "offload_all"], status="below_expected", rule="gpu_not_used")
     return Finding("misconfiguration", ("The output says the GPU is not being used" if s.gpu_not_used else
                                         "-ngl 0 keeps every layer on the CPU") + ", so every layer runs on the CPU.",
                    ["offload_all", "setup:gpu_runtime"], status="below_expected", rule="gpu_not_used")

@@ -207,6 +207,8 @@ class Symptoms(_Frozen):
         gpu_backend (str | None): the compute backend named: cuda, rocm, metal, vulkan, sycl, clblast, cpu, opencl.
         cpu_only (bool): the run is on the CPU by choice or build (``-ngl 0``, a CPU-only build).
         gpu_not_used (bool): the text says the GPU is not found / not used / idle.
+        driver_failed (bool): the text shows the GPU driver or runtime failing to start (nvidia-smi cannot reach the
+            driver, NVML or CUDA fails to initialise): nothing runs on the GPU.
         container (bool): runs in Docker/Podman/WSL/a VM.
         cpu_sampling (bool): a sampler setting that forces CPU-side sampling over the whole vocabulary (``top_k 0``).
         eager_mode (bool): vLLM ``--enforce-eager`` (no CUDA graphs).
@@ -257,6 +259,7 @@ class Symptoms(_Frozen):
     gpu_backend: str | None = None
     cpu_only: bool = False
     gpu_not_used: bool = False
+    driver_failed: bool = False
     container: bool = False
     cpu_sampling: bool = False
     eager_mode: bool = False

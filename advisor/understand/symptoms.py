@@ -65,6 +65,11 @@ _NO_GPU = re.compile(
     r"task manager shows (?:the )?gpu (?:idle|at 0 ?%)|\bgpu\b[^.\n]{0,20}\b(?:idle|at 0 ?%|0 ?% (?:usage|load|util))",
     re.I,
 )
+# The GPU's driver or runtime failing to start, as nvidia-smi, NVML, CUDA or ROCm print it: nothing runs on the GPU.
+_DRIVER_FAIL = re.compile(r"couldn'?t communicate with the nvidia driver|failed to initiali[sz]e nvml|nvml: driver/library "
+                          r"version mismatch|cuda driver version is insufficient|no cuda-capable device is detected|"
+                          r"ggml_cuda_init: failed to initiali[sz]e cuda|cuda_error_no_device|hipErrorNoDevice|"
+                          r"no devices were found|unable to determine the device handle", re.I)
 # ROCm refusing the card in the engine's log ("amdgpu is not supported … gpu_type=gfx1032"): it then runs on the CPU.
 _ROCM_REFUSED = re.compile(r"amdgpu (?:is )?not supported|gpu_type=gfx10[1-3][1-9]|unsupported (?:gpu|gfx)|"
                            r"gfx10(?:31|32|34|12|10)\b", re.I)
@@ -368,7 +373,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         gpu_fraction=gpu_fraction,
         gpu_backend=backend,
         cpu_only=cpu_only,
-        gpu_not_used=bool(_NO_GPU.search(t)),
+        gpu_not_used=bool(_NO_GPU.search(t) or _DRIVER_FAIL.search(t)),
+        driver_failed=bool(_DRIVER_FAIL.search(t)),
         container=bool(_CONTAINER.search(t)),
         cpu_sampling=bool(_TOP_K0.search(t)),
         eager_mode=bool(_EAGER.search(t)),
