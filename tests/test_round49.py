@@ -481,3 +481,14 @@ def test_llama_bench_csv_pasted_in_the_chat_is_read_not_left_out_as_a_hash(tmp_p
 def test_a_failing_gpu_driver_is_the_first_fix(tmp_path, log):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), log + "\nRTX 3060 12GB llama 3.1 8b q4_k_m ollama 6 tok/s")
     assert "**Best fix:** Install the GPU build/runtime" in r.reply
+
+
+@pytest.mark.parametrize("text, hardware, problem", [
+    ("GPU[0]: [0x7448 : 0xc8] Radeon RX 7900 XTX, llama 3.1 8b", "RX 7900 XTX", False),
+    ("0x RTX 4090, llama 3.1 8b", None, True),
+    ("4xA100 80GB, llama 3.3 70b", "4x A100", False),
+])
+def test_a_hex_id_in_a_listing_is_no_gpu_count(store, text, hardware, problem):
+    e = extract(text, store)
+    assert e.hardware == hardware
+    assert any("not a number of GPUs" in x for x in e.not_understood) is problem

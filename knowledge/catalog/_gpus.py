@@ -158,7 +158,9 @@ MAX_DEVICES = 16  # GPUs in one machine (an HGX board holds 8; a node of 16 is t
 # model number); not "RX 7900 XT(X)", "RTX 3090 x 2" (the count after the name) or "i9-10900X CPU".
 _GPU_START = (r"(?:rtx|gtx|rx|radeon|geforce|nvidia|amd|intel|arc|tesla|quadro|instinct|titan|mi\d{3}|[abhlptv]\d{1,4}|"
               r"gh?b\d{3}|\d{3,4})\b")
-_WRITTEN_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*[x×]\s*(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
+# (not a hex literal: "0x744c", "[0x7448 : 0xc8]" in rocm-smi's listing)
+_WRITTEN_COUNT = re.compile(rf"(?<![\w.-])(?P<n>[-−]?\d+(?:[.,]\d+)?)\s*[x×](?!(?<=(?<!\d)0x)[0-9a-f])\s*"
+                            rf"(?={_GPU_START}|[a-z]{{2,5}}\d)", re.I)
 
 
 # A count written after the name ("RTX 4090 (x0)", "3090 x-1") or a negative one before it ("-2 RTX 3090").
