@@ -492,3 +492,13 @@ def test_a_hex_id_in_a_listing_is_no_gpu_count(store, text, hardware, problem):
     e = extract(text, store)
     assert e.hardware == hardware
     assert any("not a number of GPUs" in x for x in e.not_understood) is problem
+
+
+def test_users_that_do_not_all_fit_get_the_fixes_that_make_room_first(tmp_path):
+    """Before: the first fix for 50 RAG users of whom 19 fit on an L40S was "use Gemma 3 4B"."""
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "RAG service, ~12k token prompts, 300 token answers, 50 concurrent "
+                    "users, llama 3.1 8b. is one L40S enough?")
+    first = r.verdict.fixes[0]
+    assert first.id == "kv_cache_quantization" and "--kv-cache-dtype fp8" in first.title
+    assert "38 of the 50 users at once instead of 19" in first.predicted_effect
+    assert any(f.id == "quantization" and "users at once instead of 19" in f.predicted_effect for f in r.verdict.fixes)

@@ -91,6 +91,9 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     w = c.sit.workload
     if w.depth + w.prompt_tokens > 16000:
         extra.append("kv_cache_quantization")
+    if c.pred is not None and c.pred.running is not None and c.pred.running < w.users:
+        # not every user's KV cache fits beside the weights (the rest queue): what makes room for more comes first
+        extra = ["kv_cache_quantization", "quantization", "add_gpu", *extra]
     if f.bottleneck == "memory_fit":
         extra = ["fit_in_memory", "quantization", "smaller_model", *extra]
     cands: list[tuple[int, float, int, Fix]] = []

@@ -121,10 +121,36 @@ def _kv_quant(c: Ctx) -> Fix | None:
     if not m.fits and m.total_gb is not None:  # a memory fix here: does half the cache make it fit with room?
         need = m.required_gb - m.kv_cache_gb / 2
         room = {"margin_gb": round(m.usable_gb - need, 2), "fits_with_margin": roomy(need, m.usable_gb)}
+    if p.running is not None and p.running < w.users and (more := _more_served(c, kv_bytes_per_element=1.0)):
+        served, per = more
+        server = c.sit.engine in ("vllm", "sglang", "tensorrt-llm")
+        return fix("kv_cache_quantization", "Keep the KV cache in 8 bits: " + (
+            "--kv-cache-dtype fp8 (vLLM, SGLang)" if server else "-ctk q8_0 -ctv q8_0 with flash attention (llama.cpp)"),
+            f"{_served(served, w.users)} at once instead of {p.running}, at ≈ {per:.3g} tok/s each",
+            "Each user's KV cache (the model's memory of their prompt) takes half the memory, so twice as many fit "
+            "beside the weights and fewer wait their turn.", speedup=served / p.running)
     return fix("kv_cache_quantization", "Quantize the KV cache to q8_0 (needs flash attention)",
                f"KV cache at {ctx_t:,} tokens × {w.users}: {kv:.1f} → {kv / 2:.1f} GB; bytes read per token "
                f"{wb + kvb:.2f} → {wb + kvb / 2:.2f} GB",
                "Halves the memory the context takes and the bytes decode reads at long context.", speedup=sp, **room)
+
+
+def _more_served(c: Ctx, **changes: Any) -> tuple[int, float] | None:
+    """(users served at once, tok/s each) with ``changes`` (a smaller KV cache or format) when not every user fits
+    now and more would; None when no more would."""
+    p = c.pred
+    if p is None or p.running is None:
+        return None
+    new = what_if(c, **changes)
+    if new is None:
+        return None
+    served = new.running if new.running is not None else c.sit.workload.users
+    per = new.decode_tps_per_seq or new.decode_tps
+    return (served, per) if served > p.running and per else None
+
+
+def _served(n: int, users: int) -> str:
+    return f"all {users} users" if n >= users else f"{n} of the {users} users"
 
 
 @register("kv_cache_off", "kv_cache_quantization", 0, lambda c: c.sit.symptoms.kv_cache_quant is not None)

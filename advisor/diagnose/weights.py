@@ -89,6 +89,12 @@ def _quantization(c: Ctx) -> Fix | None:
         if q.bits_per_weight < 3:
             why += (f" At {q.bits_per_weight:.3g} bits a weight answers get visibly worse; the largest models hold up "
                     "best (DeepSeek's 2-bit dynamic GGUFs are widely run).")
+        users = c.sit.workload.users
+        if p.running is not None and p.running < users and (new.running is None or new.running > p.running):
+            # not every user fits now: the smaller weights leave room for more users' KV caches
+            served = new.running if new.running is not None else users
+            eff += f"; {'all' if served >= users else served} of the {users} users at once instead of {p.running}"
+            sp = max(sp or 0.0, served / p.running)
         return fix("quantization", f"Use {_a(q.name)} {q.name} build", eff, why, speedup=sp, new_decode_tps=new.decode_tps,
                    new_ttft_s=new.ttft_s, **room)  # type: ignore[arg-type]
     return None
