@@ -502,3 +502,10 @@ def test_users_that_do_not_all_fit_get_the_fixes_that_make_room_first(tmp_path):
     assert first.id == "kv_cache_quantization" and "--kv-cache-dtype fp8" in first.title
     assert "38 of the 50 users at once instead of 19" in first.predicted_effect
     assert any(f.id == "quantization" and "users at once instead of 19" in f.predicted_effect for f in r.verdict.fixes)
+
+
+def test_an_idle_card_beside_a_full_one_is_said():
+    busy = SMI_HEAD + _card(0, "NVIDIA GeForce RTX 3090", 24576, 22000) + _card(1, "NVIDIA GeForce RTX 3090", 24576, 5)
+    both = SMI_HEAD + _card(0, "NVIDIA GeForce RTX 3090", 24576, 22000) + _card(1, "NVIDIA GeForce RTX 3090", 24576, 21000)
+    assert "GPU 1 (5 of 24,576 MiB) almost empty while GPU 0 (22,000 MiB) holds the model" in rewrite_listings(busy)[1]
+    assert "almost empty" not in rewrite_listings(both)[1]

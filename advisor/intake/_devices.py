@@ -20,7 +20,7 @@ __all__ = ["is_listing_line", "listing_gpus", "listing_ram_gb", "rewrite_listing
 # nvidia-smi's table: a GPU's first row "|   0  NVIDIA GeForce RTX 4060 Ti     Off |   00000000:01:00.0  On | …"
 # (index, name, persistence mode), its second "|  0%  45C  P8  11W / 165W |  1234MiB / 16380MiB | …".
 _SMI_GPU = re.compile(r"^\|\s*(\d{1,2})\s+(?P<name>[A-Za-z][^|]*?)\s+(?:On|Off)\s*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:", re.M)
-_SMI_MEM = re.compile(r"^\|[^|\n]*\|\s*\d+\s*MiB\s*/\s*(\d+)\s*MiB\s*\|", re.M)
+_SMI_MEM = re.compile(r"^\|[^|\n]*\|\s*(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB\s*\|", re.M)
 # nvidia-smi -L: "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-…)"
 _SMI_L = re.compile(r"^\s*GPU\s+\d{1,2}:\s*(?P<name>[^()\n]+?)\s*\(UUID:[^)\n]*\)\s*$", re.M)
 # nvidia-smi --query-gpu=name,memory.total --format=csv[,noheader]: "NVIDIA GeForce RTX 3090, 24576 MiB"
@@ -64,7 +64,7 @@ def listing_gpus(text: str) -> list[tuple[str, int | None]]:
     """
     gpus = [m.group("name") for m in _SMI_GPU.finditer(text)]
     if gpus:
-        mems: list[int | None] = [nominal_gb(int(m.group(1)) / 1024) for m in _SMI_MEM.finditer(text)]
+        mems: list[int | None] = [nominal_gb(int(m.group("total")) / 1024) for m in _SMI_MEM.finditer(text)]
         mems = mems if len(mems) == len(gpus) else [None] * len(gpus)
         return [(_clean_name(n), g) for n, g in zip(gpus, mems, strict=True)]
     if found := _SMI_L.findall(text):
@@ -98,6 +98,25 @@ def listing_ram_gb(text: str) -> int | None:
     if not m.group("unit") and gib < 0.5:  # "free -g" on a tiny box, or numbers in MiB without -m: not a size to use
         return None
     return nominal_gb(gib) if 0.5 <= gib <= 65536 else None
+
+
+IDLE_SHARE, BUSY_SHARE = 0.05, 0.5  # a card under 5 % of its memory used beside one over half full
+
+
+def idle_cards(text: str) -> str | None:
+    """The sentence for an nvidia-smi table in which some cards hold almost nothing while another is over half full:
+    the model is not spread over all of them (a run on one card, or on the CPU for the rest); None otherwise."""
+    used = [(int(m.group("used")), int(m.group("total"))) for m in _SMI_MEM.finditer(text)]
+    if len(used) < 2:
+        return None
+    idle = [i for i, (u, t) in enumerate(used) if t and u / t < IDLE_SHARE]
+    busy = [i for i, (u, t) in enumerate(used) if t and u / t > BUSY_SHARE]
+    if not idle or not busy:
+        return None
+    say = ", ".join(f"GPU {i} ({used[i][0]:,} of {used[i][1]:,} MiB)" for i in idle)
+    full = ", ".join(f"GPU {i} ({used[i][0]:,} MiB)" for i in busy)
+    return (f"It also shows {say} almost empty while {full} holds the model: the model is not spread over every card "
+            "(set the engine to use them all, e.g. CUDA_VISIBLE_DEVICES and --tensor-split or -sm layer in llama.cpp).")
 
 
 def _phrase(gpus: list[tuple[str, int | None]]) -> str:
@@ -135,6 +154,8 @@ def rewrite_listings(text: str) -> tuple[str, str | None]:
         ("system_profiler" if mac else "rocm-smi" if _ROCM.search(text) else "nvidia-smi") if gpus else "",
         "free" if ram else "") if x)
     note = f"Read the machine from what {source} printed: {phrase}."
+    if idle := idle_cards(text):
+        note += " " + idle
     if any(re.search(r"\.{2,}|…", m.group("name")) for m in _SMI_GPU.finditer(text)):
         note += " nvidia-smi cut the card's name short: if it is a Ti, SUPER or another variant, tell me which."
     return "\n".join([phrase, *kept]), note
