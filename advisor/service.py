@@ -339,7 +339,10 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     shown = before if not intake.missing(before, store) else None
     if verdict is not None and verdict.prediction is not None and (
             think := thinking_note(verdict.prediction.model.get("id") or facts.model, said_here, verdict.prediction)):
-        notes.append(think)  # a reasoning model's wait is its reasoning, written before the answer
+        if facts.measured_ttft_s and not lines:  # the wait they measured is mostly the reasoning: said first
+            lines.append(f"**Most of that wait is the model reasoning before it answers.** {think}")
+        else:
+            notes.append(think)  # a reasoning model's wait is its reasoning, written before the answer
     answer = turn_reply(store, verdict, facts=facts, before=shown, notes=notes)
     if answer is not None:
         reply = "\n\n".join(x for x in (*lines[:1], answer) if x) if verdict is not None and lines else answer

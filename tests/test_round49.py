@@ -296,6 +296,7 @@ def test_head_counts_in_other_languages(store, text, n):
                                   "90 s before any output", "about 90 seconds before I see text"])
 def test_a_reasoning_models_wait_said_in_other_words_is_its_reasoning(tmp_path, wait):
     r = service.ask(Store(str(tmp_path / "s.duckdb")), f"qwq-32b on 4090 q4_k_m in ollama, {wait}")
+    assert r.reply.startswith("**Most of that wait is the model reasoning before it answers.**")
     assert "thinks before it answers" in r.reply and "--think=false" in r.reply
 
 

@@ -39,7 +39,8 @@ _DURATION = re.compile(
 TTFT_WORDS = re.compile(
     r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character|reply|answer)|before\s+(?:the\s+first|it\s+(?:(?:even|actually|finally|ever)\s+)?(?:starts|"
     r"begins|responds|answers|says|writes|types|outputs|prints)|(?:writing|typing|saying|printing|outputting|showing|"
-    r"answering|responding|generating|replying)\b|anything|any\s+(?:output|text|token)|the\s+(?:answer|"
+    r"answering|responding|generating|replying)\b|anything|any\s+(?:output|text|token)|i\s+(?:see|get)\s+(?:any\s+)?"
+    r"(?:text|output|words?|tokens?|anything|an?\s+answer|a\s+reply)\b|the\s+(?:answer|"
     r"response|reply)\s+starts)|to\s+start\s+(?:answering|responding|generating|writing|typing|talking)|"
     r"until\s+(?:it\s+starts|the\s+first|anything)|(?:starts|begins)\s+(?:answering|responding|typing|writing)\s+after|"
     r"prompt\s+processing\b(?![^.;!?]{0,20}\btok)|processing\s+(?:the\s+|my\s+)?prompts?\b|wait(?:s|ing)?\b|\bto\s+(?:start|begin|respond|kick\s+in)\b|"
