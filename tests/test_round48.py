@@ -133,11 +133,19 @@ def test_user_counts_read_like_every_other_number(tmp_path, said, n):
     assert _ask(tmp_path, f"RTX 4090, llama 3.1 8b, {said}").facts.concurrency == n
 
 
-@pytest.mark.parametrize("said", ["1e30 users", "2,000,000 users", "-3 users"])
+@pytest.mark.parametrize("said", ["-3 users", "0 users"])
 def test_impossible_user_counts_are_said_back_whole(tmp_path, said):
     r = _ask(tmp_path, f"RTX 4090, llama 3.1 8b, {said}")
     assert r.facts.concurrency is None
     assert f"'{said}': the number of users must be between 1 and 100,000; I ignored it." in r.reply
+
+
+@pytest.mark.parametrize("said", ["1e30 users", "2,000,000 users"])
+def test_more_users_than_modelled_are_answered_at_the_most_modelled(tmp_path, said):
+    """(round 49: the breaker's "answer at the cap, never for one person")"""
+    r = _ask(tmp_path, f"RTX 4090, llama 3.1 8b, {said}")
+    assert r.facts.concurrency == 100_000
+    assert f"'{said}' is more people at once than I model (100,000 at most): answered for 100,000" in r.reply
 
 
 def test_users_beyond_the_kv_room_queue_and_the_headline_says_so(tmp_path):

@@ -195,7 +195,11 @@ def extract_users(msg: Msg, ext: Extraction) -> None:
         msg.claim(m.start(), m.end())
         if users is None:
             continue
-        if not 1 <= users <= MAX_USERS:
+        if users > MAX_USERS:  # more than one comparison models: answered at the most it does, said (more is replicas)
+            ext.note(f"'{m.group(0).strip()}' is more people at once than I model ({MAX_USERS:,} at most): answered for "
+                     f"{MAX_USERS:,}; more is that many again, as replicas.")
+            users = MAX_USERS
+        elif users < 1:
             ext.reject(f"'{m.group(0).strip()}': the number of users must be between 1 and {MAX_USERS:,}; I ignored it.")
             continue
         if (who := m.group("who")) and _HOUSEHOLD.fullmatch(who):
