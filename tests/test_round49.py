@@ -510,3 +510,9 @@ def test_an_idle_card_beside_a_full_one_is_said():
     both = SMI_HEAD + _card(0, "NVIDIA GeForce RTX 3090", 24576, 22000) + _card(1, "NVIDIA GeForce RTX 3090", 24576, 21000)
     assert "GPU 1 (5 of 24,576 MiB) almost empty while GPU 0 (22,000 MiB) holds the model" in rewrite_listings(busy)[1]
     assert "almost empty" not in rewrite_listings(both)[1]
+
+
+@pytest.mark.parametrize("text, tps", [("RTX 4090 llama 3.1 8b decode 1/3 tok/s", 0.333),
+                                       ("cpu only, ryzen 9 7950x, llama 3.3 70b, about 1/2 t/s", 0.5)])
+def test_a_rate_written_as_a_fraction(store, text, tps):
+    assert _facts(text, store)["measured_decode_tps"] == tps

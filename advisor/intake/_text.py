@@ -103,6 +103,10 @@ def sanitize(text: object) -> tuple[str, list[str]]:
     for pat, unit in _FOREIGN_UNITS:
         text = pat.sub(unit, text)
     text = _TYPOS.sub(lambda m: _TYPO_FIX[m.group(0).lower()], text)
+    if _FRACTION_RATE.search(text):  # "1/3 tok/s": a third of a token a second, not 3
+        said_f = [m.group(0).strip() for m in _FRACTION_RATE.finditer(text)][:2]
+        text = _FRACTION_RATE.sub(lambda m: f"{1 / int(m.group(1)):.3g}", text)
+        notes.append("Read " + ", ".join(f"'{x}' as {1 / int(x.split('/')[1]):.3g}" for x in said_f) + " (a fraction).")
     text, grouped = _thousands(text)
     if grouped:
         notes.append("Read " + ", ".join(f"'{a}' as {b}" for a, b in grouped[:3]) + " (thousands separators).")
@@ -113,6 +117,9 @@ def sanitize(text: object) -> tuple[str, list[str]]:
     return _HF_URL.sub(" ", text), notes
 
 
+# A rate written as a fraction of one ("1/3 tok/s", "1/2 t/s"): slow CPU runs are said that way.
+_FRACTION_RATE = re.compile(r"(?<![\w./])1\s*/\s*([2-9]|1\d)(?=\s*(?:tok(?:en)?s?\s*/\s*s|t/s|tk/s|tps\b|"
+                            r"tokens?\s+(?:per|a)\s+sec))", re.I)
 # Thousands written with dots, apostrophes or spaces ("1.500 users", "32.000 tokens", "12'000 tokens", "12 000 tokens",
 # "2.500,5 tok/s"): unambiguous with a decimal comma after or two separators or more ("1.234.567"); with one dot only
 # before a count that cannot be fractional (users, tokens, requests): "1.5 users" is no reading.
