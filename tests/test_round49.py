@@ -516,3 +516,12 @@ def test_an_idle_card_beside_a_full_one_is_said():
                                        ("cpu only, ryzen 9 7950x, llama 3.3 70b, about 1/2 t/s", 0.5)])
 def test_a_rate_written_as_a_fraction(store, text, tps):
     assert _facts(text, store)["measured_decode_tps"] == tps
+
+
+def test_facts_breaking_a_rule_across_fields_keep_the_rest(tmp_path):
+    from ui.api import api_ask
+
+    reply, _, facts = api_ask(Store(str(tmp_path / "s.duckdb")), "is that fast?",
+                              '{"hardware":"RTX 4090","model":"llama 3.1 8b","active_params_b":70,"params_b":8}')
+    assert "the rest is kept" in reply and "I could not read the facts" not in reply
+    assert '"hardware":"RTX 4090"' in facts and '"model":"llama 3.1 8b"' in facts

@@ -70,11 +70,21 @@ def salvage_facts(facts_json: Any) -> tuple[Scenario | None, list[str]]:
             return Scenario.model_validate(data), dropped
         except ValidationError as e:
             bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")} & set(data)
+            if not bad:  # a rule across fields ("active_params_b" above "params_b"): the one field whose removal cures it
+                bad = next(({k} for k in sorted(data, reverse=True) if _valid_without(data, k)), set())
             if not bad:
                 return None, []
             dropped += sorted(bad)
             data = {k: v for k, v in data.items() if k not in bad}
     return None, []
+
+
+def _valid_without(data: dict[str, Any], key: str) -> bool:
+    try:
+        Scenario.model_validate({k: v for k, v in data.items() if k != key})
+        return True
+    except ValidationError:
+        return False
 
 
 def _scenario_call(store: Store, scenario_json: str, fn: Callable[[Store, Scenario], Any], where: str) -> str:
