@@ -525,3 +525,12 @@ def test_facts_breaking_a_rule_across_fields_keep_the_rest(tmp_path):
                               '{"hardware":"RTX 4090","model":"llama 3.1 8b","active_params_b":70,"params_b":8}')
     assert "the rest is kept" in reply and "I could not read the facts" not in reply
     assert '"hardware":"RTX 4090"' in facts and '"model":"llama 3.1 8b"' in facts
+
+
+def test_a_bad_cell_in_the_facts_table_keeps_the_verdict_of_the_facts_as_they_were(store):
+    from ui import handlers
+
+    facts = {"hardware": "RTX 4090", "model": "llama 3.1 8b", "quant": "Q4_K_M"}
+    new, verdict, note = handlers.facts_edited(store, [["memory (GB)", "-5"]], facts)
+    assert new == facts and verdict is not None and verdict.prediction.hardware["id"] == "nvidia-rtx-4090"
+    assert "memory_gb" in note and "The other facts are as they were." in note

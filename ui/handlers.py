@@ -398,7 +398,14 @@ def facts_edited(store: Store, rows: Any, facts: dict[str, Any] | None) -> tuple
     try:
         sc = _scenario_from_rows(rows, facts)
     except ValidationError as e:
-        return dict(facts or {}), None, friendly_error(e)
+        # the bad cell is refused; the verdict of the facts as they were stays on screen
+        old = dict(facts or {})
+        try:
+            was = Scenario.model_validate({k: v for k, v in old.items() if k in Scenario.model_fields})
+            v = service.diagnose_scenario(store, was) if was.hardware and (was.model or was.params_b) else None
+        except Exception:  # noqa: BLE001 - the note below is what matters; the verdict is a courtesy
+            v = None
+        return old, v, friendly_error(e) + " The other facts are as they were."
     new = _facts_dict(sc)
     if not (sc.hardware and (sc.model or sc.params_b)):
         return new, None, "Updated. I still need the hardware and the model to give a verdict."
