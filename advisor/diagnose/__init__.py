@@ -23,6 +23,7 @@ from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.engines import engine_answer
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.formats import format_answer
+from advisor.diagnose.kv_asked import kv_answer
 from advisor.diagnose.npu import npu_answer
 from advisor.diagnose.rules import PLANNED_SPLIT_RULE, Finding, first_finding
 from advisor.diagnose.rules_engine import FELT_SLOW_RULE
@@ -89,7 +90,7 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
     general = _remedies.GENERAL_PREFILL if f.bottleneck == "prefill" else _remedies.GENERAL_DECODE
     extra = list(general)
     w = c.sit.workload
-    if w.depth + w.prompt_tokens > 16000:
+    if w.depth + w.prompt_tokens > 16000 or c.sit.symptoms.kv_quant_asked:
         extra.append("kv_cache_quantization")
     if c.pred is not None and c.pred.running is not None and c.pred.running < w.users:
         # not every user's KV cache fits beside the weights (the rest queue): what makes room for more comes first
@@ -109,6 +110,8 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         if fx.id not in seen:
             seen.add(fx.id)
             out.append(fx)
+    if w.users <= 1:  # a batch raises a server's total, not one person's stream (_batching leaves its speedup out)
+        out.sort(key=lambda fx: fx.remedy == "batching" and fx.speedup is None and c.pred is not None)
     if f.bottleneck == "memory_fit" and not _remedies.deliberate_split(c):
         out = _remedies.works_first(out, tiers)
         # a MoE larger than the card keeps its model: only its experts move to system RAM (a setting, first)
@@ -273,7 +276,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
         asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
         planned_split=f.rule == PLANNED_SPLIT_RULE,
-        engine_answer=engine_answer(c) or api_answer(c) or spec_answer(c) or npu_answer(c), format_answer=format_answer(c),
+        engine_answer=engine_answer(c) or api_answer(c) or spec_answer(c) or kv_answer(c) or npu_answer(c), format_answer=format_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
                           and p.concurrency == c.sit.measured.streams else None),

@@ -8,10 +8,12 @@ its build of the weights, and the engine asked about with that engine's usual bu
 
 from __future__ import annotations
 
+import re
+
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.models import Fix, Prediction, QuantFormat
-from advisor.understand.engine import ENGINE_NAMES, classify_engine
+from advisor.understand.engine import API_NAMES, ENGINE_NAMES, classify_engine
 from advisor.understand.formats import SERVER_ENGINES as _SERVERS
 from advisor.understand.formats import equivalent_quant
 
@@ -59,6 +61,17 @@ def _asked(c: Ctx) -> str | None:
     return e if e and e != now else None
 
 
+# "does ollama even support it?", "will vLLM work on this card?": a question whether the engine runs here at all
+_SUPPORT = re.compile(r"\bsupport(?:s|ed|ing)?\b|\bwork(?:s|ing)?\s+(?:with|on)\b|\bcompatible\b|\brun\s+on\s+(?:it|this|that|my)\b",
+                      re.I)
+
+
+def _family(backend: str | None) -> str:
+    """The kernels an engine runs: Ollama, LM Studio, KoboldCpp and llama-server are all llama.cpp."""
+    e = classify_engine(backend or "")[0] or ""
+    return "llama.cpp" if e in ("llama.cpp", "ollama", "lm-studio", "koboldcpp", "") else e
+
+
 def engine_answer(c: Ctx) -> str | None:
     """One sentence that answers the engine question, with both predictions; None when none was asked."""
     e = _asked(c)
@@ -89,7 +102,17 @@ def engine_answer(c: Ctx) -> str | None:
     else:
         verdict = "about the same: not worth switching for speed alone"
     build = "" if q2.name == (c.sit.quant.name if c.sit.quant else "") else f" with its {q2.name} build"
-    now_label = ENGINE_NAMES.get(c.sit.engine or "", c.sit.engine or "the engine now")
+    from advisor.render.markdown import engine_label
+
+    # no engine stated: the one the prediction assumed (the hardware's usual llama.cpp build)
+    now_label = ENGINE_NAMES.get(c.sit.engine or "", c.sit.engine or "") or engine_label(p.backend)
+    lead = ""
+    if _SUPPORT.search(c.sit.question or ""):
+        api = API_NAMES.get(p2.backend.rpartition("-")[2].lower(), "")
+        lead = f"yes, it runs on this machine{' (' + api + ')' if api else ''}; "
+        if _family(p2.backend) == _family(p.backend):
+            return (f"{name}: {lead}it runs the same kernels as {now_label}, so expect the same speed: decode ≈ "
+                    f"{b:.1f} tok/s{each}{', prompt reading ≈ ' + format(p2.prefill_tps, ',.0f') + ' tok/s' if p2.prefill_tps else ''}.")
     if c.tg and users <= 1:  # the person's own rate, scaled by the predicted ratio of the two engines
         # never past what the other engine is predicted to reach near its roofline (its predicted rate, or 85 % of
         # the ceiling): a rate measured above our prediction does not carry the ratio beyond the hardware
@@ -98,7 +121,7 @@ def engine_answer(c: Ctx) -> str | None:
                 + (", held under the other engine's ceiling)" if to < c.tg * r else ")"))
     else:
         said = f"decode ≈ {a:.1f} → {b:.1f} tok/s{each} ({now_label} now → {name}; predicted for both)"
-    return f"{name} instead{build}: {said}{pre} — {verdict}."
+    return f"{name} instead{build}: {lead}{said}{pre} — {verdict}."
 
 
 @register("switch_engine", "fix_configuration", 1, lambda c: _asked(c) is not None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from advisor.diagnose.context import FAR_BELOW, Ctx
 from advisor.diagnose.rules import Finding
+from advisor.roofline import served_share
 
 __all__ = ["phase"]
 
@@ -22,6 +23,9 @@ def phase(c: Ctx) -> Finding:
         why = (f"{w.prompt_tokens:,} prompt tokens at {pp:,.0f} tok/s: {w.prompt_tokens / pp:.1f} s before the first "
                "token; prefill is the wait that was measured.") if pp else "Prefill was measured."
         return Finding("prefill", why, _prefill_remedies(c), rule="phase")
+    loaded = _prompt_load(c, pp)
+    if loaded is not None and not asked_prefill and not c.tg:
+        return loaded
     if pp and tg:
         ttft, stream = w.prompt_tokens / pp, w.gen_tokens / tg
         if asked_prefill:
@@ -39,6 +43,35 @@ def phase(c: Ctx) -> Finding:
                        rule="phase")
     return Finding("decode", "Decode (one token at a time, memory-bandwidth-bound) sets the streaming speed.",
                    _decode_remedies(c), rule="phase")
+
+
+def _prompt_load(c: Ctx, pp: float | None) -> Finding | None:
+    """Several users whose prompts take most of the machine's time: prefill, not decode, is the bottleneck.
+
+    Every request's prompt is read at the full prefill rate while the batch's decode serves all running users, so one
+    request costs ``P / prefill`` seconds of prompt reading and ``G / aggregate decode`` of decoding; the streams keep
+    :func:`advisor.roofline.served_share` of their decode rate (None: one user, or decode takes most of the time).
+    """
+    w, p = c.sit.workload, c.pred
+    if p is None or w.users <= 1 or p.concurrency <= 1 or not pp or not p.decode_tps:
+        return None
+    read_s, decode_s = w.prompt_tokens / pp, w.gen_tokens / p.decode_tps
+    if read_s < decode_s:
+        return None
+    share = served_share(p.decode_tps, pp, w.prompt_tokens, w.gen_tokens)
+    per_user = (p.decode_tps_per_seq or p.decode_tps) * share
+    running = p.running or p.concurrency
+    why = (f"With {w.users} users, each request's {w.prompt_tokens:,}-token prompt takes {read_s:.1f} s to read "
+           f"({pp:,.0f} tok/s, compute-bound) against {decode_s:.1f} s of the shared decode for its {w.gen_tokens:,}-token "
+           f"answer ({p.decode_tps:,.0f} tok/s over {running} streams): reading prompts is "
+           f"{read_s / (read_s + decode_s):.0%} of the machine's time. While it reads other users' prompts the answers "
+           f"stall, so each streams at about {per_user:.1f} tok/s on average, not {p.decode_tps_per_seq or p.decode_tps:.1f}; "
+           f"if all {w.users} send at once, the last first token comes after about {w.users * read_s:.0f} s.")
+    rem = ["kv_cache_quantization"] if running < w.users else []  # room for more streams first
+    # retrieved documents differ from request to request: a prefix cache holds only the fixed instructions
+    rem += ["chunked_prefill", "more_compute", "shorter_prompt"] if w.use == "rag" else [
+        "prefix_caching", "chunked_prefill", "more_compute", "shorter_prompt"]
+    return Finding("prefill", why, rem, rule="phase")
 
 
 def _prefill_remedies(c: Ctx) -> list[str]:

@@ -341,12 +341,18 @@ def _batching(c: Ctx) -> Fix | None:
         title = (f"Send requests concurrently (≈ {new_b} at a time): "
                  f"{ENGINE_NAMES.get(c.sit.engine or '', c.sit.engine)} batches them on its own, "
                  f"{batch_knob(c)} only caps how many")
-    return fix("batching", title,
-               f"aggregate decode ≈ {after.decode_tps * scale:,.0f} tok/s at {new_b} sequences vs ≈ {base:,.0f} now "
-               f"({(after.decode_tps_per_seq or 0) * scale:.1f} tok/s each)",
+    alone = now <= 1 and w.users <= 1 and per_stream  # one stream of one person: a batch raises only a total
+    effect = (f"aggregate decode ≈ {after.decode_tps * scale:,.0f} tok/s at {new_b} sequences vs ≈ {base:,.0f} now "
+              f"({(after.decode_tps_per_seq or 0) * scale:.1f} tok/s each)")
+    if alone:
+        title = "If you have several requests to run (agents, batch jobs, other users): " + title[0].lower() + title[1:]
+        effect += "; one conversation by itself stays as fast as it is"
+    return fix("batching", title, effect,
                "Each decode step reads the weights once for the whole batch, so throughput grows with the batch "
                "until the step becomes compute-bound (the ridge point).",
-               speedup=after.decode_tps * scale / base if base else None, new_decode_tps=after.decode_tps * scale)
+               # one person's single stream gains nothing: ranked after the fixes that speed it up
+               speedup=None if alone else (after.decode_tps * scale / base if base else None),
+               new_decode_tps=after.decode_tps * scale)
 
 
 @register("batching_generic", "batching", 0)

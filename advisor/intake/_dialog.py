@@ -506,7 +506,11 @@ def next_question(facts: Scenario, store: Store, ambiguous: dict[str, list[str]]
     for field in sorted(ambiguous or {}, key=lambda f: _ASK_ORDER.index(f) if f in _ASK_ORDER else 9):
         cands = [c for c in (ambiguous or {})[field] if c][:6]
         if cands:
-            return Question(field=field, text=f"Which {_NOUNS.get(field, field)} do you mean?", choices=cands)
+            said = ", ".join(cands[:-1]) + " or " + cands[-1] if len(cands) > 1 else cands[0]
+            why = (" They differ in memory and bandwidth, which set what fits and how fast it writes."
+                   if field == "hardware" else "")
+            return Question(field=field, text=f"Which {_NOUNS.get(field, field)} do you mean: {said}?{why}",
+                            choices=cands)
     todo = missing(facts, store)
     if not todo:
         return None

@@ -35,6 +35,10 @@ _CONTEXT_OF = re.compile(rf"\b(?:depth)\s*(?:of|is|=|:)?"
                          rf"\s*(?:about|around|~)?\s*(?P<a>{NUM})\b(?!\s*(?:tok|words|lines|pages))", re.I)
 _K_PROMPT = re.compile(r"(?<![\w.])(?P<a>\d+(?:\.\d+)?\s?[kK])\s*-?\s*(?P<w>system\s+prompts?|prompts?|inputs?|documents?)\b",
                        re.I)
+# "if i paste 32k?", "feed it 100k": a bare thousands count after a verb that hands the model text is a prompt length
+_PASTE_K = re.compile(r"\b(?:paste|pasting|feed|feeding|send|sending|upload|uploading|dump|dumping|throw|give\s+it|"
+                      r"hand\s+it)\s+(?:it\s+|in\s+|it\s+in\s+)?(?:a\s+|an\s+)?(?:about\s+|around\s+|~)?"
+                      r"(?P<a>\d+(?:\.\d+)?\s?[kK])\b(?!\s*(?:t/s|tok|/s|words|lines|pages))", re.I)
 _GEN_FLAG = re.compile(rf"(?:\bmax[_\s]tokens|\bnum_predict|(?<![\w-])-n|--n-predict)\s*[=:]?\s*(?P<a>{NUM})\b", re.I)
 _KINDS = {
     "shared": re.compile(r"system\s+prompt|\bshared\b|\bprefix\b|every\s+request|all\s+requests|\bcached\b|preamble", re.I),
@@ -229,7 +233,7 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
             ext.prompt_range = val[2]  # a range of answer lengths: only its middle is kept
         if kind not in seen:
             seen[kind] = val[:2]
-    for pat, fixed in ((_CONTEXT_OF, "depth"), (_GEN_FLAG, "gen"), (_K_PROMPT, "prompt")):
+    for pat, fixed in ((_CONTEXT_OF, "depth"), (_GEN_FLAG, "gen"), (_K_PROMPT, "prompt"), (_PASTE_K, "prompt")):
         for m in msg.finditer(pat):
             k = "shared" if pat is _K_PROMPT and m.group("w").lower().startswith("system") else fixed
             v = parse_num(m.group("a"))

@@ -247,11 +247,12 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
     per-user speed the person needs (``target_tps``) that the prediction misses, a "No" that says by how much; for a
     question for the speed itself (``how_fast``: "how fast will it run?") the number, not a yes or no."""
     tps = p.decode_tps_per_seq or p.decode_tps or 0
+    avg = _prompt_load_said(p)
     if not p.memory.fits and p.running:
         # the weights fit; the users' KV caches do not all fit beside them: a server queues the rest, it does not spill
         return (f"**Not all at once: about {p.running} of the {p.concurrency} users are served together and the others "
                 f"wait their turn; each of those {p.running} gets about {fmt_rate(tps)} tok/s** "
-                f"({feel_speed(tps).removeprefix('≈ ')}). The weights fit; the conversations' KV caches "
+                f"({feel_speed(tps).removeprefix('≈ ')}){avg}. The weights fit; the conversations' KV caches "
                 f"({p.memory.kv_cache_gb:.1f} GB for all {p.concurrency}) do not fit beside them.")
     if not p.memory.fits:
         return (f"**No, not comfortably: it needs about {p.memory.required_gb:.0f} GB but only "
@@ -288,8 +289,24 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
         verdict = "Only with patience"
     if how_fast and not target_tps:
         each = " for each user" if p.concurrency > 1 else ""
-        return f"**About {fmt_rate(tps)} tok/s{each}: {feel_speed(tps).removeprefix('≈ ')}; {first}.**"
-    return f"**{verdict}: {feel_speed(tps).removeprefix('≈ ')}; {first}.**"
+        return f"**About {fmt_rate(tps)} tok/s{each}: {feel_speed(tps).removeprefix('≈ ')}{avg}; {first}.**"
+    return f"**{verdict}: {feel_speed(tps).removeprefix('≈ ')}{avg}; {first}.**"
+
+
+def _prompt_load_said(p: Prediction) -> str:
+    """A clause for several users whose prompts take more of the machine's time than their answers: the share of time
+    spent reading prompts and the requests an hour that leaves ("" for one user, or when decoding takes longer).
+
+    One request costs ``P / prefill`` s of prompt reading and ``G / aggregate decode`` s of the batch's decode."""
+    if p.concurrency <= 1 or not (p.prefill_tps and p.decode_tps):
+        return ""
+    read_s, decode_s = p.prompt_tokens / p.prefill_tps, p.gen_tokens / p.decode_tps
+    if read_s < decode_s:
+        return ""
+    per_hour = 3600 / (read_s + decode_s)
+    n = f"{per_hour:,.0f}" if per_hour >= 10 else f"{per_hour:.1f}"
+    return (f"; reading everyone's {p.prompt_tokens:,}-token prompts takes {read_s / (read_s + decode_s):.0%} of the "
+            f"machine's time, so it answers about {n} requests an hour in all")
 
 
 def json_safe(x: Any) -> Any:

@@ -364,7 +364,7 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
             from advisor import roofline
             from advisor.perf.moe import weights_bpw
 
-            if (res.hardware is not None and res.hardware.kind == "discrete_gpu" and res.model is not None
+            if (res.hardware is not None and res.hardware.kind in ("discrete_gpu", "datacenter_gpu") and res.model is not None
                     and res.quant.bits_per_weight >= 8
                     and classify_engine(res.backend)[0] in ("vllm", "sglang", "tensorrt-llm")
                     and not roofline.memory_fit(res.hardware, res.model, weights_bpw(res.model, res.quant),

@@ -217,6 +217,8 @@ class Symptoms(_Frozen):
         kv_cache_quant (str | None): KV-cache type when quantized (``q8_0``, ``q4_0``, ``fp8``).
         speculative (str | None): speculative decoding already in use: ``"draft"``, ``"mtp"``, ``"eagle"``, ``"ngram"``.
         speculative_asked (bool): speculative decoding asked about, not in use ("would a draft model help?").
+        kv_quant_asked (str | None): the quantized KV cache asked about, not in use ("would an fp8 kv cache help?":
+            ``"fp8"``; ``"quantized"`` when no type is named).
         prefix_caching (bool | None): prefix/prompt caching on (True) / off (False) when stated.
         batching (int | None): parallel slots / max concurrency the server is set to (``-np 4``).
         swapping (bool): swap / memory pressure / OOM mentioned.
@@ -268,6 +270,7 @@ class Symptoms(_Frozen):
     kv_cache_quant: str | None = None
     speculative: str | None = None
     speculative_asked: bool = False
+    kv_quant_asked: str | None = None
     prefix_caching: bool | None = None
     batching: int | None = None
     swapping: bool = False

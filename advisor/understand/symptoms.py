@@ -31,7 +31,9 @@ _PREFIX_WORDS = re.compile(r"resend|re-?process|growing|conversation grows|cache
 _CONTAINER = re.compile(r"docker|container|podman|\bwsl2?\b|virtualbox|\bvm\b|llamagpt|proxmox|\blxc\b", re.I)
 _KV_QUANT = re.compile(r"(?:kv[_ ]cache[_ ]type|-ctk|--cache-type-k|cache-type-k|kv[_-]cache[_-]dtype)\s*[=:]?\s*(q\d_\d|q\d|fp8\w*|f16)|"
                        r"kv[- ]cache quantization|(q[48]_0) kv|kv.{0,12}(q[48]_0)|\b(fp8|int8|q[48]_0)[\s_-]+kv\b|"
-                       r"\b(q[48]_0)(?:\s*(?:/|,|or|and)\s*q[48]_0)*\s+(?:for|in|on)\s+(?:the\s+|my\s+)?(?:kv|k/v)\b", re.I)
+                       r"\b(q[48]_0)(?:\s*(?:/|,|or|and)\s*q[48]_0)*\s+(?:for|in|on)\s+(?:the\s+|my\s+)?(?:kv|k/v)\b|"
+                       r"\bquantiz\w*\s+(?:the\s+|my\s+)?(?:kv|k/v)\b|\b(?:kv|k/v)[\s-]cache\s+(?:in|at|to)\s+(\d)[\s-]?bits?\b",
+                       re.I)
 # "would a draft model help?", "what about speculative decoding with qwen 0.5b as draft?", "is -md worth trying?": asked
 # about, not in use ("I run it with -md qwen2.5-0.5b", "using speculative decoding, 60 tok/s, is that normal?").
 _SPEC_ASK_BEFORE = re.compile(r"\b(?:would|should|could|can|does|will|worth|try(?:ing)?|what\s+about|how\s+about|"
@@ -41,12 +43,13 @@ _SPEC_IN_USE = re.compile(r"\b(?:i'?m|i\s+am|we'?re|already|currently|i\s+(?:use
                           r"[^.!?\n]{0,20}$", re.I)
 
 
-def _spec_question(t: str, start: int, end: int) -> bool:
-    """Whether the speculative-decoding mention at ``start:end`` is asked about rather than in use."""
+def _spec_question(t: str, start: int, end: int, *, after: bool = True) -> bool:
+    """Whether the setting mentioned at ``start:end`` (speculative decoding, a quantized KV cache) is asked about
+    rather than in use; ``after``: "… help?" after the mention also asks (not for a command-line flag)."""
     clause = re.split(r"[.!?\n;]", t[max(0, start - 80):start])[-1]
     if _SPEC_IN_USE.search(clause):
         return False
-    return bool(_SPEC_ASK_BEFORE.search(clause) or _SPEC_ASK_AFTER.search(t[end:end + 90]))
+    return bool(_SPEC_ASK_BEFORE.search(clause) or (after and _SPEC_ASK_AFTER.search(t[end:end + 90])))
 
 
 # The NPU named ("is it using the NPU?", "can the Neural Engine help?", "XDNA"): answered by diagnose.npu.
@@ -326,7 +329,13 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         asks.add("decode")
     kvm = _KV_QUANT.search(t)
     kvq = next((g for g in kvm.groups() if g), "quantized") if kvm else None
+    if kvq and kvq.isdigit():
+        kvq = {"8": "q8_0", "4": "q4_0"}.get(kvq, "quantized")
     if kvq and kvq.lower() == "f16":
+        kvq = None
+    # "would an fp8 kv cache help?": asked about, not in use (diagnose.asked answers it)
+    kv_asked = kvq if (kvm and kvq and _spec_question(t, kvm.start(), kvm.end(), after=kvm.group(1) is None)) else None
+    if kv_asked:
         kvq = None
     fa = flash_attention_said(t)
     spec_m = _SPEC.search(t)
@@ -381,6 +390,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         attention_backend=attn or None,
         flash_attention=fa,
         kv_cache_quant=kvq,
+        kv_quant_asked=kv_asked,
         speculative=spec,
         speculative_asked=spec_asked,
         prefix_caching=pc,

@@ -1,0 +1,147 @@
+"""Round 50: several users whose prompts take most of the machine's time are prefill-bound; a follow-up's new prompt
+length ("if i paste 32k?") is read; a quantized KV cache asked about is answered, not silently applied."""
+
+import re
+
+import pytest
+
+from advisor import service
+from advisor.intake import extract
+from advisor.roofline import served_share
+from advisor.understand.symptoms import read_symptoms
+from knowledge.store import Store
+
+RAG = ("we're building a RAG app: prompts are ~12k tokens of retrieved docs, answers ~300 tokens, about 50 concurrent "
+       "users, llama 3.1 8b. is one L40S enough?")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return Store(str(tmp_path_factory.mktemp("r50") / "s.duckdb"))
+
+
+@pytest.fixture(scope="module")
+def rag(store):
+    return service.ask(store, RAG)
+
+
+def test_many_users_with_long_prompts_are_prefill_bound(rag):
+    v = rag.verdict
+    assert v.bottleneck == "prefill"
+    p = v.prediction
+    read_s, decode_s = 12000 / p.prefill_tps, 300 / p.decode_tps
+    assert read_s > decode_s
+    share = read_s / (read_s + decode_s)
+    assert f"reading prompts is {share:.0%} of the machine's time" in v.explanation
+    per_user = p.decode_tps_per_seq * served_share(p.decode_tps, p.prefill_tps, 12000, 300)
+    assert f"about {per_user:.1f} tok/s on average" in v.explanation
+    assert f"after about {50 * read_s:.0f} s" in v.explanation
+
+
+def test_the_headline_says_how_many_requests_an_hour(rag):
+    p = rag.verdict.prediction
+    per_hour = 3600 / (12000 / p.prefill_tps + 300 / p.decode_tps)
+    assert f"answers about {per_hour:,.0f} requests an hour in all" in rag.reply.split("\n")[0]
+
+
+def test_room_for_more_streams_comes_before_the_prompt_fixes(rag):
+    ids = [f.id for f in rag.verdict.fixes]
+    assert ids[0] == "kv_cache_quantization"
+    # retrieved documents differ per request: a prefix cache is not the second fix for a RAG load
+    assert ids[1] == "chunked_prefill"
+
+
+def test_a_team_with_long_shared_prompts_gets_prefix_caching_first(store):
+    r = service.ask(store, "30 of us use qwen2.5 7b on an H100 with vllm; each request sends a 16k token prompt and gets "
+                           "a 100 token answer")
+    assert r.verdict.bottleneck == "prefill"
+    assert [f.id for f in r.verdict.fixes][:2] == ["prefix_caching", "chunked_prefill"]
+
+
+@pytest.mark.parametrize("msg", [
+    "5 of us share a 3090 running llama 3.1 8b q4_k_m on llama-server, chats are short, answers are ~500 tokens",
+    "20 users chatting with qwen2.5 14b on an A100 80GB with vllm, 300 token prompts, 400 token replies",
+])
+def test_short_prompts_for_many_users_stay_decode_bound(store, msg):
+    r = service.ask(store, msg)
+    assert r.verdict.bottleneck == "decode"
+    assert "requests an hour" not in r.reply
+
+
+def test_one_user_is_never_judged_by_the_prompt_load(store):
+    r = service.ask(store, "llama 3.1 8b q4_k_m on an rtx 4090, 12k token prompts, 300 token answers")
+    assert "requests an hour" not in r.reply
+    assert "of the machine's time" not in r.verdict.explanation
+
+
+@pytest.mark.parametrize("msg, tokens", [
+    ("how long will the first token take if i paste 32k?", 32000),
+    ("what if i feed it 100k", 100000),
+    ("and if I send 2k?", 2000),
+    ("pasting ~8k into it, how slow?", 8000),
+    ("if I give it 16k how long until it answers", 16000),
+    ("what if i dump 64K in there", 64000),
+])
+def test_a_bare_count_handed_to_the_model_is_a_prompt_length(store, msg, tokens):
+    assert extract(msg, store).facts().get("prompt_tokens") == tokens
+
+
+@pytest.mark.parametrize("msg", ["paste 32k tok/s", "send 8k words", "i paste 3k lines"])
+def test_a_rate_or_another_unit_after_paste_is_not_a_token_count(store, msg):
+    assert extract(msg, store).facts().get("prompt_tokens") not in (32000, 8000, 3000) or "words" in msg or "lines" in msg
+
+
+def test_a_follow_up_prompt_length_replaces_the_old_one(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(s, "i run qwen2.5 coder 32b q4_k_m on a 3090 with llama.cpp, my prompts are about 8k tokens of code")
+    r2 = service.ask(s, "how long will the first token take if i paste 32k?", r1.facts)
+    assert (r1.facts.prompt_tokens, r2.facts.prompt_tokens) == (8000, 32000)
+    assert "prompt 8,000 tokens → 32,000 tokens" in r2.reply
+    assert r2.verdict.prediction.ttft_s > 3 * r1.verdict.prediction.ttft_s
+
+
+@pytest.mark.parametrize("msg, asked, quant", [
+    ("would fp8 kv cache help?", "fp8", None),
+    ("should I quantize the kv cache?", "quantized", None),
+    ("what about a q8_0 kv cache", "q8_0", None),
+    ("would a q4_0 kv cache let me fit 32k?", "q4_0", None),
+    ("is it worth keeping the kv cache in 8 bits?", "q8_0", None),
+    ("I run llama-server -ctk q8_0 -ctv q8_0 -fa on, how can I make it faster?", None, "q8_0"),
+    ("I'm using a q8_0 kv cache and it got slower", None, "q8_0"),
+    ("ollama with OLLAMA_KV_CACHE_TYPE=q4_0, 12 tok/s", None, "q4_0"),
+    ("vllm --kv-cache-dtype fp8 on an H100", None, "fp8"),
+])
+def test_a_kv_cache_asked_about_is_not_in_use(msg, asked, quant):
+    s = read_symptoms(msg)
+    assert (s.kv_quant_asked, s.kv_cache_quant) == (asked, quant)
+
+
+def _first_lines(reply):
+    return "\n".join(reply.split("\n")[:8])
+
+
+def test_an_fp8_kv_question_on_llama_cpp_gets_its_8_bit_flags(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(s, "qwen2.5 coder 32b q4_k_m on a 3090 with llama.cpp, 24k token prompts")
+    r2 = service.ask(s, "would fp8 kv cache help?", r1.facts)
+    head = _first_lines(r2.reply)
+    assert "-ctk q8_0 -ctv q8_0" in head and "no fp8 cache type" in head
+    kv = r1.verdict.prediction.memory.kv_cache_gb
+    assert re.search(rf"{kv:.1f} → {kv / 2:.1f} GB", head)
+    # asked about, not applied: the prediction keeps its f16 cache
+    assert r2.verdict.prediction.memory.kv_cache_gb == pytest.approx(kv, rel=0.01)
+
+
+def test_a_kv_question_on_vllm_names_its_flag(store):
+    r = service.ask(store, "llama 3.1 70b fp8 on 2x H100 with vllm, 40 users, 8k prompts. would an fp8 kv cache help?")
+    assert "--kv-cache-dtype fp8" in _first_lines(r.reply)
+    assert "no fp8 cache type" not in r.reply
+
+
+def test_a_kv_question_at_short_context_says_little_to_gain(store):
+    r = service.ask(store, "llama 3.1 8b q4_k_m on an rtx 4090 with ollama, short chats. should i quantize the kv cache?")
+    head = _first_lines(r.reply)
+    assert "OLLAMA_KV_CACHE_TYPE=q8_0" in head and "little to gain here" in head
+    assert "no fp8 cache type" not in head  # no fp8 was asked about
+    kv = r.verdict.prediction.memory.kv_cache_gb
+    assert f"the cache is only {kv:.1f} GB" in head
