@@ -145,3 +145,80 @@ def test_a_kv_question_at_short_context_says_little_to_gain(store):
     assert "no fp8 cache type" not in head  # no fp8 was asked about
     kv = r.verdict.prediction.memory.kv_cache_gb
     assert f"the cache is only {kv:.1f} GB" in head
+
+
+TEAM = "30-person dev team, we want to self-host Qwen3 Coder 30B-A3B for coding assistance. Which GPUs should we buy?"
+
+
+@pytest.fixture(scope="module")
+def team(store):
+    return service.ask(store, TEAM)
+
+
+def _row(reply, name):
+    return next(line for line in reply.splitlines() if line.startswith(f"| {name}"))
+
+
+def test_cards_the_16_bit_weights_do_not_fit_are_compared_at_their_serving_build(team):
+    # FP8 tensor cores (Ada) and 48 GB: FP8 holds all 30; a 32 GB 5090 holds more users at AWQ 4-bit than at FP8
+    assert "L40S 48 GB at FP8 (E4M3) | meets targets" in _row(team.reply, "L40S")
+    assert "RTX 5090 32 GB at AWQ 4-bit g128 | meets targets" in _row(team.reply, "RTX 5090")
+    assert "does not fit" not in team.reply.split("<details>")[0]
+
+
+def test_a_stated_format_is_kept_for_every_option(store):
+    r = service.ask(store, TEAM.replace("Qwen3 Coder 30B-A3B", "Qwen3 Coder 30B-A3B in BF16"))
+    assert "| L40S 48 GB | **does not fit**" in r.reply
+    assert " at FP8" not in r.reply and " at AWQ" not in r.reply
+
+
+def test_the_compare_api_marks_the_build_each_option_was_evaluated_at(store):
+    from advisor import compare as cmp
+
+    req = cmp.CompareRequest(model="Qwen/Qwen3-Coder-30B-A3B-Instruct", quant="BF16", concurrency=30,
+                             candidates=["nvidia-l40s", "nvidia-a100-80gb-sxm", "nvidia-a100-40gb"])
+    pinned = {c["hardware"]["id"]: c for c in cmp.compare_request(store, req)["candidates"]}
+    assert pinned["nvidia-l40s"]["max_concurrency"] == 0 and pinned["nvidia-l40s"]["quant"] is None
+    free = {c["hardware"]["id"]: c for c in cmp.compare_request(store, req, quant_stated=False)["candidates"]}
+    assert free["nvidia-l40s"]["quant"] == "FP8 (E4M3)" and free["nvidia-l40s"]["max_concurrency"] > 0
+    # an A100 has no FP8 tensor cores: its build is AWQ 4-bit
+    assert free["nvidia-a100-40gb"]["quant"] == "AWQ 4-bit g128"
+    # a card the 16-bit weights fit keeps them
+    assert free["nvidia-a100-80gb-sxm"]["quant"] is None
+
+
+def test_one_person_on_a_serving_engine_gets_batching_last(store):
+    r = service.ask(store, "DGX Spark, llama 3.3 70b fp8 on vllm, I get 2.7 tok/s. is that normal? how do I make it faster?")
+    ids = [f.id for f in r.verdict.fixes]
+    assert ids[0] != "batching" and ids[-1] == "batching"
+    batch = r.verdict.fixes[-1]
+    assert batch.speedup is None and batch.title.startswith("If you have several requests to run")
+    assert "one conversation by itself stays as fast as it is" in batch.predicted_effect
+
+
+def test_several_users_keep_batching_with_its_speedup(store):
+    r = service.ask(store, "4 of us share a 3090 with llama.cpp running qwen2.5 14b q4_k_m, each gets 12 tok/s")
+    b = [f for f in r.verdict.fixes if f.id == "batching"]
+    assert b and b[0].speedup and b[0].speedup > 1
+
+
+@pytest.mark.parametrize("msg, engine, same", [
+    ("I just got a 9070 XT, want to run qwen3 14b, does ollama even support it?", "Ollama", True),
+    ("RX 7900 XTX with llama 3.1 8b q4_k_m, does LM Studio work with it?", "LM Studio", True),
+    ("rtx 4090 with llama.cpp, qwen2.5 32b q4_k_m, does vllm support it and would it be faster?", "vLLM", False),
+])
+def test_an_engine_support_question_is_answered_first(store, msg, engine, same):
+    r = service.ask(store, msg)
+    line = next(x for x in r.reply.splitlines() if x.startswith(f"**{engine}"))
+    assert "yes, it runs on this machine" in line
+    assert ("runs the same kernels as llama.cpp" in line) == same
+    assert "now now" not in r.reply and "the engine now" not in r.reply
+
+
+def test_an_ambiguous_card_with_a_rate_is_asked_with_its_variants(store):
+    r = service.ask(store, "vllm on an A100 with llama 3.1 8b, I only get 90 tok/s")
+    q = r.question
+    assert q.field == "hardware" and len(q.choices) == 3
+    for c in q.choices:
+        assert c in q.text
+    assert "bandwidth" in q.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from dataclasses import replace
 from typing import Any
 
 from advisor.compare.cost import match_prices
@@ -131,12 +132,47 @@ def _assumptions(req: CompareRequest) -> list[str]:
     return out
 
 
+# GPUs whose tensor cores multiply FP8 (vLLM's W8A8 FP8 kernels): NVIDIA Ada, Hopper and Blackwell, AMD CDNA3 (MI300)
+# (NVIDIA Ada/Hopper/Blackwell architecture whitepapers; AMD CDNA3 whitepaper). Older GPUs get the 4-bit build.
+FP8_FAMILIES = ("Ada", "Hopper", "Blackwell", "CDNA3", "CDNA 3")
+SERVING_BUILDS = ("FP8 (E4M3)", "AWQ 4-bit g128")  # what a serving engine loads when 16-bit weights do not fit
+
+
+def _serving_build(store: Store, ctx: Ctx, hw: Hardware, notes: list[str]) -> Candidate | None:
+    """The option at the smaller build people serve on such a card when the 16-bit checkpoint does not fit it (no format
+    stated, a serving engine or none named): FP8 on GPUs with FP8 tensor cores when it holds every user, else the one
+    of FP8 and AWQ 4-bit that holds the most. None when the comparison's format is not a 16-bit one, the engine is not
+    a serving engine, or neither fits."""
+    from advisor.understand.engine import classify_engine
+
+    engine = classify_engine(ctx.req.backend)[0] if ctx.req.backend else None  # none named: the format sets it
+    if ctx.quant.bits_per_weight < 16 or engine not in (None, "vllm", "sglang", "tensorrt-llm"):
+        return None
+    fam = hw.family or ""
+    best: Candidate | None = None
+    for name in SERVING_BUILDS:
+        if name.startswith("FP8") and not any(f in fam for f in FP8_FAMILIES):
+            continue
+        q = catalog.resolve_quant(store, name).value
+        c = evaluate(store, replace(ctx, quant=q), hw, [*notes, (
+            f"The {ctx.quant.name} weights do not fit: evaluated at {q.name}, the build served on such cards"
+            + (" (its tensor cores multiply FP8)." if name.startswith("FP8") else "."))])
+        if c.max_concurrency > (best.max_concurrency if best else 0):
+            best = c.model_copy(update={"quant": q.name})
+        if best is not None and best.max_concurrency >= ctx.req.concurrency:
+            break  # the larger build that holds every user
+    return best
+
+
 def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardware] | None = None,
-                    model_spec: ModelSpec | None = None, quant_format: QuantFormat | None = None) -> dict[str, Any]:
+                    model_spec: ModelSpec | None = None, quant_format: QuantFormat | None = None,
+                    quant_stated: bool | None = None) -> dict[str, Any]:
     """Candidates ranked by meeting the targets, then holding every user, then headroom (JSON-ready dict).
 
     ``hardware``, ``model_spec``, ``quant_format``: already-resolved machines (with their stated memory),
     model and format (from a Situation); they take the place of ``req.candidates``/``model``/``quant``.
+    ``quant_stated``: False when the format is the chat's assumption (default: whether ``req.quant`` is set); an option the 16-bit weights do not fit is
+    then evaluated at the serving build that fits it (:func:`_serving_build`; ``candidates[].quant`` says which).
     """
     model = model_spec or catalog.resolve_model(store, req.model).value
     if quant_format is None and not req.quant:  # the chat's rule: gpt-oss → MXFP4, mlx → 4-bit, vLLM → BF16
@@ -152,9 +188,12 @@ def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardwar
                prices=prices)
     out: list[Candidate] = []
     excluded = []
+    stated = quant_stated if quant_stated is not None else bool(req.quant)
     for hw, hw_notes in hws:
         try:
             c = evaluate(store, ctx, hw, hw_notes)
+            if c.max_concurrency == 0 and not stated:
+                c = _serving_build(store, ctx, hw, hw_notes) or c
         except (AdvisorError, ValueError):
             continue
         if req.candidates or hardware or c.max_concurrency > 0:
@@ -216,4 +255,5 @@ def compare_situation(store: Store, situation: Any, **changes: Any) -> dict[str,
         req = CompareRequest(**{k: v for k, v in fields.items() if v is not None})
     except ValueError as e:  # pydantic ValidationError
         raise InputError(validation_message(e)) from e
-    return compare_request(store, req, hardware=hws or None, model_spec=situation.model, quant_format=situation.quant)
+    return compare_request(store, req, hardware=hws or None, model_spec=situation.model, quant_format=situation.quant,
+                           quant_stated=situation.facts.quant is not None)

@@ -89,6 +89,7 @@ class Candidate(BaseModel):
     cost: dict[str, Any] | None = None
     notes: list[str] = Field(default_factory=list)
     calibration: list[dict[str, Any]] = Field(default_factory=list)
+    quant: str | None = None  # the weight format this option was evaluated at, when not the comparison's own
 
 
 @dataclass

@@ -225,13 +225,14 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     _, said = candidate_names(store, facts)
     notes: list[str] = []
     req = cmp.CompareRequest(**fill_request(fill))
-    result = cmp.compare_request(store, req)
+    stated = "quant" not in fill["assumed"]  # an assumed format: an option it does not fit gets its serving build
+    result = cmp.compare_request(store, req, quant_stated=stated)
     rows = _rows(result)
     hint = ""
     # The cheapest change comes first: a setting on a machine named (no purchase), then more of a card named.
     if rows and not any(r["meets"] for r in rows):
         # The cheapest change that may work: the KV cache at 8 bits (half the memory per user).
-        alt = _rows(cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"})))
+        alt = _rows(cmp.compare_request(store, req.model_copy(update={"kv_quant": "q8_0"}), quant_stated=stated))
         good = [r for r in alt if r["meets"]]
         fp8 = _eight_bit_weights(store, req) if not good else None
         if fp8 is not None:
@@ -251,7 +252,7 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
     more, why = ([], []) if done else scale_out(store, req, result, users=fill.get("users_total"))
     if more:
         req = req.model_copy(update={"candidates": [*(req.candidates or []), *more]})
-        result = cmp.compare_request(store, req)
+        result = cmp.compare_request(store, req, quant_stated=stated)
         rows = _rows(result)
     said += why
     wl = {"model": result["model"], "quant": result["quant"], "prompt_tokens": result["prompt_tokens"],
@@ -358,7 +359,8 @@ def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     for c in sorted(result["candidates"], key=lambda c: c["rank"]):
         hw = c["hardware"]
         mem = (hw.get("memory_gb") or 0) * (hw.get("n_devices") or 1) or None
-        rows.append({"name": short_name(hw["name"], mem), "memory_gb": mem, "id": hw["id"],
+        fmt = f" at {c['quant']}" if c.get("quant") else ""  # an option evaluated at its own serving build
+        rows.append({"name": short_name(hw["name"], mem) + fmt, "memory_gb": mem, "id": hw["id"],
                      "fits": bool(c["max_concurrency"]), "users_fit": c["max_concurrency"],
                      "first_word_s": c["ttft_s"].get("p95"), "tps_each": c["decode_tps_per_user"],
                      "tps_total": c["aggregate_decode_tps"], "meets": c["meets_targets"], "rank": c["rank"],
