@@ -60,6 +60,18 @@ def served_share(decode_agg_tps: float | None, prefill_tps: float | None, prompt
     return 1.0 / (1.0 + decode_agg_tps * prompt_tokens / (gen_tokens * prefill_tps))
 
 
+def prompt_load(decode_agg_tps: float | None, prefill_tps: float | None, prompt_tokens: int | None,
+                gen_tokens: int | None) -> tuple[float, float] | None:
+    """(s reading one request's prompt, s of the batch's decode for its answer) when reading takes at least as long:
+    a load of several users whose prompts take most of the machine's time (prefill-bound). Each prompt is read at the
+    full prefill rate (``P / prefill``) while one decode step serves every running stream (``G / aggregate decode``).
+    None when a figure is missing or decoding takes longer."""
+    if not (decode_agg_tps and prefill_tps and prompt_tokens and gen_tokens):
+        return None
+    read_s, decode_s = prompt_tokens / prefill_tps, gen_tokens / decode_agg_tps
+    return (read_s, decode_s) if read_s >= decode_s else None
+
+
 def kv_element_bytes(cache_type: str | None) -> float:
     """Bytes per KV-cache element of a cache type as said (``q8_0``, ``Q4_0``, ``fp8_e4m3``, ``"quantized"``); f16 when
     unknown or None. A quantized cache of no stated type is taken as q8_0 (the usual choice: ``-ctk q8_0``,

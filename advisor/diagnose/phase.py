@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from advisor.diagnose.context import FAR_BELOW, Ctx
 from advisor.diagnose.rules import Finding
-from advisor.roofline import served_share
+from advisor.roofline import prompt_load, served_share
 
 __all__ = ["phase"]
 
@@ -53,11 +53,10 @@ def _prompt_load(c: Ctx, pp: float | None) -> Finding | None:
     :func:`advisor.roofline.served_share` of their decode rate (None: one user, or decode takes most of the time).
     """
     w, p = c.sit.workload, c.pred
-    if p is None or w.users <= 1 or p.concurrency <= 1 or not pp or not p.decode_tps:
+    if p is None or w.users <= 1 or p.concurrency <= 1 or (split := prompt_load(p.decode_tps, pp, w.prompt_tokens,
+                                                                                   w.gen_tokens)) is None:
         return None
-    read_s, decode_s = w.prompt_tokens / pp, w.gen_tokens / p.decode_tps
-    if read_s < decode_s:
-        return None
+    read_s, decode_s = split
     share = served_share(p.decode_tps, pp, w.prompt_tokens, w.gen_tokens)
     per_user = (p.decode_tps_per_seq or p.decode_tps) * share
     running = p.running or p.concurrency

@@ -297,12 +297,13 @@ def _prompt_load_said(p: Prediction) -> str:
     """A clause for several users whose prompts take more of the machine's time than their answers: the share of time
     spent reading prompts and the requests an hour that leaves ("" for one user, or when decoding takes longer).
 
-    One request costs ``P / prefill`` s of prompt reading and ``G / aggregate decode`` s of the batch's decode."""
-    if p.concurrency <= 1 or not (p.prefill_tps and p.decode_tps):
+    (:func:`advisor.roofline.prompt_load`)."""
+    from advisor.roofline import prompt_load
+
+    split = prompt_load(p.decode_tps, p.prefill_tps, p.prompt_tokens, p.gen_tokens) if p.concurrency > 1 else None
+    if split is None:
         return ""
-    read_s, decode_s = p.prompt_tokens / p.prefill_tps, p.gen_tokens / p.decode_tps
-    if read_s < decode_s:
-        return ""
+    read_s, decode_s = split
     per_hour = 3600 / (read_s + decode_s)
     n = f"{per_hour:,.0f}" if per_hour >= 10 else f"{per_hour:.1f}"
     return (f"; reading everyone's {p.prompt_tokens:,}-token prompts takes {read_s / (read_s + decode_s):.0%} of the "
