@@ -171,8 +171,9 @@ def compare_request(store: Store, req: CompareRequest, *, hardware: list[Hardwar
 
     ``hardware``, ``model_spec``, ``quant_format``: already-resolved machines (with their stated memory),
     model and format (from a Situation); they take the place of ``req.candidates``/``model``/``quant``.
-    ``quant_stated``: False when the format is the chat's assumption (default: whether ``req.quant`` is set); an option the 16-bit weights do not fit is
-    then evaluated at the serving build that fits it (:func:`_serving_build`; ``candidates[].quant`` says which).
+    ``quant_stated``: False when the format is the chat's assumption (default: whether ``req.quant`` is set); an option
+    the 16-bit weights do not fit is then evaluated at the serving build that fits it (:func:`_serving_build`;
+    ``candidates[].quant`` says which).
     """
     model = model_spec or catalog.resolve_model(store, req.model).value
     if quant_format is None and not req.quant:  # the chat's rule: gpt-oss → MXFP4, mlx → 4-bit, vLLM → BF16

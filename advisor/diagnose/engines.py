@@ -13,7 +13,7 @@ import re
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.models import Fix, Prediction, QuantFormat
-from advisor.understand.engine import API_NAMES, ENGINE_NAMES, classify_engine
+from advisor.understand.engine import API_NAMES, ENGINE_NAMES, LLAMA_SERVER_ENGINES, classify_engine
 from advisor.understand.formats import SERVER_ENGINES as _SERVERS
 from advisor.understand.formats import equivalent_quant
 
@@ -66,10 +66,11 @@ _SUPPORT = re.compile(r"\bsupport(?:s|ed|ing)?\b|\bwork(?:s|ing)?\s+(?:with|on)\
                       re.I)
 
 
-def _family(backend: str | None) -> str:
-    """The kernels an engine runs: Ollama, LM Studio, KoboldCpp and llama-server are all llama.cpp."""
-    e = classify_engine(backend or "")[0] or ""
-    return "llama.cpp" if e in ("llama.cpp", "ollama", "lm-studio", "koboldcpp", "") else e
+def kernel_family(engine: str | None) -> str:
+    """The kernels an engine runs (an engine id or a backend label): Ollama, LM Studio, KoboldCpp and llama-server all
+    run llama.cpp's (ggml); none named is the usual llama.cpp build."""
+    e = classify_engine(engine)[0] if engine else ""
+    return "llama.cpp" if not e or e == "ollama" or e in LLAMA_SERVER_ENGINES else e
 
 
 def engine_answer(c: Ctx) -> str | None:
@@ -110,7 +111,7 @@ def engine_answer(c: Ctx) -> str | None:
     if _SUPPORT.search(c.sit.question or ""):
         api = API_NAMES.get(p2.backend.rpartition("-")[2].lower(), "")
         lead = f"yes, it runs on this machine{' (' + api + ')' if api else ''}; "
-        if _family(p2.backend) == _family(p.backend):
+        if kernel_family(p2.backend) == kernel_family(p.backend):
             return (f"{name}: {lead}it runs the same kernels as {now_label}, so expect the same speed: decode ≈ "
                     f"{b:.1f} tok/s{each}{', prompt reading ≈ ' + format(p2.prefill_tps, ',.0f') + ' tok/s' if p2.prefill_tps else ''}.")
     if c.tg and users <= 1:  # the person's own rate, scaled by the predicted ratio of the two engines

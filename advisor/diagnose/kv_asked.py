@@ -8,6 +8,7 @@ cache's memory at 8 bits, and at long context a share of the bytes decode reads 
 from __future__ import annotations
 
 from advisor.diagnose.context import Ctx
+from advisor.diagnose.engines import kernel_family
 from advisor.diagnose.remedies import build
 
 __all__ = ["kv_answer", "kv_setting"]
@@ -35,7 +36,7 @@ def kv_answer(c: Ctx) -> str | None:
     engine = c.sit.engine or ""
     setting = kv_setting(engine)
     fp8 = ("; llama.cpp has no fp8 cache type — q8_0 is its 8-bit one"
-           if str(c.sit.symptoms.kv_quant_asked).startswith("fp8") and engine in ("llama.cpp", "ik_llama.cpp", "ollama", "lm-studio", "koboldcpp", "") else "")
+           if str(c.sit.symptoms.kv_quant_asked).startswith("fp8") and kernel_family(engine) == "llama.cpp" else "")
     f = build(c, "kv_cache_quantization")
     p, w = c.pred, c.sit.workload
     if f is None:
