@@ -222,3 +222,24 @@ def test_an_ambiguous_card_with_a_rate_is_asked_with_its_variants(store):
     for c in q.choices:
         assert c in q.text
     assert "bandwidth" in q.text
+
+
+def test_a_card_number_before_another_rate_is_no_range(store):
+    e = extract("llama 3.1 8b Q4_K_M llama.cpp: 120 tok/s on my RTX 4090 and 10 tok/s on my RTX 3060", store)
+    f = e.facts()
+    assert (f["hardware"], f["measured_decode_tps"]) == ("RTX 4090", 120.0)
+    assert any("'10 tok/s' is a second generation (decode) speed; I judged the first, 120 tok/s" in n for n in e.notes)
+    assert not any("4090 and 10" in n for n in e.notes)
+
+
+@pytest.mark.parametrize("msg, rate", [("I get 20 and 30 tok/s on a 3090", 25.0), ("between 20 and 30 tok/s on my 3090", 25.0),
+                                       ("20-30 tok/s on a 3090", 25.0), ("20 to 30 tok/s on a 3090", 25.0)])
+def test_a_rate_range_keeps_its_middle(store, msg, rate):
+    assert extract(msg, store).facts()["measured_decode_tps"] == rate
+
+
+def test_a_second_rate_of_one_machine_is_said_not_dropped(store):
+    e = extract("qwen 7b on a 3090, I get 30 tok/s, sometimes 110 tok/s", store)
+    assert e.facts()["measured_decode_tps"] == 30.0
+    assert any("'110 tok/s' is a second generation (decode) speed" in n for n in e.notes)
+    assert not any("'110 tok/s' taken as" in n for n in e.notes)

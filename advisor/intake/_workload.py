@@ -276,6 +276,11 @@ def _set_rate(ext: Extraction, kind: str, v: float, raw: str) -> None:
     field = "measured_prefill_tps" if kind == "prefill" else "measured_decode_tps"
     if getattr(ext, field) is None:
         setattr(ext, field, round(v, 3) if v >= 0.1 else float(f"{v:.3g}"))  # 0.0015 stays 0.0015, never 0.002 or 0
+    elif abs(v - getattr(ext, field)) > 0.1 * getattr(ext, field):
+        # "30 tok/s, sometimes 110", "120 on my 4090 and 10 on my 3060": one is judged, and the other is said
+        phase = "prompt-processing (prefill)" if kind == "prefill" else "generation (decode)"
+        ext.note(f"'{raw}' is a second {phase} speed; I judged the first, {fmt(getattr(ext, field))} tok/s — tell me "
+                 "if the other is the one to look at.")
 
 
 _SECS = r"(?P<u>ms|msec|milliseconds?|s|secs?|seconds?)\b"
@@ -527,6 +532,9 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             if lo is not None and 0 < lo < v:
                 ext.note(f"{m.group(0).strip()}: a range; using its middle, {fmt((lo + v) / 2)} tokens/s.")
                 v = (lo + v) / 2
+            elif lo is not None:  # "on my RTX 4090 and 10 tok/s": no range, and the number before is another thing's
+                m = pat.search(msg.s, m.start("n"), m.end()) or m
+                lo = None
             if (t := _wanted(msg, m.start(), m.end())) is not None:
                 msg.claim(m.start(), m.end())
                 said = t if isinstance(t, str) else t.group(0)
@@ -550,7 +558,7 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
             msg.claim(m.start(), m.end())
             if kind is None:
                 kind = "decode"
-                if MIN_RATE_TPS <= v <= MAX_RATE_TPS:  # an unusable one is said as ignored by _set_rate, not as taken
+                if MIN_RATE_TPS <= v <= MAX_RATE_TPS and ext.measured_decode_tps is None:  # (unusable: _set_rate says)
                     ext.note(f"'{m.group(0).strip()}' taken as the generation (decode) speed.")
             elif kind == "prefill" and ext.measured_prefill_tps is not None and ext.measured_decode_tps is None:
                 # "prefill 850 tok/s and 7 t/s": the label belongs to the first rate; the second is the other phase
