@@ -343,7 +343,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
             lines.append(f"**Most of that wait is the model reasoning before it answers.** {think}")
         else:
             notes.append(think)  # a reasoning model's wait is its reasoning, written before the answer
-    answer = turn_reply(store, verdict, facts=facts, before=shown, notes=notes)
+    answer = turn_reply(store, verdict, facts=facts, before=shown, notes=notes, message=mine)
     if answer is not None:
         reply = "\n\n".join(x for x in (*lines[:1], answer) if x) if verdict is not None and lines else answer
     else:

@@ -243,3 +243,40 @@ def test_a_second_rate_of_one_machine_is_said_not_dropped(store):
     assert e.facts()["measured_decode_tps"] == 30.0
     assert any("'110 tok/s' is a second generation (decode) speed" in n for n in e.notes)
     assert not any("'110 tok/s' taken as" in n for n in e.notes)
+
+
+@pytest.fixture(scope="module")
+def mac(tmp_path_factory):
+    s = Store(str(tmp_path_factory.mktemp("mac") / "s.duckdb"))
+    return s, service.ask(s, "mac mini m4 16gb, can it run qwen3 14b?")
+
+
+@pytest.mark.parametrize("msg", ["why?", "Why", "how come", "why is that?", "explain please", "warum?"])
+def test_a_why_follow_up_is_answered_with_the_reasoning_not_the_whole_reply(mac, msg):
+    s, first = mac
+    r = service.ask(s, msg, first.facts)
+    assert r.reply.startswith("**Why:** ")
+    p = first.verdict.prediction
+    assert f"reading all {p.weight_bytes_per_token_gb:.1f} GB of weights for every token" in r.reply
+    assert "**Best fix:**" not in r.reply and "<details>" not in r.reply
+
+
+def test_turning_the_thinking_off_is_answered_with_the_models_switch(mac):
+    s, first = mac
+    r = service.ask(s, "can i turn the thinking off?", first.facts)
+    assert r.reply.startswith("**Yes.** Qwen3-14B thinks before it answers")
+    assert "`/no_think`" in r.reply and "**Best fix:**" not in r.reply
+
+
+def test_a_model_that_does_not_reason_has_no_thinking_to_turn_off(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    first = service.ask(s, "rtx 3060 12gb with llama 3.1 8b q4_k_m")
+    r = service.ask(s, "how do i disable thinking?", first.facts)
+    assert "does not reason before it answers" in r.reply
+
+
+def test_a_why_that_changes_a_fact_is_a_follow_up_with_the_change(mac):
+    s, first = mac
+    r = service.ask(s, "why? what if it had 32gb", first.facts)
+    assert not r.reply.startswith("**Why:**")
+    assert "16 GB → 32 GB" in r.reply or "32" in r.reply.split("\n")[0]

@@ -330,6 +330,17 @@ def _why(p: Prediction) -> str:
             f"({p.bandwidth_gbs:g} GB/s here) and sets the streaming speed.")
 
 
+def why_text(v: Verdict) -> str:
+    """Why the verdict says what it says, in one paragraph: the finding's reasoning, the two phases for this set-up, and
+    why the first fix helps (the answer to a "why?" follow-up)."""
+    parts = [tidy(v.explanation)] if v.explanation else []
+    if v.prediction is not None:
+        parts.append(_why(v.prediction))
+    if v.fixes:
+        parts.append(f"The first fix, {v.fixes[0].title[0].lower() + v.fixes[0].title[1:]}: {v.fixes[0].why}")
+    return " ".join(p.strip() for p in parts if p.strip())
+
+
 def details(v: Verdict, *, skip_fixes: int = 1, numbers: bool = True, why: bool = True) -> str:
     """The folded detail of an answer: numbers, why, other fixes, assumptions (``<details>`` blocks).
 
