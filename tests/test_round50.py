@@ -280,3 +280,18 @@ def test_a_why_that_changes_a_fact_is_a_follow_up_with_the_change(mac):
     r = service.ask(s, "why? what if it had 32gb", first.facts)
     assert not r.reply.startswith("**Why:**")
     assert "16 GB → 32 GB" in r.reply or "32" in r.reply.split("\n")[0]
+
+
+@pytest.mark.parametrize("msg", [
+    "mixtral 8x7b q4_k_m on my 7900 xtx with 32gb ram, llama.cpp, it's slow, 12 tok/s",
+    "qwen3 30b a3b q8_0 on a 4090 with 64gb ram, llama.cpp, 20 tok/s",
+])
+def test_a_format_that_fits_the_card_whole_leads_over_the_expert_offload(store, msg):
+    fixes = service.ask(store, msg).verdict.fixes
+    assert (fixes[0].remedy, fixes[1].remedy) == ("fit_in_memory", "moe_expert_offload")
+    assert fixes[0].new_decode_tps >= 2 * fixes[1].new_decode_tps and fixes[0].fits_with_margin
+
+
+def test_the_expert_offload_leads_when_no_format_fits_the_card(store):
+    fixes = service.ask(store, "gpt-oss-120b on a 3090 with 64gb ram llama.cpp 9 tok/s").verdict.fixes
+    assert fixes[0].remedy == "moe_expert_offload"

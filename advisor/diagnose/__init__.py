@@ -114,8 +114,17 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         out.sort(key=lambda fx: fx.remedy == "batching" and fx.speedup is None and c.pred is not None)
     if f.bottleneck == "memory_fit" and not _remedies.deliberate_split(c):
         out = _remedies.works_first(out, tiers)
-        # a MoE larger than the card keeps its model: only its experts move to system RAM (a setting, first)
+        # a MoE larger than the card keeps its model: only its experts move to system RAM (a setting, first) —
+        # unless a format of the same model (at least the quality floor of weights.min_fit_bits) fits the card whole
+        # and writes at least twice as fast (Mixtral 8x7B on 24 GB: IQ3_M ≈ 77 tok/s against ≈ 24 with the experts
+        # in RAM)
         out.sort(key=lambda fx: fx.id != "moe_expert_offload")
+        offload = next((fx for fx in out if fx.remedy == "moe_expert_offload"), None)
+        whole = next((fx for fx in out if fx.remedy == "fit_in_memory" and fx.fits_with_margin), None)
+        if (offload is not None and whole is not None and offload.new_decode_tps and whole.new_decode_tps
+                and whole.new_decode_tps >= FORMAT_OVER_OFFLOAD * offload.new_decode_tps):
+            out.remove(whole)
+            out.insert(0, whole)
     from advisor.diagnose.setup import cpu_build
 
     if cpu_build(c) is not None:  # a CPU-only build on a machine with a GPU: rebuilding comes before anything else
@@ -132,6 +141,9 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         for key in ("setup:check_placement" if c.has_gpu else "setup:cpu_tuning", "quantization", "smaller_model"):
             add(key)
     return [_contract_id(fx) for fx in _said_once(c, f, out)]
+
+
+FORMAT_OVER_OFFLOAD = 2.0  # a whole-card format leads over the expert offload when it decodes this many times faster
 
 
 def _contract_id(fx: Fix) -> Fix:
