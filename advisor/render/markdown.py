@@ -28,7 +28,7 @@ from advisor.intake._text import (
 from advisor.models import Prediction, ProbeResult, Scenario, Verdict
 from advisor.understand.engine import API_NAMES, ENGINE_NAMES
 
-__all__ = ["COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
+__all__ = ["loaded_tps", "COMFORTABLE_TPS", "READING_TPS", "TTFT_BROKEN_S", "TTFT_INSTANT_S", "WORDS_PER_TOKEN",
            "answer_time", "calibration_note", "facts_summary", "feel_speed", "feel_wait", "name_tools", "fmt_bpw", "fmt_gb_apart", "fmt_rate", "fmt_s", "json_safe", "plain_answer",
            "prediction_markdown", "probe_markdown", "quote_line", "skipped_lines", "tidy", "use_label",
            "verdict_markdown"]
@@ -247,11 +247,16 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
     per-user speed the person needs (``target_tps``) that the prediction misses, a "No" that says by how much; for a
     question for the speed itself (``how_fast``: "how fast will it run?") the number, not a yes or no."""
     tps = p.decode_tps_per_seq or p.decode_tps or 0
-    avg = _prompt_load_said(p)
+    avg, on_avg = "", ""
+    if (loaded := loaded_tps(p)) is not None:  # the streams stall while other users' prompts are read
+        avg = (", since the answers pause while other users' prompts are read ("
+               + _prompt_load_said(p).removeprefix("; ") + ")")
+        on_avg = " on average"
+        tps = loaded
     if not p.memory.fits and p.running:
         # the weights fit; the users' KV caches do not all fit beside them: a server queues the rest, it does not spill
         return (f"**Not all at once: about {p.running} of the {p.concurrency} users are served together and the others "
-                f"wait their turn; each of those {p.running} gets about {fmt_rate(tps)} tok/s** "
+                f"wait their turn; each of those {p.running} gets about {fmt_rate(tps)} tok/s{on_avg}** "
                 f"({feel_speed(tps).removeprefix('≈ ')}){avg}. The weights fit; the conversations' KV caches "
                 f"({p.memory.kv_cache_gb:.1f} GB for all {p.concurrency}) do not fit beside them.")
     if not p.memory.fits:
@@ -287,16 +292,34 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
     else:
         first = f"but the first word takes about {_fmt_s(ttft)}, which feels broken"
         verdict = "Only with patience"
+    if loaded is not None and ttft is not None:  # an idle server's first word is not what a loaded one gives
+        burst = p.concurrency * p.prompt_tokens / (p.prefill_tps or 1)
+        first = (f"the first word after {_fmt_s(ttft)} when the machine is free, up to ≈ {_fmt_s(burst)} when all "
+                 f"{p.concurrency} send at once")
+        verdict = verdict.replace("comfortably", "with waits under load") if burst > TTFT_BROKEN_S else verdict
     if how_fast and not target_tps:
         each = " for each user" if p.concurrency > 1 else ""
-        return f"**About {fmt_rate(tps)} tok/s{each}: {feel_speed(tps).removeprefix('≈ ')}{avg}; {first}.**"
-    return f"**{verdict}: {feel_speed(tps).removeprefix('≈ ')}{avg}; {first}.**"
+        return f"**About {fmt_rate(tps)} tok/s{each}{on_avg}: {feel_speed(tps).removeprefix('≈ ')}{avg}; {first}.**"
+    if loaded is not None:
+        return f"**{verdict}: about {fmt_rate(tps)} tok/s each{on_avg} ({feel_speed(tps).removeprefix('≈ ')}){avg}; {first}.**"
+    return f"**{verdict}: {feel_speed(tps).removeprefix('≈ ')}; {first}.**"
+
+
+def loaded_tps(p: Prediction) -> float | None:
+    """Each user's average decode rate, tok/s, when several users' prompts take more of the machine's time than their
+    answers (:func:`advisor.roofline.prompt_load`): the streams stall while other prompts are read, keeping
+    :func:`advisor.roofline.served_share` of their rate. None for one user, or when decoding takes longer."""
+    from advisor.roofline import prompt_load, served_share
+
+    if p.concurrency <= 1 or prompt_load(p.decode_tps, p.prefill_tps, p.prompt_tokens, p.gen_tokens) is None:
+        return None
+    return (p.decode_tps_per_seq or p.decode_tps) * served_share(p.decode_tps, p.prefill_tps, p.prompt_tokens,
+                                                                 p.gen_tokens)
 
 
 def _prompt_load_said(p: Prediction) -> str:
     """A clause for several users whose prompts take more of the machine's time than their answers: the share of time
-    spent reading prompts and the requests an hour that leaves ("" for one user, or when decoding takes longer).
-
+    spent reading prompts and the requests an hour that leaves ("" for one user, or when decoding takes longer)
     (:func:`advisor.roofline.prompt_load`)."""
     from advisor.roofline import prompt_load
 
@@ -307,7 +330,7 @@ def _prompt_load_said(p: Prediction) -> str:
     per_hour = 3600 / (read_s + decode_s)
     n = f"{per_hour:,.0f}" if per_hour >= 10 else f"{per_hour:.1f}"
     return (f"; reading everyone's {p.prompt_tokens:,}-token prompts takes {read_s / (read_s + decode_s):.0%} of the "
-            f"machine's time, so it answers about {n} requests an hour in all")
+            f"machine's time; about {n} requests an hour in all")
 
 
 def json_safe(x: Any) -> Any:

@@ -34,6 +34,7 @@ from advisor.render.markdown import (
     fmt_rate,
     fmt_s,
     gap_words,
+    loaded_tps,
     low_end,
     prediction_markdown,
     tidy,
@@ -191,8 +192,10 @@ def _numbers(v: Verdict) -> list[str]:
         if v.allocated_gb and p.memory.usable_gb and v.allocated_gb > p.memory.usable_gb:
             users += " with a context that fits"  # the allocated one does not (the memory line says so)
         whole = answer_time(p)
+        loaded = loaded_tps(p)
         out.append(f"**Speed:** about {fmt_rate(_per_user(p))} tok/s{users} ({feel_speed(_per_user(p))})"
-                   + (f"; {whole}" if whole else ""))
+                   + (f"; ≈ {fmt_rate(loaded)} on average, with the pauses while other users' prompts are read"
+                      if loaded is not None else "") + (f"; {whole}" if whole else ""))
     if not mp and v.measured_ttft_s and p.ttft_s and v.measured_ttft_s > 2 * p.ttft_s:
         out.append(f"**First word:** after {fmt_s(v.measured_ttft_s)} measured ({feel_wait(v.measured_ttft_s)}); about "
                    f"{fmt_s(p.ttft_s)} for one {p.prompt_tokens:,}-token prompt on its own: the rest is waiting")
