@@ -186,3 +186,21 @@ def foreign_rate(res: Any, measurements: list[Any], factor: float = FOREIGN_X,
         if (streams or (m.batch or 1) <= 1) and m.decode_tps and top and m.decode_tps > factor * top * n:
             return float(m.decode_tps), float(top * n)
     return None
+
+
+def foreign_prefill(res: Any, measurements: list[Any], factor: float = FOREIGN_X) -> tuple[float, float] | None:
+    """(measured prefill tok/s, this machine's compute ceiling) when a benchmark's prefill is over ``factor`` × what the
+    named machine can compute for the model even in INT8 (:data:`advisor.perf.machine.PREFILL_EFF_CAP` × FP16 TFLOPS ×
+    devices ÷ 2 FLOPs per active parameter; attention left out, so the ceiling is generous): another machine's or
+    model's number, or an edited line (a benchmark reads its whole prompt, so no prompt cache explains it). None
+    otherwise, or when the machine has no compute figure or the model is not known."""
+    from advisor.perf.machine import PREFILL_EFF_CAP
+
+    hw, model = res.hardware, res.model
+    if hw is None or model is None or not hw.fp16_tflops or not model.active_b:
+        return None
+    top = PREFILL_EFF_CAP * hw.fp16_tflops * max(1, hw.n_devices or 1) * 1e12 / (2 * model.active_b * 1e9)
+    for m in measurements:
+        if m.prefill_tps and m.prefill_tps > factor * top:
+            return float(m.prefill_tps), float(top)
+    return None

@@ -19,6 +19,7 @@ from advisor.paste_facts import (
     SERVING_FORMATS,
     STORE_OVER_ROOFLINE,
     backend_clash,
+    foreign_prefill,
     foreign_rate,
     merge_measurements,
 )
@@ -134,6 +135,9 @@ def import_output(
         serving = parsed.format.startswith(SERVING_FORMATS)
         unsound = foreign or (None if clash else foreign_rate(res, parsed.measurements, STORE_OVER_ROOFLINE,
                                                               streams=sc.measured_streams if serving else None))
+        # a benchmark's prefill beyond what the machine computes even in INT8: no cache explains it, not its result
+        over_compute = None if clash or serving else foreign_prefill(res, parsed.measurements)
+        unsound = unsound or over_compute
         if save and any(m.prefill_tps or m.decode_tps or m.blended_tps for m in parsed.measurements):
             rows = [m.model_dump(include={"prefill_tps", "decode_tps", "blended_tps", "prompt_tokens", "gen_tokens",
                                           "depth", "batch", "backend", "model", "quant", "n_gpu_layers", "threads",
@@ -173,6 +177,10 @@ def import_output(
             msg += (f" Its decode ({foreign[0]:,.1f} tok/s) is more than the {res.hardware.name} can deliver for this "
                     f"model (its memory allows at most about {foreign[1]:,.1f} tok/s), so it was kept without that machine: "
                     "which machine was it? Tell me and I will compare.")
+        if over_compute and not foreign and res.hardware is not None:
+            msg += (f" Its prefill ({over_compute[0]:,.0f} tok/s) is more than the {res.hardware.name} can compute for this "
+                    f"model even with INT8 kernels (about {over_compute[1]:,.0f} tok/s at most), so it was kept without that "
+                    "machine: which machine was it? Tell me and I will compare.")
         if missing_bits:
             msg += f" Tell me {' and '.join(missing_bits)} to compare them with what it should do."
     else:

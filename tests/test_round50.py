@@ -299,3 +299,49 @@ def test_a_format_that_fits_the_card_whole_leads_over_the_expert_offload(store, 
 def test_the_expert_offload_leads_when_no_format_fits_the_card(store):
     fixes = service.ask(store, "gpt-oss-120b on a 3090 with 64gb ram llama.cpp 9 tok/s").verdict.fixes
     assert fixes[0].remedy == "moe_expert_offload"
+
+
+@pytest.mark.parametrize("msg, prompt, gen", [
+    ("Wir sind 30 Leute, 2x RTX 4090, Qwen3 14B, Prompts etwa 8.000 Tokens (Dokumente zusammenfassen), Antworten 500 "
+     "Tokens. Wie viele Nutzer schafft das gleichzeitig?", 8000, 500),
+    ("Antworten 500 Tokens, Prompts etwa 8000 Tokens", 8000, 500),
+    ("RTX 4090でQwen3-32B Q4_K_Mを動かすとどのくらいの速さですか？プロンプトは8000トークンです", 8000, None),
+    ("输入 8000 个 token，输出 500 个 token，qwen2.5 14b", 8000, 500),
+    ("프롬프트 8000 토큰, qwen2.5 14b on a 4090", 8000, None),
+    ("Prompts de 12.000 Tokens, respuestas de 300 tokens", 12000, 300),
+])
+def test_lengths_in_other_languages_and_capitalised_units(store, msg, prompt, gen):
+    f = extract(msg, store).facts()
+    assert (f.get("prompt_tokens"), f.get("gen_tokens")) == (prompt, gen)
+
+
+def test_an_mlx_rate_with_three_decimals_is_no_thousands(store):
+    e = extract("Prompt: 64 tokens, 612.345 tokens-per-sec\nGeneration: 256 tokens, 58.120 tokens-per-sec", store)
+    assert e.facts()["measured_prefill_tps"] == pytest.approx(612.345)
+    assert not any("thousands" in n for n in e.notes)
+
+
+LB_IMPOSSIBLE = """| model                          |       size |     params | backend    | ngl |            test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | --------------: | -------------------: |
+| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |           pp512 |    999999.00 ± 5.00 |
+| llama 8B Q4_K_M                |   4.58 GiB |     8.03 B | CUDA       |  99 |           tg128 |         60.12 ± 0.10 |
+"""
+
+
+def test_a_benchmark_prefill_beyond_the_machines_compute_is_not_its_result(tmp_path):
+    from advisor.paste_import import import_output
+
+    s = Store(str(tmp_path / "s.duckdb"))
+    text = import_output(s, LB_IMPOSSIBLE, hardware="RTX 3060").message
+    assert "Its prefill (999,999 tok/s) is more than the GeForce RTX 3060 12GB can compute" in text
+    rows = s.query("SELECT hw_id, prefill_tps FROM results WHERE prefill_tps = 999999")
+    assert rows and all(r["hw_id"] is None for r in rows)
+
+
+def test_a_plausible_fast_benchmark_prefill_is_kept_for_the_machine(tmp_path):
+    from advisor.paste_import import import_output
+
+    s = Store(str(tmp_path / "s.duckdb"))
+    import_output(s, LB_IMPOSSIBLE.replace("999999.00", "  2900.00"), hardware="RTX 3060")
+    rows = s.query("SELECT hw_id FROM results WHERE prefill_tps = 2900")
+    assert [r["hw_id"] for r in rows] == ["nvidia-rtx-3060"]

@@ -125,11 +125,11 @@ _FRACTION_RATE = re.compile(r"(?<![\w./])1\s*/\s*([2-9]|1\d)(?=\s*(?:tok(?:en)?s
 # before a count that cannot be fractional (users, tokens, requests): "1.5 users" is no reading.
 _COUNT_UNIT = (r"(?=\s*(?:k\b)?\s*(?:(?:concurrent|simultaneous|active|daily)\s+)?(?:users?|people|persons?|employees|"
                r"seats|customers|students|staff|devs|developers|engineers|agents|requests?|reqs?|sessions|"
-               r"conversations|chats|tokens?|toks?\b(?!\s*/)|Leute|Personen|Nutzer|Mitarbeiter|usuarios|personas|"
+               r"conversations|chats|(?:tokens?|toks?)\b(?!\s*/|-?\s*per\b)|Leute|Personen|Nutzer|Mitarbeiter|usuarios|personas|"
                r"utilisateurs|personnes|utenti|persone|gebruikers|mensen|użytkowników|osób)\b)")
 _GROUPED = re.compile(r"(?<![\d.,'])(\d{1,3}(?:\.\d{3})+,\d+|\d{1,3}(?:\.\d{3}){2,}(?![\d,])|"
                       r"\d{1,3}(?:'\d{3})+(?![\d'])|"
-                      r"\d{1,3}(?:\.\d{3}|[ \u00a0\u202f]\d{3})(?![\d.,])" + _COUNT_UNIT + ")")
+                      r"\d{1,3}(?:\.\d{3}|[ \u00a0\u202f]\d{3})(?![\d.,])" + _COUNT_UNIT + ")", re.I)
 
 
 def _thousands(text: str) -> tuple[str, list[tuple[str, str]]]:

@@ -35,6 +35,9 @@ _CONTEXT_OF = re.compile(rf"\b(?:depth)\s*(?:of|is|=|:)?"
                          rf"\s*(?:about|around|~)?\s*(?P<a>{NUM})\b(?!\s*(?:tok|words|lines|pages))", re.I)
 _K_PROMPT = re.compile(r"(?<![\w.])(?P<a>\d+(?:\.\d+)?\s?[kK])\s*-?\s*(?P<w>system\s+prompts?|prompts?|inputs?|documents?)\b",
                        re.I)
+# Token counts in Chinese, Japanese or Korean text ("プロンプトは8000トークンです", "输入 8000 个 token", "8000 토큰"): CJK
+# characters are word characters, so the unit has no \b after it.
+_CJK_TOKENS = re.compile(rf"(?<![\d.,])(?P<a>{NUM})\s*(?:個|个)?\s*(?:トークン|토큰|tokens?(?![a-z]))", re.I)
 # "if i paste 32k?", "feed it 100k": a bare thousands count after a verb that hands the model text is a prompt length
 _PASTE_K = re.compile(r"\b(?:paste|pasting|feed|feeding|send|sending|upload|uploading|dump|dumping|throw|give\s+it|"
                       r"hand\s+it)\s+(?:it\s+|in\s+|it\s+in\s+)?(?:a\s+|an\s+)?(?:about\s+|around\s+|~)?"
@@ -43,6 +46,7 @@ _GEN_FLAG = re.compile(rf"(?:\bmax[_\s]tokens|\bnum_predict|(?<![\w-])-n|--n-pre
 _KINDS = {
     "shared": re.compile(r"system\s+prompt|\bshared\b|\bprefix\b|every\s+request|all\s+requests|\bcached\b|preamble", re.I),
     "gen": re.compile(r"answer|response|repl(?:y|ies)|output|generat\w*|completion|\bwrit\w*|max[_\s]tokens|\bgen\b|"
+                      r"\bantwort\w*|\brespuestas?\b|\br[ée]ponses?\b|\brispost\w*|\bответ\w*|回答|回复|输出|出力|応答|답변|출력|"
                       r"\bessays?\b|\bsummar(?:y|ies)\b|\bstor(?:y|ies)\b|\barticles?\b",
                       re.I),
     "depth": re.compile(r"\bdepth\b|\bdeep\b|already\s+(?:in|has|have|holds|contains|at|is\s+at|sits\s+at)\b|history|"
@@ -51,6 +55,7 @@ _KINDS = {
                        r"interface|use))",
                        re.I),
     "prompt": re.compile(r"prompt|context|\binput|document|\bdocs?\b|\bfiles?\b|pdf|codebase|repo|question|query|"
+                         r"\beingabe\w*|\bentrada\b|\bentr[ée]e\b|プロンプト|提示词|输入|入力|프롬프트|"
                          r"message|\bask|\bturns?\b|transcripts?", re.I),
 }
 _WIDE_KINDS = {k: _KINDS[k] for k in ("gen", "prompt")}  # a whole sentence may say which; a shared part is said close
@@ -233,6 +238,12 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
             ext.prompt_range = val[2]  # a range of answer lengths: only its middle is kept
         if kind not in seen:
             seen[kind] = val[:2]
+    for m in msg.finditer(_CJK_TOKENS):  # after _TOKENS: only what it left (CJK text around the count)
+        v = parse_num(m.group("a"))
+        kind = nearest_kind(msg, m.start(), m.end(), _KINDS) or "prompt"
+        msg.claim(m.start(), m.end())
+        if v is not None and 1 <= v <= MAX_TOKENS and kind not in seen:
+            seen[kind] = (round(v), "")
     for pat, fixed in ((_CONTEXT_OF, "depth"), (_GEN_FLAG, "gen"), (_K_PROMPT, "prompt"), (_PASTE_K, "prompt")):
         for m in msg.finditer(pat):
             k = "shared" if pat is _K_PROMPT and m.group("w").lower().startswith("system") else fixed
