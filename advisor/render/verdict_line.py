@@ -20,8 +20,6 @@ from advisor.render.markdown import (
     plain_answer,
 )
 from advisor.roofline import served_share
-
-FOREIGN_PREFILL_X = 2.5  # a benchmark's prefill this many × the compute ceiling ran elsewhere (advisor.diagnose.FOREIGN_X)
 from advisor.understand.engine import classify_engine
 from advisor.understand.formats import not_loadable
 
@@ -189,8 +187,9 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                     "normal" if not rng or mt >= rng[0] else f"at the low end (usual {_fmt_rate(rng[0])}–{_fmt_rate(rng[1])})")
             how = ("a cached prompt reads fast" if not (mt and v.phase_status.get("decode_tps") == "above_expected")
                    else "a very short answer, a draft model, or a rate summed over several requests")
-            if (v.benchmark_run and p is not None and mp and p.prefill_ceiling_tps
-                    and mp > FOREIGN_PREFILL_X * p.prefill_ceiling_tps):
+            from advisor.diagnose import FOREIGN_X  # here: advisor.diagnose imports this module
+
+            if v.benchmark_run and p is not None and mp and p.prefill_ceiling_tps and mp > FOREIGN_X * p.prefill_ceiling_tps:
                 # a benchmark reads its whole prompt (no cache): far over the compute ceiling is not this machine
                 return (f"**Prefill {mp:,.0f} tok/s is more than the {p.hardware['name']} can compute for this model "
                         f"(≈ {_fmt_rate(p.prefill_ceiling_tps)} tok/s at most): those numbers were measured on another "
