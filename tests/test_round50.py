@@ -345,3 +345,17 @@ def test_a_plausible_fast_benchmark_prefill_is_kept_for_the_machine(tmp_path):
     import_output(s, LB_IMPOSSIBLE.replace("999999.00", "  2900.00"), hardware="RTX 3060")
     rows = s.query("SELECT hw_id FROM results WHERE prefill_tps = 2900")
     assert [r["hw_id"] for r in rows] == ["nvidia-rtx-3060"]
+
+
+@pytest.mark.parametrize("msg, field, rate, depth", [
+    ("llama.cpp on 4060 ti 16gb: prompt processing drops from 2000 t/s to 300 t/s when context reaches 30k. qwen3 14b",
+     "measured_prefill_tps", 300.0, 30000),
+    ("pp falls from 1500 to 400 t/s once the conversation gets to 20k tokens", "measured_prefill_tps", 400.0, 20000),
+    ("decode goes from 40 to 12 t/s once the chat gets to 20k tokens", "measured_decode_tps", 12.0, 20000),
+    ("generation drops from 40 t/s to 12 t/s when the context hits 16k", "measured_decode_tps", 12.0, 16384),
+])
+def test_a_fall_keeps_the_phase_it_names_and_the_depth_it_happens_at(store, msg, field, rate, depth):
+    f = extract(msg, store).facts()
+    assert f[field] == rate and f.get("depth") == depth
+    other = "measured_decode_tps" if field == "measured_prefill_tps" else "measured_prefill_tps"
+    assert other not in f

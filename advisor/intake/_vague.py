@@ -130,8 +130,20 @@ _PASTED_DOCS = re.compile(r"\b(?:past(?:e|es|ing|ed)|feed(?:ing)?|drop(?:ping)?|
                           re.I)
 
 
+# "when the context reaches 30k", "once the chat gets to 20k tokens": how deep the conversation is when the rate is said
+_CTX_REACHES = re.compile(r"\b(?:context|ctx|conversation|chat|history)\s+(?:reaches|hits|gets\s+to|grows\s+to|is\s+at|"
+                          r"passes|goes\s+(?:past|over|above)|gets\s+(?:past|over|above)|fills\s+(?:up\s+)?to)\s+"
+                          r"(?:about\s+|around\s+|~)?(?P<a>\d+(?:\.\d+)?\s?[kK])(?:\s*tokens?)?\b", re.I)
+
+
 def extract_context_window(msg: Msg, ext: Extraction) -> None:
     """Read the allocated context (``num_ctx 32768``, "4k ctx is plenty"): KV-cache size, not the prompt."""
+    for m in msg.finditer(_CTX_REACHES):
+        v = _window(m.group("a"))
+        msg.claim(m.start(), m.end())
+        if v is not None and 256 <= v <= MAX_TOKENS and ext.depth is None:
+            ext.depth = _tok(v)
+            ext.note(f"'{m.group(0).strip()}': judged with {fmt(_tok(v))} tokens already in the context.")
     for pat in (_CTX_AFTER, _CTX_BEFORE):
         for m in msg.finditer(pat):
             before = msg.orig[max(0, m.start() - 12):m.start()].lower()

@@ -483,8 +483,12 @@ def _slowed(msg: Msg, ext: Extraction) -> None:
         for g in ("a", "b"):  # the two rates (words between them, "about 30k tokens in the context", are read on)
             unit = re.match(rf"\s*(?:{_RATE_UNIT})?", m.string[m.end(g):])
             msg.claim(m.start(g), m.end(g) + (len(unit.group(0)) if unit else 0))
-        _set_rate(ext, "decode", b, m.group(0).strip())
+        # "prompt processing drops from 2000 t/s to 300 t/s": the phase named with the fall (decode when none is)
+        phase = nearest_kind(msg, m.start(), m.end(), _RATE_KINDS) or "decode"
+        _set_rate(ext, phase, b, m.group(0).strip())
         ext.note(f"'{m.group(0).strip()}': the slower {fmt(b)} tok/s is judged; {fmt(a)} is how it started.")
+        if phase == "prefill":
+            return
         if _LONG_CHAT.search(msg.orig) and ext.context_window and ext.depth is None and not _TOKENS_SAID.search(msg.orig):
             ext.depth = int(ext.context_window * LONG_CHAT_SHARE)
             ext.note(f"Slow after a long conversation: judged with {fmt(ext.depth)} tokens already in the context "
