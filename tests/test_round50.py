@@ -359,3 +359,14 @@ def test_a_fall_keeps_the_phase_it_names_and_the_depth_it_happens_at(store, msg,
     assert f[field] == rate and f.get("depth") == depth
     other = "measured_decode_tps" if field == "measured_prefill_tps" else "measured_prefill_tps"
     assert other not in f
+
+
+@pytest.mark.parametrize("msg", [
+    "my first message takes 40 seconds after i come back from lunch, ollama, mac mini m4 pro 24gb, qwen2.5 14b",
+    "after lunch the first reply takes 40 s, ollama, mac mini m4 pro 24gb, qwen2.5 14b",
+    "whenever we get back from a meeting the first request takes 40 s, ollama, mac mini m4 pro 24gb, qwen2.5 14b",
+])
+def test_a_slow_first_message_after_a_break_is_the_model_reloading(store, msg):
+    r = service.ask(store, msg)
+    assert r.facts.measured_ttft_s == 40.0
+    assert "OLLAMA_KEEP_ALIVE" in r.reply and "Nothing you need to change" not in r.reply

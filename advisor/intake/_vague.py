@@ -37,7 +37,7 @@ _DURATION = re.compile(
     rf"(?<![\w.])(?:(?P<lo>{NUM})\s*(?:-|–|to|or)\s*)?(?P<n>{NUM}|an?|half\s+a)\+?\s*(?:-\s*)?(?P<u>ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)\b"
     r"(?!\s*(?:/|per)\s*tok)", re.I)
 TTFT_WORDS = re.compile(
-    r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character|reply|answer)|before\s+(?:the\s+first|it\s+(?:(?:even|actually|finally|ever)\s+)?(?:starts|"
+    r"ttft|time[\s-]+to[\s-]+first|first[\s-]+(?:token|word|output|response|character|reply|answer|message|request|prompt|question)|before\s+(?:the\s+first|it\s+(?:(?:even|actually|finally|ever)\s+)?(?:starts|"
     r"begins|responds|answers|says|writes|types|outputs|prints)|(?:writing|typing|saying|printing|outputting|showing|"
     r"answering|responding|generating|replying)\b|anything|any\s+(?:output|text|token)|i\s+(?:see|get)\s+(?:any\s+)?"
     r"(?:text|output|words?|tokens?|anything|an?\s+answer|a\s+reply)\b|the\s+(?:answer|"

@@ -100,7 +100,8 @@ _COMPLAINT = re.compile(
 # The slow request comes after a pause (the model was unloaded meanwhile): "after a few min break", "after being idle".
 _AFTER_IDLE = re.compile(r"after (?:a |an |some )?(?:few |couple of |\d+ )?(?:min(?:ute)?s?|hours?|while|break|pause|idle|"
                          r"inactivity)\b|after (?:being |sitting |it sits )?idle|cold start|first (?:message|request|prompt|"
-                         r"question) (?:of the day|after|in a while)|when i come back|(?:left|leave) it (?:for|idle)|"
+                         r"question) (?:of the day|after|in a while)|\b(?:when|after|once|whenever|every time) (?:i|we) (?:come|get|am|are) back\b|"
+                         r"\bback from (?:lunch|a break|break|a meeting|coffee|a walk)|(?:left|leave) it (?:for|idle)|"
                          # "after lunch the first reply takes 25 s, then it's fast", "in the morning the first answer…"
                          r"after (?:lunch|a meeting|the weekend|a coffee|coffee|dinner|sleep|a night)|"
                          r"(?:in the morning|next morning)\b.{0,40}\bfirst\b|"
