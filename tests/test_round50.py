@@ -370,3 +370,16 @@ def test_a_slow_first_message_after_a_break_is_the_model_reloading(store, msg):
     r = service.ask(store, msg)
     assert r.facts.measured_ttft_s == 40.0
     assert "OLLAMA_KEEP_ALIVE" in r.reply and "Nothing you need to change" not in r.reply
+
+
+def test_one_slow_stream_on_vllm_points_at_its_settings_and_a_batch_question_is_answered(store):
+    r = service.ask(store, "One user (me) on vLLM, RTX 4090, Qwen2.5 14B AWQ. I get 40 tok/s. Should I increase "
+                           "max-num-seqs or batch size to speed it up?")
+    assert r.verdict.fixes[0].remedy == "setup:cuda_graphs" and "CUDA graphs" in r.verdict.fixes[0].title
+    assert "where the layers run" not in r.reply
+    assert "**max-num-seqs:** no help for one stream" in r.reply and "the 40 tok/s you get" in r.reply
+
+
+def test_a_batch_setting_for_several_users_is_not_called_useless(store):
+    r = service.ask(store, "8 users on vLLM, RTX 4090, Qwen2.5 14B AWQ. Should I increase max-num-seqs?")
+    assert "no help for one stream" not in r.reply

@@ -93,6 +93,8 @@ def _decode_remedies(c: Ctx) -> list[str]:
             # a serving engine keeps every layer on the GPU: many users below the expectation wait on its scheduler
             # (an old version's host work, the queue, KV-cache preemption), as the far-below rule says
             out += ["setup:scheduler", "vllm_v1", "batching"]
+        elif c.server_engine:  # one stream on a serving engine: its own path (CUDA graphs, attention), never the CPU
+            out += ["setup:cuda_graphs", "setup:attention", "vllm_v1"]
         else:
             out.append("setup:numa" if s.numa else "setup:cpu_tuning" if c.kind == "cpu" else "setup:check_placement")
     if w.depth > 8000 or (s.long_context and "decode" in s.asks_about):
