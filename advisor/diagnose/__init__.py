@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.apis import api_answer
+from advisor.diagnose.batch_asked import batch_answer
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.engines import engine_answer
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.formats import format_answer
-from advisor.diagnose.batch_asked import batch_answer
 from advisor.diagnose.kv_asked import kv_answer
 from advisor.diagnose.npu import npu_answer
 from advisor.diagnose.rules import PLANNED_SPLIT_RULE, Finding, first_finding
