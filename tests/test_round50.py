@@ -383,3 +383,15 @@ def test_one_slow_stream_on_vllm_points_at_its_settings_and_a_batch_question_is_
 def test_a_batch_setting_for_several_users_is_not_called_useless(store):
     r = service.ask(store, "8 users on vLLM, RTX 4090, Qwen2.5 14B AWQ. Should I increase max-num-seqs?")
     assert "no help for one stream" not in r.reply
+
+
+def test_ollama_on_an_igpu_it_does_not_drive_is_said_to_run_on_the_cpu(store):
+    r = service.ask(store, "Radeon 780M laptop, 32GB DDR5, llama.cpp vulkan, llama 3.1 8b q4_k_m, does ollama support it?")
+    line = next(x for x in r.reply.splitlines() if x.startswith("**Ollama"))
+    assert "on the CPU cores" in line and "OLLAMA_VULKAN=1" in line and "same speed" not in line
+
+
+def test_ollama_on_an_intel_arc_card_needs_its_vulkan_switch(store):
+    r = service.ask(store, "Intel Arc B580 12GB, llama.cpp SYCL, qwen2.5 14b q4_k_m, does ollama support it?")
+    line = next(x for x in r.reply.splitlines() if x.startswith("**Ollama"))
+    assert "OLLAMA_VULKAN=1" in line and "same kernels" not in line

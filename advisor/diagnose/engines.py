@@ -13,7 +13,13 @@ import re
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.models import Fix, Prediction, QuantFormat
-from advisor.understand.engine import API_NAMES, ENGINE_NAMES, LLAMA_SERVER_ENGINES, classify_engine
+from advisor.understand.engine import (
+    API_NAMES,
+    ENGINE_NAMES,
+    LLAMA_SERVER_ENGINES,
+    classify_engine,
+    ollama_gpu_fallback,
+)
 from advisor.understand.formats import SERVER_ENGINES as _SERVERS
 from advisor.understand.formats import equivalent_quant
 
@@ -111,7 +117,16 @@ def engine_answer(c: Ctx) -> str | None:
     if _SUPPORT.search(c.sit.question or ""):
         api = API_NAMES.get(p2.backend.rpartition("-")[2].lower(), "")
         lead = f"yes, it runs on this machine{' (' + api + ')' if api else ''}; "
-        if kernel_family(p2.backend) == kernel_family(p.backend):
+        hw = c.sit.hardware
+        fallback = ollama_gpu_fallback(e, hw) if (e == "ollama" and hw is not None) else None
+        if fallback == "cpu":  # its GPU backends skip this iGPU: the CPU cores run it unless Vulkan is switched on
+            return (f"{name}: it runs, but on the CPU cores — its GPU backends do not drive this integrated GPU unless "
+                    f"OLLAMA_VULKAN=1 turns its experimental Vulkan backend on: decode ≈ {a:.1f} → {b:.1f} tok/s"
+                    f"{each}{pre}; with OLLAMA_VULKAN=1 about what {now_label} does.")
+        if fallback == "opt_in":
+            lead = ("yes, with OLLAMA_VULKAN=1 (its experimental Vulkan backend; without it, the CPU cores run the model) "
+                    "or Intel's IPEX-LLM build of Ollama; ")
+        if kernel_family(p2.backend) == kernel_family(p.backend) and fallback is None:
             return (f"{name}: {lead}it runs the same kernels as {now_label}, so expect the same speed: decode ≈ "
                     f"{b:.1f} tok/s{each}{', prompt reading ≈ ' + format(p2.prefill_tps, ',.0f') + ' tok/s' if p2.prefill_tps else ''}.")
     if c.tg and users <= 1:  # the person's own rate, scaled by the predicted ratio of the two engines
