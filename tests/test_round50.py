@@ -395,3 +395,12 @@ def test_ollama_on_an_intel_arc_card_needs_its_vulkan_switch(store):
     r = service.ask(store, "Intel Arc B580 12GB, llama.cpp SYCL, qwen2.5 14b q4_k_m, does ollama support it?")
     line = next(x for x in r.reply.splitlines() if x.startswith("**Ollama"))
     assert "OLLAMA_VULKAN=1" in line and "same kernels" not in line
+
+
+def test_a_reply_that_narrows_the_choices_keeps_the_machine(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(s, "I get 25 tok/s with llama 3.1 70b q4_k_m on an A100 in llama.cpp, is that normal?")
+    assert r1.question is not None and r1.question.field == "hardware"
+    r2 = service.ask(s, "the 80GB one", r1.facts)
+    assert r2.verdict is not None and "A100" in r2.verdict.prediction.hardware["name"]
+    assert "80" in r2.verdict.prediction.hardware["name"]

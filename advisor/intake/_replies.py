@@ -87,6 +87,12 @@ def picked_choice(old: Scenario, text: str, asked: str | None, store: Store) -> 
         only = [c for c in cands if any(has(c, w) for w in words)]
         if len(only) == 1 and not any(has(o, w) for o in cands if o != only[0] for w in words if has(only[0], w)):
             return only[0].split(" (")[0]
+        if 1 < len(only) < len(cands):
+            # "the 80GB one" of A100 40GB / 80GB PCIe / 80GB SXM4: the words the narrowed choices share, asked again
+            heads = [c.split(" (")[0].split() for c in only]
+            common = [t for i, t in enumerate(heads[0]) if all(len(h) > i and h[i] == t for h in heads)]
+            if common:
+                return " ".join(common)
         if m is None:
             return None
         k = _ORDINALS.get((m.group("ord") or "").lower())
