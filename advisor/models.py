@@ -298,6 +298,8 @@ class Scenario(BaseModel):
     # Layers whose MoE experts the run keeps in system RAM (--n-cpu-moe N; 10,000 = all: --cpu-moe), carried across turns
     cpu_moe_layers: int | None = Field(default=None, ge=1, le=10_000)
     context_window: int | None = Field(default=None, ge=1, le=MAX_TOKENS)  # n_ctx / num_ctx (not the prompt)
+    # The KV-cache type in use ("q8_0", "q4_0", "fp8"; "f16" when said so), carried across turns like cpu_moe_layers
+    kv_cache_type: str | None = Field(default=None, max_length=24)
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
     compare_models: list[str] | None = None  # models the person asks to compare, as written

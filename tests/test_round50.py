@@ -404,3 +404,21 @@ def test_a_reply_that_narrows_the_choices_keeps_the_machine(tmp_path):
     r2 = service.ask(s, "the 80GB one", r1.facts)
     assert r2.verdict is not None and "A100" in r2.verdict.prediction.hardware["name"]
     assert "80" in r2.verdict.prediction.hardware["name"]
+
+
+def test_the_kv_cache_type_is_kept_across_turns(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(s, "RTX 3090 24GB, ollama, qwen2.5 32b q4_k_m, I want 32k context for coding, "
+                        "OLLAMA_KV_CACHE_TYPE=q4_0. how fast?")
+    assert r1.facts.kv_cache_type == "q4_0" and r1.verdict.prediction.memory.fits
+    r2 = service.ask(s, "what if I paste 20k?", r1.facts)
+    assert r2.facts.kv_cache_type == "q4_0" and r2.facts.prompt_tokens == 20000
+    assert r2.verdict.prediction.memory.fits  # a 20k prompt inside the 32k window that fitted still fits
+    assert "does not fit" not in r2.reply.split("\n")[0]
+
+
+@pytest.mark.parametrize("msg, kv", [("llama-server -ctk q8_0 -ctv q8_0 -fa on", "q8_0"),
+                                     ("OLLAMA_KV_CACHE_TYPE=q4_0", "q4_0"), ("--kv-cache-dtype fp8", "fp8"),
+                                     ("would a q8_0 kv cache help?", None)])
+def test_the_kv_cache_type_in_use_is_a_fact(store, msg, kv):
+    assert extract(msg, store).facts().get("kv_cache_type") == kv

@@ -17,7 +17,7 @@ from advisor.models import MAX_PARAMS_B
 from advisor.understand.engine import classify_engine, engine_mentions
 from advisor.understand.engine_question import alternative_spans, api_spans, refused_spans
 from advisor.understand.formats import NOT_AS_IT_IS, format_conflict
-from advisor.understand.symptoms import cpu_moe_layers
+from advisor.understand.symptoms import cpu_moe_layers, kv_cache_said
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -441,6 +441,8 @@ def extract_backend(msg: Msg, ext: Extraction) -> None:
         ext.backend = be
     if (layers := cpu_moe_layers(msg.orig)) is not None:
         ext.cpu_moe_layers = layers  # "--n-cpu-moe 30", "--cpu-moe": kept for the turns that follow
+    if (kv := kv_cache_said(msg.orig)[0]) is not None:
+        ext.kv_cache_type = kv  # "OLLAMA_KV_CACHE_TYPE=q4_0", "-ctk q8_0": kept for the turns that follow
     m = _NGL.search(msg.s)
     if m:
         raw = m.group("n") or m.group("n2") or m.group("n3")

@@ -13,7 +13,7 @@ FACT_FIELDS: tuple[str, ...] = (
     "hardware", "memory_gb", "gpu_cores", "cpu_cores", "bandwidth_gbs", "tflops", "model", "params_b", "active_params_b", "quant", "backend",
     "prompt_tokens", "gen_tokens", "depth", "shared_prefix_tokens", "concurrency", "requests_per_minute", "use",
     "measured_prefill_tps", "measured_decode_tps", "n_gpu_layers",
-    "gpu_count", "interconnect", "system_ram_gb", "host_bandwidth_gbs", "cpu_moe_layers", "context_window", "measured_ttft_s", "compare_hardware",
+    "gpu_count", "interconnect", "system_ram_gb", "host_bandwidth_gbs", "cpu_moe_layers", "kv_cache_type", "context_window", "measured_ttft_s", "compare_hardware",
     "compare_models", "compare_quants", "prompt_range", "hardware_kind", "tensor_parallel", "measured_is_aggregate", "target_ttft_s",
     "target_decode_tps",
 )
@@ -65,6 +65,7 @@ class Extraction(BaseModel):
     system_ram_gb: float | None = None
     host_bandwidth_gbs: float | None = None
     cpu_moe_layers: int | None = None
+    kv_cache_type: str | None = None
     context_window: int | None = None
     measured_ttft_s: float | None = None
     compare_hardware: list[str] | None = None

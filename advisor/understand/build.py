@@ -14,7 +14,7 @@ from advisor.models import Hardware, ModelSpec, Scenario
 from advisor.understand.engine import classify_engine
 from advisor.understand.resolve import Resolved, resolve_default
 from advisor.understand.situation import Assumption, Machine, Measured, Situation, Unresolved, Workload
-from advisor.understand.symptoms import guess_kind, read_machine_facts, read_symptoms
+from advisor.understand.symptoms import guess_kind, kv_cache_said, read_machine_facts, read_symptoms
 from knowledge import catalog
 from knowledge.store import Store
 
@@ -175,6 +175,9 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
                              near=s.measured_decode_tps)
     if symptoms.cpu_moe_layers is None and s.cpu_moe_layers:  # said in an earlier turn ("--n-cpu-moe 30")
         symptoms = symptoms.model_copy(update={"experts_on_cpu": True, "cpu_moe_layers": s.cpu_moe_layers})
+    if (symptoms.kv_cache_quant is None and not symptoms.kv_quant_asked and s.kv_cache_type
+            and s.kv_cache_type != "f16" and kv_cache_said(text)[0] != "f16"):  # said in an earlier turn ("-ctk q4_0")
+        symptoms = symptoms.model_copy(update={"kv_cache_quant": s.kv_cache_type})
     unresolved = _unresolved(res, s)
     machines, models = _candidates(store, s, unresolved) if store is not None else ([], [])
     return Situation(

@@ -15,7 +15,7 @@ import re
 from advisor.understand.engine_question import api_asked, engine_asked
 from advisor.understand.situation import Symptoms
 
-__all__ = ["guess_kind", "parse_ngl", "read_machine_facts", "read_symptoms"]
+__all__ = ["guess_kind", "kv_cache_said", "parse_ngl", "read_machine_facts", "read_symptoms"]
 
 _NGL = re.compile(r"(?:-ngl|--n-gpu-layers|n[_-]gpu[_-]layers|\bngl|num_gpu)\s*[=:]?\s*(\d{1,6})\b", re.I)
 _PREFILL_WORDS = re.compile(
@@ -312,6 +312,19 @@ def parse_ngl(text: str | None, near: float | None = None) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) <= 100_000 else None
 
 
+def kv_cache_said(text: str) -> tuple[str | None, str | None]:
+    """(KV-cache type in use, type asked about) as the text says it: ``"q8_0"``, ``"q4_0"``, ``"fp8"``, ``"f16"`` (said
+    so), ``"quantized"`` (no type named). "would an fp8 kv cache help?" is asked about, not in use."""
+    kvm = _KV_QUANT.search(text or "")
+    kvq = next((g for g in kvm.groups() if g), "quantized") if kvm else None
+    if kvq and kvq.isdigit():
+        kvq = {"8": "q8_0", "4": "q4_0"}.get(kvq, "quantized")
+    kvq = kvq.lower() if kvq else None
+    if kvm and kvq and kvq != "f16" and _spec_question(text, kvm.start(), kvm.end(), after=kvm.group(1) is None):
+        return None, kvq
+    return kvq, None
+
+
 def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_fraction: float | None = None,
                   near: float | None = None) -> Symptoms:
     """Typed symptoms from the person's words, their backend label and any pasted output.
@@ -328,15 +341,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         asks.add("prefill")
     if _DECODE_WORDS.search(t):
         asks.add("decode")
-    kvm = _KV_QUANT.search(t)
-    kvq = next((g for g in kvm.groups() if g), "quantized") if kvm else None
-    if kvq and kvq.isdigit():
-        kvq = {"8": "q8_0", "4": "q4_0"}.get(kvq, "quantized")
-    if kvq and kvq.lower() == "f16":
-        kvq = None
-    # "would an fp8 kv cache help?": asked about, not in use (diagnose.asked answers it)
-    kv_asked = kvq if (kvm and kvq and _spec_question(t, kvm.start(), kvm.end(), after=kvm.group(1) is None)) else None
-    if kv_asked:
+    kvq, kv_asked = kv_cache_said(t)
+    if kvq == "f16":
         kvq = None
     fa = flash_attention_said(t)
     spec_m = _SPEC.search(t)
