@@ -422,3 +422,13 @@ def test_the_kv_cache_type_is_kept_across_turns(tmp_path):
                                      ("would a q8_0 kv cache help?", None)])
 def test_the_kv_cache_type_in_use_is_a_fact(store, msg, kv):
     assert extract(msg, store).facts().get("kv_cache_type") == kv
+
+
+def test_weights_that_fit_beside_a_context_that_does_not_are_said_so(store):
+    r = service.ask(store, "We're a team of 40 people summarising documents, prompts are about 100k tokens and answers "
+                           "about 400 tokens. How many users can 2x H100 handle with Llama 3.3 70B?")
+    m = r.verdict.prediction.memory
+    head = r.reply.split("\n")[0]
+    assert f"the weights fit ({m.weights_gb:.0f} of {m.usable_gb:.0f} GB usable)" in head
+    assert f"({m.kv_cache_gb / 40:.1f} GB) does not fit beside them" in head
+    assert "--kv-cache-dtype fp8" in r.verdict.fixes[0].title and "needs flash attention" not in r.verdict.fixes[0].title

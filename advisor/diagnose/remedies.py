@@ -129,7 +129,9 @@ def _kv_quant(c: Ctx) -> Fix | None:
             f"{_served(served, w.users)} at once instead of {p.running}, at ≈ {per:.3g} tok/s each",
             "Each user's KV cache (the model's memory of their prompt) takes half the memory, so twice as many fit "
             "beside the weights and fewer wait their turn.", speedup=served / p.running)
-    return fix("kv_cache_quantization", "Quantize the KV cache to q8_0 (needs flash attention)",
+    from advisor.diagnose.kv_asked import kv_setting  # the engine's own words (vLLM: --kv-cache-dtype fp8)
+
+    return fix("kv_cache_quantization", f"Keep the KV cache in 8 bits: {kv_setting(c.sit.engine)}",
                f"KV cache at {ctx_t:,} tokens × {w.users}: {kv:.1f} → {kv / 2:.1f} GB; bytes read per token "
                f"{wb + kvb:.2f} → {wb + kvb / 2:.2f} GB",
                "Halves the memory the context takes and the bytes decode reads at long context.", speedup=sp, **room)

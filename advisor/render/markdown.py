@@ -259,6 +259,16 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
                 f"wait their turn; each of those {p.running} gets about {fmt_rate(tps)} tok/s{on_avg}** "
                 f"({feel_speed(tps).removeprefix('≈ ')}){avg}. The weights fit; the conversations' KV caches "
                 f"({p.memory.kv_cache_gb:.1f} GB for all {p.concurrency}) do not fit beside them.")
+    m = p.memory
+    if not m.fits and m.kv_cache_gb and m.weights_gb + m.overhead_gb <= m.usable_gb:
+        # the weights fit; the context does not: one conversation's KV cache is what is too big
+        one = m.kv_cache_gb / max(1, p.concurrency)
+        ctx = p.depth + p.prompt_tokens + p.gen_tokens
+        who = "even one conversation's" if p.concurrency > 1 else "the conversation's"
+        return (f"**No: the weights fit ({m.weights_gb:.0f} of {m.usable_gb:.0f} GB usable), but {who} KV cache at "
+                f"{ctx:,} tokens ({one:.1f} GB) does not fit beside them.** A serving engine refuses such a context "
+                "(vLLM's max-model-len check); llama.cpp-style engines spill to system RAM and crawl. The fixes below "
+                "make room: a smaller KV cache or weights, or a shorter context.")
     if not p.memory.fits:
         return (f"**No, not comfortably: it needs about {p.memory.required_gb:.0f} GB but only "
                 f"{p.memory.usable_gb:.0f} GB is usable here.** It would spill out of fast memory and crawl.")
