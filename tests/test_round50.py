@@ -432,3 +432,17 @@ def test_weights_that_fit_beside_a_context_that_does_not_are_said_so(store):
     assert f"the weights fit ({m.weights_gb:.0f} of {m.usable_gb:.0f} GB usable)" in head
     assert f"({m.kv_cache_gb / 40:.1f} GB) does not fit beside them" in head
     assert "--kv-cache-dtype fp8" in r.verdict.fixes[0].title and "needs flash attention" not in r.verdict.fixes[0].title
+
+
+def test_speculative_decoding_gains_little_where_compute_is_scarce(store):
+    r = service.ask(store, "raspberry pi 5 8gb, llama.cpp, qwen2.5 3b q4_k_m, would speculative decoding help?")
+    p = r.verdict.prediction
+    cost = 5 / p.prefill_tps * (p.decode_tps_per_seq or p.decode_tps)
+    assert cost > 1.5 and f"costs about {cost:.1f}× one token's step" in r.reply
+    assert not any(f.remedy == "speculative_decoding" for f in r.verdict.fixes)
+
+
+def test_speculative_decoding_keeps_its_gain_on_a_gpu(store):
+    r = service.ask(store, "rtx 4090 llama.cpp qwen2.5 32b q4_k_m 38 tok/s, how to make it faster?")
+    spec = [f for f in r.verdict.fixes if f.remedy == "speculative_decoding"]
+    assert spec and spec[0].speedup > 1.8

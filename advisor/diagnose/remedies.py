@@ -212,9 +212,20 @@ def _spec_applies(c: Ctx) -> bool:
             and (c.sit.engine or "") not in NO_DRAFT_ENGINES)
 
 
+def compute_verify_cost(c: Ctx) -> float:
+    """The target model's pass over the γ + 1 drafted tokens ÷ one decode step when compute bounds it: reading γ + 1
+    tokens takes at least ``(γ + 1) / prefill`` seconds (the machine's prompt-reading rate is its compute for this
+    model), against ``1 / decode`` for one token. 1 on a GPU (thousands of prompt tokens a second); several on a CPU or
+    a small board, where checking the guesses costs what they save."""
+    p = c.pred
+    if p is None or not p.prefill_tps or not (p.decode_tps_per_seq or p.decode_tps):
+        return 1.0
+    return max(1.0, (SPEC_GAMMA + 1) / p.prefill_tps * (p.decode_tps_per_seq or p.decode_tps))
+
+
 @register("speculative_decoding", "speculative_decoding", 1, _spec_applies)
 def _speculative(c: Ctx) -> Fix | None:
-    verify = moe_verify_cost(c)
+    verify = max(moe_verify_cost(c), compute_verify_cost(c))
     sp = roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST, verify)
     if sp < MIN_GAIN:
         return None  # a MoE's check of the guesses reads so many more experts that nothing is gained
@@ -227,7 +238,10 @@ def _speculative(c: Ctx) -> Fix | None:
                f"A draft model ~10× smaller guesses {SPEC_GAMMA} words at a time and the big model checks them all in "
                f"one pass, so it keeps the ones it agrees with; assumes {SPEC_ACCEPT:.0%} of guesses are accepted "
                "(Leviathan et al. 2023). Gains are largest on code and repetitive text."
-               + (f" This is a mixture of experts: checking {SPEC_GAMMA + 1} tokens at once reads about {verify:.1f}× "
+               + (f" Checking {SPEC_GAMMA + 1} tokens at once costs about {verify:.1f}× one token's step here (this "
+                  "machine's compute reads prompts at only a few times its decode rate), which eats much of the gain."
+                  if compute_verify_cost(c) > max(1.05, moe_verify_cost(c)) else
+                  f" This is a mixture of experts: checking {SPEC_GAMMA + 1} tokens at once reads about {verify:.1f}× "
                   "the expert weights one token does, which eats most of the gain." if verify > 1.05 else ""),
                speedup=sp, new_decode_tps=base * sp)
 
