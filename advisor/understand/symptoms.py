@@ -314,13 +314,15 @@ def parse_ngl(text: str | None, near: float | None = None) -> int | None:
 
 def kv_cache_said(text: str) -> tuple[str | None, str | None]:
     """(KV-cache type in use, type asked about) as the text says it: ``"q8_0"``, ``"q4_0"``, ``"fp8"``, ``"f16"`` (said
-    so), ``"quantized"`` (no type named). "would an fp8 kv cache help?" is asked about, not in use."""
+    so), ``"quantized"`` (no type named). "would an fp8 kv cache help?" is asked about, not in use; a flag in a
+    question ("does -ctk q8_0 make it fit?") is judged as set."""
     kvm = _KV_QUANT.search(text or "")
     kvq = next((g for g in kvm.groups() if g), "quantized") if kvm else None
     if kvq and kvq.isdigit():
         kvq = {"8": "q8_0", "4": "q4_0"}.get(kvq, "quantized")
     kvq = kvq.lower() if kvq else None
-    if kvm and kvq and kvq != "f16" and _spec_question(text, kvm.start(), kvm.end(), after=kvm.group(1) is None):
+    # a flag or setting named ("does -ctk q8_0 make it fit?") is judged as set: the whole answer is about it
+    if kvm and kvq and kvq != "f16" and kvm.group(1) is None and _spec_question(text, kvm.start(), kvm.end()):
         return None, kvq
     return kvq, None
 
