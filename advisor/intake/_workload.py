@@ -41,7 +41,8 @@ _CJK_TOKENS = re.compile(rf"(?<![\d.,])(?P<a>{NUM})\s*(?:個|个)?\s*(?:トー�
 # "if i paste 32k?", "feed it 100k": a bare thousands count after a verb that hands the model text is a prompt length
 _PASTE_K = re.compile(r"\b(?:paste|pasting|feed|feeding|send|sending|upload|uploading|dump|dumping|throw|give\s+it|"
                       r"hand\s+it)\s+(?:it\s+|in\s+|it\s+in\s+)?(?:a\s+|an\s+)?(?:about\s+|around\s+|~)?"
-                      r"(?P<a>\d+(?:\.\d+)?\s?[kK])\b(?!\s*(?:t/s|tok|/s|words|lines|pages))", re.I)
+                      r"(?P<a>\d+(?:\.\d+)?\s?[kK])\b(?!\s*(?:t/s|tok|/s|words|lines|pages|requests?|reqs?|queries|calls|messages|"
+                      r"users?|people|emails|documents|docs|files|times|per\b|a\s+(?:day|month|week|hour)|each))", re.I)
 _GEN_FLAG = re.compile(rf"(?:\bmax[_\s]tokens|\bnum_predict|(?<![\w-])-n|--n-predict)\s*[=:]?\s*(?P<a>{NUM})\b", re.I)
 _KINDS = {
     "shared": re.compile(r"system\s+prompt|\bshared\b|\bprefix\b|every\s+request|all\s+requests|\bcached\b|preamble", re.I),
