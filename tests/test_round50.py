@@ -447,3 +447,12 @@ def test_speculative_decoding_keeps_its_gain_on_a_gpu(store):
     r = service.ask(store, "rtx 4090 llama.cpp qwen2.5 32b q4_k_m 38 tok/s, how to make it faster?")
     spec = [f for f in r.verdict.fixes if f.remedy == "speculative_decoding"]
     assert spec and spec[0].speedup > 1.8
+
+
+def test_an_f16_cache_said_in_a_follow_up_replaces_the_quantized_one(tmp_path):
+    s = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(s, "RTX 3090 24GB, ollama, qwen2.5 32b q4_k_m, I want 32k context for coding, "
+                        "OLLAMA_KV_CACHE_TYPE=q4_0. how fast?")
+    r2 = service.ask(s, "and with an f16 cache?", r1.facts)
+    assert r2.facts.kv_cache_type == "f16"
+    assert r2.verdict.allocated_gb > r1.verdict.allocated_gb + 5

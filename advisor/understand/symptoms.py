@@ -32,7 +32,8 @@ _CONTAINER = re.compile(r"docker|container|podman|\bwsl2?\b|virtualbox|\bvm\b|ll
 _KV_QUANT = re.compile(r"(?:kv[_ ]cache[_ ]type|-ctk|--cache-type-k|cache-type-k|kv[_-]cache[_-]dtype)\s*[=:]?\s*(q\d_\d|q\d|fp8\w*|f16)|"
                        r"kv[- ]cache quantization|(q[48]_0) kv|kv.{0,12}(q[48]_0)|\b(fp8|int8|q[48]_0)[\s_-]+kv\b|"
                        r"\b(q[48]_0)(?:\s*(?:/|,|or|and)\s*q[48]_0)*\s+(?:for|in|on)\s+(?:the\s+|my\s+)?(?:kv|k/v)\b|"
-                       r"\bquantiz\w*\s+(?:the\s+|my\s+)?(?:kv|k/v)\b|\b(?:kv|k/v)[\s-]cache\s+(?:in|at|to)\s+(\d)[\s-]?bits?\b",
+                       r"\bquantiz\w*\s+(?:the\s+|my\s+)?(?:kv|k/v)\b|\b(?:kv|k/v)[\s-]cache\s+(?:in|at|to)\s+(\d)[\s-]?bits?\b|"
+                       r"\b(f16|fp16|unquantized|full[\s-]precision)\s+(?:kv\s+|k/v\s+)?cache\b",
                        re.I)
 # "would a draft model help?", "what about speculative decoding with qwen 0.5b as draft?", "is -md worth trying?": asked
 # about, not in use ("I run it with -md qwen2.5-0.5b", "using speculative decoding, 60 tok/s, is that normal?").
@@ -321,6 +322,8 @@ def kv_cache_said(text: str) -> tuple[str | None, str | None]:
     if kvq and kvq.isdigit():
         kvq = {"8": "q8_0", "4": "q4_0"}.get(kvq, "quantized")
     kvq = kvq.lower() if kvq else None
+    if kvq in ("fp16", "unquantized", "full precision", "full-precision"):
+        kvq = "f16"  # "and with an f16 cache?": the default cache, said
     # a flag or setting named ("does -ctk q8_0 make it fit?") is judged as set: the whole answer is about it
     if kvm and kvq and kvq != "f16" and kvm.group(1) is None and _spec_question(text, kvm.start(), kvm.end()):
         return None, kvq
