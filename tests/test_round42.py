@@ -427,8 +427,9 @@ def test_how_many_cards_leads_with_the_fewest_that_meets_the_targets(store):
     from advisor import service
 
     r = service.ask(store, "how many H100s do we need to serve llama 3.3 70b to 300 users?")
-    assert r.reply.startswith("**For 300 people at once, 4× H100 PCIe 80GB is the fewest that meets the targets**")
-    rows = [ln for ln in r.reply.splitlines() if ln.startswith("| 4× H100")]
+    # FP8, the build vLLM serves on Hopper when BF16 does not fit one card (round 50): two hold the 300
+    assert r.reply.startswith("**For 300 people at once, 2× H100 PCIe 80GB is the fewest that meets the targets**")
+    rows = [ln for ln in r.reply.splitlines() if ln.startswith("| 2× H100")]
     assert len(rows) == 1  # an option already compared is not added again
 
 
@@ -441,7 +442,9 @@ def test_more_users_than_one_server_holds_are_answered_in_servers(store):
 
     r = service.ask(store, "how many H100s do we need to serve llama 3.3 70b to 5000 users?")
     head = r.reply.split("\n\n")[0]
-    assert head.startswith("**Even 8× H100 PCIe 80GB holds 2,048 of the 5,000 users at once")
+    held = int(re.search(r"^\*\*Even 8× H100 PCIe 80GB holds ([\d,]+) of the 5,000 users at once", head).group(1)
+               .replace(",", ""))
+    assert 2000 <= held <= 2600  # FP8 (round 50): about 2,300 conversations
     n = int(re.search(r"about ([\d,]+) such servers", head).group(1).replace(",", ""))
     assert 6 <= n <= 16 and "serve all 5,000 at 10 tok/s each" in head
 

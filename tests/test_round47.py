@@ -310,7 +310,7 @@ def test_a_turing_card_serves_a_bf16_checkpoint_as_fp16(tmp_path):
     # an 8B's 16 GB of 16-bit weights do not fit the T4's 15 GiB: the AWQ build people serve there (round 50)
     t4 = _ask(tmp_path, "T4 16GB, vLLM, Llama 3.1 8B for 10 users")
     assert t4.verdict.prediction.quant == "AWQ 4-bit g128"
-    assert any("do not fit the" in a and "AWQ 4-bit build" in a for a in t4.verdict.assumptions)
+    assert any("do not fit the" in a and "AWQ 4-bit g128 build" in a for a in t4.verdict.assumptions)
     a = _ask(tmp_path, "A100 80GB, vLLM, Llama 3.1 8B for 10 users")
     assert a.verdict.prediction.quant == "BF16"
 

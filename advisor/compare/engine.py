@@ -132,12 +132,6 @@ def _assumptions(req: CompareRequest) -> list[str]:
     return out
 
 
-# GPUs whose tensor cores multiply FP8 (vLLM's W8A8 FP8 kernels): NVIDIA Ada, Hopper and Blackwell, AMD CDNA3 (MI300)
-# (NVIDIA Ada/Hopper/Blackwell architecture whitepapers; AMD CDNA3 whitepaper). Older GPUs get the 4-bit build.
-FP8_FAMILIES = ("Ada", "Hopper", "Blackwell", "CDNA3", "CDNA 3")
-SERVING_BUILDS = ("FP8 (E4M3)", "AWQ 4-bit g128")  # what a serving engine loads when 16-bit weights do not fit
-
-
 def _serving_build(store: Store, ctx: Ctx, hw: Hardware, notes: list[str]) -> Candidate | None:
     """The option at the smaller build people serve on such a card when the 16-bit checkpoint does not fit it (no format
     stated, a serving engine or none named): FP8 on GPUs with FP8 tensor cores when it holds every user, else the one
@@ -148,11 +142,10 @@ def _serving_build(store: Store, ctx: Ctx, hw: Hardware, notes: list[str]) -> Ca
     engine = classify_engine(ctx.req.backend)[0] if ctx.req.backend else None  # none named: the format sets it
     if ctx.quant.bits_per_weight < 16 or engine not in (None, "vllm", "sglang", "tensorrt-llm"):
         return None
-    fam = hw.family or ""
+    from advisor.understand.formats import serving_builds
+
     best: Candidate | None = None
-    for name in SERVING_BUILDS:
-        if name.startswith("FP8") and not any(f in fam for f in FP8_FAMILIES):
-            continue
+    for name in serving_builds(hw.family):
         q = catalog.resolve_quant(store, name).value
         c = evaluate(store, replace(ctx, quant=q), hw, [*notes, (
             f"The {ctx.quant.name} weights do not fit: evaluated at {q.name}, the build served on such cards"

@@ -17,6 +17,17 @@ __all__ = ["NOT_AS_IT_IS", "SERVER_ENGINES", "equivalent_quant", "format_conflic
 
 GGUF_ENGINES = (*LLAMA_SERVER_ENGINES, "ollama")
 SERVER_ENGINES = ("vllm", "sglang", "tensorrt-llm")
+# GPUs whose tensor cores multiply FP8 (vLLM's W8A8 FP8 kernels): NVIDIA Ada, Hopper and Blackwell, AMD CDNA3 (MI300)
+# (NVIDIA Ada/Hopper/Blackwell architecture whitepapers; AMD CDNA3 whitepaper). Older GPUs are served a 4-bit build.
+FP8_FAMILIES = ("Ada", "Hopper", "Blackwell", "CDNA3", "CDNA 3")
+SERVING_BUILDS = ("FP8 (E4M3)", "AWQ 4-bit g128")  # what a serving engine loads when 16-bit weights do not fit
+
+
+def serving_builds(family: str | None) -> tuple[str, ...]:
+    """The smaller builds a serving engine runs on a GPU of ``family`` when the 16-bit checkpoint does not fit, best
+    first: FP8 where the tensor cores multiply FP8 (:data:`FP8_FAMILIES`), then AWQ 4-bit."""
+    fp8 = any(f in (family or "") for f in FP8_FAMILIES)
+    return tuple(b for b in SERVING_BUILDS if fp8 or not b.startswith("FP8"))
 # The format families each engine loads (ecosystem column of the quant table; "gguf" float formats too).
 _LOADS: dict[str, tuple[str, ...]] = {
     **{e: ("gguf",) for e in GGUF_ENGINES},

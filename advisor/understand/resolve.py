@@ -369,11 +369,15 @@ def resolve_scenario(store: Store, s: Scenario) -> Resolved:
                     and classify_engine(res.backend)[0] in ("vllm", "sglang", "tensorrt-llm")
                     and not roofline.memory_fit(res.hardware, res.model, weights_bpw(res.model, res.quant),
                                                 context_tokens=4096).fits):
-                awq = catalog.resolve_quant(store, "AWQ 4-bit g128").value
-                if roofline.memory_fit(res.hardware, res.model, weights_bpw(res.model, awq), context_tokens=4096).fits:
-                    # the checkpoint's own weights do not fit the card: a serving engine runs its 4-bit build there
-                    res.quant, why = awq, (f"the checkpoint's {name} weights do not fit the {res.hardware.name}, so the "
-                                           "AWQ 4-bit build people serve on such cards")
+                from advisor.understand.formats import serving_builds
+
+                for build in serving_builds(res.hardware.family):  # FP8 where its tensor cores multiply it, then AWQ
+                    q = catalog.resolve_quant(store, build).value
+                    if roofline.memory_fit(res.hardware, res.model, weights_bpw(res.model, q), context_tokens=4096).fits:
+                        # the checkpoint's own weights do not fit the card: a serving engine runs a smaller build there
+                        res.quant, why = q, (f"the checkpoint's {name} weights do not fit the {res.hardware.name}, so "
+                                             f"the {q.name.split(' (')[0]} build people serve on such cards")
+                        break
             res.assumptions.append(f"Weight format not stated: assumed {res.quant.name} "
                                    f"({res.quant.bits_per_weight:g} bits per weight), {why}.")
     except NotFoundError as e:
