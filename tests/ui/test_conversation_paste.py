@@ -65,8 +65,12 @@ def test_question_after_the_paste_box_is_judged_on_the_pasted_numbers(own_store,
     reply = view.history[-1]["content"]
     _clean(reply)
     # measured against what this card normally does (Llama 8B Q4_K_M on an RTX 3060 12GB: ≈ 59 tok/s, 360 GB/s)
-    assert "18.31 tok/s" in reply and re.search(r"normally does about (?:5[6-9]|6[0-6])\.\d\b", reply), reply[:300]
-    assert "holding it back" in reply
+    if question == "why?":  # a bare "why?" is answered with the reasoning alone (round 50), on the pasted numbers
+        assert reply.startswith("**Why:** Decode 18.31 tok/s is ") and re.search(
+            r"of the ≈ (?:5[6-9]|6[0-6]) tok/s this machine reaches", reply), reply[:300]
+    else:
+        assert "18.31 tok/s" in reply and re.search(r"normally does about (?:5[6-9]|6[0-6])\.\d\b", reply), reply[:300]
+        assert "holding it back" in reply
     assert view.verdict is not None and view.verdict.measured["decode_tps"] == pytest.approx(18.31)
     assert view.verdict.status != "normal"
     assert view.facts["measured_decode_tps"] == pytest.approx(18.31) and view.facts["memory_gb"] == 12
