@@ -23,6 +23,8 @@ from advisor.models import Hardware, ModelSpec, QuantFormat
 from advisor.perf import calibration_model
 from advisor.perf.moe import weights_bpw
 from advisor.report import json_safe
+from advisor.understand.engine import classify_engine
+from advisor.understand.formats import serving_builds
 from advisor.understand.resolve import resolve_default
 from advisor.understand.text import split_stated_memory  # names are read by understanding
 from knowledge import catalog
@@ -137,13 +139,9 @@ def _serving_build(store: Store, ctx: Ctx, hw: Hardware, notes: list[str]) -> Ca
     stated, a serving engine or none named): FP8 on GPUs with FP8 tensor cores when it holds every user, else the one
     of FP8 and AWQ 4-bit that holds the most. None when the comparison's format is not a 16-bit one, the engine is not
     a serving engine, or neither fits."""
-    from advisor.understand.engine import classify_engine
-
     engine = classify_engine(ctx.req.backend)[0] if ctx.req.backend else None  # none named: the format sets it
     if ctx.quant.bits_per_weight < 16 or engine not in (None, "vllm", "sglang", "tensorrt-llm"):
         return None
-    from advisor.understand.formats import serving_builds
-
     best: Candidate | None = None
     for name in serving_builds(hw.family):
         q = catalog.resolve_quant(store, name).value

@@ -8,8 +8,6 @@ its build of the weights, and the engine asked about with that engine's usual bu
 
 from __future__ import annotations
 
-import re
-
 from advisor.diagnose.context import Ctx
 from advisor.diagnose.remedies import fix, register, what_if
 from advisor.models import Fix, Prediction, QuantFormat
@@ -67,11 +65,6 @@ def _asked(c: Ctx) -> str | None:
     return e if e and e != now else None
 
 
-# "does ollama even support it?", "will vLLM work on this card?": a question whether the engine runs here at all
-_SUPPORT = re.compile(r"\bsupport(?:s|ed|ing)?\b|\bwork(?:s|ing)?\s+(?:with|on)\b|\bcompatible\b|\brun\s+on\s+(?:it|this|that|my)\b",
-                      re.I)
-
-
 def kernel_family(engine: str | None) -> str:
     """The kernels an engine runs (an engine id or a backend label): Ollama, LM Studio, KoboldCpp and llama-server all
     run llama.cpp's (ggml); none named is the usual llama.cpp build."""
@@ -114,7 +107,7 @@ def engine_answer(c: Ctx) -> str | None:
     # no engine stated: the one the prediction assumed (the hardware's usual llama.cpp build)
     now_label = ENGINE_NAMES.get(c.sit.engine or "", c.sit.engine or "") or engine_label(p.backend)
     lead = ""
-    if _SUPPORT.search(c.sit.question or ""):
+    if c.sit.symptoms.support_asked:
         api = API_NAMES.get(p2.backend.rpartition("-")[2].lower(), "")
         lead = f"yes, it runs on this machine{' (' + api + ')' if api else ''}; "
         hw = c.sit.hardware

@@ -219,6 +219,8 @@ class Symptoms(_Frozen):
         speculative_asked (bool): speculative decoding asked about, not in use ("would a draft model help?").
         kv_quant_asked (str | None): the quantized KV cache asked about, not in use ("would an fp8 kv cache help?":
             ``"fp8"``; ``"quantized"`` when no type is named).
+        batch_setting_asked (str | None): a batch setting asked about, as written ("should I increase max-num-seqs?").
+        support_asked (bool): whether an engine runs here at all is asked ("does ollama even support it?").
         prefix_caching (bool | None): prefix/prompt caching on (True) / off (False) when stated.
         batching (int | None): parallel slots / max concurrency the server is set to (``-np 4``).
         swapping (bool): swap / memory pressure / OOM mentioned.
@@ -271,6 +273,8 @@ class Symptoms(_Frozen):
     speculative: str | None = None
     speculative_asked: bool = False
     kv_quant_asked: str | None = None
+    batch_setting_asked: str | None = None
+    support_asked: bool = False
     prefix_caching: bool | None = None
     batching: int | None = None
     swapping: bool = False

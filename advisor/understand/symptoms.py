@@ -313,6 +313,25 @@ def parse_ngl(text: str | None, near: float | None = None) -> int | None:
     return int(m.group(1)) if m and int(m.group(1)) <= 100_000 else None
 
 
+# A batch setting named in a question ("should I increase max-num-seqs?", "would -np 4 help?"): diagnose.batch_asked
+_BATCH_KNOB = re.compile(r"max[-_ ]num[-_ ]seqs|max[-_ ]running[-_ ]requests|max[-_ ]batch[-_ ]size|\bbatch\s+size\b|"
+                         r"OLLAMA_NUM_PARALLEL|--parallel\b|(?<![\w-])-np\s*\d*|\bnum[-_ ]parallel\b|\bparallel\s+slots?\b",
+                         re.I)
+_BATCH_ASK = re.compile(r"\b(?:should|would|could|will|does|do|can|is|worth|help|increas\w*|rais\w*|bump\w*|more)\b",
+                        re.I)
+# "does ollama even support it?", "will vLLM work on this card?": whether an engine runs here at all (diagnose.engines)
+_SUPPORT = re.compile(r"\bsupport(?:s|ed|ing)?\b|\bwork(?:s|ing)?\s+(?:with|on)\b|\bcompatible\b|"
+                      r"\brun\s+on\s+(?:it|this|that|my)\b", re.I)
+
+
+def batch_setting_asked(text: str) -> str | None:
+    """The batch setting a question asks about, as written ("max-num-seqs"), or None when none is asked about."""
+    m = _BATCH_KNOB.search(text or "")
+    if m is None or not _BATCH_ASK.search(text[max(0, m.start() - 60):m.end() + 60]):
+        return None
+    return m.group(0).strip()
+
+
 def kv_cache_said(text: str) -> tuple[str | None, str | None]:
     """(KV-cache type in use, type asked about) as the text says it: ``"q8_0"``, ``"q4_0"``, ``"fp8"``, ``"f16"`` (said
     so), ``"quantized"`` (no type named). "would an fp8 kv cache help?" is asked about, not in use; a flag in a
@@ -403,6 +422,8 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         flash_attention=fa,
         kv_cache_quant=kvq,
         kv_quant_asked=kv_asked,
+        batch_setting_asked=batch_setting_asked(t),
+        support_asked=bool(_SUPPORT.search(t)),
         speculative=spec,
         speculative_asked=spec_asked,
         prefix_caching=pc,
