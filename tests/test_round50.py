@@ -456,3 +456,10 @@ def test_an_f16_cache_said_in_a_follow_up_replaces_the_quantized_one(tmp_path):
     r2 = service.ask(s, "and with an f16 cache?", r1.facts)
     assert r2.facts.kv_cache_type == "f16"
     assert r2.verdict.allocated_gb > r1.verdict.allocated_gb + 5
+
+
+@pytest.mark.parametrize("msg", ["if i paste 99999999k?", "プロンプトは99999999999トークンです"])
+def test_an_absurd_length_handed_to_the_model_is_said_back_as_ignored(store, msg):
+    e = extract(msg, store)
+    assert "prompt_tokens" not in e.facts()
+    assert any("is not a usable length" in n for n in e.not_understood)

@@ -243,13 +243,18 @@ def extract_lengths(msg: Msg, ext: Extraction) -> None:
         v = parse_num(m.group("a"))
         kind = nearest_kind(msg, m.start(), m.end(), _KINDS) or "prompt"
         msg.claim(m.start(), m.end())
-        if v is not None and 1 <= v <= MAX_TOKENS and kind not in seen:
+        if v is not None and v > MAX_TOKENS:
+            ext.reject(f"'{m.group(0).strip()}' is not a usable length (at most {fmt(MAX_TOKENS)} tokens); I ignored it.")
+        elif v is not None and 1 <= v <= MAX_TOKENS and kind not in seen:
             seen[kind] = (round(v), "")
     for pat, fixed in ((_CONTEXT_OF, "depth"), (_GEN_FLAG, "gen"), (_K_PROMPT, "prompt"), (_PASTE_K, "prompt")):
         for m in msg.finditer(pat):
             k = "shared" if pat is _K_PROMPT and m.group("w").lower().startswith("system") else fixed
             v = parse_num(m.group("a"))
             msg.claim(m.start(), m.end())
+            if v is not None and v > MAX_TOKENS:
+                ext.reject(f"'{m.group(0).strip()}' is not a usable length (at most {fmt(MAX_TOKENS)} tokens); I "
+                           "ignored it.")
             if v is not None and 1 <= v <= MAX_TOKENS and k not in seen:
                 seen[k] = (round(v), f"{m.group(0).strip()} read as {fmt(round(v))} tokens of {k}" if k != "gen" else "")
     if "shared" in seen and "prompt" in seen and not _TOTAL.search(msg.orig):
