@@ -76,7 +76,9 @@ def expectation_sentence(c: Ctx, f: Finding) -> str:
     if p is not None:
         pre = f"{p.prefill_tps:,.0f}" if p.prefill_tps else "?"
         per = p.decode_tps_per_seq or p.decode_tps
-        users = f" per stream ({p.concurrency} streams)" if p.concurrency > 1 else ""
+        running = p.running if p.running is not None and p.running < p.concurrency else p.concurrency
+        users = (f" per stream ({running} streams" + (f" at once of {p.concurrency}" if running < p.concurrency else "")
+                 + ")") if p.concurrency > 1 else ""
         return (f"Expected on {p.hardware['name']} with {p.model['id']} at {p.quant}: prefill ≈ {pre} tok/s, decode ≈ "
                 f"{per:.1f} tok/s{users} (ceiling {p.decode_ceiling_tps:.0f}).")
     b = c.bounds
