@@ -301,6 +301,8 @@ class Scenario(BaseModel):
     # The KV-cache type in use ("q8_0", "q4_0", "fp8"; "f16" when said so), carried across turns like cpu_moe_layers
     kv_cache_type: str | None = Field(default=None, max_length=24)
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
+    # A serving benchmark's mean time per output token (TPOT), ms: the speed each stream writes at (1000 ÷ it)
+    measured_tpot_ms: float | None = Field(default=None, gt=0, le=1e6)
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
     compare_models: list[str] | None = None  # models the person asks to compare, as written
     compare_quants: list[str] | None = None  # weight formats the person weighs ("Q4_K_M or IQ1_S?"), as written
@@ -542,6 +544,8 @@ class Verdict(BaseModel):
     # and judged against the prediction at that batch: ``expected_range["decode_tps"]`` is then aggregate too.
     measured_streams: int | None = None
     measured_ttft_s: float | None = None  # the time to first token measured (queueing included), s
+    # Each stream's own writing speed in a serving run, tok/s (1000 ÷ its mean TPOT in ms), when the run printed it
+    measured_stream_tps: float | None = None
     # GB the context window the person allocates needs with the weights, when more than the workload's own (None else)
     allocated_gb: float | None = None
     allocated_tokens: int | None = None

@@ -141,6 +141,8 @@ def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
                 upd[dst] = max(1, round(total / m.requests))
     if m.ttft_s:
         upd["measured_ttft_s"] = m.ttft_s
+    if m.tpot_s:
+        upd["measured_tpot_ms"] = round(m.tpot_s * 1000, 3)
     if m.model and s.model is None:
         upd["model"] = m.model
     return s.model_copy(update=upd)

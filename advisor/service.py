@@ -323,7 +323,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         try:
             verdict = diagnose_scenario(store, facts, question=said_here)
         except ImpossibleRateError as e:  # "I get 99999 tok/s": said, left out, and the rest still answered
-            facts = facts.model_copy(update={"measured_decode_tps": None, "measured_streams": None})
+            facts = facts.model_copy(update={"measured_decode_tps": None, "measured_streams": None,
+                                             "measured_tpot_ms": None})
             lines.insert(0, f"**{e}** I left that number out; the rest is answered without it.")
             notes = [n for n in notes if "taken as the generation" not in n]
             try:

@@ -404,7 +404,7 @@ def test_a_serving_benchmark_is_judged_as_a_loaded_server(tmp_path):
     assert (f.prompt_tokens, f.gen_tokens, f.concurrency, f.measured_is_aggregate) == (2048, 256, 64, True)
     assert f.measured_ttft_s == 4.1205 and r.verdict.status == "below_expected"
     assert "kept without that machine" not in r.reply and "Your prompt reading" not in r.reply
-    assert "602.6 tok/s in all, 9.4 each over 64 streams" in r.reply
+    assert "602.6 tok/s in all, each of 64 streams writes at 10.2 tok/s (a token every 98 ms)" in r.reply
     assert "after 4.1 s measured" in r.reply and "the rest is waiting" in r.reply
     assert r.verdict.fixes[0].id == "chunked_prefill"
 

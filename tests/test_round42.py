@@ -473,7 +473,7 @@ def test_an_uncapped_serving_run_counts_its_streams_from_the_mean_itl(tmp_path):
 
     r = service.ask(Store(str(tmp_path / "s.duckdb")), _SGLANG_UNCAPPED)
     assert r.facts.measured_streams == 100 and r.facts.measured_ttft_s is None
-    assert "12.8 each over 100 streams" in r.reply and r.verdict.status == "below_expected"
+    assert "each of 100 streams writes at 12.8 tok/s" in r.reply and r.verdict.status == "below_expected"
 
 
 def test_an_allocated_context_that_does_not_fit_is_what_the_answer_says(store):

@@ -292,6 +292,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         engine_answer=engine_answer(c) or api_answer(c) or spec_answer(c) or kv_answer(c) or batch_answer(c)
         or npu_answer(c), format_answer=format_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
-        measured_streams=(c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None and c.sit.measured.streams
-                          and p.concurrency == c.sit.measured.streams else None),
+        measured_streams=(streams := c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None
+                          and c.sit.measured.streams and p.concurrency == c.sit.measured.streams else None),
+        measured_stream_tps=(round(1000.0 / c.sit.measured.itl_ms, 2) if streams and c.sit.measured.itl_ms else None),
     )

@@ -338,7 +338,8 @@ def _batching(c: Ctx) -> Fix | None:
     new_b, after = 0, None
     # a measured rate under (or over) the model's at this batch scales its larger batches alike, so a batch never
     # promises each stream more than the person gets now (15 tok/s measured alone: not "20 tok/s each at 8")
-    scale = base / before.decode_tps if (c.tg_raw and per_stream and before.decode_tps) else 1.0
+    # (an aggregate too: a server far below its expectation at its own batch stays as far below at a larger one)
+    scale = base / before.decode_tps if (c.tg_raw and before.decode_tps and (per_stream or c.sit.measured.streams)) else 1.0
     # stated users and nothing measured: a batch holds at most the users' requests (more sequences do not exist)
     cap = w.users if (not c.tg_raw and w.users > 1 and "concurrency" in w.stated) else 4096
     steps = (max(2 * now, 8), 4 * now, 8 * now, 256) if cap == 4096 else (cap,)

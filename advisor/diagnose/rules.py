@@ -84,6 +84,11 @@ def _far(c: Ctx) -> str:
             f"in memory (the slowest, {b.slow.name} at {b.slow.bandwidth_gbs:g} GB/s)")
 
 
+# A serving run's streams each writing under this share of the per-stream rate expected at their batch (1000 ÷ TPOT):
+# the step itself is slow, which more concurrency cannot fix (a rule from the step model, not a fit).
+SLOW_STEP = 0.5
+
+
 def aggregate_rate(c: Ctx) -> Finding | None:
     """A rate above the single-stream ceiling from a server engine (or several users) is an aggregate."""
     if not c.tg_raw:
@@ -131,12 +136,24 @@ def aggregate_rate(c: Ctx) -> Finding | None:
             status = "below_expected"
             limit = (f" At {ms.streams} streams about {agg:,.0f} tok/s in all ({agg / ms.streams:.1f} "
                      f"each){served} is expected: this is {100 * (1 - c.tg_raw / agg):.0f} % below.")
-            if ms.ttft_s and p.ttft_s and ms.ttft_s > 3 * p.ttft_s:
-                limit += (f" With a first token after {ms.ttft_s:g} s on average (≈ {p.ttft_s:.2g} s expected), "
+            queued = bool(ms.ttft_s and p.ttft_s and ms.ttft_s > 3 * p.ttft_s)
+            slow = bool(ms.itl_ms and p.decode_tps_per_seq and 1000 / ms.itl_ms < SLOW_STEP * p.decode_tps_per_seq)
+            if slow and ms.itl_ms and not (queued and (ms.ttft_s or 0) >= 1.0):
+                # (a first token seconds late says other prompts' prefill shares the steps: that slows them too)
+                # each stream's own step is slow (its TPOT), not its wait: more requests at once cannot fix that
+                limit += (f" Each stream writes at {1000 / ms.itl_ms:.1f} tok/s (a token every {ms.itl_ms:.0f} ms) where "
+                          f"≈ {p.decode_tps_per_seq:.0f} is expected at {ms.streams} streams: the decode step itself is "
+                          "slow (CUDA graphs off with --enforce-eager, a fallback attention backend, KV-cache preemption, "
+                          "an old version's host work), not the queue.")
+                rem = ["setup:cuda_graphs", "setup:attention", "setup:scheduler", "vllm_v1"]
+            elif queued and ms.ttft_s and p.ttft_s:
+                limit += (f" With a first token after {ms.ttft_s:.3g} s on average (≈ {p.ttft_s:.2g} s expected), "
                           "requests wait and other prompts' prefill runs between the decode steps: the server's "
                           "batch is capped (max-num-seqs) or long prompts stall it (chunked prefill, "
                           "--max-num-batched-tokens).")
-            rem = ["chunked_prefill", "batching"]
+                rem = ["chunked_prefill", "setup:scheduler", "batching"]
+            else:
+                rem = ["chunked_prefill", "setup:scheduler", "batching"]
         return Finding(
             "decode",
             f"{c.tg_raw:g} tok/s is above the single-stream ceiling (≈ {ceiling:.0f} tok/s for these weights at "

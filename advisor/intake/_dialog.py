@@ -247,7 +247,7 @@ def _merge(old: Scenario, ext: Extraction, store: Store, text: str = "") -> tupl
             data[f] = None
         ext.note(f"No GPU: the {was.name} is set aside and the model runs on the CPU with system RAM.")
     if ("measured_decode_tps" in new or "measured_prefill_tps" in new) and "measured_streams" not in new:
-        data["measured_streams"] = None  # a rate the person states now: not the pasted single run's
+        data["measured_streams"] = data["measured_tpot_ms"] = None  # a rate the person states now: not the pasted run's
     data.update(new)
     try:
         merged = Scenario.model_validate(data)
@@ -301,7 +301,7 @@ def _forget_measurement(old: Scenario, new: dict[str, Any], data: dict[str, Any]
                      (("measured_decode_tps", "tok/s decode"), ("measured_prefill_tps", "tok/s prefill"),
                       ("measured_ttft_s", "s to the first token")) if getattr(old, f))
     what = " / ".join(labels.get(f) or str(getattr(old, f)) for f in dict.fromkeys(moved) if labels.get(f) or getattr(old, f))
-    for f in (*_MEASURED, "measured_streams", "measured_is_aggregate"):
+    for f in (*_MEASURED, "measured_streams", "measured_is_aggregate", "measured_tpot_ms"):
         data[f] = None
     ext.note(f"Set aside the {said} you measured: that was for {what}. Say it again if it applies to this one too.")
 

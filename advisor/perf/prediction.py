@@ -12,6 +12,7 @@ from advisor import roofline
 from advisor.calibration import (
     TIER_ENGINES,
     V0_HOST_KEY,
+    accel_class,
     CalibrationModel,
     attention_flops,
     beta_for,
@@ -96,6 +97,11 @@ def _layout(hw: Hardware, engine: str, layout: str | None) -> str:
 # ESTIMATE: what the operating system and other programs keep of a PC's RAM beside a graphics card (a desktop idles
 # at 3–6 GB), at most SYSTEM_RESERVE_SHARE of it.
 HOST_RAM_RESERVE_GB = 6.0
+# The most of its step roofline (weights + every sequence's KV cache read once per step, or the tensor rate) a GPU's
+# batched decode is predicted to reach: the highest share measured on the store's GPU batches is 0.85 (an L4 on
+# vLLM 0.23 at 32 streams, results_more.csv; an RTX 4090 on vLLM 0.74 at 4, Strix Halo on llama-server 0.61 at 8);
+# launches, scheduling and sampling per step keep every engine below the roofline. A CPU's measured batches reach it.
+BATCH_ROOF_SHARE = 0.85
 
 
 def predict(store: Store, **kw: Any) -> Prediction:
@@ -441,13 +447,16 @@ def predict_step(
     if b_run <= 1 and decode_tps > decode_ceiling > 0:  # figures out of any real range: never above the roofline
         per_seq *= decode_ceiling / decode_tps
         decode_tps = decode_ceiling
-    if b_run > 1 and decode_tps > decode_ceiling > 0:
-        # The batched fit extrapolates past this machine's own roofline (a CPU's cores run out of arithmetic
-        # first): the roofline is the most a batch can give.
-        per_seq *= decode_ceiling / decode_tps
-        decode_tps = decode_ceiling
-        assumptions.append(f"{b_run} users at once reach this machine's roofline ({decode_ceiling:.0f} tok/s in "
-                           "all): more users share it, each one slower.")
+    top = decode_ceiling * (BATCH_ROOF_SHARE if accel_class(accel) == "gpu" else 1.0)
+    if b_run > 1 and decode_tps > top > 0:
+        # The batched fit extrapolates past what a batch reaches on this machine (a CPU's cores run out of arithmetic
+        # first; a GPU's step keeps launch, scheduling and sampling time no batch hides).
+        per_seq *= top / decode_tps
+        decode_tps = top
+        share = f"about {BATCH_ROOF_SHARE:.0%} of " if top < decode_ceiling else ""
+        assumptions.append(f"{b_run} users at once reach {share}this machine's roofline ({decode_tps:.0f} tok/s in "
+                           f"all{' of ' + format(decode_ceiling, '.0f') if share else ''}): more users share it, each "
+                           "one slower.")
     # Ranges come from the fit's residuals; nothing is predicted above the roofline.
     hi_d = min(decode_tps * dec_cal.p90_ratio, decode_ceiling)
     rng_d = (min(decode_tps * dec_cal.p10_ratio, hi_d), hi_d)

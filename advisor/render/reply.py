@@ -40,7 +40,14 @@ from advisor.render.markdown import (
     tidy,
 )
 from advisor.render.plain import gloss
-from advisor.render.verdict_line import limit_raise_fits, limit_raise_thin, over_roofline, plain_verdict
+from advisor.render.verdict_line import (
+    limit_raise_fits,
+    limit_raise_thin,
+    over_roofline,
+    plain_verdict,
+    stream_rate,
+    stream_words,
+)
 from advisor.understand.engine import ENGINE_NAMES, classify_engine
 
 # Fix ids that are purchases, and the changes named beside one "without buying" (advisor.diagnose.remedies).
@@ -140,8 +147,8 @@ def _numbers(v: Verdict) -> list[str]:
                            v.phase_status.get("decode_tps"))
         whole = answer_time(p, mt) if p is not None else ""
         n = v.measured_streams
-        said = f"{mt:g} tok/s in all, {mt / n:.1f} each over {n} streams" if n else f"{mt:g} tok/s"
-        feel = _feel_measured(v, mt / n if n else mt)
+        said = f"{mt:g} tok/s in all, {stream_words(v, mt)}" if n else f"{mt:g} tok/s"
+        feel = _feel_measured(v, stream_rate(v, mt) if n else mt)
         out.append(f"**Your generation speed:** {said} ({feel}){exp}"
                    + (f"; {whole}" if whole else ""))
     if mp:

@@ -245,7 +245,22 @@ def how_fast_split(v: Verdict) -> bool:
 def decode_words(v: Verdict, mt: float) -> str:
     """"decode 42 tok/s", or for a rate summed over streams "decode 602.6 tok/s in all (9.4 each over 64 streams)"."""
     n = v.measured_streams
-    return f"decode {mt:g} tok/s in all ({mt / n:.1f} each over {n} streams)" if n else f"decode {mt:g} tok/s"
+    return f"decode {mt:g} tok/s in all ({stream_words(v, mt)})" if n else f"decode {mt:g} tok/s"
+
+
+def stream_rate(v: Verdict, mt: float) -> float:
+    """Each stream's writing speed in a run summed over ``v.measured_streams``, tok/s: 1000 ÷ the run's mean TPOT (ms)
+    when it printed one (what a user watching one answer sees; the total ÷ streams is lower by the time each request
+    spent reading its prompt and queueing), else the total ÷ streams."""
+    return v.measured_stream_tps or mt / (v.measured_streams or 1)
+
+
+def stream_words(v: Verdict, mt: float) -> str:
+    """"9.4 each over 64 streams", or with a TPOT "each of 256 streams writes at 10.5 tok/s (a token every 95 ms)"."""
+    n = v.measured_streams
+    if v.measured_stream_tps:
+        return f"each of {n} streams writes at {v.measured_stream_tps:.1f} tok/s (a token every {1000 / v.measured_stream_tps:.0f} ms)"
+    return f"{mt / (n or 1):.1f} each over {n} streams"
 
 
 def _slow_phases(v: Verdict, exp_decode: float | None) -> str:

@@ -165,7 +165,7 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
             "prefill (includes any model load and queueing).")))
     aggregate = bool(s.measured_is_aggregate)
     measured = Measured(
-        prefill_tps=prefill, decode_tps=s.measured_decode_tps, ttft_s=s.measured_ttft_s,
+        prefill_tps=prefill, decode_tps=s.measured_decode_tps, ttft_s=s.measured_ttft_s, itl_ms=s.measured_tpot_ms,
         decode_is_aggregate=aggregate, streams=(s.concurrency if aggregate else None),
         alone=not aggregate and s.measured_streams == 1,
         prompt_tokens=s.prompt_tokens if prefill is not None else None,

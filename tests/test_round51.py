@@ -1,0 +1,88 @@
+"""Round 51: a GPU batch stops short of its roofline; a serving run's TPOT is each stream's speed and its cause."""
+from __future__ import annotations
+
+import pytest
+
+from advisor import service
+from advisor.perf.prediction import BATCH_ROOF_SHARE
+from knowledge.store import Store
+
+
+@pytest.mark.parametrize("msg, users", [
+    ("L4 24GB, vllm, llama 3.1 8b, 50 users chatting, 500 token prompts, 300 token answers", 50),
+    ("we serve qwen2.5 7b to 64 people on one rtx 4090 with vllm, short prompts", 64),
+    ("H100 SXM 80GB running vllm, llama 3.1 8b, 256 concurrent users, 200 token prompts, 200 token replies", 256),
+])
+def test_a_gpu_batch_is_predicted_below_its_roofline(store, msg, users):
+    # the highest share any measured GPU batch reaches is 0.85 of its step roofline (L4, vLLM 0.23, 32 streams)
+    r = service.ask(store, msg)
+    p = service.predict_scenario(store, r.facts)
+    assert p.concurrency == users
+    assert p.decode_tps <= BATCH_ROOF_SHARE * p.decode_ceiling_tps + 1e-6
+    assert p.decode_tps_per_seq == pytest.approx(p.decode_tps / users, rel=1e-6)
+
+
+def test_the_cap_is_the_measured_share_and_a_cpu_batch_keeps_its_roofline(store):
+    assert BATCH_ROOF_SHARE == 0.85
+    r = service.ask(store, "L4 24GB, vllm, llama 3.1 8b, 50 users chatting, 500 token prompts, 300 token answers")
+    p = service.predict_scenario(store, r.facts)
+    assert any("about 85% of this machine's roofline" in a for a in p.assumptions)
+    cpu = service.ask(store, "we want to serve llama 3.1 8b q8_0 to 20 concurrent users on a cpu-only server: 2x EPYC "
+                             "9354 (32c each), 24 channels DDR5-4800 total. prompts about 1500 tokens.")
+    pc = service.predict_scenario(store, cpu.facts)
+    assert pc.decode_tps == pytest.approx(pc.decode_ceiling_tps, rel=1e-6)
+
+
+def _bench(concurrency: int, out_tps: float, ttft_ms: float, tpot_ms: float, requests: int = 400) -> str:
+    return f"""============ Serving Benchmark Result ============
+Successful requests:                     {requests}
+Maximum request concurrency:             {concurrency}
+Benchmark duration (s):                  200.00
+Total input tokens:                      {requests * 256}
+Total generated tokens:                  {requests * 256}
+Request throughput (req/s):              2.00
+Output token throughput (tok/s):         {out_tps}
+Total Token throughput (tok/s):          {out_tps * 2}
+---------------Time to First Token----------------
+Mean TTFT (ms):                          {ttft_ms}
+Median TTFT (ms):                        {ttft_ms}
+-----Time per Output Token (excl. 1st token)------
+Mean TPOT (ms):                          {tpot_ms}
+Median TPOT (ms):                        {tpot_ms}
+=================================================="""
+
+
+@pytest.mark.parametrize("intro, concurrency, out_tps, tpot", [
+    ("H100 SXM 80GB, vllm, llama 3.1 8b. is this normal?", 32, 390.0, 80.0),
+    ("our A100 80GB SXM box with vLLM serving Llama 3.1 8B Instruct, why so slow", 48, 700.0, 66.0),
+    ("rtx 4090 + vllm + qwen2.5 7b, this looks bad", 16, 210.0, 74.0),
+])
+def test_a_serving_run_whose_every_stream_writes_slowly_points_at_the_step(tmp_path, intro, concurrency, out_tps, tpot):
+    # each stream writes at 1000 ÷ TPOT (12.5, 15.2, 13.5 tok/s) where ~60–100 is expected at these batches, and the
+    # first token came quickly (0.2 s): the step itself is slow (eager mode, attention backend, preemption), so
+    # sending more requests at once is not the fix and promises nothing like the full machine
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), intro + "\n" + _bench(concurrency, out_tps, 200.0, tpot))
+    v = r.verdict
+    assert v is not None and v.status == "below_expected" and v.measured_stream_tps == pytest.approx(1000 / tpot, rel=0.01)
+    assert f"each of {concurrency} streams writes at {1000 / tpot:.1f} tok/s (a token every {tpot:.0f} ms)" in r.reply
+    assert v.fixes[0].remedy == "setup:cuda_graphs"
+    assert "the decode step itself is slow" in v.explanation
+    batching = next((f for f in v.fixes if f.id == "batching"), None)
+    assert batching is None or (batching.speedup or 0) <= 4.5
+
+
+def test_a_serving_run_with_late_first_tokens_still_points_at_the_queue(tmp_path):
+    # first tokens 4 s late: requests queue and other prompts' prefill shares the steps (the scheduler, chunked prefill)
+    r = service.ask(Store(str(tmp_path / "s.duckdb")),
+                    "H100 SXM 80GB, vllm, llama 3.1 8b, input 2048 tokens. TTFT is awful\n" + _bench(64, 600.0, 4100.0, 98.0))
+    v = r.verdict
+    assert v is not None and v.fixes[0].remedy in ("chunked_prefill", "setup:scheduler")
+    assert "the decode step itself is slow" not in v.explanation and "requests wait" in v.explanation
+
+
+def test_a_serving_run_at_its_expected_speed_keeps_its_stream_rate(tmp_path):
+    # 32 streams at a token every 12 ms is ~83 tok/s each: normal-ish, not the step rule
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), "H100 SXM 80GB, vllm, llama 3.1 8b\n" + _bench(32, 2400.0, 60.0, 12.0))
+    v = r.verdict
+    assert v is not None and v.measured_stream_tps == pytest.approx(83.33, rel=0.01)
+    assert "the decode step itself is slow" not in v.explanation
