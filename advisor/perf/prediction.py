@@ -12,8 +12,8 @@ from advisor import roofline
 from advisor.calibration import (
     TIER_ENGINES,
     V0_HOST_KEY,
-    accel_class,
     CalibrationModel,
+    accel_class,
     attention_flops,
     beta_for,
     cpu_qclass,
@@ -453,9 +453,9 @@ def predict_step(
         # first; a GPU's step keeps launch, scheduling and sampling time no batch hides).
         per_seq *= top / decode_tps
         decode_tps = top
-        share = f"about {BATCH_ROOF_SHARE:.0%} of " if top < decode_ceiling else ""
-        assumptions.append(f"{b_run} users at once reach {share}this machine's roofline ({decode_tps:.0f} tok/s in "
-                           f"all{' of ' + format(decode_ceiling, '.0f') if share else ''}): more users share it, each "
+        share_words = f"about {BATCH_ROOF_SHARE:.0%} of " if top < decode_ceiling else ""
+        assumptions.append(f"{b_run} users at once reach {share_words}this machine's roofline ({decode_tps:.0f} tok/s in "
+                           f"all{' of ' + format(decode_ceiling, '.0f') if share_words else ''}): more users share it, each "
                            "one slower.")
     # Ranges come from the fit's residuals; nothing is predicted above the roofline.
     hi_d = min(decode_tps * dec_cal.p90_ratio, decode_ceiling)
