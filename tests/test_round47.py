@@ -136,15 +136,16 @@ def test_a_draft_named_in_a_follow_up_keeps_the_model(tmp_path):
     r1 = service.ask(st, "RTX 3090, Qwen2.5 32B Q4_K_M in llama.cpp, getting 30 tok/s")
     r2 = service.ask(st, "what about with speculative decoding using qwen2.5 0.5b as draft?", r1.facts)
     assert r2.verdict.prediction.model["id"] == "Qwen/Qwen2.5-32B" and r2.verdict.measured["decode_tps"] == 30
-    # dense 32B, γ = 4, 70 % accepted, draft at a tenth of the cost: ≈ 2.0× (Leviathan et al. 2023)
-    assert r2.verdict.engine_answer.startswith("Speculative decoding: ≈ 2.0× decode")
-    assert "30 → 59" in r2.verdict.engine_answer
+    # dense 32B, γ = 4, 70 % accepted, draft at a tenth of the cost (Leviathan et al. 2023), the check's 5 tokens of
+    # arithmetic on a 3090 adding about a sixth of a step: ≈ 1.7×
+    assert r2.verdict.engine_answer.startswith("Speculative decoding: ≈ 1.7× decode")
+    assert "30 → 52" in r2.verdict.engine_answer
 
 
 def test_a_moe_gains_little_from_a_draft(tmp_path):
     a = _ask(tmp_path, "RTX 4090, Qwen3-30B-A3B Q4_K_M in llama.cpp, would speculative decoding with Qwen3-0.6B help?"
              ).verdict.engine_answer
-    assert a.startswith("Speculative decoding: ≈ 1.3× decode")  # checking 5 tokens reads more experts
+    assert a.startswith("Speculative decoding: ≈ 1.2× decode")  # checking 5 tokens reads more experts
 
 
 def test_ollama_has_no_draft_option(tmp_path):

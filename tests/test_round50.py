@@ -438,7 +438,7 @@ def test_weights_that_fit_beside_a_context_that_does_not_are_said_so(store):
 def test_speculative_decoding_gains_little_where_compute_is_scarce(store):
     r = service.ask(store, "raspberry pi 5 8gb, llama.cpp, qwen2.5 3b q4_k_m, would speculative decoding help?")
     p = r.verdict.prediction
-    cost = 5 / p.prefill_tps * (p.decode_tps_per_seq or p.decode_tps)
+    cost = 1 + 5 / p.prefill_tps * (p.decode_tps_per_seq or p.decode_tps)
     assert cost > 1.5 and f"costs about {cost:.1f}× one token's step" in r.reply
     assert not any(f.remedy == "speculative_decoding" for f in r.verdict.fixes)
 

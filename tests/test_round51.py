@@ -86,3 +86,23 @@ def test_a_serving_run_at_its_expected_speed_keeps_its_stream_rate(tmp_path):
     v = r.verdict
     assert v is not None and v.measured_stream_tps == pytest.approx(83.33, rel=0.01)
     assert "the decode step itself is slow" not in v.explanation
+
+
+@pytest.mark.parametrize("msg, lo, hi", [
+    ("7950X cpu only 64gb ddr5, llama 3.1 8b q4_k_m, 12 tok/s", 1.15, 1.45),
+    ("i9-13900k, no gpu, 64gb ddr5, llama.cpp, mistral 7b q4_k_m at 11 tok/s. how to speed up?", 1.05, 1.45),
+    ("rtx 4090, llama.cpp, llama 3.1 8b q4_k_m, 120 tok/s", 1.75, 1.95),
+    ("rtx 3090 llama.cpp qwen2.5 32b q4_k_m 30 tok/s, faster?", 1.6, 1.85),
+])
+def test_speculative_decoding_counts_the_checks_arithmetic(store, msg, lo, hi):
+    # the target's pass over the 5 drafted tokens is one weight read plus 5 tokens of arithmetic (5 ÷ prefill × decode):
+    # ≈ 0.1 of a step on a GPU, ≈ 0.8 on a desktop CPU, so the draft gains 1.7–1.9× on a GPU and ≈ 1.3× on a CPU
+    from advisor.roofline import speculative_speedup
+
+    v = service.ask(store, msg).verdict
+    spec = next(f for f in v.fixes if f.remedy == "speculative_decoding")
+    p = v.prediction
+    cost = 1 + 5 / p.prefill_tps * (p.decode_tps_per_seq or p.decode_tps)
+    assert spec.speedup == pytest.approx(speculative_speedup(0.7, 4, 0.1, cost), rel=1e-6)
+    assert lo <= spec.speedup <= hi
+    assert (f"costs about {cost:.1f}× one token's step" in spec.why) == (cost > 1.3)

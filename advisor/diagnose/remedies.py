@@ -27,6 +27,7 @@ __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", 
            "NO_PURCHASE", "PURCHASE_TIER"]
 
 SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST = 0.7, 4, 0.1  # Leviathan et al. 2023 (arXiv:2211.17192), typical values
+SPEC_COMPUTE_SAID = 1.3  # a verify pass costing over this × one step is said to eat the gain (compute_verify_cost)
 def macos_reserve_gb(total_gb: float) -> float:
     """GB left to macOS when the GPU limit is raised: 15 % of the RAM, at least 3 GB (a 16 GB Mac gives the GPU about
     13) and at most 16 (a 512 GB one keeps 16, not 4). An ESTIMATE from common practice; Apple states none."""
@@ -213,19 +214,26 @@ def _spec_applies(c: Ctx) -> bool:
 
 
 def compute_verify_cost(c: Ctx) -> float:
-    """The target model's pass over the γ + 1 drafted tokens ÷ one decode step when compute bounds it: reading γ + 1
-    tokens takes at least ``(γ + 1) / prefill`` seconds (the machine's prompt-reading rate is its compute for this
-    model), against ``1 / decode`` for one token. 1 on a GPU (thousands of prompt tokens a second); several on a CPU or
-    a small board, where checking the guesses costs what they save."""
+    """The target model's pass over the γ + 1 drafted tokens ÷ one decode step: the step's weight read plus the
+    arithmetic of γ + 1 tokens, ``1 + (γ + 1) × decode / prefill`` (the machine's prompt-reading rate is its compute
+    for this model). ESTIMATE: the arithmetic is counted on top of the read, not hidden under it, as small batches
+    in llama.cpp's kernels are neither purely bandwidth- nor compute-bound. About 1.1 on a GPU (thousands of prompt
+    tokens a second); 1.5–2 on a CPU or a small board, where checking the guesses costs most of what they save."""
     p = c.pred
     if p is None or not p.prefill_tps or not (p.decode_tps_per_seq or p.decode_tps):
         return 1.0
-    return max(1.0, (SPEC_GAMMA + 1) / p.prefill_tps * (p.decode_tps_per_seq or p.decode_tps))
+    return 1.0 + (SPEC_GAMMA + 1) / p.prefill_tps * (p.decode_tps_per_seq or p.decode_tps)
+
+
+def spec_verify_cost(c: Ctx) -> float:
+    """The target's pass over γ + 1 drafted tokens ÷ one step: a MoE's extra expert reads
+    (:func:`moe_verify_cost`) plus the tokens' arithmetic (:func:`compute_verify_cost`)."""
+    return moe_verify_cost(c) + compute_verify_cost(c) - 1.0
 
 
 @register("speculative_decoding", "speculative_decoding", 1, _spec_applies)
 def _speculative(c: Ctx) -> Fix | None:
-    verify = max(moe_verify_cost(c), compute_verify_cost(c))
+    verify = spec_verify_cost(c)
     sp = roofline.speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST, verify)
     if sp < MIN_GAIN:
         return None  # a MoE's check of the guesses reads so many more experts that nothing is gained
@@ -240,7 +248,7 @@ def _speculative(c: Ctx) -> Fix | None:
                "(Leviathan et al. 2023). Gains are largest on code and repetitive text."
                + (f" Checking {SPEC_GAMMA + 1} tokens at once costs about {verify:.1f}× one token's step here (this "
                   "machine's compute reads prompts at only a few times its decode rate), which eats much of the gain."
-                  if compute_verify_cost(c) > max(1.05, moe_verify_cost(c)) else
+                  if compute_verify_cost(c) > max(SPEC_COMPUTE_SAID, moe_verify_cost(c)) else
                   f" This is a mixture of experts: checking {SPEC_GAMMA + 1} tokens at once reads about {verify:.1f}× "
                   "the expert weights one token does, which eats most of the gain." if verify > 1.05 else ""),
                speedup=sp, new_decode_tps=base * sp)

@@ -12,11 +12,13 @@ from advisor.diagnose.context import Ctx
 from advisor.diagnose.remedies import (
     NO_DRAFT_ENGINES,
     SPEC_ACCEPT,
+    SPEC_COMPUTE_SAID,
     SPEC_DRAFT_COST,
     SPEC_GAMMA,
     build,
     compute_verify_cost,
     moe_verify_cost,
+    spec_verify_cost,
 )
 from advisor.roofline import speculative_speedup
 from advisor.understand.engine import ENGINE_NAMES
@@ -43,9 +45,9 @@ def spec_answer(c: Ctx) -> str | None:
         return (f"Speculative decoding: {f.predicted_effect}, if about {SPEC_ACCEPT:.0%} of the draft's guesses are "
                 "accepted (code and repetitive text more, creative writing less); the draft must share the model's "
                 "tokenizer (same family, ~10× smaller).")
-    verify = max(moe_verify_cost(c), compute_verify_cost(c))
+    verify = spec_verify_cost(c)
     sp = speculative_speedup(SPEC_ACCEPT, SPEC_GAMMA, SPEC_DRAFT_COST, verify)
-    if compute_verify_cost(c) > max(1.05, moe_verify_cost(c)):
+    if compute_verify_cost(c) > max(SPEC_COMPUTE_SAID, moe_verify_cost(c)):
         return (f"Speculative decoding: little to gain here (≈ {sp:.2f}×) — this machine reads prompts at only "
                 f"{c.pred.prefill_tps:,.0f} tok/s, so checking {SPEC_GAMMA + 1} guessed tokens at once costs about "
                 f"{verify:.1f}× one token's step, which eats the gain.")
