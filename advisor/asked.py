@@ -52,7 +52,76 @@ def reframe(store: Store, facts: Scenario, text: str, notes: list[str]) -> Scena
             facts = facts.model_copy(update={"compare_hardware": [f"{hid}x{n}" for n in counts]})
             notes.append(f"You asked how many: compared 1, {', '.join(str(n) for n in counts)} of the "
                          f"{facts.hardware}" + (" (16: two servers of 8)." if 16 in counts else "."))
+    if (facts.hardware and not facts.compare_hardware and not facts.measured_decode_tps
+            and not facts.measured_prefill_tps and not _how_many(text) and _upgrading(text)):
+        picks = upgrade_shortlist(store, facts, text)
+        if picks:
+            mine = facts.hardware + (f" {facts.memory_gb:g}GB" if facts.memory_gb and not re.search(
+                r"\d\s*(?:gb|g)\b", facts.hardware, re.I) else "")
+            facts = facts.model_copy(update={"compare_hardware": [mine, *picks]})
+            notes.append(f"You asked what to upgrade to: compared your {facts.hardware} with {', '.join(picks)}; "
+                         "name machines to compare others.")
     return facts
+
+
+# "Which laptop should I buy?", "what should I upgrade to?" from someone who named their machine: an upgrade question
+UPGRADING = re.compile(
+    r"\b(?:which|what)\s+(?:new\s+)?(?:laptop|notebook|mac(?:book)?|gpu|graphics\s+card|card|machine|computer|pc|"
+    r"desktop|hardware|setup|rig|upgrade)\s+(?:should|would|do|to|could|can|must)\s+(?:i|we)?\s*(?:buy|get|upgrade|"
+    r"choose|pick|purchase|recommend|go)?"
+    r"|\bwhat\s+(?:should|would|could|do)\s+(?:i|we)\s+(?:upgrade|buy|get|switch|move)\s+(?:to|next|instead|for\s+(?:more\s+)?speed)"
+    r"|\b(?:which|what)\s+upgrade\b|\bupgrade\s+(?:options|path|advice|suggestions?)\b"
+    r"|\b(?:time|worth\s+it|worth)\s+to\s+upgrade\b|\bworth\s+upgrading\b|\bshould\s+(?:i|we)\s+upgrade\b(?!\s+(?:to|the\s+ram))"
+    r"|\bshould\s+(?:i|we)\s+(?:buy|get)\s+(?:a\s+)?(?:new|better|faster|bigger)\s+\w+"
+    r"|\bwhat\s+(?:to|should\s+(?:i|we))\s+(?:buy|get)\b", re.I)
+
+
+def _upgrading(text: str) -> bool:
+    return bool(UPGRADING.search(text or ""))
+
+
+_PORTABLE_ASK = re.compile(r"\b(?:laptop|notebook|macbook|portable)\b", re.I)
+# Upgrades by the kind of machine the person has (catalog names, current machines with measured families): a Mac or
+# a laptop's next step is a Mac with more bandwidth; a desktop GPU's a card with more; a CPU desktop's a card.
+_UPGRADES = {
+    "apple_soc": ["M4 Pro 20-core 48GB", "M4 Max 40-core 128GB", "M3 Ultra 80-core 256GB"],
+    "portable": ["M4 Pro 20-core 48GB", "M4 Max 40-core 128GB", "Ryzen AI Max+ 395 128GB"],
+    "discrete_gpu": ["RTX 5060 Ti 16GB", "RTX 3090", "RTX 4090", "RTX 5090"],
+    "cpu": ["RTX 5060 Ti 16GB", "RTX 3090", "M4 Max 40-core 128GB"],
+    "datacenter_gpu": ["L40S", "A100 80GB SXM", "H100 SXM", "H200"],
+}
+UPGRADE_STEP = 1.3  # an upgrade has at least this × the bandwidth (decode) or this × the compute (prefill) of theirs
+
+
+def upgrade_shortlist(store: Store, facts: Scenario, text: str) -> list[str]:
+    """Up to three machines to compare the person's own with for "what should I upgrade to?" (:data:`_UPGRADES`):
+    of their kind (a laptop's: portable unified-memory machines; an APU's too), each with at least
+    :data:`UPGRADE_STEP` × their bandwidth or compute, in the list's order. Empty when their machine is unknown."""
+    from knowledge import catalog
+
+    try:
+        mine = catalog.resolve_hardware(store, facts.hardware or "").value
+    except AdvisorError:
+        return []
+    if mine is None:
+        return []
+    kind = mine.kind
+    if kind in ("apu", "cpu") and (_PORTABLE_ASK.search(text) or mine.kind == "apu"):
+        kind = "portable"
+    elif kind == "apple_soc" and _PORTABLE_ASK.search(text):
+        kind = "portable"
+    out: list[str] = []
+    bw, tf = mine.bandwidth_gbs * max(1, mine.n_devices or 1), (mine.fp16_tflops or 0) * max(1, mine.n_devices or 1)
+    for name in _UPGRADES.get(kind, []):
+        try:
+            h = catalog.resolve_hardware(store, name).value
+        except AdvisorError:
+            continue
+        if h is None or h.id == mine.id:
+            continue
+        if h.bandwidth_gbs >= UPGRADE_STEP * bw or (tf and (h.fp16_tflops or 0) >= UPGRADE_STEP * tf):
+            out.append(name)
+    return out[:3]
 
 
 def _eight_bit(store: Store, facts: Scenario) -> bool:

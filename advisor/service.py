@@ -365,7 +365,7 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
             notes.append(cap)
             reply = f"{cap}\n\n_For one conversation alone, on {engine_label(verdict.prediction.backend)}:_ {reply}"
-    for lead in ("Model not stated: the options", "You asked what to buy", "You asked how many", "You asked which model",
+    for lead in ("Model not stated: the options", "You asked what to buy", "You asked what to upgrade to", "You asked how many", "You asked which model",
                  "Budget about"):
         said_note = next((n for n in notes if n.startswith(lead)), None)
         if said_note and said_note not in reply:

@@ -106,3 +106,49 @@ def test_speculative_decoding_counts_the_checks_arithmetic(store, msg, lo, hi):
     assert spec.speedup == pytest.approx(speculative_speedup(0.7, 4, 0.1, cost), rel=1e-6)
     assert lo <= spec.speedup <= hi
     assert (f"costs about {cost:.1f}× one token's step" in spec.why) == (cost > 1.3)
+
+
+def test_a_cpu_servers_sockets_are_counted_together_not_per_gpu(store):
+    # 2 × 32 Genoa cores and 24 channels: the bandwidth and the compute estimate are both sockets' together
+    r = service.ask(store, "we want to serve llama 3.1 8b q8_0 to 20 concurrent users on a cpu-only server: 2x EPYC "
+                           "9354 (32c each), 24 channels DDR5-4800 total")
+    assert "2 sockets together: 921.6 GB/s" in r.reply and "per GPU" not in r.reply
+    g = service.ask(store, "2x rtx 3090, llama 3.3 70b q4_k_m, llama.cpp")
+    assert "TFLOPS FP16 per GPU" in g.reply
+
+
+@pytest.mark.parametrize("msg, mine, target", [
+    ("macbook air m2 16gb, llama 3.1 8b runs slow. should i upgrade to an m4 max?", "M2", "M4 Max"),
+    ("I have an rtx 3060 12gb and qwen 14b q4 is slowish. would a 4090 help a lot?", "RTX 3060", "RTX 4090"),
+    ("running mistral 7b on my rx 6600 8gb. thinking of getting a 7900 xtx, how much faster?", "RX 6600", "RX 7900 XTX"),
+    ("rtx 4070, llama 3.1 8b. Is it worth buying a 5090?", "RTX 4070", "RTX 5090"),
+    ("M1 Max 32gb with ollama and gemma 3 27b. Thinking about switching to an M4 Max", "M1 Max", "M4 Max"),
+])
+def test_an_upgrade_named_in_its_own_sentence_is_compared_with_the_machine_they_have(store, msg, mine, target):
+    r = service.ask(store, msg)
+    assert r.facts.compare_hardware and len(r.facts.compare_hardware) == 2
+    assert "| option |" in r.reply and target in r.reply and mine in r.reply
+    assert "You also mentioned" not in r.reply
+
+
+@pytest.mark.parametrize("msg, kind_pick, mine", [
+    ("macbook air m2 16gb, llama 3.1 8b runs slow, which laptop should i buy to go faster?", "M4 Pro 48 GB", "M2 16 GB"),
+    ("my m1 pro macbook 16gb is too slow for qwen 14b. what should I upgrade to?", "M4 Max 128 GB", "M1 Pro 16 GB"),
+    ("rtx 3060 12gb, qwen2.5 14b q4_k_m. what gpu should i get next?", "RTX 3090 24 GB", "RTX 3060"),
+    ("desktop with ryzen 7 5800x and 32gb ddr4, no gpu, llama 3.1 8b q4 is slow. what should i buy?", "RTX 3090", "Ryzen desktop"),
+])
+def test_what_to_upgrade_to_compares_their_machine_with_the_next_steps(store, msg, kind_pick, mine):
+    # a named machine and "what should I upgrade to?": their machine beside up to three of its kind's next steps, each
+    # with ≥ 1.3× its bandwidth or compute, in one table (a laptop's steps are portable unified-memory machines)
+    r = service.ask(store, msg)
+    hws = r.facts.compare_hardware
+    assert hws and 2 <= len(hws) <= 4 and f"You asked what to upgrade to: compared your {r.facts.hardware} with" in r.reply
+    assert kind_pick in r.reply and mine in r.reply
+    table = r.reply.split("| option |")[1].split("\n\n")[0]
+    # the machine they have is the slowest row of the table (every pick is an upgrade)
+    assert table.strip().splitlines()[-1].startswith(f"| {mine}") or mine in table.strip().splitlines()[-1]
+
+
+def test_two_cards_in_one_box_stay_one_machine(store):
+    r = service.ask(store, "my 3090 + 3060 rig runs llama 70b q4")
+    assert not r.facts.compare_hardware and "| option |" not in r.reply

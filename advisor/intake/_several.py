@@ -174,6 +174,15 @@ def _one_machine_twice(msg: Msg, store: Store, distinct: list[Mention]) -> list[
     return out if len(out) < len(distinct) else distinct  # nothing merged: the order found is kept
 
 
+# A later machine named as what the person's machine would be replaced by or joined with: a candidate to compare
+# with it even in a sentence of its own ("M2 Air 16gb, 8B runs slow. should I upgrade to an M4 Max?").
+UPGRADE_TO = re.compile(
+    r"\b(?:upgrad\w*|switch\w*|mov\w*|go\w*|jump\w*|step\w*\s+up)\s+(?:up\s+)?to\s+(?:an?\s+|the\s+)?(?:new\s+)?\W*$"
+    r"|\b(?:buy|buying|get|getting|grab|order|replace\s+it\s+with|trade\s+(?:it\s+)?in\s+for|go\s+for|worth)\s+"
+    r"(?:it\s+|buying\s+|getting\s+)?(?:an?\s+|the\s+|one\s+)?(?:new\s+|used\s+|second\s*hand\s+)?\W*$"
+    r"|\b(?:would|will|does|is)\s+(?:an?\s+|the\s+)(?:new\s+|used\s+)?\W*$", re.I)
+
+
 def several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list[Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[Mention] = []
@@ -197,11 +206,11 @@ def several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list
         return men
     distinct.sort(key=lambda d: d.start)  # a Mac named without its chip is found last but may be written first
     gaps = [msg.orig[a.end:b.start] for a, b in zip(distinct, distinct[1:], strict=False)]
-    if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) for g in gaps):
+    if any(re.search(r"[.!?]\s", g) and not COMPARE_JOIN.search(g) and not UPGRADE_TO.search(g[-48:]) for g in gaps):
         return men
     gpus = [d for d in distinct if is_card(d.phrase)]
     bare_gaps = [_SIZES.sub(" ", g) for g in gaps]
-    joined = any(COMPARE_JOIN.search(g) for g in gaps)
+    joined = any(COMPARE_JOIN.search(g) or UPGRADE_TO.search(g[-48:]) for g in gaps)
     if not joined and re.search(r"\b(?:between|deciding|decide|choose|choosing|compare|comparing)\b",
                                 msg.orig[max(0, distinct[0].start - 40):distinct[0].start], re.I):
         joined = True  # "deciding between a 4090 and a 5090": two candidates, not one mixed box

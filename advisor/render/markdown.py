@@ -387,7 +387,9 @@ def prediction_markdown(p: Prediction) -> str:
                + (" → **fits**." if m.fits else
                   f" → the weights and {p.running} users' caches fit; **the other {p.concurrency - p.running} wait**."
                   if p.running else " → **does not fit**."))
-    each = " per GPU" if (p.hardware.get("n_devices") or 1) > 1 else ""
+    # a CPU's sockets are counted together (its cores, its channels); a CPU backend's figures are the CPU's, not a GPU's
+    cpu = p.hardware.get("kind") == "cpu" or "cpu" in str(p.backend).lower()
+    each = " per GPU" if (p.hardware.get("n_devices") or 1) > 1 and not cpu else ""
     hw = (f"{p.hardware['name']}: {p.bandwidth_gbs:g} GB/s"
           + (f", {p.tflops:.1f} TFLOPS FP16" + (" (estimate)" if p.tflops_is_estimate else "") if p.tflops else "")
           + each
