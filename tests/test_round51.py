@@ -152,3 +152,34 @@ def test_what_to_upgrade_to_compares_their_machine_with_the_next_steps(store, ms
 def test_two_cards_in_one_box_stay_one_machine(store):
     r = service.ask(store, "my 3090 + 3060 rig runs llama 70b q4")
     assert not r.facts.compare_hardware and "| option |" not in r.reply
+
+
+def test_users_beyond_the_kv_cache_wait_for_a_slot_and_the_reply_says_how_long(store):
+    # 12 of 20 fit on the L4 (their 6k-token caches): a burst of 20 runs in ⌈20/12⌉ = 2 waves, so the last request
+    # starts after one request's time (first token + 300 tokens at each user's average rate)
+    import math
+
+    from advisor.render.markdown import loaded_tps, queue_wait_s
+
+    r = service.ask(store, "L4 24GB with vllm, qwen2.5 14b awq, 20 users doing RAG with 6k token prompts")
+    p = r.verdict.prediction
+    assert p.running is not None and p.running < 20
+    one = p.ttft_s + 300 / loaded_tps(p)
+    assert queue_wait_s(p) == pytest.approx((math.ceil(20 / p.running) - 1) * one, rel=1e-9)
+    assert "when all 20 send at once, the last start after ≈" in r.reply
+    full = service.ask(store, "L4 24GB with vllm, qwen2.5 14b awq, 4 users doing RAG with 6k token prompts")
+    assert queue_wait_s(full.verdict.prediction) is None
+
+
+def test_a_follow_up_with_more_users_keeps_the_average_rate_and_says_the_queue(tmp_path):
+    from advisor.render.markdown import fmt_rate, loaded_tps
+
+    st = Store(str(tmp_path / "s.duckdb"))
+    r1 = service.ask(st, "L4 24GB with vllm, qwen2.5 14b awq, 20 users doing RAG with 6k token prompts")
+    r2 = service.ask(st, "and with 50 users?", r1.facts)
+    q = r2.verdict.prediction
+    assert q.concurrency == 50 and q.running < 50
+    assert f"{q.running} of the 50 users at once, the last of a burst starting after ≈" in r2.reply
+    assert f"{fmt_rate(loaded_tps(q))} tok/s" in r2.reply and "on average" in r2.reply
+    kv = next(f for f in r2.verdict.fixes if f.id == "kv_cache_quantization")
+    assert "each on average" in kv.predicted_effect  # the same average rate as the headline, not decode alone

@@ -20,7 +20,7 @@ from advisor import roofline
 from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Prediction
-from advisor.render.markdown import fmt_s
+from advisor.render.markdown import fmt_s, loaded_tps
 from advisor.understand.engine import ENGINE_NAMES, LLAMA_SERVER_ENGINES
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
@@ -127,7 +127,8 @@ def _kv_quant(c: Ctx) -> Fix | None:
         server = c.sit.engine in ("vllm", "sglang", "tensorrt-llm")
         return fix("kv_cache_quantization", "Keep the KV cache in 8 bits: " + (
             "--kv-cache-dtype fp8 (vLLM, SGLang)" if server else "-ctk q8_0 -ctv q8_0 with flash attention (llama.cpp)"),
-            f"{_served(served, w.users)} at once instead of {p.running}, at ≈ {per:.3g} tok/s each",
+            f"{_served(served, w.users)} at once instead of {p.running}, at ≈ {per:.3g} tok/s each"
+            + (" on average" if loaded_tps(p) else ""),
             "Each user's KV cache (the model's memory of their prompt) takes half the memory, so twice as many fit "
             "beside the weights and fewer wait their turn.", speedup=served / p.running)
     from advisor.diagnose.kv_asked import kv_setting  # the engine's own words (vLLM: --kv-cache-dtype fp8)
@@ -148,7 +149,7 @@ def _more_served(c: Ctx, **changes: Any) -> tuple[int, float] | None:
     if new is None:
         return None
     served = new.running if new.running is not None else c.sit.workload.users
-    per = new.decode_tps_per_seq or new.decode_tps
+    per = loaded_tps(new) or new.decode_tps_per_seq or new.decode_tps  # on average when prompts stall the streams
     return (served, per) if served > p.running and per else None
 
 

@@ -255,8 +255,10 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
         tps = loaded
     if not p.memory.fits and p.running:
         # the weights fit; the users' KV caches do not all fit beside them: a server queues the rest, it does not spill
+        q = queue_wait_s(p)
+        turn = f" (when all {p.concurrency} send at once, the last start after ≈ {fmt_s(q)})" if q else ""
         return (f"**Not all at once: about {p.running} of the {p.concurrency} users are served together and the others "
-                f"wait their turn; each of those {p.running} gets about {fmt_rate(tps)} tok/s{on_avg}** "
+                f"wait their turn{turn}; each of those {p.running} gets about {fmt_rate(tps)} tok/s{on_avg}** "
                 f"({feel_speed(tps).removeprefix('≈ ')}){avg}. The weights fit; the conversations' KV caches "
                 f"({p.memory.kv_cache_gb:.1f} GB for all {p.concurrency}) do not fit beside them.")
     m = p.memory
@@ -325,6 +327,19 @@ def loaded_tps(p: Prediction) -> float | None:
         return None
     return (p.decode_tps_per_seq or p.decode_tps) * served_share(p.decode_tps, p.prefill_tps, p.prompt_tokens,
                                                                  p.gen_tokens)
+
+
+def queue_wait_s(p: Prediction) -> float | None:
+    """When all the users send at once and only ``p.running`` fit (their KV caches), the wait of the last before its
+    request starts, s: ``(⌈users ÷ running⌉ − 1)`` × one request's time (first token + the answer at each running
+    user's rate, :func:`loaded_tps` when prompts stall the streams). None when every user runs at once."""
+    if not p.running or p.running >= p.concurrency:
+        return None
+    rate = loaded_tps(p) or p.decode_tps_per_seq or p.decode_tps
+    if not rate:
+        return None
+    one = (p.ttft_s or 0.0) + p.gen_tokens / rate
+    return (math.ceil(p.concurrency / p.running) - 1) * one
 
 
 def _prompt_load_said(p: Prediction) -> str:

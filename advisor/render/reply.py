@@ -37,6 +37,7 @@ from advisor.render.markdown import (
     loaded_tps,
     low_end,
     prediction_markdown,
+    queue_wait_s,
     tidy,
 )
 from advisor.render.plain import gloss
@@ -117,6 +118,11 @@ def said_changes(ch: Sequence[tuple[str, str, str, str]], *, limit: int = 3) -> 
 # ------------------------------------------------------------------------------------ pieces
 def _per_user(p: Prediction) -> float:
     return p.decode_tps_per_seq or p.decode_tps
+
+
+def _user_rate(p: Prediction) -> float:
+    """Each user's decode rate on average: :func:`loaded_tps` when several users' prompts stall the streams."""
+    return loaded_tps(p) or _per_user(p)
 
 
 def _range_words(rng: tuple[float, float] | None, measured: float, ceiling: float | None, status: str | None) -> str:
@@ -454,11 +460,15 @@ def followup_markdown(v: Verdict, before: Verdict | None, *, facts: Scenario, be
            "now does not fit" if fit_was else "still does not fit")
     if q.memory.total_gb is None:
         fit = "memory not known"
-    speed = _delta(_per_user(p), _per_user(q), fmt_rate, " tok/s")
+    speed = _delta(_user_rate(p), _user_rate(q), fmt_rate, " tok/s")
     wait = _delta(p.ttft_s, q.ttft_s, fmt_s, "")
     whole = answer_time(q)
-    line = (f"{'With that' if ch else 'Still'}: {fit}; speed {speed} ({feel_speed(_per_user(q))}); first word {wait} "
-            f"({feel_wait(q.ttft_s)})" + (f"; {whole}" if whole else "") + ".")
+    # several users: their average rate (prompts stall the streams) and, when not all fit, the queue a burst meets
+    queue = queue_wait_s(q)
+    slots = (f"; {q.running} of the {q.concurrency} users at once, the last of a burst starting after ≈ {fmt_s(queue)}"
+             if queue else "")
+    line = (f"{'With that' if ch else 'Still'}: {fit}{slots}; speed {speed}{' on average' if loaded_tps(q) else ''} "
+            f"({feel_speed(_user_rate(q))}); first word {wait} ({feel_wait(q.ttft_s)})" + (f"; {whole}" if whole else "") + ".")
     # A new measured rate alone leaves the expectation as it was ("speed still 62.6"): the verdict line says it.
     # A single run judged by itself (llama-bench among stated users) is not a change of the users' speed.
     basis = p.concurrency == q.concurrency or any(c[0] == "concurrency" for c in ch)
