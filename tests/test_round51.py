@@ -183,3 +183,20 @@ def test_a_follow_up_with_more_users_keeps_the_average_rate_and_says_the_queue(t
     assert f"{fmt_rate(loaded_tps(q))} tok/s" in r2.reply and "on average" in r2.reply
     kv = next(f for f in r2.verdict.fixes if f.id == "kv_cache_quantization")
     assert "each on average" in kv.predicted_effect  # the same average rate as the headline, not decode alone
+
+
+@pytest.mark.parametrize("hw", ["H100 SXM", "MI300X", "L40S"])
+def test_fp8_weights_on_fp8_tensor_cores_double_the_prompt_ceiling(store, hw):
+    # FP8 : FP16 dense tensor rate is 2 on Hopper (1,979 vs 989 TFLOPS), CDNA3 (2,615 vs 1,307) and Ada: a serving
+    # engine's FP8 (W8A8) prefill is bound by it; the same run in BF16 by the FP16 rate
+    fp8 = service.predict_scenario(store, service.ask(store, f"{hw}, vllm, llama 3.1 8b fp8, 8 users, 2k prompts").facts)
+    bf16 = service.predict_scenario(store, service.ask(store, f"{hw}, vllm, llama 3.1 8b bf16, 8 users, 2k prompts").facts)
+    assert "FP8" in fp8.quant and "BF16" in bf16.quant
+    assert fp8.prefill_ceiling_tps == pytest.approx(2 * bf16.prefill_ceiling_tps, rel=0.02)
+    assert any("FP8 tensor-core rate" in a for a in fp8.assumptions)
+    assert not any("FP8 tensor-core rate" in a for a in bf16.assumptions)
+
+
+def test_fp8_on_a_card_without_fp8_tensor_cores_keeps_the_fp16_ceiling(store):
+    p = service.predict_scenario(store, service.ask(store, "A100 80GB SXM, vllm, llama 3.1 8b fp8, 8 users").facts)
+    assert not any("FP8 tensor-core rate" in a for a in p.assumptions)

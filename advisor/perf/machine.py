@@ -15,7 +15,7 @@ from advisor.understand.engine import default_accel
 from knowledge.cpu_uarch import REFERENCE_CORE_GFLOPS, core_peak
 from knowledge.seed import split_hw_id
 
-__all__ = ["CPU_DECODE_COMPUTE_SHARE", "DEFAULT_HOST_BW_GBS", "PREFILL_EFF_CAP", "SERVER_ENGINE_USERS", "SWAP_READ_GBS",
+__all__ = ["CPU_DECODE_COMPUTE_SHARE", "fp8_tensor_prefill", "DEFAULT_HOST_BW_GBS", "PREFILL_EFF_CAP", "SERVER_ENGINE_USERS", "SWAP_READ_GBS",
            "SYSTEM_RESERVE_SHARE", "TEAM_USERS", "assumed_engine", "default_backend", "default_host_bandwidth",
            "int8_tensor_prefill", "paged_share", "resolve_compute"]
 
@@ -38,6 +38,18 @@ def int8_tensor_prefill(hw: Hardware, accel: str, engine: str, quant: str) -> bo
 
     return (accel == "cuda" and hw.vendor == "NVIDIA" and engine_family(engine) in TIER_ENGINES
             and qclass(quant) != "float" and any(f in (hw.family or "") for f in INT8_TENSOR_FAMILIES))
+
+
+def fp8_tensor_prefill(hw: Hardware, engine: str, quant: str) -> bool:
+    """Whether a serving engine (vLLM, SGLang, TensorRT-LLM) multiplies FP8 weights and activations on FP8 tensor cores
+    (:data:`advisor.understand.formats.FP8_FAMILIES`: Ada, Hopper, Blackwell, CDNA3), so the prompt's compute bound is
+    the FP8 rate, :data:`PREFILL_EFF_CAP` × the FP16 figure (H100 SXM 1,979 vs 989 dense TFLOPS, NVIDIA H100 datasheet;
+    MI300X 2,615 vs 1,307, AMD CDNA3 whitepaper)."""
+    from advisor.calibration._model import engine_family
+    from advisor.understand.formats import FP8_FAMILIES
+
+    return (engine_family(engine) == "server" and "fp8" in (quant or "").lower()
+            and any(f in (hw.family or "") for f in FP8_FAMILIES))
 
 
 def default_host_bandwidth(hardware: Hardware) -> tuple[float, str]:

@@ -46,6 +46,7 @@ from advisor.perf.machine import (  # re-exported: callers import them from here
     assumed_engine,
     default_backend,
     default_host_bandwidth,
+    fp8_tensor_prefill,
     int8_tensor_prefill,
     paged_share,
     resolve_compute,
@@ -374,11 +375,16 @@ def predict_step(
     # Prefill: layer split pipelines micro-batches (llama.cpp); tensor parallel adds compute and all-reduces.
     pipe = pipeline_speedup(n, prompt_tokens or 1, engine=engine) if lay == "layer_split" else 1.0
     prefill_ceiling = roofline.prefill_ceiling_tps(tflops, flops) * (n if tp else pipe) if tflops else None
-    if prefill_ceiling and (eff_p > 1.0 or int8_tensor_prefill(hardware, accel, engine, quant.name)):
+    fp8 = fp8_tensor_prefill(hardware, engine, quant.name)
+    if prefill_ceiling and (eff_p > 1.0 or fp8 or int8_tensor_prefill(hardware, accel, engine, quant.name)):
         # the fitted rows beat the FP16 figure, or llama.cpp's CUDA kernels multiply quantized weights in INT8 on
-        # tensor cores (MMQ): the INT8 rate is the bound
+        # tensor cores (MMQ), or a serving engine FP8 weights on FP8 tensor cores: that rate is the bound
         prefill_ceiling *= PREFILL_EFF_CAP
-        if int8_tensor_prefill(hardware, accel, engine, quant.name):
+        if fp8:
+            assumptions.append(f"Prefill ceiling from the FP8 tensor-core rate ({PREFILL_EFF_CAP:g}× the {tflops:g} "
+                               "TFLOPS FP16 figure): the engine multiplies FP8 weights and activations on the tensor "
+                               "cores.")
+        elif int8_tensor_prefill(hardware, accel, engine, quant.name):
             assumptions.append(f"Prefill ceiling from the INT8 tensor-core rate ({PREFILL_EFF_CAP:g}× the FP16 figure): "
                                "llama.cpp's quantized kernels multiply in INT8 on the tensor cores.")
         else:  # no INT8 tensor cores (Pascal, a Mac, a Radeon): the fitted rows beat the figure by other means
