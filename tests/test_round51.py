@@ -200,3 +200,15 @@ def test_fp8_weights_on_fp8_tensor_cores_double_the_prompt_ceiling(store, hw):
 def test_fp8_on_a_card_without_fp8_tensor_cores_keeps_the_fp16_ceiling(store):
     p = service.predict_scenario(store, service.ask(store, "A100 80GB SXM, vllm, llama 3.1 8b fp8, 8 users").facts)
     assert not any("FP8 tensor-core rate" in a for a in p.assumptions)
+
+
+@pytest.mark.parametrize("msg", [
+    "rtx 3060 12gb, llama 3 8b q4_k_m, llama.cpp, 55 tok/s",
+    "rtx 4090, qwen2.5 32b q4_k_m, llama.cpp, 38 tok/s, how to make it faster?",
+    "m3 max 64gb, llama 3.1 8b q8_0, lm studio, would a draft model help?",
+])
+def test_a_dense_model_is_never_called_a_mixture_of_experts(store, msg):
+    v = service.ask(store, msg).verdict
+    spec = [f for f in v.fixes if f.remedy == "speculative_decoding"]
+    assert all("mixture of experts" not in f.why for f in spec)
+    assert "mixture of experts" not in (v.engine_answer or "")

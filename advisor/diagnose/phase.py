@@ -75,6 +75,17 @@ def _prompt_load(c: Ctx, pp: float | None) -> Finding | None:
 
 def _prefill_remedies(c: Ctx) -> list[str]:
     s, w = c.sit.symptoms, c.sit.workload
+    from advisor.diagnose.status import phase_status
+
+    if c.pp and c.pred is not None and c.pred.prefill_tps and not c.cache_hit \
+            and phase_status(c, "prefill")[0] == "below_expected":
+        # measured below what this machine reaches: the prompt path's settings first, then the workload levers
+        return ["setup:prefill", *[r for r in _workload_prefill(c) if r != "setup:prefill"]]
+    return _workload_prefill(c)
+
+
+def _workload_prefill(c: Ctx) -> list[str]:
+    s, w = c.sit.symptoms, c.sit.workload
     if s.flash_attention is False and w.depth + w.prompt_tokens >= 8000:
         # flash attention stated off at long context: the setting that is off comes before a workload change
         return ["flash_attention", "prefix_caching", "shorter_prompt", "more_compute"]

@@ -250,8 +250,9 @@ def _speculative(c: Ctx) -> Fix | None:
                + (f" Checking {SPEC_GAMMA + 1} tokens at once costs about {verify:.1f}× one token's step here (this "
                   "machine's compute reads prompts at only a few times its decode rate), which eats much of the gain."
                   if compute_verify_cost(c) > max(SPEC_COMPUTE_SAID, moe_verify_cost(c)) else
-                  f" This is a mixture of experts: checking {SPEC_GAMMA + 1} tokens at once reads about {verify:.1f}× "
-                  "the expert weights one token does, which eats most of the gain." if verify > 1.05 else ""),
+                  f" This is a mixture of experts: checking {SPEC_GAMMA + 1} tokens at once reads about "
+                  f"{moe_verify_cost(c):.1f}× "
+                  "the expert weights one token does, which eats most of the gain." if moe_verify_cost(c) > 1.05 else ""),
                speedup=sp, new_decode_tps=base * sp)
 
 

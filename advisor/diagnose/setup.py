@@ -315,7 +315,8 @@ _PREFILL_SETTINGS = {
     "llama.cpp": "Check the prompt-processing settings: a current build, flash attention on (-fa on), the default "
                  "batch sizes (-b 2048 -ub 512) and every layer on the GPU",
     "mlx": "Update mlx and mlx-lm and keep the default prefill step (prefill_step_size 2048); close other GPU work",
-    "server": "Check the server's prefill settings: a current version, the chunked-prefill budget "
+    "server": "Check the server's prefill settings: time a second request (the first after a start pays the warm-up), "
+              "a current version, the chunked-prefill budget "
               "(max_num_batched_tokens) and no eager mode",
 }
 

@@ -51,8 +51,8 @@ def spec_answer(c: Ctx) -> str | None:
         return (f"Speculative decoding: little to gain here (≈ {sp:.2f}×) — this machine reads prompts at only "
                 f"{c.pred.prefill_tps:,.0f} tok/s, so checking {SPEC_GAMMA + 1} guessed tokens at once costs about "
                 f"{verify:.1f}× one token's step, which eats the gain.")
-    if verify > 1.05:
+    if moe_verify_cost(c) > 1.05:
         return (f"Speculative decoding: little to gain here (≈ {sp:.2f}×) — this mixture of experts reads only a few "
                 f"billion parameters per token, and checking {SPEC_GAMMA + 1} guessed tokens at once reads about "
-                f"{verify:.1f}× the expert weights one token does, which eats the gain.")
+                f"{moe_verify_cost(c):.1f}× the expert weights one token does, which eats the gain.")
     return f"Speculative decoding: little to gain here (≈ {sp:.2f}×)."
