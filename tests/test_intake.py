@@ -188,7 +188,9 @@ def test_request_rate_is_per_user(store: Store) -> None:
 
 def test_corrections_and_comparisons_skip_the_negated_name(store: Store) -> None:
     assert extract("not the 8B, the 70B", store).params_b == 70.0
-    assert extract("upgrading from an M1 to an M3 Max", store).hardware == "M3 Max"
+    assert extract("I upgraded from an M1 to an M3 Max", store).hardware == "M3 Max"  # done: the M3 Max is theirs
+    plan = extract("upgrading from an M1 to an M3 Max", store)  # a plan: both, compared
+    assert plan.hardware == "M1" and plan.compare_hardware == ["M1", "M3 Max"]
     assert extract("I get 6 tok/s from my M2 Max", store).hardware == "M2 Max"
 
 

@@ -212,3 +212,25 @@ def test_a_dense_model_is_never_called_a_mixture_of_experts(store, msg):
     spec = [f for f in v.fixes if f.remedy == "speculative_decoding"]
     assert all("mixture of experts" not in f.why for f in spec)
     assert "mixture of experts" not in (v.engine_answer or "")
+
+
+@pytest.mark.parametrize("msg, mine, target", [
+    ("thinking about an upgrade from my M1 Pro 16gb to an M4 Max 64gb for mistral small 24b", "M1 Pro", "M4 Max"),
+    ("going from a 3060 12gb to a 4090, llama 3.1 8b q4 — how much faster?", "RTX 3060", "RTX 4090"),
+    ("switching from a 3060 to a 4090, llama 3.1 8b", "RTX 3060", "RTX 4090"),
+])
+def test_a_planned_move_from_one_machine_to_another_compares_both(store, msg, mine, target):
+    r = service.ask(store, msg)
+    assert r.facts.compare_hardware and len(r.facts.compare_hardware) == 2
+    assert mine in r.facts.compare_hardware[0] or mine.split()[-1] in r.facts.compare_hardware[0]
+    assert target.split()[-1] in r.facts.compare_hardware[1] and "| option |" in r.reply
+
+
+@pytest.mark.parametrize("msg, hw", [
+    ("I upgraded from my 3060 to a 4090 and llama 8b runs at 90 tok/s", "RTX 4090"),
+    ("switched from an M1 to an M3 Max last week, qwen 14b feels slow", "M3 Max"),
+    ("we moved from A100s to H100 SXM, llama 70b", "H100 SXM"),
+])
+def test_a_move_already_made_answers_for_the_new_machine(store, msg, hw):
+    r = service.ask(store, msg)
+    assert not r.facts.compare_hardware and r.facts.hardware == hw

@@ -183,6 +183,15 @@ UPGRADE_TO = re.compile(
     r"|\b(?:would|will|does|is)\s+(?:an?\s+|the\s+)(?:new\s+|used\s+)?\W*$", re.I)
 
 
+def _from_to(msg: Msg, distinct: list[Mention], bare_gaps: list[str]) -> bool:
+    """"An upgrade from my M1 Pro 16gb to an M4 Max 64gb", "going from a 3060 to a 4090": the first machine is theirs,
+    the next what they would move to — two candidates to compare."""
+    before = msg.orig[max(0, distinct[0].start - 48):distinct[0].start]
+    return bool(re.search(r"\bfrom\s+(?:my\s+|an?\s+|the\s+|our\s+)?(?:current\s+|old\s+)?\W*$", before, re.I)) and any(
+        re.fullmatch(r"[^.!?]{0,24}?\b(?:to|into)\s+(?:an?\s+|the\s+)?(?:new\s+|used\s+)?\W*|\s*(?:->|→)\s*", g, re.I)
+        for g in bare_gaps)
+
+
 def several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list[Mention]:
     """Two or more machines: candidates to compare ("M4 Max or a 5090?") or one mixed box ("3090 + 3060")."""
     distinct: list[Mention] = []
@@ -210,7 +219,7 @@ def several(msg: Msg, ext: Extraction, store: Store, men: list[Mention]) -> list
         return men
     gpus = [d for d in distinct if is_card(d.phrase)]
     bare_gaps = [_SIZES.sub(" ", g) for g in gaps]
-    joined = any(COMPARE_JOIN.search(g) or UPGRADE_TO.search(g[-48:]) for g in gaps)
+    joined = any(COMPARE_JOIN.search(g) or UPGRADE_TO.search(g[-48:]) for g in gaps) or _from_to(msg, distinct, bare_gaps)
     if not joined and re.search(r"\b(?:between|deciding|decide|choose|choosing|compare|comparing)\b",
                                 msg.orig[max(0, distinct[0].start - 40):distinct[0].start], re.I):
         joined = True  # "deciding between a 4090 and a 5090": two candidates, not one mixed box

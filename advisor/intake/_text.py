@@ -285,7 +285,9 @@ def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str
 _NEGATED = re.compile(
     r"(?:(?:\bnot|n't|\bdont|\bdoesnt)(?:\s+(?:actually\s+|even\s+|really\s+)?(?:have|own|use|run|got))?|\bno|\bnever\s+(?:had|owned)|"
     r"\bno\s+longer\s+(?:have|own|use)|\binstead\s+of|\brather\s+than|\bthan|\breplac\w*|"
-    r"\b(?:switch\w*|upgrad\w*|coming|moving|migrat\w*)\s+from)"
+    # done ("I upgraded from my 3060 to a 4090": the 4090 is theirs); a plan ("thinking about an upgrade from my M1 Pro
+    # to an M4 Max") names both, compared (advisor.intake._several)
+    r"\b(?:switched|upgraded|coming|came|moved|migrated|went)\s+from)"
     r"\s+(?:an?\s+|the\s+|my\s+|our\s+|that\s+)?$",
     re.I,
 )
