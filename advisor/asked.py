@@ -88,7 +88,7 @@ _UPGRADES = {
     "portable": ["M4 Pro 20-core 48GB", "M4 Max 40-core 128GB", "Ryzen AI Max+ 395 128GB"],
     "discrete_gpu": ["RTX 5060 Ti 16GB", "RTX 3090", "RTX 4090", "RTX 5090"],
     "cpu": ["RTX 5060 Ti 16GB", "RTX 3090", "M4 Max 40-core 128GB"],
-    "datacenter_gpu": ["L40S", "A100 80GB SXM", "H100 SXM", "H200"],
+    "datacenter_gpu": ["L40S", "A100 80GB SXM", "H100 SXM", "H200", "MI325X", "B200"],
 }
 UPGRADE_STEP = 1.3  # an upgrade has at least this × the bandwidth (decode) or this × the compute (prefill) of theirs
 
@@ -111,16 +111,18 @@ def upgrade_shortlist(store: Store, facts: Scenario, text: str) -> list[str]:
     elif kind == "apple_soc" and _PORTABLE_ASK.search(text):
         kind = "portable"
     out: list[str] = []
-    bw, tf = mine.bandwidth_gbs * max(1, mine.n_devices or 1), (mine.fp16_tflops or 0) * max(1, mine.n_devices or 1)
+    # a server of several cards is compared with servers of as many of the next cards (8× H100 → 8× H200, 8× B200)
+    n = max(1, mine.n_devices or 1)
+    bw, tf = mine.bandwidth_gbs, mine.fp16_tflops or 0
     for name in _UPGRADES.get(kind, []):
         try:
             h = catalog.resolve_hardware(store, name).value
         except AdvisorError:
             continue
-        if h is None or h.id == mine.id:
+        if h is None or h.id == mine.id or h.id == mine.id.rsplit("x", 1)[0]:
             continue
         if h.bandwidth_gbs >= UPGRADE_STEP * bw or (tf and (h.fp16_tflops or 0) >= UPGRADE_STEP * tf):
-            out.append(name)
+            out.append(f"{n}x {name}" if n > 1 else name)
     return out[:3]
 
 

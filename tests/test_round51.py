@@ -234,3 +234,10 @@ def test_a_planned_move_from_one_machine_to_another_compares_both(store, msg, mi
 def test_a_move_already_made_answers_for_the_new_machine(store, msg, hw):
     r = service.ask(store, msg)
     assert not r.facts.compare_hardware and r.facts.hardware == hw
+
+
+def test_a_server_of_several_cards_is_compared_with_servers_of_as_many_next_cards(store):
+    r = service.ask(store, "8x H100 SXM running Llama 3.1 70B. What should I upgrade to?")
+    hws = r.facts.compare_hardware
+    assert hws and hws[0].startswith("8x H100") and all(h.startswith("8x ") for h in hws)
+    assert {"8x H200", "8x B200"} <= set(hws) and "| option |" in r.reply
