@@ -241,3 +241,19 @@ def test_a_server_of_several_cards_is_compared_with_servers_of_as_many_next_card
     hws = r.facts.compare_hardware
     assert hws and hws[0].startswith("8x H100") and all(h.startswith("8x ") for h in hws)
     assert {"8x H200", "8x B200"} <= set(hws) and "| option |" in r.reply
+
+
+_M3MAX_BENCH = """M3 Max 64GB, llama.cpp metal. is my decode too low??
+| model                          |       size |     params | backend    | threads |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | ------: | ------------: | -------------------: |
+| qwen2 32B Q4_K - Medium        |  18.48 GiB |    32.76 B | Metal,BLAS |      12 |         pp512 |        171.00 ± 0.50 |
+| qwen2 32B Q4_K - Medium        |  18.48 GiB |    32.76 B | Metal,BLAS |      12 |         tg128 |          9.80 ± 0.05 |"""
+
+
+def test_a_fast_prompt_beside_a_low_decode_is_not_headed_a_good_result(tmp_path):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), _M3MAX_BENCH)
+    v = r.verdict
+    lo, hi = v.expected_range["decode_tps"]
+    assert 9.8 < lo and v.phase_status["prefill_tps"] == "above_expected"
+    head = r.reply.split("\n\n")[1]
+    assert "9.8 tok/s" in head and "at the low end" in head and "a good result" not in head

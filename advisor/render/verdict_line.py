@@ -194,6 +194,13 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                 return (f"**Prefill {mp:,.0f} tok/s is more than the {p.hardware['name']} can compute for this model "
                         f"(≈ {_fmt_rate(p.prefill_ceiling_tps)} tok/s at most): those numbers were measured on another "
                         "machine, or with a smaller model, or the line was edited. Which machine and model ran them?**")
+            if mt and mp and rng and mt < rng[0] and v.phase_status.get("decode_tps") != "above_expected":
+                # the fast phase is the prompt; the one people ask about when they stream is at the low end: both said
+                prng = v.expected_range.get("prefill_tps")
+                usual = f"; about {_fmt_rate(prng[0])}–{_fmt_rate(prng[1])} is usual" if prng else ""
+                return (f"**Decode {mt:g} tok/s is at the low end for this set-up (usual {_fmt_rate(rng[0])}–"
+                        f"{_fmt_rate(rng[1])}), though not far enough below to point at a fault; prompt reading "
+                        f"({mp:,.0f} tok/s{usual}) is faster than usual.**")
             if v.benchmark_run and v.phase_status.get("decode_tps") != "above_expected":
                 return (f"**Faster than usual for this hardware ({what}):** a good result. A benchmark's own run reads "
                         "the whole prompt (no cache), so recent builds' kernels beat the older runs this is calibrated on.")
