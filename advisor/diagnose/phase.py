@@ -74,7 +74,6 @@ def _prompt_load(c: Ctx, pp: float | None) -> Finding | None:
 
 
 def _prefill_remedies(c: Ctx) -> list[str]:
-    s, w = c.sit.symptoms, c.sit.workload
     from advisor.diagnose.status import phase_status
 
     if c.pp and c.pred is not None and c.pred.prefill_tps and not c.cache_hit \
