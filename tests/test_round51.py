@@ -257,3 +257,19 @@ def test_a_fast_prompt_beside_a_low_decode_is_not_headed_a_good_result(tmp_path)
     assert 9.8 < lo and v.phase_status["prefill_tps"] == "above_expected"
     head = r.reply.split("\n\n")[1]
     assert "9.8 tok/s" in head and "at the low end" in head and "a good result" not in head
+
+
+@pytest.mark.parametrize("msg", [
+    "4090, llama 3.1 8b q4_k_m: decode 120 t/s prefill 3000 t/s",
+    "4090 llama 3.1 8b q4_k_m, I get 120 t/s decode 3000 t/s prefill",
+    "4090 llama 3.1 8b q4_k_m, 120 t/s decode, 3000 t/s prefill",
+    "4090 llama 3.1 8b, generation 120 tok/s, prompt processing 3000 tok/s",
+    "4090 llama 3.1 8b: 3000 t/s prompt processing and 120 t/s generation",
+    "4090 llama 3.1 8b prefill: 3000 tok/s decode: 120 tok/s",
+    "4090 llama 3.1 8b q4_k_m pp 3000 tg 120",
+])
+def test_each_rate_keeps_the_phase_written_next_to_it(store, msg):
+    from advisor.intake import update
+
+    f = update(None, msg, store).facts
+    assert (f.measured_prefill_tps, f.measured_decode_tps) == (3000.0, 120.0)

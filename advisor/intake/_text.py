@@ -270,16 +270,26 @@ def nearest_kind(msg: Msg, start: int, end: int, kinds: dict[str, re.Pattern[str
         ``wide``: in the sentence, for "short stories, around 1,000 words each").
     """
     before, after = (msg.before(start, 100, SENTENCE), "") if wide else (msg.before(start), msg.after(end))
-    best: tuple[int, int, str] | None = None
+    # (distance, tie-break, rank, kind): a keyword as near after the number as one before it labels whichever number
+    # it touches — "decode 120 t/s prefill 3000 t/s": "prefill" is 3000's, so 120 is decode; "120 t/s decode, 3000 t/s
+    # prefill": "decode" follows 120 and 3000 is prefill
+    best: tuple[int, int, int, str] | None = None
     for rank, (kind, pat) in enumerate(kinds.items()):
         for m in pat.finditer(before):
-            cand = (len(before) - m.end(), rank, kind)
+            owned = 1 if _NUM_BEFORE.search(before[:m.start()]) and not _NUM_AFTER.match(before[m.end():]) else 0
+            cand = (len(before) - m.end(), owned, rank, kind)
             best = cand if best is None or cand < best else best
         m2 = pat.search(after)
         if m2:
-            cand = (m2.start(), rank, kind)
+            cand = (m2.start(), 1 if _NUM_AFTER.match(after[m2.end():]) else 0, rank, kind)
             best = cand if best is None or cand < best else best
-    return best[2] if best else None
+    return best[3] if best else None
+
+
+# A keyword directly followed by a number ("prefill 3000", "pp: 512") labels that number; one directly after a number
+# and its unit ("120 t/s decode") labels that one (nearest_kind's tie-break).
+_NUM_AFTER = re.compile(r"\s*(?:[:=]|is|was|at|of|~|≈|about|around)?\s*\d", re.I)
+_NUM_BEFORE = re.compile(r"\d[\d.,]*\s*(?:[a-z/]+(?:/s|ps)?)?\s*$", re.I)
 
 
 _NEGATED = re.compile(

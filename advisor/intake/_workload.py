@@ -169,6 +169,10 @@ _MS_PER_TOKEN = re.compile(rf"(?<![\w.])(?P<n>{NUM})\s*(?P<u>ms|milliseconds?|s|
                            re.I)
 _LABELLED = re.compile(rf"\b(?P<lab>pp|tg|prompt[\s_]eval(?:[\s_]rate)?|(?<!prompt )(?<!prompt_)eval(?:[\s_]rate)?)\s?(?P<len>(?<=p|g)\d+)?(?:\s*(?:[:=]|is|was|at|of|@|~|≈)\s*|\s+)(?:about\s+|around\s+|~)?"
                        rf"(?P<n>{NUM})(?:\s*±\s*{NUM})?(?:\s*{_RATE_UNIT})?", re.I)
+# A phase word right before a number, and a number right after a label: the "label number unit" style of writing
+_PHASE_BEFORE = re.compile(r"\b(?:prompt|prefill|processing|input|generation|generating|gen|decode|decoding|output|"
+                           r"eval)\s*(?:[:=]|is|was|at|of|~|≈|speed|rate)?\s*(?:about\s+|around\s+|~)?$", re.I)
+_NUM_NEXT = re.compile(r"\s*(?:[:=]|is|was|at|of|~|≈)?\s*(?:about\s+|around\s+|~)?\d", re.I)
 _RATE_KINDS = {
     "prefill": re.compile(r"prompt\s*(?:is\s+|being\s+|gets\s+)?(?:process\w*|eval\w*|ingest\w*|speed|rate|read\w*)|"
                           r"^\s*(?:for\s+(?:the\s+)?)?prompts?\b(?!\s+(?:of|is|are|with|length|size))|"
@@ -519,6 +523,8 @@ def extract_rates(msg: Msg, ext: Extraction) -> None:
         _set_rate(ext, "prefill" if m.group("lab").lower().startswith(("pp", "prompt")) else "decode", v,
                   m.group(0).strip())
     for m in msg.finditer(_RATE_THEN_LABEL):
+        if _PHASE_BEFORE.search(msg.orig[max(0, m.start() - 24):m.start()]) and _NUM_NEXT.match(msg.orig[m.end():]):
+            continue  # "decode 120 t/s prefill 3000 t/s": each label before its number (_WORD_RATE reads both)
         msg.claim(m.start(), m.end())
         if _wanted(msg, m.start(), m.end()) is not None:  # "at least 1200 prefill tok/s": wanted
             ext.note(f"{m.group(0).strip()} is a target, not a measured speed.")
