@@ -273,3 +273,16 @@ def test_each_rate_keeps_the_phase_written_next_to_it(store, msg):
 
     f = update(None, msg, store).facts
     assert (f.measured_prefill_tps, f.measured_decode_tps) == (3000.0, 120.0)
+
+
+@pytest.mark.parametrize("msg", [
+    "4090 + vllm, llama 3.1 8b fp16, single user i get 95 tok/s. normal?",
+    "H100 PCIe, sglang, llama 3.1 70b bf16, one user only, 60 tok/s",
+])
+def test_one_stated_stream_above_its_ceiling_is_not_taken_for_a_batch(store, msg):
+    # one user said: a single stream above what the memory delivers for 16-bit weights is not these weights (FP8/AWQ,
+    # a draft model, or another machine), never "an aggregate over a batch … normal"
+    r = service.ask(store, msg)
+    v = r.verdict
+    assert v.status != "normal" and "aggregate over a batch" not in v.explanation
+    assert "more than" in r.reply.split("\n\n")[0] or "memory can deliver" in r.reply

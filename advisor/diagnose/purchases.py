@@ -96,10 +96,12 @@ def _cpu_step_kinds(mine: Hardware, portable: bool = False) -> tuple[tuple[str, 
     """Kinds a CPU machine's bandwidth upgrade is looked for in, best first: a desktop or server takes a graphics
     card, whose own memory a model reads several times faster than DIMMs, else (a model no single card holds) a
     machine with a wide unified memory (Apple SoC, APU); a laptop, mini PC or board computer (``portable``: the
-    person called it one, :attr:`Symptoms.portable`; or its part's name says so) such a machine. Other kinds: their own."""
+    person called it one, :attr:`Symptoms.portable`; or its part's name says so) such a machine; an APU (Strix Halo) a unified-memory machine with wider memory. Other kinds: their own."""
+    unified = ("apple_soc", "apu")
+    if mine.kind == "apu":  # a unified-memory PC's next step is a unified-memory machine with wider memory (a Mac)
+        return (unified,)
     if mine.kind != "cpu":
         return ((mine.kind,),)
-    unified = ("apple_soc", "apu")
     if portable or _PORTABLE.search(f"{mine.name} {mine.family or ''}"):
         return (unified,)
     return ("discrete_gpu",), unified
@@ -115,7 +117,7 @@ def _replaces(mine: Hardware, h: Hardware) -> bool:
     """Whether buying ``h`` replaces the person's machine (the same kind, or a unified-memory machine instead of a
     CPU one), so it must keep at least the memory they have; a graphics card is added to it (its VRAM only has
     to hold the model)."""
-    return h.kind == mine.kind or (mine.kind == "cpu" and h.kind in ("apple_soc", "apu"))
+    return h.kind == mine.kind or (mine.kind in ("cpu", "apu") and h.kind in ("apple_soc", "apu"))
 
 
 def _bandwidth_step(mine: Hardware, h: Hardware, bw: float, hws: list[Hardware], portable: bool = False) -> bool:
@@ -128,7 +130,8 @@ def _bandwidth_step(mine: Hardware, h: Hardware, bw: float, hws: list[Hardware],
 def _cross_kind_ok(mine: Hardware, h: Hardware, hws: list[Hardware], portable: bool = False) -> bool:
     """Whether a CPU machine's upgrade may be ``h`` of another kind: one of :func:`_cpu_step_kinds`, current
     (:data:`RECENT_YEARS`), and not an embedded developer module."""
-    if mine.kind != "cpu" or _step_rank(mine, h, portable) == len(_cpu_step_kinds(mine, portable)) or _EMBEDDED.search(h.name):
+    if mine.kind not in ("cpu", "apu") or _step_rank(mine, h, portable) == len(_cpu_step_kinds(mine, portable)) \
+            or _EMBEDDED.search(h.name):
         return False
     newest = max((x.release_year or 0) for x in hws)
     return (h.release_year or 0) >= newest - RECENT_YEARS

@@ -101,6 +101,10 @@ def aggregate_rate(c: Ctx) -> Finding | None:
         return None  # drafts accepted: more than one token per pass of one stream
     if not (c.server_engine or c.sit.workload.users > 1 or c.sit.measured.decode_is_aggregate):
         return None
+    w = c.sit.workload
+    if "concurrency" in w.stated and w.users <= 1 and not c.sit.measured.decode_is_aggregate:
+        return None  # "single user, 95 tok/s" on a server: one stream, so above its ceiling it is not these weights'
+
     ms = c.sit.measured
     streams = ms.streams or (c.sit.workload.users if c.sit.workload.users > 1 else None)
     if single is None:

@@ -30,12 +30,12 @@ def _restore(c: Ctx) -> tuple[str, float | None, float | None]:
             return "removes this cause; the numbers are already near the expectation", None, None
         gap = gap_words(exp, c.tg)
         gap = gap if gap.startswith("≈") else f"{gap} below"  # "(≈ 3×)", "(about 33% below)"
-        return f"decode ≈ {exp:.0f} tok/s expected vs {c.tg:.3g} measured ({gap})", exp / c.tg, exp
+        return f"decode ≈ {exp:.0f} tok/s expected vs {c.tg:.4g} measured ({gap})", exp / c.tg, exp
     if exp:
         return f"decode ≈ {exp:.0f} tok/s expected with this fixed", None, exp
     b = c.bounds
     if b and c.tg:
-        return (f"decode ≥ {b.lo_tps:.0f} tok/s on {b.basis} (the slowest, {b.slow.name}) vs {c.tg:.3g} measured",
+        return (f"decode ≥ {b.lo_tps:.0f} tok/s on {b.basis} (the slowest, {b.slow.name}) vs {c.tg:.4g} measured",
                 b.lo_tps / c.tg, b.lo_tps)
     return "back to the speed this hardware should reach", None, None
 
