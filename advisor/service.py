@@ -7,6 +7,7 @@ be reproduced from the command line.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -316,6 +317,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
                 notes = [n for n in notes if " taken as the generation (decode) speed" not in n]
             missing = intake.missing(facts, store)
             q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
+    if verdict is None and (need := _memory_needed(store, facts, mine)):
+        lines.append(need)  # "how much RAM for 128k context?": answered before the advisor asks which machine
     # A reply to the advisor's own question ("RTX 4090" after "which machine?") completes the earlier message:
     # its words (a complaint, "in Docker") are read with it; after an answer, a follow-up's own words are.
     said_here = facts.question if (before.question and intake.missing(before, store)) else mine
@@ -376,6 +379,16 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
         question=QuestionOut(field=q.field, text=q.text, choices=list(q.choices)) if q else None, notes=notes,
         changes=list(upd.changes),
     )
+
+
+def _memory_needed(store: Store, facts: Scenario, text: str) -> str | None:
+    """The memory a model needs, when the message asks for it (or how much context fits) and names no machine."""
+    from advisor.diagnose.context_fit import needs_line
+    from advisor.understand.symptoms import read_symptoms
+
+    sym = read_symptoms(text)
+    asked = sym.asks_memory or sym.context_asked or bool(facts.context_window and re.search(r"\bfits?\b", text, re.I))
+    return needs_line(store, facts, asked)
 
 
 _QUESTION_CHARS = 4000  # the person's words kept with the facts (several turns)

@@ -24,6 +24,7 @@ from advisor.diagnose.context import Ctx, build_ctx, predict_for
 from advisor.diagnose.engines import engine_answer
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.formats import format_answer
+from advisor.diagnose.context_fit import context_answer
 from advisor.diagnose.kv_asked import kv_answer
 from advisor.diagnose.npu import npu_answer
 from advisor.diagnose.rules import PLANNED_SPLIT_RULE, Finding, first_finding
@@ -289,7 +290,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
         asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
         planned_split=f.rule == PLANNED_SPLIT_RULE,
-        engine_answer=engine_answer(c) or api_answer(c) or spec_answer(c) or kv_answer(c) or batch_answer(c)
+        engine_answer=context_answer(c) or engine_answer(c) or api_answer(c) or spec_answer(c) or kv_answer(c) or batch_answer(c)
         or npu_answer(c), format_answer=format_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(streams := c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None

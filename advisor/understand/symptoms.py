@@ -200,6 +200,19 @@ def asks_open(text: str) -> bool:
 # (it sets both the batch and the micro-batch).
 _UBATCH = re.compile(r"(?:(?<![\w-])-ub|--ubatch-size|n_ubatch|\bnum_batch)\s*[=:]?\s*(\d{2,5})\b", re.I)
 # A question for the memory it takes ("how much VRAM do I need?", "will it fit in 24GB?", "wie viel Speicher").
+# "how much context can I fit", "max context I can run", "how long a context", "how many tokens of context fit",
+# "what context size can I get", "biggest context window that fits"
+CONTEXT_ASKED = re.compile(
+    r"\bhow\s+(?:much|long|big|large)\s+(?:of\s+a\s+|a\s+)?(?:context|ctx)(?:\s+(?:window|length|size))?\b"
+    r"(?!\s+(?:slow|affect|change|matter|hurt|cost|process|take|prefill|load))|"
+    r"\bhow\s+(?:big|large|long)\s+(?:can|could)\s+(?:the|my|a|its)\s+(?:context|ctx)(?:\s+(?:window|length|size))?\s+(?:be|get|go)\b|"
+    r"\bhow\s+many\s+tokens\s+(?:of\s+context\s+)?(?:can|could|will|would|fit|do\s+i\s+get|does\s+it\s+hold)|"
+    r"\b(?:max(?:imum)?|largest|biggest|longest|highest)\s+(?:possible\s+)?(?:context|ctx|num_ctx|n_ctx)"
+    r"(?:\s+(?:window|length|size))?\s+(?:(?:that\s+)?(?:i|we|it)\s+(?:can|could)|can\s+i|could\s+i|that\s+(?:fits?|will\s+fit)|"
+    r"(?:will|would)\s+fit|fits?|possible|(?:do|would|will)\s+i\s+get|for\b|on\b|with\b|in\b)|"
+    r"\bwhat\s+(?:context|ctx)(?:\s+(?:window|length|size))?\s+(?:can|could|will|would|should|do)\s+(?:i|we|it)\b|"
+    r"\b(?:context|ctx)(?:\s+(?:window|length|size))?\s+(?:can|could)\s+(?:i|we)\s+(?:fit|run|use|get|set|afford)\b",
+    re.I)
 _HOW_MUCH_MEMORY = re.compile(r"\bhow\s+much\s+(?:v?ram|memory|gpu\s+memory|vram)\b|\bwhat\s+(?:v?ram|memory)\s+(?:do|would|will)\b|"
                               r"\bwie\s+viel\s+(?:v?ram|speicher)|\bcu[aá]nta\s+(?:v?ram|memoria)|\bcombien\s+de\s+(?:v?ram|m[ée]moire)",
                               re.I)
@@ -451,6 +464,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         api_asked=api_asked(t),
         npu_asked=bool(_NPU.search(t)),
         asks_memory=bool(_HOW_MUCH_MEMORY.search(t)),
+        context_asked=bool(CONTEXT_ASKED.search(t)),
         ubatch=_ubatch(t),
         intel_mac=intel_mac(t),
         portable=bool(_PORTABLE_WORDS.search(t)),

@@ -1,0 +1,115 @@
+"""Round 52: how much context fits on a machine, and how much memory a context needs before a machine is named."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from advisor import roofline, service
+from advisor.diagnose.context_fit import context_capacity, needs_line, window_setting
+from advisor.models import Scenario
+from advisor.understand.symptoms import CONTEXT_ASKED, read_symptoms
+from knowledge import catalog
+
+
+@pytest.mark.parametrize("text", [
+    "How much context can I fit with Llama 3.1 8B on my 3090?",
+    "what's the max context I can run",
+    "How long a context can I use?",
+    "maximum context length that fits in 24GB",
+    "how many tokens of context will fit",
+    "how big can the context window be",
+    "what context size can I get on my M2 16GB with qwen 7b",
+    "how much context will fit in vram",
+    "whats the largest context i could use with 70b on 2x3090",
+    "max ctx for qwen3 32b on a 4090?",
+    "What context length should I use on 16GB?",
+    "how many tokens can I fit in 24gb with mistral 7b",
+    "biggest context window possible on a 5090",
+    "which context length could we afford on two L4s",
+])
+def test_a_context_capacity_question_is_recognised(text):
+    assert CONTEXT_ASKED.search(text)
+    assert read_symptoms(text).context_asked
+
+
+@pytest.mark.parametrize("text", [
+    "how long does prefill take",
+    "does more context slow it down",
+    "how much context affects speed",
+    "I set max context 8192 and it's slow",
+    "with 32k context it gets slow",
+    "how much vram do I need",
+    "the context is long",
+    "how long context processing takes is annoying",
+])
+def test_other_context_talk_is_not_a_capacity_question(text):
+    assert not read_symptoms(text).context_asked
+
+
+def test_capacity_is_free_memory_over_the_kv_cache_of_a_token(store):
+    model = catalog.resolve_model(store, "llama 3.1 8b").value
+    # Llama 3.1 8B: 32 layers × 8 KV heads × 128 dims × (K and V) × 2 bytes = 131,072 bytes a token at F16
+    assert roofline.kv_bytes_per_token(model, 2.0) == 131072
+    assert context_capacity(13.1072, model, 2.0) == 100_000
+    assert context_capacity(13.1072, model, 2.0, users=4) == 25_000
+    assert context_capacity(13.1072, model, 34 / 32) == 188_235  # q8_0: 34 bytes per 32 elements
+    assert context_capacity(-1.0, model, 2.0) == 0
+
+
+def _tokens_in(reply: str) -> int:
+    m = re.search(r"room for ≈ ([\d,]+) tokens", reply)
+    assert m, reply
+    return int(m.group(1).replace(",", ""))
+
+
+def test_the_answer_gives_the_tokens_left_after_the_weights(store):
+    r = service.ask(store, "what's the max context I can run with Qwen2.5 32B Q4_K_M on a 3090 in llama.cpp?")
+    assert r.verdict is not None and "Context that fits" in r.reply
+    p = r.verdict.prediction
+    free = p.memory.usable_gb - p.memory.weights_gb - p.memory.overhead_gb
+    model = catalog.resolve_model(store, "qwen2.5 32b").value
+    expected = free * 1e9 / roofline.kv_bytes_per_token(model, 2.0)  # 262,144 bytes a token (64 layers × 8 × 128)
+    assert _tokens_in(r.reply) == pytest.approx(expected, rel=0.04)
+    assert 12_000 < expected < 20_000
+    # not the whole 131k window at F16, so the 8-bit cache is offered with its own count, about twice as many
+    assert "An 8-bit cache (-ctk q8_0 -ctv q8_0" in r.reply
+    n8 = int(re.search(r"halves each token's size: ≈ ([\d,]+) tokens", r.reply).group(1).replace(",", ""))
+    assert n8 == pytest.approx(expected * 2 / (34 / 32), rel=0.04)
+    assert "-c (--ctx-size) to about" in r.reply
+
+
+def test_a_window_that_fits_whole_is_said_with_the_stated_cache_type(store):
+    r = service.ask(store, "How much context can I fit with Llama 3.1 8B Q4_K_M on my RTX 3090 24GB if I use "
+                           "-ctk q8_0 -ctv q8_0?")
+    assert "at 70 KB a token in q8_0" in r.reply  # 131,072 × 34/32 / 2 = 69,632 bytes
+    assert "so the whole window fits (9.1 GB)" in r.reply  # 131,072 tokens × 69,632 bytes
+    assert "-c (--ctx-size) 131072" in r.reply
+    assert "slows to ≈" in r.reply
+
+
+def test_ollama_gets_its_own_settings(store):
+    r = service.ask(store, "how much context can I fit with llama 3.3 70b q4_k_m on 2x 3090 in ollama")
+    assert "num_ctx (or OLLAMA_CONTEXT_LENGTH)" in r.reply
+    assert "OLLAMA_KV_CACHE_TYPE=q8_0" in r.reply
+    assert window_setting("vllm") == "--max-model-len"
+
+
+def test_memory_for_a_context_is_answered_before_the_machine_is_asked(store):
+    r = service.ask(store, "How much RAM do I need to run Llama 3.1 8B with 128k context?")
+    assert r.verdict is None and r.question is not None and r.question.field == "hardware"
+    # 131,072 tokens × 131,072 bytes = 17.2 GB of F16 cache; Q4_K_M weights 4.9 GB; overhead 0.5 + 3 % of weights
+    assert "KV cache 17.2 GB (F16)" in r.reply
+    assert "≈ **22.7 GB**" in r.reply
+    assert "with an 8-bit KV cache ≈ 14.7 GB" in r.reply
+    # a 24 GiB card keeps 0.5 GB for its driver (25.3 GB usable); a 32 GB Mac gives the GPU 2/3 (21.3), a 36 GB one 24
+    assert "a 24 GB graphics card or a Mac with 36 GB" in r.reply
+    assert r.reply.index("Memory for") < r.reply.index("What will you run it on")
+
+
+def test_no_memory_line_without_a_memory_question_or_with_a_machine(store):
+    facts = Scenario(model="llama 3.1 8b", context_window=32768)
+    assert needs_line(store, facts, asked=False) is None
+    assert needs_line(store, facts.model_copy(update={"hardware": "nvidia-rtx-4090"}), asked=True) is None
+    line = needs_line(store, facts, asked=True)
+    assert line is not None and "32,768-token context" in line and "KV cache 4.3 GB (F16)" in line
