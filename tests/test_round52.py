@@ -113,3 +113,23 @@ def test_no_memory_line_without_a_memory_question_or_with_a_machine(store):
     assert needs_line(store, facts.model_copy(update={"hardware": "nvidia-rtx-4090"}), asked=True) is None
     line = needs_line(store, facts, asked=True)
     assert line is not None and "32,768-token context" in line and "KV cache 4.3 GB (F16)" in line
+
+
+@pytest.mark.parametrize("first, follow, want", [
+    ("I run llama 3.1 70b q4 on an A100 80GB with vllm, 20 users", "its the SXM version btw", "nvidia-a100-80gb-sxm"),
+    ("llama 3.1 8b on an H100 with vllm, 50 users", "it's the SXM5 one", "nvidia-h100-sxm"),
+    ("llama 3.1 70b awq on an A100 80GB SXM with vllm, 20 users", "oh wait, pcie", "nvidia-a100-80gb-pcie"),
+    ("llama 3.1 8b on an H100 PCIe with vllm, 50 users", "sorry, SXM", "nvidia-h100-sxm"),
+])
+def test_a_form_factor_follow_up_changes_the_card(store, first, follow, want):
+    r1 = service.ask(store, first)
+    r2 = service.ask(store, follow, r1.facts)
+    assert r2.verdict is not None and r2.verdict.prediction is not None
+    assert r2.verdict.prediction.hardware["id"].startswith(want)
+    assert r2.verdict.prediction.hardware["id"] != r1.verdict.prediction.hardware["id"]
+
+
+def test_a_pcie_link_is_not_a_form_factor(store):
+    r1 = service.ask(store, "2x rtx 3090, llama 3.3 70b q4_k_m in llama.cpp")
+    r2 = service.ask(store, "it's pcie 4.0 x8 on the second card", r1.facts)
+    assert r2.facts.hardware == r1.facts.hardware

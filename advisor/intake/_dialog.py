@@ -396,10 +396,10 @@ def _forget_machine_details(data: dict[str, Any], new: dict[str, Any], ext: Extr
 
 _VARIANT = re.compile(r"\b(?:it'?s|it\s+is|meant?|mean|have|got|is|make\s+it|what\s+about|how\s+about|or)\s+"
                       r"(?:actually\s+|really\s+|just\s+)?(?:the\s+|a\s+|an\s+)?"
-                      r"(?P<v>ti\s+super|ti|super|xtx|xt|pro|max|ultra)(?:\s+(?:one|version|model|variant|card))?\b"
+                      r"(?P<v>ti\s+super|ti|super|xtx|xt|pro|max|ultra|sxm[45]?|pcie(?!\s*(?:[\d.]|gen|x\d|lanes?|slots?|risers?|bus|links?|bandwidth|switch))|nvl)(?:\s+(?:one|version|model|variant|card|form\s+factor))?\b"
                       r"(?!\s*(?:tokens?|context|ctx|length|batch|users?|speed|_|-))"
-                      r"|^\W*(?:(?:no|nah|wait|sorry|oops|actually|correction|my\s+bad|i\s+mean|err?|um+)\W+)*(?:the\s+|a\s+|an\s+)?"
-                      r"(?P<v2>ti\s+super|ti|super|xtx)(?:\s+(?:one|version|model|variant))?\W*$", re.I)
+                      r"|^\W*(?:(?:no|nah|oh|ah|hmm+|ok(?:ay)?|wait|sorry|oops|actually|correction|my\s+bad|i\s+mean|err?|um+)\W+)*(?:the\s+|a\s+|an\s+)?"
+                      r"(?P<v2>ti\s+super|ti|super|xtx|sxm[45]?|pcie|nvl)(?:\s+(?:one|version|model|variant))?(?:\W+(?:btw|then|actually))?\W*$", re.I)
 _ADD_ONE = re.compile(r"\b(?:add|adding|get|getting|buy|buying|with|plus)\b[^.?!]{0,30}?\b"
                       r"(?P<ord>second|2nd|third|3rd|fourth|4th|another)\b", re.I)
 _BARE_USERS = re.compile(rf"^\W*(?:(?:ok|so|and|actually|no|sorry|wait|well)\W+)*(?:(?P<we>we'?re|we\s+are|there\s+are|there'?ll\s+be)|make\s+(?:it|that)|"
@@ -423,7 +423,7 @@ def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store
     if old.hardware and "hardware" not in new and (m := _VARIANT.search(text or "")):
         v = (m.group("v") or m.group("v2")).lower()
         cand = _with_variant(old.hardware, v)
-        if cand and cand != old.hardware and _hardware_of(store, cand) is not None:
+        if cand and cand != old.hardware and _hardware_of(store, cand, old.memory_gb) is not None:
             new["hardware"] = cand
             ext.note(f"Took that as the {cand}.")
     if old.hardware and (m := _ADD_ONE.search(text or "")) and not new.get("gpu_count") and (
@@ -457,8 +457,10 @@ def _follow_up(old: Scenario, new: dict[str, Any], ext: Extraction, store: Store
 def _with_variant(hardware: str, v: str) -> str | None:
     """"RTX 4070" + "ti" → "RTX 4070 Ti"; "Mac mini M4" + "pro" → "Mac mini M4 Pro"."""
     names = {"ti": "Ti", "super": "Super", "ti super": "Ti Super", "xtx": "XTX", "xt": "XT", "pro": "Pro",
-             "max": "Max", "ultra": "Ultra"}
-    word = names[re.sub(r"\s+", " ", v)]
+             "max": "Max", "ultra": "Ultra", "pcie": "PCIe", "nvl": "NVL"}
+    word = names.get(re.sub(r"\s+", " ", v)) or v.upper()  # SXM, SXM4, SXM5
+    if v in ("pcie", "nvl") or v.startswith("sxm"):  # a datacenter card's form factor: "A100 80GB" + "SXM"
+        return re.sub(r"\s+(?:SXM[45]?|PCIe|NVL)\b", "", hardware, flags=re.I) + " " + word
     if v in ("pro", "max", "ultra"):
         m = re.search(r"\bM(\d)(?:\s+(?:Pro|Max|Ultra))?\b", hardware, re.I)
         if not m:
