@@ -133,3 +133,18 @@ def test_a_pcie_link_is_not_a_form_factor(store):
     r1 = service.ask(store, "2x rtx 3090, llama 3.3 70b q4_k_m in llama.cpp")
     r2 = service.ask(store, "it's pcie 4.0 x8 on the second card", r1.facts)
     assert r2.facts.hardware == r1.facts.hardware
+
+
+@pytest.mark.parametrize("msg, small, big", [
+    ("Should I get the M4 Pro Mac mini with 48GB or 64GB for Llama 3.3 70B?", 48, 64),
+    ("M4 Pro mac mini, 48GB or 64GB? Llama 3.3 70B at Q4_K_M", 48, 64),
+    ("thinking about the M4 Max MacBook Pro with 36GB or 48GB for llama 3.3 70b", 36, 48),
+])
+def test_two_memory_sizes_of_one_mac_are_compared(store, msg, small, big):
+    r = service.ask(store, msg)
+    assert len(r.facts.compare_hardware or []) == 2
+    assert {f"{small}GB", f"{big}GB"} <= {x.split()[-1] for x in r.facts.compare_hardware}
+    # Llama 3.3 70B at Q4_K_M needs about 45 GB: more than a 48 GB Mac's 36 GB usable (3/4), less than 64 GB's 48
+    if big == 64:
+        assert "**Only the M4 Pro 64 GB holds the model for one person**" in r.reply
+        assert "**M4 Pro 48 GB** cannot hold the model" in r.reply

@@ -130,11 +130,18 @@ _SIZE_VS = re.compile(rf"{_GB}[^.?!\d]{{0,30}}?(?:\bor\b|\bvs\.?|\bversus\b|\bov
                       rf"\bthan\b)[^.?!]{{0,30}}?{_GB}", re.I)
 
 
+_BEFORE_SIZE = re.compile(r"[\s,(]*(?:(?:mac\s*mini|mac\s*studio|macbook(?:\s+(?:pro|air))?|imac|mini\s*pc|laptop|"
+                          r"desktop|box|with|w/|in|the|a|an|either|version|model|config(?:uration)?|option|of)\W*)*",
+                          re.I)
+
+
 def _sizes_compared(msg: Msg, same: list[Mention]) -> list[float] | None:
     """Two memory sizes of one machine weighed against each other ("M4 Pro 64GB over the M4 Pro 24GB", "M4 Pro
     24GB vs 48GB"): the sizes in the order written, or None."""
-    m = _SIZE_VS.search(msg.orig[same[0].end:same[-1].end + 40] if same else "")
-    if m is None or m.start() > 12:  # the first size stands right after the machine's name
+    text = msg.orig[same[0].end:same[-1].end + 60] if same else ""
+    m = _SIZE_VS.search(text)
+    # the first size stands right after the machine's name, or after its case and "with" ("M4 Pro Mac mini with 48GB")
+    if m is None or (m.start() > 12 and not _BEFORE_SIZE.fullmatch(text[:m.start()])):
         return None
     a, b = float(m.group(1)), float(m.group(2))
     return [a, b] if a != b and 4 <= min(a, b) and max(a, b) <= 2048 else None
