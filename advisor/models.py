@@ -303,6 +303,8 @@ class Scenario(BaseModel):
     measured_ttft_s: float | None = Field(default=None, gt=0, le=1e6)  # time to first token as measured
     # A serving benchmark's mean time per output token (TPOT), ms: the speed each stream writes at (1000 ÷ it)
     measured_tpot_ms: float | None = Field(default=None, gt=0, le=1e6)
+    # The engine's log says its KV cache ran out (vLLM: requests preempted, or the cache full with requests waiting)
+    kv_cache_full: bool | None = None
     compare_hardware: list[str] | None = None  # machines the person asks to compare, as written
     compare_models: list[str] | None = None  # models the person asks to compare, as written
     compare_quants: list[str] | None = None  # weight formats the person weighs ("Q4_K_M or IQ1_S?"), as written

@@ -54,7 +54,7 @@ def merge_measurements(s: Scenario, ms: list[Measurement], fmt: str = "", *, sto
     """
     upd: dict[str, Any] = {}
     if fmt.startswith(SERVING_FORMATS):
-        return _merge_serving(s, ms)
+        return _merge_serving(s, ms, log=fmt.startswith(LOG_FORMATS))
     deep = max((m.depth or 0 for m in ms), default=0)
     if deep and read_symptoms(s.question).long_context:
         # "why is prompt processing slow at 16k?" over a table with `pp512 @ d16384` rows: judge the deep rows
@@ -103,7 +103,8 @@ def _names_the_api(said: str | None, printed: str) -> bool:
     return e_said == e_run and a_said == "other" and a_run != "other"
 
 
-SERVING_FORMATS = ("vllm-bench", "sglang-bench")  # a loaded server's run: totals over many requests at once
+SERVING_FORMATS = ("vllm-bench", "sglang-bench", "vllm-metrics")
+LOG_FORMATS = ("vllm-metrics",)  # a running server's log: its requests in flight, not a benchmark's set concurrency  # a loaded server's run: totals over many requests at once
 
 
 # The users named and the streams a run's Little's law gives (output tok/s × mean TPOT) agree when within this
@@ -111,7 +112,7 @@ SERVING_FORMATS = ("vllm-bench", "sglang-bench")  # a loaded server's run: total
 LITTLE_AGREES = 1.5
 
 
-def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
+def _merge_serving(s: Scenario, ms: list[Measurement], *, log: bool = False) -> Scenario:
     """A serving benchmark's run as the person's workload (vLLM ``bench serve``, SGLang ``bench_serving``).
 
     Its output throughput is summed over the requests in flight (``measured_is_aggregate``) at the run's max
@@ -132,7 +133,8 @@ def _merge_serving(s: Scenario, ms: list[Measurement]) -> Scenario:
     if little and not m.batch and (not n or not 1 / LITTLE_AGREES <= little / n <= LITTLE_AGREES):
         n = little  # the run's own streams: the users named were not what it ran ("16 users", 852 tok/s at 31 ms)
     if n:
-        upd["concurrency"] = s.concurrency or n
+        # a server's own log counts the requests decoding together (the rest wait): those are the streams judged
+        upd["concurrency"] = n if log else (s.concurrency or n)
         upd["measured_streams"] = n
     if m.requests:
         for src, dst in (("prompt_tokens", "prompt_tokens"), ("gen_tokens", "gen_tokens")):

@@ -10,6 +10,7 @@ from advisor.diagnose.context_fit import context_capacity, needs_line, window_se
 from advisor.models import Scenario
 from advisor.understand.symptoms import CONTEXT_ASKED, read_symptoms
 from knowledge import catalog
+from knowledge.store import Store
 
 
 @pytest.mark.parametrize("text", [
@@ -148,3 +149,59 @@ def test_two_memory_sizes_of_one_mac_are_compared(store, msg, small, big):
     if big == 64:
         assert "**Only the M4 Pro 64 GB holds the model for one person**" in r.reply
         assert "**M4 Pro 48 GB** cannot hold the model" in r.reply
+
+
+_VLLM_LOG = """Running Qwen2.5-32B-Instruct-AWQ on a single RTX 4090 with vllm serve, --max-model-len 16384. With ~30 users it gets really slow and the log keeps printing this:
+
+INFO 03-12 10:21:33 metrics.py:455] Avg prompt throughput: 812.4 tokens/s, Avg generation throughput: 96.3 tokens/s, Running: 14 reqs, Swapped: 0 reqs, Pending: 17 reqs, GPU KV cache usage: 99.6%, CPU KV cache usage: 0.0%.
+WARNING 03-12 10:21:35 scheduler.py:1555] Sequence group chatcmpl-8f2 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=51
+INFO 03-12 10:21:43 metrics.py:455] Avg prompt throughput: 640.0 tokens/s, Avg generation throughput: 88.1 tokens/s, Running: 13 reqs, Swapped: 0 reqs, Pending: 18 reqs, GPU KV cache usage: 99.8%, CPU KV cache usage: 0.0%.
+"""
+
+
+def test_a_vllm_metrics_log_is_read_as_a_loaded_server():
+    from advisor.importers import parse_output
+
+    r = parse_output(_VLLM_LOG)
+    assert r.format == "vllm-metrics"
+    m = r.measurements[0]
+    # the busiest interval: 14 running, 96.3 tok/s summed over them; the prompt throughput is no prefill rate
+    assert (m.decode_tps, m.batch, m.prefill_tps) == (96.3, 14, None)
+    assert m.tpot_s == pytest.approx(14 / 96.3)
+    assert r.machine["kv_full"] is True and r.machine["preemptions"] == 51 and r.machine["requests_waiting"] == 18
+    assert r.machine["kv_usage_pct"] == 99.8
+
+
+def test_a_v1_log_line_with_room_is_not_a_full_cache():
+    from advisor.importers import parse_output
+
+    r = parse_output("INFO 05-02 08:11:09 [loggers.py:116] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg "
+                     "generation throughput: 380.2 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV cache usage: "
+                     "41.0%, Prefix cache hit rate: 12.0%\n")
+    assert r.format == "vllm-metrics" and r.measurements[0].batch == 8
+    assert r.machine["kv_full"] is False
+
+
+def test_a_full_kv_cache_leads_with_more_cache_per_request(tmp_path):
+    st = Store(str(tmp_path / "s.duckdb"))
+    r = service.ask(st, _VLLM_LOG)
+    v = r.verdict
+    assert r.reply.startswith("Read 1 measurement(s) from vllm-metrics output.")
+    assert r.facts.kv_cache_full and r.facts.measured_streams == 14 and r.facts.concurrency == 14
+    assert "The KV cache is full" in v.signals[0] and "it ran 14 requests at once" in v.signals[0]
+    ids = [f.remedy or f.id for f in v.fixes]
+    assert ids[0] == "kv_cache_quantization" and "--kv-cache-dtype fp8" in v.fixes[0].title
+    assert "setup:kv_pool" in ids[:3]
+    assert not any(i.startswith("batching") for i in ids)  # no bigger batch: the cache admits no more requests
+    # the aggregate is judged against the 14 streams' aggregate, and each stream's rate is said
+    assert "96.3 tok/s" in r.reply and "each of 14 streams writes at 6.9 tok/s" in r.reply
+    assert v.status == "below_expected"
+    # vLLM's --max-model-len caps a request; it reserves nothing per user: no "part goes to system RAM"
+    assert "system RAM" not in r.reply.split("<details>")[0]
+
+
+@pytest.mark.parametrize("words", ["vllm keeps logging preemptions when 40 people use it, llama 3.1 70b awq on 2x a6000",
+                                   "the kv cache is full all the time on our vllm box (h100, llama 3.1 8b, 200 users)"])
+def test_a_full_cache_said_in_words_is_the_finding(store, words):
+    r = service.ask(store, words)
+    assert r.verdict is not None and "The KV cache is full" in r.verdict.signals[0]

@@ -21,10 +21,10 @@ from advisor.diagnose import remedies as _remedies
 from advisor.diagnose.apis import api_answer
 from advisor.diagnose.batch_asked import batch_answer
 from advisor.diagnose.context import Ctx, build_ctx, predict_for
+from advisor.diagnose.context_fit import context_answer
 from advisor.diagnose.engines import engine_answer
 from advisor.diagnose.explain import explanation, headline, household_fix
 from advisor.diagnose.formats import format_answer
-from advisor.diagnose.context_fit import context_answer
 from advisor.diagnose.kv_asked import kv_answer
 from advisor.diagnose.npu import npu_answer
 from advisor.diagnose.rules import PLANNED_SPLIT_RULE, Finding, first_finding
@@ -112,6 +112,8 @@ def rank_fixes(c: Ctx, f: Finding) -> list[Fix]:
         if fx.id not in seen:
             seen.add(fx.id)
             out.append(fx)
+    if c.sit.symptoms.kv_cache_full:  # a full KV cache admits no more requests: a bigger batch is not the fix
+        out = [fx for fx in out if not str(fx.remedy or fx.id).startswith("batching")]
     if w.users <= 1:  # a batch raises a server's total, not one person's stream (_batching leaves its speedup out)
         out.sort(key=lambda fx: fx.remedy == "batching" and fx.speedup is None and c.pred is not None)
     if f.bottleneck == "memory_fit" and not _remedies.deliberate_split(c):
@@ -262,9 +264,11 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
     if c.sit.symptoms.speculative and c.tg and c.expected_tg and c.tg > 1.3 * c.expected_tg:
         extra.append(f"Speculative decoding ({c.sit.symptoms.speculative}) is in use: accepted drafts give several tokens "
                      f"per pass of the model, up to ≈ {spec_factor():.1f}× the plain decode of ≈ {c.expected_tg:.0f} tok/s.")
+    # a rate summed over streams (a loaded server's log or benchmark): not one stream's, so no deviation from one
+    summed = f.rule == "aggregate_rate" or (f.rule == "kv_cache_full" and c.sit.measured.decode_is_aggregate)
     if f.rule == "aggregate_rate":
         st_tg = f.status or st_tg
-    if f.rule == "aggregate_rate" or p is None:
+    if summed or p is None:
         dev_tg = None  # an aggregate is not a deviation from one stream; bounds are not a middle
     status = overall_status(c, f.bottleneck, st_tg, st_pp, forced=f.status if f.rule != "phase" else None)
     fixes = rank_fixes(c, f)
@@ -293,7 +297,7 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         engine_answer=context_answer(c) or engine_answer(c) or api_answer(c) or spec_answer(c) or kv_answer(c) or batch_answer(c)
         or npu_answer(c), format_answer=format_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
-        measured_streams=(streams := c.sit.measured.streams if f.rule == "aggregate_rate" and p is not None
+        measured_streams=(streams := c.sit.measured.streams if summed and p is not None
                           and c.sit.measured.streams and p.concurrency == c.sit.measured.streams else None),
         measured_stream_tps=(round(1000.0 / c.sit.measured.itl_ms, 2) if streams and c.sit.measured.itl_ms else None),
     )

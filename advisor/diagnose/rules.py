@@ -474,6 +474,7 @@ def far_below(c: Ctx) -> Finding | None:
 from advisor.diagnose.rules_engine import (  # noqa: E402
     felt_slow,
     gpu_slowed,
+    kv_cache_full,
     plain_framework,
     power_limited,
     slow_prefill_backend,
@@ -493,7 +494,7 @@ from advisor.diagnose.rules_placement import (  # noqa: E402
 )
 
 RULES: tuple[Callable[[Ctx], Finding | None], ...] = (
-    does_not_fit, allocated_context, aggregate_rate, rocm_unsupported_card, reported_split, experts_off_the_card, output_layer_on_cpu, partial_offload, gpu_not_used, container,
+    does_not_fit, kv_cache_full, allocated_context, aggregate_rate, rocm_unsupported_card, reported_split, experts_off_the_card, output_layer_on_cpu, partial_offload, gpu_not_used, container,
     slow_fp16_gpu, slow_gpu_backend, slow_prefill_backend, power_limited, plain_framework, kv_quant_fallback, cpu_sampling, eager_mode, attention_backend,
     tensor_parallel_pcie, carveout, rocm_unsupported_igpu, runtime_regression, threads_oversubscribed, numa,
     near_limit_spill, felt_slow, gpu_slowed, far_below, slow_prefill_only,

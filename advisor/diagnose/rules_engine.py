@@ -12,7 +12,7 @@ from advisor.diagnose.rules import Finding, _below, _far, _suspect
 from advisor.diagnose.tools import OLLAMA_IDLE_UNLOAD_MIN
 from advisor.render.markdown import fmt_s
 
-__all__ = ["slow_prefill_backend", "slow_prefill_only", "power_limited", "plain_framework", "gpu_slowed", "felt_slow", "PLAIN_FRAMEWORKS",
+__all__ = ["kv_cache_full", "slow_prefill_backend", "slow_prefill_only", "power_limited", "plain_framework", "gpu_slowed", "felt_slow", "PLAIN_FRAMEWORKS",
            "FELT_SLOW_RULE"]
 
 PLAIN_FRAMEWORKS = ("transformers",)  # eager PyTorch generate(): no CUDA graphs, no fused decode kernels
@@ -219,3 +219,24 @@ def _long_wait(c: Ctx, waited: float) -> Finding:
     return Finding("prefill", first + f" Either the app sends a prompt of up to about {tokens:,.0f} tokens (chat history, "
                    "system prompt, documents: trim or cache them), or the model is loaded before it answers. How long is "
                    "the prompt your app sends?", ["setup:model_load", "prefix_caching", "shorter_prompt"], rule=FELT_SLOW_RULE)
+
+
+def kv_cache_full(c: Ctx) -> Finding | None:
+    """The engine ran out of KV cache (vLLM's preemption warning, or its log's cache at ≥ 95 % with requests waiting):
+    it runs as many requests as the cache holds, throws out (preempts) some to make room and recomputes their prompts
+    when they resume, and the rest wait. More cache per request is the fix, not a faster step."""
+    if not c.sit.symptoms.kv_cache_full:
+        return None
+    p, w = c.pred, c.sit.workload
+    streams = c.sit.facts.measured_streams or c.sit.measured.streams
+    users = w.users
+    ran = (f"it ran {streams} requests at once" + (f" of the {users} sent" if users and users > streams else "")
+           if streams else "requests wait their turn")
+    sig = (f"The KV cache is full: the engine preempts requests to make room (vLLM recomputes a preempted request's "
+           f"whole prompt when it resumes) and queues the rest, so {ran}.")
+    if p is not None and p.running and p.concurrency > p.running:
+        sig += (f" At {w.depth + w.prompt_tokens + w.gen_tokens:,} tokens a conversation, the memory beside the weights "
+                f"holds about {p.running} of the {p.concurrency}.")
+    return Finding("decode", sig, ["kv_cache_quantization", "setup:kv_pool", "add_gpu", "quantization",
+                                       "smaller_model"],
+                   status="below_expected" if streams and users and users > streams else None, rule="kv_cache_full")

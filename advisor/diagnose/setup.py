@@ -385,6 +385,12 @@ SETUP: dict[str, tuple[str, str, str]] = {
     "attention": ("Use the engine's default attention backend (FLASH_ATTN / FLASHINFER; unset VLLM_ATTENTION_BACKEND)",
                   "Fallback backends (xformers, torch SDPA) are much slower at decode on recent GPUs.",
                   "the startup log line 'Using ... backend'."),
+    "kv_pool": ("Give the KV cache more room and stop the preemptions: --gpu-memory-utilization 0.95 (vLLM's default "
+                "0.9), and --max-num-seqs at the number of requests the cache holds, so the rest queue instead of being "
+                "preempted and recomputed",
+                "A preempted request is thrown out of the cache and its whole prompt computed again when it resumes: "
+                "work done twice while others wait.",
+                "the log's 'GPU KV cache usage' and the preemption warnings (total_num_cumulative_preemption)."),
     "tp_interconnect": ("Give tensor parallel a faster link: enable PCIe P2P (or NVLink), a Gen4 platform, or use a "
                         "layer split (pipeline) instead",
                         "Each layer's all-reduce crosses the bus; staged through host memory it costs most.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from advisor import roofline
 from advisor.calibration import cpu_qclass
-from advisor.diagnose.context import Ctx, stated_total_gb
+from advisor.diagnose.context import SERVER_ENGINES, Ctx, stated_total_gb
 from advisor.diagnose.fit import fitting_models, margin_needed, roomy, thin_words
 from advisor.diagnose.remedies import fix, macos_reserve_gb, register, today_tg, what_if
 from advisor.diagnose.tools import offload_check
@@ -310,6 +310,8 @@ def _allocated_need_gb(c: Ctx) -> float | None:
     p, sit = c.pred, c.sit
     cw = sit.workload.context_window or sit.facts.context_window
     if p is None or not cw or sit.model is None or sit.quant is None or sit.hardware is None:
+        return None
+    if sit.engine in SERVER_ENGINES:  # a paged KV cache (vLLM --max-model-len) caps a request; it reserves nothing per user
         return None
     fm = roofline.memory_fit(sit.hardware, sit.model, sit.quant.bits_per_weight, context_tokens=cw,
                              concurrency=max(1, sit.workload.users), kv_bytes_per_element=c.kv_bpe, memory_gb=p.memory.total_gb

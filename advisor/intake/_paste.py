@@ -11,7 +11,7 @@ _TOOL_LINE = re.compile(
     r"predicted_per_second|eval_count|eval_duration|prompt_eval_count|tokensPerSecond|timeToFirstTokenSec|"
     r"predictedTokensCount|promptTokensCount|avg_ts|prompt_eval_duration|total_duration|load_duration|n_prompt|"
     r"n_gen|model_filename|build_commit)\"|successful requests|"
-    r"throughput \(|^\s*(?:ggml|llm_load|llama_model_load|main|system_info)\w*:|^\s*Device\s+\d+:", re.I | re.M)
+    r"throughput \(|avg generation throughput:|preempted by preemptionmode|^\s*(?:ggml|llm_load|llama_model_load|main|system_info)\w*:|^\s*Device\s+\d+:", re.I | re.M)
 
 
 # Not the person's words: tables, JSON, "====" rules, "key: value" lines of a tool's report ("Mean TPOT (ms): 40.0"),

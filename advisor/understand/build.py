@@ -166,13 +166,15 @@ def situation_from_resolved(res: Resolved, *, question: str | None = None, remot
     aggregate = bool(s.measured_is_aggregate)
     measured = Measured(
         prefill_tps=prefill, decode_tps=s.measured_decode_tps, ttft_s=s.measured_ttft_s, itl_ms=s.measured_tpot_ms,
-        decode_is_aggregate=aggregate, streams=(s.concurrency if aggregate else None),
+        decode_is_aggregate=aggregate, streams=((s.measured_streams or s.concurrency) if aggregate else None),
         alone=not aggregate and s.measured_streams == 1,
         prompt_tokens=s.prompt_tokens if prefill is not None else None,
         source="paste" if s.raw_output else ("chat" if (s.measured_decode_tps or prefill or s.measured_ttft_s) else None),
     )
     symptoms = read_symptoms(text, n_gpu_layers=res.n_gpu_layers, gpu_fraction=res.gpu_fraction,
                              near=s.measured_decode_tps)
+    if s.kv_cache_full and not symptoms.kv_cache_full:  # a pasted engine log said so (advisor.importers.vllm_log)
+        symptoms = symptoms.model_copy(update={"kv_cache_full": True})
     if symptoms.cpu_moe_layers is None and s.cpu_moe_layers:  # said in an earlier turn ("--n-cpu-moe 30")
         symptoms = symptoms.model_copy(update={"experts_on_cpu": True, "cpu_moe_layers": s.cpu_moe_layers})
     if (symptoms.kv_cache_quant is None and not symptoms.kv_quant_asked and s.kv_cache_type

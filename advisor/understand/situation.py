@@ -253,6 +253,8 @@ class Symptoms(_Frozen):
         npu_asked (bool): the NPU (Neural Engine, XDNA, Hexagon) is named: whether the engines use it is answered.
         rocm_refused (bool): the engine's log says ROCm does not support the card ("amdgpu is not supported").
         asks_memory (bool): the question asks for the memory it takes ("how much VRAM do I need?").
+        kv_cache_full (bool): the engine ran out of KV cache (vLLM's preemption warning, or its log's cache full
+            with requests waiting; :attr:`Scenario.kv_cache_full` from a pasted log).
         context_asked (bool): the question asks how much context fits ("how much context can I fit?",
             :data:`advisor.understand.symptoms.CONTEXT_ASKED`).
         ubatch (int | None): the prompt micro-batch set (llama.cpp ``-ub``, Ollama ``num_batch``), tokens.
@@ -297,6 +299,7 @@ class Symptoms(_Frozen):
     asks_speed: bool = False
     asks_memory: bool = False
     context_asked: bool = False
+    kv_cache_full: bool = False
     experts_on_cpu: bool = False
     cpu_moe_layers: int | None = None
     engine_asked: str | None = None

@@ -202,6 +202,10 @@ _UBATCH = re.compile(r"(?:(?<![\w-])-ub|--ubatch-size|n_ubatch|\bnum_batch)\s*[=
 # A question for the memory it takes ("how much VRAM do I need?", "will it fit in 24GB?", "wie viel Speicher").
 # "how much context can I fit", "max context I can run", "how long a context", "how many tokens of context fit",
 # "what context size can I get", "biggest context window that fits"
+# The engine ran out of KV cache: vLLM's warning, or the person's words for it ("lots of preemptions", "kv cache is full")
+_KV_FULL = re.compile(r"preempted\s+by\s+PreemptionMode|not\s+enough\s+KV\s+cache\s+space|\bpreemptions?\b|"
+                      r"\bkv[\s-]*cache\s+(?:is\s+|was\s+|gets\s+|usage\s+(?:at|hits?|is)\s+)?(?:full|100\s*%|99(?:\.\d)?\s*%)",
+                      re.I)
 CONTEXT_ASKED = re.compile(
     r"\bhow\s+(?:much|long|big|large)\s+(?:of\s+a\s+|a\s+)?(?:context|ctx)(?:\s+(?:window|length|size))?\b"
     r"(?!\s+(?:slow|affect|change|matter|hurt|cost|process|take|prefill|load))|"
@@ -465,6 +469,7 @@ def read_symptoms(text: str | None, *, n_gpu_layers: int | None = None, gpu_frac
         npu_asked=bool(_NPU.search(t)),
         asks_memory=bool(_HOW_MUCH_MEMORY.search(t)),
         context_asked=bool(CONTEXT_ASKED.search(t)),
+        kv_cache_full=bool(_KV_FULL.search(t)),
         ubatch=_ubatch(t),
         intel_mac=intel_mac(t),
         portable=bool(_PORTABLE_WORDS.search(t)),

@@ -27,7 +27,9 @@ _PASTE_MARKERS = ("| model", "llama_print_timings", "prompt eval rate", "eval ra
 _ONE_LINE_PASTE = re.compile(r"\bOutput generated in\s*[\d.,]+\s*seconds?\s*\(\s*[\d.,]+\s*(?:tokens?/s|t/s|it/s)|"
                              r"tok/sec\s*[•·]\s*[\d,]+\s*tokens\s*[•·]\s*[\d.,]+\s*s\s*to\s+first\s+token|"
                              # koboldcpp's timed phases ("Process:48.31s (… = 289.81T/s), Generate:14.06s (…")
-                             r"\bProcess(?:ing)?\s*:\s*[\d.,]+\s*s\s*\([^)]*\)\s*,\s*Generat(?:e|ion)\s*:\s*[\d.,]+\s*s\s*\(", re.I)
+                             r"\bProcess(?:ing)?\s*:\s*[\d.,]+\s*s\s*\([^)]*\)\s*,\s*Generat(?:e|ion)\s*:\s*[\d.,]+\s*s\s*\(|"
+                             # vLLM's metrics line (advisor.importers.vllm_log)
+                             r"\bAvg prompt throughput:\s*[\d.]+\s*tokens/s,\s*Avg generation throughput:", re.I)
 
 
 def parse_prices(text: str | None) -> dict[str, float]:
