@@ -205,3 +205,23 @@ def test_a_full_kv_cache_leads_with_more_cache_per_request(tmp_path):
 def test_a_full_cache_said_in_words_is_the_finding(store, words):
     r = service.ask(store, words)
     assert r.verdict is not None and "The KV cache is full" in r.verdict.signals[0]
+
+
+@pytest.mark.parametrize("msg", [
+    "I run qwen2.5 14b in ollama on a 4060 ti 16gb with num_ctx 32768. Should I set OLLAMA_KV_CACHE_TYPE=q8_0?",
+    "qwen2.5 14b, ollama, rtx 4060 ti 16gb, num_ctx 32768 - is it worth setting OLLAMA_KV_CACHE_TYPE=q8_0?",
+])
+def test_should_i_set_a_kv_cache_type_is_weighed(store, msg):
+    sym = read_symptoms(msg)
+    assert (sym.kv_cache_quant, sym.kv_quant_asked) == (None, "q8_0")
+    r = service.ask(store, msg)
+    # Qwen2.5 14B: 48 layers × 8 KV heads × 128 × 2 × 2 bytes = 196,608 bytes a token → 6.4 GB at 32,768 tokens
+    assert "**8-bit KV cache (OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1):** KV cache at 32,768 tokens × 1: " \
+           "6.4 → 3.2 GB" in r.reply
+    m = re.search(r"with it the 32,768-token context needs ([\d.]+) GB of the ([\d.]+) GB usable \(([\d.]+) GB now\)", r.reply)
+    assert m and float(m.group(3)) - float(m.group(1)) == pytest.approx(3.2, abs=0.11)
+
+
+def test_a_flag_in_use_is_still_judged_as_set(store):
+    assert read_symptoms("does -ctk q8_0 make it fit?").kv_cache_quant == "q8_0"
+    assert read_symptoms("I use OLLAMA_KV_CACHE_TYPE=q8_0 and it is slow").kv_cache_quant == "q8_0"

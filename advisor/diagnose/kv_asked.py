@@ -43,4 +43,21 @@ def kv_answer(c: Ctx) -> str | None:
         return (f"8-bit KV cache ({setting}{fp8}): little to gain here — at {w.depth + w.prompt_tokens + w.gen_tokens:,} "
                 f"tokens the cache is only {p.memory.kv_cache_gb:.1f} GB of the {p.memory.required_gb:.1f} GB needed; it "
                 "pays at long context or with many users.")
-    return f"8-bit KV cache ({setting}{fp8}): {f.predicted_effect}."
+    return f"8-bit KV cache ({setting}{fp8}): {f.predicted_effect}{_allocated_after(c)}."
+
+
+def _allocated_after(c: Ctx) -> str:
+    """"; with it the 32,768-token context needs 13.0 GB of the 16.6 usable (16.2 now)" when a context window is set
+    (num_ctx / -c reserve the cache up front), else ""."""
+    from advisor import roofline
+    from advisor.diagnose.weights import _allocated_need_gb
+
+    need, p, model = _allocated_need_gb(c), c.pred, c.sit.model
+    cw = c.sit.workload.context_window or c.sit.facts.context_window
+    if not need or p is None or model is None or not cw:
+        return ""
+    kv_now = roofline.kv_bytes(model, cw, c.kv_bpe) * max(1, c.sit.workload.users) / roofline.GB
+    after = need - kv_now * (1 - 1.0 / c.kv_bpe)  # 8 bits a value: half of F16's, as the remedy sizes it
+    fits = "fits" if after <= p.memory.usable_gb else "still does not fit"
+    return (f"; with it the {cw:,}-token context needs {after:.1f} GB of the {p.memory.usable_gb:.1f} GB usable "
+            f"({need:.1f} GB now): {fits}")

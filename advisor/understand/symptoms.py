@@ -349,6 +349,13 @@ def batch_setting_asked(text: str) -> str | None:
     return m.group(0).strip()
 
 
+# A setting the person asks whether to make ("should I set …", "is it worth enabling …"): weighed, not in use
+_SHOULD_SET = re.compile(r"\b(?:should|shall|could|can)\s+(?:i|we)\s+(?:also\s+)?(?:set|use|enable|add|turn\s+on|try|"
+                         r"switch\s+to|go\s+with)\b|\bworth\s+(?:it\s+to\s+)?(?:setting|using|enabling|adding|trying|"
+                         r"set|use|enable|add|try)\b|\bwould\s+(?:setting|using|enabling|adding)\b|\bwhat\s+if\s+i\s+(?:set|use)\b",
+                         re.I)
+
+
 def kv_cache_said(text: str) -> tuple[str | None, str | None]:
     """(KV-cache type in use, type asked about) as the text says it: ``"q8_0"``, ``"q4_0"``, ``"fp8"``, ``"f16"`` (said
     so), ``"quantized"`` (no type named). "would an fp8 kv cache help?" is asked about, not in use; a flag in a
@@ -363,6 +370,8 @@ def kv_cache_said(text: str) -> tuple[str | None, str | None]:
     # a flag or setting named ("does -ctk q8_0 make it fit?") is judged as set: the whole answer is about it
     if kvm and kvq and kvq != "f16" and kvm.group(1) is None and _spec_question(text, kvm.start(), kvm.end()):
         return None, kvq
+    if kvm and kvq and kvq != "f16" and _SHOULD_SET.search(text[max(0, kvm.start() - 40):kvm.start()]):
+        return None, kvq  # "should I set OLLAMA_KV_CACHE_TYPE=q8_0?": weighed, not in use yet
     return kvq, None
 
 
