@@ -225,3 +225,23 @@ def test_should_i_set_a_kv_cache_type_is_weighed(store, msg):
 def test_a_flag_in_use_is_still_judged_as_set(store):
     assert read_symptoms("does -ctk q8_0 make it fit?").kv_cache_quant == "q8_0"
     assert read_symptoms("I use OLLAMA_KV_CACHE_TYPE=q8_0 and it is slow").kv_cache_quant == "q8_0"
+
+
+@pytest.mark.parametrize("text, asked", [
+    ("can I use speculative decoding in ollama to speed up llama 3.3 70b?", True),
+    ("should I use a draft model?", True),
+    ("how do I use speculative decoding in lm studio", True),
+    ("could we use speculative decoding on the 4090?", True),
+    ("I use speculative decoding with a 1b draft and it's slow", False),
+    ("I run speculative decoding already", False),
+])
+def test_can_i_use_speculative_decoding_is_a_question(text, asked):
+    s = read_symptoms(text)
+    assert s.speculative_asked is asked
+    assert (s.speculative is None) is asked
+
+
+def test_ollama_says_it_has_no_draft_model(store):
+    r = service.ask(store, "can I use speculative decoding in ollama to speed up llama 3.3 70b q4_k_m on 2x 3090?")
+    assert "Ollama has no draft-model option; llama-server (-md small.gguf) and LM Studio do" in r.reply
+    assert not r.reply.startswith("**Yes")

@@ -37,10 +37,12 @@ _KV_QUANT = re.compile(r"(?:kv[_ ]cache[_ ]type|-ctk|--cache-type-k|cache-type-k
                        re.I)
 # "would a draft model help?", "what about speculative decoding with qwen 0.5b as draft?", "is -md worth trying?": asked
 # about, not in use ("I run it with -md qwen2.5-0.5b", "using speculative decoding, 60 tok/s, is that normal?").
-_SPEC_ASK_BEFORE = re.compile(r"\b(?:would|should|could|can|does|will|worth|try(?:ing)?|what\s+about|how\s+about|"
+_SPEC_ASK_BEFORE = re.compile(r"\b(?:would|should|could|can|does|will|worth|try(?:ing)?|what\s+about|how\s+about|how\s+do|"
                               r"consider\w*|enabl\w*|turn(?:ing)?\s+on|add(?:ing)?)\b[^.!?\n]{0,50}$", re.I)
 _SPEC_ASK_AFTER = re.compile(r"^[^.!?\n]{0,70}?\b(?:help|worth|faster|speed\s*(?:it\s+)?up|gain|improve|boost)", re.I)
-_SPEC_IN_USE = re.compile(r"\b(?:i'?m|i\s+am|we'?re|already|currently|i\s+(?:use|run))\s+(?:using\s+|running\s+|with\s+)?"
+_SPEC_IN_USE = re.compile(r"\b(?:i'?m|i\s+am|we'?re|already|currently|"
+                          r"(?<!can\s)(?<!could\s)(?<!should\s)(?<!would\s)(?<!do\s)(?<!will\s)(?<!shall\s)(?<!to\s)"
+                          r"i\s+(?:use|run))\s+(?:using\s+|running\s+|with\s+)?"
                           r"[^.!?\n]{0,20}$", re.I)
 
 
