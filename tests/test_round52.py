@@ -245,3 +245,14 @@ def test_ollama_says_it_has_no_draft_model(store):
     r = service.ask(store, "can I use speculative decoding in ollama to speed up llama 3.3 70b q4_k_m on 2x 3090?")
     assert "Ollama has no draft-model option; llama-server (-md small.gguf) and LM Studio do" in r.reply
     assert not r.reply.startswith("**Yes")
+
+
+def test_a_current_layer_split_is_not_judged_by_2023_builds(store):
+    # a layer split reads each card's layers in turn: per token, total bytes ÷ one card's bandwidth, less a small
+    # sync cost in current llama.cpp builds (2023 builds' slow splits have their own era level)
+    def tps(msg):
+        return service.ask(store, msg).verdict.prediction.decode_tps
+    two_5090, two_3090 = tps("2x RTX 5090, Qwen2.5 32B Q8_0 in llama.cpp"), tps("2x RTX 3090, Qwen2.5 32B Q8_0 in llama.cpp")
+    assert two_5090 > 1.5 * two_3090  # 1,792 against 936 GB/s a card
+    one, two = tps("1x RTX 5090, Qwen2.5 14B Q8_0 in llama.cpp"), tps("2x RTX 5090, Qwen2.5 14B Q8_0 in llama.cpp")
+    assert 0.8 * one < two <= one

@@ -180,10 +180,12 @@ def _group_keys(phase: str, g: dict[str, Any]) -> list[tuple[str, ...]]:
         keys.append((ac, kind, eng, "tier:" + tier, qclass(g["quant"]), g["family"]))
         keys.append((ac, g["hw_id"], eng))
     else:
-        keys.append((ac, kind, eng, qclass(g["quant"])))
+        # a layer split's finer levels keep its build era: 2023 builds' slow splits do not set a current one's format level
+        era = ("era:" + ("2023" if g.get("old_build") else "current"),) if g["multi"] else ()
+        keys.append((ac, kind, eng, *era, qclass(g["quant"])))
         # HBM-class bandwidth (> 1.5 TB/s) is much harder for single-stream kernels to saturate.
-        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
-        keys.append((ac, kind, eng, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
+        keys.append((ac, kind, eng, *era, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"])))
+        keys.append((ac, kind, eng, *era, qclass(g["quant"]), bw_tier(g["bandwidth_gbs"]), g["family"]))
         keys.append((ac, g["hw_id"], eng))
     return keys
 
