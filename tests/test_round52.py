@@ -256,3 +256,12 @@ def test_a_current_layer_split_is_not_judged_by_2023_builds(store):
     assert two_5090 > 1.5 * two_3090  # 1,792 against 936 GB/s a card
     one, two = tps("1x RTX 5090, Qwen2.5 14B Q8_0 in llama.cpp"), tps("2x RTX 5090, Qwen2.5 14B Q8_0 in llama.cpp")
     assert 0.8 * one < two <= one
+
+
+def test_a_second_model_named_beside_two_machines_is_answered_for_each(store):
+    r = service.ask(store, "Should I get the M4 Pro Mac mini with 48GB or 64GB? I want to run Qwen2.5 32B and maybe "
+                           "Llama 3.3 70B")
+    assert "| M4 Pro 48 GB | meets targets |" in r.reply  # the table: the first model named
+    # Llama 3.3 70B at Q4_K_M needs ≈ 45 GB: over the 48 GB Mac's 36 GB usable (3/4), under the 64 GB one's 48
+    assert re.search(r"\*\*Llama 3\.3 70B:\*\* fits only the M4 Pro 64 GB \([\d.]+ tok/s\); not the M4 Pro 48 GB\.",
+                     r.reply)

@@ -260,6 +260,8 @@ def hardware_options(store: Store, facts: Scenario) -> Options | None:
           "requests_per_minute": result.get("requests_per_minute"), "context_tokens": req.context_tokens,
           "open_rate_per_s": fill.get("open_rate_per_s")}
     notes += [tidy(a) for a in result.get("assumptions", [])[:1]]
+    others = _other_models(store, facts, req, stated)
+    hint = "\n\n".join(x for x in (hint, others) if x)
     return Options(kind="hardware", rows=rows, workload=wl, notes=notes,
                    request={**fill_request(fill), "candidates": list(req.candidates or [])}, hint=hint, said=said)
 
@@ -367,6 +369,30 @@ def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                      "status": c.get("status", "no_fit"), "holds": bool(c.get("holds_users")),
                      "price_usd": (c.get("cost") or {}).get("price_usd")})
     return rows
+
+
+def _other_models(store: Store, facts: Scenario, req: Any, stated: bool) -> str:
+    """The other models named beside the machines ("Qwen2.5 32B and maybe Llama 3.3 70B"): which of the machines each
+    fits and how fast, one line each, through the same Compare engine; "" when only one model was named."""
+    from advisor import compare as cmp
+
+    names = [m for m in dict.fromkeys(facts.compare_models or []) if m and m != facts.model][:3]
+    out = []
+    for name in names:
+        try:
+            rows = _rows(cmp.compare_request(store, req.model_copy(update={"model": name, "quant": None if not stated
+                                                                           else req.quant}), quant_stated=stated))
+        except (AdvisorError, ValueError):
+            continue
+        fit, out_of = [r for r in rows if r["fits"]], [r for r in rows if not r["fits"]]
+        each = ", ".join(f"{r['name']} ({fmt_rate(r['tps_each'])} tok/s)" for r in fit)
+        if not fit:
+            out.append(f"**{name}:** fits none of them.")
+        elif not out_of:
+            out.append(f"**{name}:** fits all of them ({each}).")
+        else:
+            out.append(f"**{name}:** fits only the {each}; not the {', '.join(r['name'] for r in out_of)}.")
+    return "\n".join(f"- {x}" for x in out) if out else ""
 
 
 def model_options(store: Store, facts: Scenario) -> Options | None:
