@@ -20,7 +20,8 @@ from advisor import roofline
 from advisor.diagnose.context import Ctx, predict_for, streams_for
 from advisor.diagnose.fit import roomy
 from advisor.models import Fix, Prediction
-from advisor.render.markdown import fmt_s, loaded_tps
+from advisor.perf.load import loaded_tps
+from advisor.render.markdown import fmt_s
 from advisor.understand.engine import ENGINE_NAMES, LLAMA_SERVER_ENGINES
 
 __all__ = ["Remedy", "REGISTRY", "register", "what_if", "build", "works_first", "GENERAL_DECODE", "GENERAL_PREFILL",
