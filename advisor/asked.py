@@ -12,6 +12,7 @@ import re
 
 from advisor.errors import AdvisorError
 from advisor.models import Prediction, Scenario
+from advisor.understand.symptoms import read_symptoms
 from knowledge.store import Store
 
 __all__ = ["asks_users", "reframe", "users_at_once"]
@@ -80,7 +81,6 @@ def _upgrading(text: str) -> bool:
     return bool(UPGRADING.search(text or ""))
 
 
-_PORTABLE_ASK = re.compile(r"\b(?:laptop|notebook|macbook|portable)\b", re.I)
 # Upgrades by the kind of machine the person has (catalog names, current machines with measured families): a Mac or
 # a laptop's next step is a Mac with more bandwidth; a desktop GPU's a card with more; a CPU desktop's a card.
 _UPGRADES = {
@@ -106,9 +106,10 @@ def upgrade_shortlist(store: Store, facts: Scenario, text: str) -> list[str]:
     if mine is None:
         return []
     kind = mine.kind
-    if kind in ("apu", "cpu") and (_PORTABLE_ASK.search(text) or mine.kind == "apu"):
+    portable = read_symptoms(text).portable  # a laptop, mini PC or board computer: no graphics card goes in
+    if kind in ("apu", "cpu") and (portable or mine.kind == "apu"):
         kind = "portable"
-    elif kind == "apple_soc" and _PORTABLE_ASK.search(text):
+    elif kind == "apple_soc" and portable:
         kind = "portable"
     out: list[str] = []
     # a server of several cards is compared with servers of as many of the next cards (8× H100 → 8× H200, 8× B200)
