@@ -286,6 +286,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
     lines: list[str] = []
     if upd.not_understood:
         lines += [f"- {x}" for x in upd.not_understood]
+    # "how much RAM for 128k context?" with no machine named: the memory it needs, before any machine is picked for it
+    need = _memory_needed(store, facts, mine) if not facts.hardware else None
     facts = reframe(store, facts, text, notes)  # buying, "which model?", "how many cards?": what is compared
     # What answers the question ahead of the verdict: a service's load ("10 req/s peak, enough?": the machine's time,
     # split between the phases; the verdict below is one request's), or a prompt longer than the model's window (the
@@ -317,8 +319,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
                 notes = [n for n in notes if " taken as the generation (decode) speed" not in n]
             missing = intake.missing(facts, store)
             q = intake.next_question(facts, store, ambiguous=upd.ambiguous or None)
-    if verdict is None and (need := _memory_needed(store, facts, mine)):
-        lines.append(need)  # "how much RAM for 128k context?": answered before the advisor asks which machine
+    if verdict is None and need:
+        lines.append(need)  # answered before the advisor asks which machine
     # A reply to the advisor's own question ("RTX 4090" after "which machine?") completes the earlier message:
     # its words (a complaint, "in Docker") are read with it; after an answer, a follow-up's own words are.
     said_here = facts.question if (before.question and intake.missing(before, store)) else mine
@@ -368,6 +370,8 @@ def ask(store: Store, message: str, facts: Scenario | None = None) -> AskResult:
 
             notes.append(cap)
             reply = f"{cap}\n\n_For one conversation alone, on {engine_label(verdict.prediction.backend)}:_ {reply}"
+    if need and verdict is not None and need not in reply:  # machines picked for them: the memory question first
+        reply = f"{need}\n\n{reply}"
     for lead in ("Model not stated: the options", "You asked what to buy", "You asked what to upgrade to", "You asked how many", "You asked which model",
                  "Budget about"):
         said_note = next((n for n in notes if n.startswith(lead)), None)

@@ -265,3 +265,32 @@ def test_a_second_model_named_beside_two_machines_is_answered_for_each(store):
     # Llama 3.3 70B at Q4_K_M needs ≈ 45 GB: over the 48 GB Mac's 36 GB usable (3/4), under the 64 GB one's 48
     assert re.search(r"\*\*Llama 3\.3 70B:\*\* fits only the M4 Pro 64 GB \([\d.]+ tok/s\); not the M4 Pro 48 GB\.",
                      r.reply)
+
+
+@pytest.mark.parametrize("msg", ["M4 Pro mini 24 or 48 gb for qwen2.5 32b?",
+                                 "should i get the 24gb or the 48gb m4 pro mac mini for qwen2.5 32b?",
+                                 "m4 pro mac mini: 24gb vs 48gb, for Qwen2.5 32B"])
+def test_two_sizes_written_either_side_of_the_mac_are_compared(store, msg):
+    r = service.ask(store, msg)
+    assert sorted(x.split()[-1] for x in r.facts.compare_hardware) == ["24GB", "48GB"]
+    assert "**For one person, the M4 Pro 48 GB is the one that does the job**" in r.reply  # 32B Q4_K_M: ≈ 21 GB
+
+
+def test_ollama_settings_words_and_typos(store):
+    from advisor.understand.engine import engine_mentions
+
+    assert [n for _, n in engine_mentions("should I set OLLAMA_KV_CACHE_TYPE=q8_0 on my 4060 ti")] == ["ollama"]
+    assert read_symptoms("shud i turn on OLLAMA_KV_CACHE_TYPE=q8_0 or will it make it dumber").kv_quant_asked == "q8_0"
+    assert read_symptoms("how many gigs of ram to run mistral small 24b at 8bit w/ 64k ctx?").asks_memory
+    r = service.ask(store, "im using ollama with llama3.1:8b on my 3080 10gb, want num_ctx 32768. shud i turn on "
+                           "OLLAMA_KV_CACHE_TYPE=q8_0 or will it make it dumber/slower?")
+    assert "**8-bit KV cache (OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1):**" in r.reply
+
+
+def test_a_memory_question_is_answered_even_when_machines_are_picked_for_it(store):
+    r = service.ask(store, "how much ram do i need to run qwen3 30b a3b with 128k contex?")
+    # Qwen3-30B-A3B: 48 layers × 4 KV heads × 128 × 2 × 2 bytes = 98,304 bytes a token → 12.9 GB at 131,072 tokens
+    assert r.reply.startswith("**Memory for Qwen3-30B-A3B at Q4_K_M with a 131,072-token context:**")
+    assert "KV cache 12.9 GB (F16)" in r.reply
+    r2 = service.ask(store, "how many gigs of ram to run mistral small 24b at 8bit w/ 64k ctx?")
+    assert "**Memory for" in r2.reply and "65,536-token context" in r2.reply

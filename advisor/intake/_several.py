@@ -127,7 +127,9 @@ def _boxes(msg: Msg, cands: list[Mention]) -> list[Mention]:
 _GB = r"(?<![\d.])(\d{1,4})\s*(?:gb|gigs?|g)\b"
 # "24GB vs 48GB", "64GB over the 24GB", "24 or 48 GB": two memory sizes weighed against each other
 _SIZE_VS = re.compile(rf"{_GB}[^.?!\d]{{0,30}}?(?:\bor\b|\bvs\.?|\bversus\b|\bover\b|\binstead\s+of\b|\bcompared\s+to\b|"
-                      rf"\bthan\b)[^.?!]{{0,30}}?{_GB}", re.I)
+                      rf"\bthan\b)[^.?!]{{0,30}}?{_GB}|"
+                      # "24 or 48 gb": the unit written once, after the second size
+                      r"(?<![\d.])(\d{1,3})\s*(?:or|vs\.?|/)\s*(\d{1,4})\s*(?:gb|gigs?|g)\b", re.I)
 
 
 _BEFORE_SIZE = re.compile(r"[\s,(]*(?:(?:mac\s*mini|mac\s*studio|macbook(?:\s+(?:pro|air))?|imac|mini\s*pc|laptop|"
@@ -142,8 +144,13 @@ def _sizes_compared(msg: Msg, same: list[Mention]) -> list[float] | None:
     m = _SIZE_VS.search(text)
     # the first size stands right after the machine's name, or after its case and "with" ("M4 Pro Mac mini with 48GB")
     if m is None or (m.start() > 12 and not _BEFORE_SIZE.fullmatch(text[:m.start()])):
-        return None
-    a, b = float(m.group(1)), float(m.group(2))
+        # or right before the name: "the 24gb or the 48gb m4 pro mac mini"
+        before = msg.orig[max(0, same[0].start - 40):same[0].start] if same else ""
+        m = next((x for x in _SIZE_VS.finditer(before) if re.fullmatch(r"[\s,(]*(?:the\s+|an?\s+)?(?:apple\s+)?",
+                                                                          before[x.end():], re.I)), None)
+        if m is None:
+            return None
+    a, b = (float(g) for g in (m.groups()[:2] if m.group(1) else m.groups()[2:4]))
     return [a, b] if a != b and 4 <= min(a, b) and max(a, b) <= 2048 else None
 
 

@@ -28,7 +28,7 @@ _CTX_AFTER = re.compile(rf"(?:{_CTX_KEY})(?:\s*(?:of|de|von|is|=|:|to|set|at|was
                         r"(?!\s*(?:tokens?\s+of|words|pages|lines|t/s|tok/s))", re.I)
 _CTX_BEFORE = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:-\s*)?(?:(?:tokens?[\s-]+)?(?:context|ctx)\s+(?:window|length|size)|"
                          r"token[\s-]+(?:context|ctx)|"  # "a 128k token context": the window (singular, an adjective)
-                         r"(?:context|ctx))\b"
+                         r"(?:context|contex|contxt|cntx|ctx))\b"
                          r"(?!\s+(?:so\s+far|already|in\s+the|deep))", re.I)
 _DEEP = re.compile(rf"(?<![\w.,])(?P<a>{NUM})\s*(?:tokens?\s+)?deep\b", re.I)
 _POW2 = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}

@@ -306,7 +306,7 @@ def engine_mismatch(backend: str | None, hw: Hardware) -> str | None:
 # Engines as people write them in a message, in the one place they are listed: (pattern, name as said back).
 # Each name is one :func:`classify_engine` reads (``"TensorRT-LLM"`` → ``tensorrt-llm``).
 ENGINE_MENTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bollama\b", re.I), "ollama"),
+    (re.compile(r"\bollama\b|\bOLLAMA_[A-Z_]+", re.I), "ollama"),  # its environment variables name it too
     (re.compile(r"\blm\s*studio\b", re.I), "LM Studio"),
     (re.compile(r"\bik[_-]llama(?:[.\s_-]?cpp)?\b", re.I), "ik_llama.cpp"),
     (re.compile(r"(?<![\w-])llama[.\s_-]?cpp\b|\bllama-(?:server|bench|cli|batched-bench|sweep-bench)\b", re.I), "llama.cpp"),

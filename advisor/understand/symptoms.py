@@ -219,7 +219,8 @@ CONTEXT_ASKED = re.compile(
     r"\bwhat\s+(?:context|ctx)(?:\s+(?:window|length|size))?\s+(?:can|could|will|would|should|do)\s+(?:i|we|it)\b|"
     r"\b(?:context|ctx)(?:\s+(?:window|length|size))?\s+(?:can|could)\s+(?:i|we)\s+(?:fit|run|use|get|set|afford)\b",
     re.I)
-_HOW_MUCH_MEMORY = re.compile(r"\bhow\s+much\s+(?:v?ram|memory|gpu\s+memory|vram)\b|\bwhat\s+(?:v?ram|memory)\s+(?:do|would|will)\b|"
+_HOW_MUCH_MEMORY = re.compile(r"\bhow\s+much\s+(?:v?ram|memory|gpu\s+memory|vram)\b|"
+                              r"\bhow\s+many\s+(?:gigs?|gigabytes?|gb|gib)\b|\bwhat\s+(?:v?ram|memory)\s+(?:do|would|will)\b|"
                               r"\bwie\s+viel\s+(?:v?ram|speicher)|\bcu[aá]nta\s+(?:v?ram|memoria)|\bcombien\s+de\s+(?:v?ram|m[ée]moire)",
                               re.I)
 # The routed experts kept in system RAM on purpose (llama.cpp "--n-cpu-moe 28", "--cpu-moe", "-ot exps=CPU"), not a
@@ -352,7 +353,8 @@ def batch_setting_asked(text: str) -> str | None:
 
 
 # A setting the person asks whether to make ("should I set …", "is it worth enabling …"): weighed, not in use
-_SHOULD_SET = re.compile(r"\b(?:should|shall|could|can)\s+(?:i|we)\s+(?:also\s+)?(?:set|use|enable|add|turn\s+on|try|"
+_SHOULD_SET = re.compile(r"\b(?:should|shud|shoud|shld|shall|could|can|do\s+(?:i|we)\s+need\s+to|is\s+it\s+ok\s+to)\s+"
+                         r"(?:(?:i|we)\s+)?(?:also\s+)?(?:set|use|enable|add|turn\s+on|try|"
                          r"switch\s+to|go\s+with)\b|\bworth\s+(?:it\s+to\s+)?(?:setting|using|enabling|adding|trying|"
                          r"set|use|enable|add|try)\b|\bwould\s+(?:setting|using|enabling|adding)\b|\bwhat\s+if\s+i\s+(?:set|use)\b",
                          re.I)
