@@ -294,3 +294,22 @@ def test_a_memory_question_is_answered_even_when_machines_are_picked_for_it(stor
     assert "KV cache 12.9 GB (F16)" in r.reply
     r2 = service.ask(store, "how many gigs of ram to run mistral small 24b at 8bit w/ 64k ctx?")
     assert "**Memory for" in r2.reply and "65,536-token context" in r2.reply
+
+
+def test_does_lm_studio_support_speculative_decoding_is_answered_for_lm_studio(store):
+    r = service.ask(store, "does lm studio support speculative decoding? i've got a m2 max 64gb with qwen2.5 coder 32b "
+                           "mlx 4bit")
+    assert "**Speculative decoding (a small helper model guesses ahead):** LM Studio has it" in r.reply
+    assert "LM Studio instead" not in r.reply
+
+
+def test_the_context_answer_leads(store):
+    r = service.ask(store, "what's the max context I can run with Qwen2.5 32B Q4_K_M on a 3090?")
+    assert r.reply.startswith("**Context that fits:**")
+
+
+def test_a_full_vllm_cache_estimates_each_requests_tokens(tmp_path):
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), _VLLM_LOG)
+    # 24 GiB × 0.9 (vLLM's default share) − 17.0 GB AWQ weights − 1.0 GB overhead ≈ 5.2 GB of KV pool;
+    # Qwen2.5 32B: 262,144 bytes a token; over 14 running requests ≈ 1,400 tokens each
+    assert "each holds about 1,400 tokens (an estimate" in r.verdict.signals[0]

@@ -294,7 +294,8 @@ def diagnose_situation(store: Store, situation: Situation) -> Verdict:
         target_tps=c.sit.workload.decode_target_tps, benchmark_run=c.sit.measured.alone,
         asks_speed=c.sit.symptoms.asks_speed, asks_memory=c.sit.symptoms.asks_memory,
         planned_split=f.rule == PLANNED_SPLIT_RULE,
-        engine_answer=context_answer(c) or engine_answer(c) or api_answer(c) or spec_answer(c) or kv_answer(c) or batch_answer(c)
+        engine_answer=context_answer(c) or (spec_answer(c) if c.sit.symptoms.speculative_asked else None)
+        or engine_answer(c) or api_answer(c) or kv_answer(c) or batch_answer(c)
         or npu_answer(c), format_answer=format_answer(c),
         allocated_tokens=(c.sit.workload.context_window or c.sit.facts.context_window) if alloc else None,
         measured_streams=(streams := c.sit.measured.streams if summed and p is not None

@@ -25,8 +25,9 @@ from advisor.perf.moe import active_bpw, with_moe
 from knowledge import catalog
 from knowledge.store import Store
 
-__all__ = ["KV_8BIT", "context_answer", "context_capacity", "needs_line", "window_setting"]
+__all__ = ["CONTEXT_FITS", "KV_8BIT", "context_answer", "context_capacity", "needs_line", "window_setting"]
 
+CONTEXT_FITS = "Context that fits"  # the answer's name (the reply puts it first)
 KV_8BIT = "q8_0"  # the 8-bit cache type every llama.cpp-family engine offers (vLLM's fp8 is the same size)
 # How each engine sets the context window (llama.cpp -c; Ollama num_ctx or OLLAMA_CONTEXT_LENGTH; LM Studio's
 # "Context Length" load setting; vLLM --max-model-len; SGLang --context-length).
@@ -81,7 +82,7 @@ def context_answer(c: Ctx) -> str | None:
     engine = c.sit.engine or ""
     setting = window_setting(engine)
     if free <= 0.05:
-        return (f"Context that fits: none — the weights ({m.weights_gb:.1f} GB) and overhead ({m.overhead_gb:.1f} GB) "
+        return (f"{CONTEXT_FITS}: none — the weights ({m.weights_gb:.1f} GB) and overhead ({m.overhead_gb:.1f} GB) "
                 f"already take the {m.usable_gb:.1f} GB usable here, so {name} at {p.quant} does not run from this "
                 "memory with any context; a smaller format or model comes first")
     said = c.sit.symptoms.kv_cache_quant
@@ -90,7 +91,7 @@ def context_answer(c: Ctx) -> str | None:
     n = context_capacity(free, model, bpe, users)
     window = model.max_context
     who = f" for each of {users} conversations" if users > 1 else ""
-    head = (f"Context that fits: after the weights ({m.weights_gb:.1f} GB) and overhead ({m.overhead_gb:.1f} GB), "
+    head = (f"{CONTEXT_FITS}: after the weights ({m.weights_gb:.1f} GB) and overhead ({m.overhead_gb:.1f} GB), "
             f"{free:.1f} GB of the {m.usable_gb:.1f} GB usable is left for the KV cache (the model's memory of the "
             f"conversation), at {_size(_per_token(model, bpe))} a token in {kind}")
     if window and n >= window:

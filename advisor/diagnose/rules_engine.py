@@ -234,9 +234,33 @@ def kv_cache_full(c: Ctx) -> Finding | None:
            if streams else "requests wait their turn")
     sig = (f"The KV cache is full: the engine preempts requests to make room (vLLM recomputes a preempted request's "
            f"whole prompt when it resumes) and queues the rest, so {ran}.")
+    each = _tokens_each(c, streams)
+    if each and each > 1.5 * (w.depth + w.prompt_tokens + w.gen_tokens):
+        sig += (f" With {streams} requests filling it, each holds about {each:,} tokens (an estimate: {VLLM_GPU_SHARE:.0%} "
+                "of the memory, vLLM's default --gpu-memory-utilization, less the weights, over the requests running): "
+                f"longer than the {w.prompt_tokens:,}-token prompts assumed below — say your prompt length for exact "
+                "figures.")
     if p is not None and p.running and p.concurrency > p.running:
         sig += (f" At {w.depth + w.prompt_tokens + w.gen_tokens:,} tokens a conversation, the memory beside the weights "
                 f"holds about {p.running} of the {p.concurrency}.")
     return Finding("decode", sig, ["kv_cache_quantization", "setup:kv_pool", "add_gpu", "quantization",
                                        "smaller_model"],
                    status="below_expected" if streams and users and users > streams else None, rule="kv_cache_full")
+
+
+VLLM_GPU_SHARE = 0.9  # vLLM's default --gpu-memory-utilization: the share of the card its weights and KV pool take
+
+
+def _tokens_each(c: Ctx, streams: int | None) -> int | None:
+    """Tokens each running request holds when a paged KV pool is full (vLLM), ESTIMATE: (the card's memory ×
+    :data:`VLLM_GPU_SHARE` − weights − overhead) ÷ the KV bytes of a token ÷ the requests running; None off a server
+    engine or without a machine and model."""
+    from advisor import roofline
+    from advisor.diagnose.context import SERVER_ENGINES
+
+    p, model = c.pred, c.sit.model
+    if not streams or p is None or model is None or c.sit.engine not in SERVER_ENGINES or not p.memory.total_gb:
+        return None
+    pool = p.memory.total_gb * VLLM_GPU_SHARE - p.memory.weights_gb - p.memory.overhead_gb
+    per = roofline.kv_bytes_per_token(model, c.kv_bpe) / roofline.GB
+    return int(round(pool / per / streams, -2)) if pool > 0 and per > 0 else None

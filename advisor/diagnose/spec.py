@@ -27,10 +27,20 @@ __all__ = ["spec_answer"]
 
 
 def spec_answer(c: Ctx) -> str | None:
-    """"Speculative decoding: …" answering the question, or None when none was asked."""
+    """"Speculative decoding: …" answering the question, or None when none was asked. An engine asked about ("does LM
+    Studio support speculative decoding?") is the one answered for: whether it has a draft-model option, then the gain."""
     if not c.sit.symptoms.speculative_asked or c.pred is None:
         return None
-    engine = c.sit.engine or ""
+    asked = c.sit.symptoms.engine_asked
+    ans = _spec_answer(c, asked or c.sit.engine or "")
+    if asked and asked not in NO_DRAFT_ENGINES and ans.startswith("Speculative decoding: "):
+        ans = ans.replace("Speculative decoding: ", f"Speculative decoding: {ENGINE_NAMES.get(asked, asked)} has it (a "
+                          "draft model of the same family, set beside the main one). ", 1)
+    return ans
+
+
+def _spec_answer(c: Ctx, engine: str) -> str:
+    assert c.pred is not None
     if engine in NO_DRAFT_ENGINES:
         return (f"Speculative decoding: {ENGINE_NAMES.get(engine, engine)} has no draft-model option; llama-server "
                 "(-md small.gguf) and LM Studio do, with the same GGUF files.")

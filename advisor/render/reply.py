@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from advisor.diagnose.context_fit import CONTEXT_FITS
 from advisor.diagnose.fit import roomy, thin_words
 from advisor.models import Fix, Prediction, Scenario, Verdict
 from advisor.perf.prediction import SYSTEM_RESERVE_SHARE  # the one home of the paging rule
@@ -408,7 +409,8 @@ def answer_markdown(v: Verdict, *, facts: Scenario | None = None, notes: Sequenc
         out.append("\n".join(f"- {n}" for n in _numbers(v)))
     if v.engine_answer:  # "should I switch to MLX?": answered beside the numbers, both sides predicted
         name, _, rest = v.engine_answer.partition(": ")
-        out.append(f"**{name}:** {rest}")
+        # "how much context fits?" is what was asked: its answer leads, the speed follows
+        out.insert(0 if name == CONTEXT_FITS else len(out), f"**{name}:** {rest}")
     if v.format_answer:  # "Q4_K_M or IQ1_S?": each format's memory and speed, and the pick
         out.append(f"**The formats you named:** {v.format_answer}")
     if v.felt_slow or over_roofline(v):
