@@ -101,7 +101,7 @@ def import_output(
         # another machine than the conversation's: its memory and card count were the other machine's
         stale = {"memory_gb": None, "gpu_count": None} if base.hardware and base.hardware != named else {}
         base = base.model_copy(update={"hardware": named, **stale})
-    if parsed.machine.get("kv_full"):  # the engine's log: its KV cache ran out (advisor.importers.vllm_log)
+    if parsed.machine.get("kv_full") and parsed.format.startswith("vllm-metrics"):  # the engine's log: its KV cache ran out (advisor.importers.vllm_log)
         base = base.model_copy(update={"kv_cache_full": True})
     if not base.hardware and parsed.machine.get("hardware"):
         base = base.model_copy(update={"hardware": str(parsed.machine.get("hardware"))[:300]})

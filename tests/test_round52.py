@@ -313,3 +313,29 @@ def test_a_full_vllm_cache_estimates_each_requests_tokens(tmp_path):
     # 24 GiB × 0.9 (vLLM's default share) − 17.0 GB AWQ weights − 1.0 GB overhead ≈ 5.2 GB of KV pool;
     # Qwen2.5 32B: 262,144 bytes a token; over 14 running requests ≈ 1,400 tokens each
     assert "each holds about 1,400 tokens (an estimate" in r.verdict.signals[0]
+
+
+def test_an_impossible_vllm_log_line_is_skipped_not_stored():
+    from advisor.importers import parse_output
+
+    r = parse_output("INFO x metrics.py:455] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 9000000.0 "
+                     "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 350.0%, CPU KV "
+                     "cache usage: 0.0%.\n")
+    assert r.measurements == [] and "is no vLLM log line a server prints; skipped" in r.warnings[0]
+
+
+def test_a_vllm_cache_state_is_not_given_to_a_llama_bench_table_pasted_with_it(tmp_path):
+    table = ("| model | size | params | backend | ngl | test | t/s |\n| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+             "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | pp512 | 11234.50 ± 30.1 |\n"
+             "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 127.40 ± 0.5 |\n")
+    log = _VLLM_LOG.splitlines()[2]
+    r = service.ask(Store(str(tmp_path / "s.duckdb")), f"RTX 4090, is this normal?\n{table}\n{log}\n")
+    assert not r.facts.kv_cache_full
+    assert r.verdict is not None and "The KV cache is full" not in " ".join(r.verdict.signals)
+
+
+def test_a_tight_allocated_context_is_never_comfortable(store):
+    r = service.ask(store, "I have OLLAMA_KV_CACHE_TYPE=q4_0 set, Qwen3 14B on an RTX 3060 12GB with 64k context, "
+                           "does it fit?")
+    assert r.reply.startswith("**Yes, but only just (memory is tight)")
+    assert "Nothing you need to change" not in r.reply

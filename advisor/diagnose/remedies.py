@@ -123,6 +123,15 @@ def _kv_quant(c: Ctx) -> Fix | None:
     if not m.fits and m.total_gb is not None:  # a memory fix here: does half the cache make it fit with room?
         need = m.required_gb - m.kv_cache_gb / 2
         room = {"margin_gb": round(m.usable_gb - need, 2), "fits_with_margin": roomy(need, m.usable_gb)}
+    streams = c.sit.facts.measured_streams
+    if c.sit.symptoms.kv_cache_full and streams and streams > 1:  # a full pool, measured: twice the tokens in flight
+        from advisor.diagnose.kv_asked import kv_setting
+
+        return fix("kv_cache_quantization", f"Keep the KV cache in 8 bits: {kv_setting(c.sit.engine)}",
+                   f"the same memory holds twice the tokens: ≈ {2 * streams} requests of today's length at once instead "
+                   f"of {streams}, and fewer preemptions",
+                   "Each request's KV cache takes half the memory, so twice as many fit beside the weights.",
+                   speedup=2.0)
     if p.running is not None and p.running < w.users and (more := _more_served(c, kv_bytes_per_element=1.0)):
         served, per = more
         server = c.sit.engine in ("vllm", "sglang", "tensorrt-llm")

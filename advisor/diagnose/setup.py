@@ -449,8 +449,26 @@ def _make(key: str) -> Callable[[Ctx], Fix | None]:
     title, why, check = SETUP[key]
 
     def make(c: Ctx) -> Fix | None:
+        if key == "kv_pool":  # more cache, not the expected speed back: its effect is the pool's growth
+            return fix("fix_configuration", title, _kv_pool_effect(c), f"{why} Check: {checks(c, check)}")
         return _setup(c, title, why, checks(c, check))
     return make
+
+
+def _kv_pool_effect(c: Ctx) -> str:
+    """The KV pool at --gpu-memory-utilization 0.95 against vLLM's default 0.9, ESTIMATE from the card's memory, the
+    weights and the overhead (:mod:`advisor.diagnose.rules_engine`)."""
+    from advisor.diagnose.rules_engine import VLLM_GPU_SHARE
+
+    p = c.pred
+    if p is None or not p.memory.total_gb:
+        return "more room for the KV cache; requests queue instead of being thrown out and recomputed"
+    now = p.memory.total_gb * VLLM_GPU_SHARE - p.memory.weights_gb - p.memory.overhead_gb
+    more = p.memory.total_gb * 0.95 - p.memory.weights_gb - p.memory.overhead_gb
+    if now <= 0:
+        return "more room for the KV cache; requests queue instead of being thrown out and recomputed"
+    return (f"KV pool ≈ {now:.1f} → {more:.1f} GB (≈ {more / now:.2g}× the tokens in flight, an estimate); requests beyond "
+            "it queue instead of being thrown out and recomputed")
 
 
 for _key in SETUP:

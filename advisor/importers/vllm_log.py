@@ -35,6 +35,9 @@ _LINE = re.compile(
     r"(?:,\s*GPU KV cache usage:\s*(?P<kv>[\d.]+)\s*%)?", re.I)
 _PREEMPT = re.compile(r"preempted by PreemptionMode\.\w+|not enough KV cache space|"
                       r"total_num_cumulative_preemption=(?P<n>\d+)|Preempted:\s*(?P<n1>\d+)", re.I)
+# No stream decodes faster than this (tok/s): the fastest small models on the fastest GPUs write 1,000–2,000 tok/s
+# a stream; a log line above it × its running requests is not a server's (a typo, an edited paste)
+MAX_STREAM_TPS = 5000.0
 KV_FULL_USAGE = 95.0  # GPU KV cache usage (%) that, with requests waiting, means the cache is what holds them back
 
 
@@ -48,6 +51,11 @@ def parse_log(lines: Sequence[str]) -> Outcome:
         if m:
             tg, pp = parse_number(m.group("tg")), parse_number(m.group("pp"))
             kv = parse_number(m.group("kv")) if m.group("kv") else 0.0
+            run = int(m.group("run"))
+            if (kv or 0) > 100.5 or (tg or 0) > MAX_STREAM_TPS * max(1, run):
+                out.warnings.append(f"line {i + 1}: {tg:g} tok/s over {run} requests (KV cache {kv:g} %) is no vLLM "
+                                    "log line a server prints; skipped")
+                continue
             rows.append((i, tg or 0.0, pp or 0.0, int(m.group("run")), int(m.group("wait") or 0), kv or 0.0))
             out.consumed.add(i)
             continue

@@ -243,7 +243,8 @@ def feel_wait(ttft: float | None) -> str:
     return "long enough to feel broken"
 
 
-def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bool = False) -> str:
+def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bool = False,
+                 allocated_gb: float | None = None) -> str:
     """One sentence a person who knows nothing about prefill understands (thresholds: module docstring); with a
     per-user speed the person needs (``target_tps``) that the prediction misses, a "No" that says by how much; for a
     question for the speed itself (``how_fast``: "how fast will it run?") the number, not a yes or no."""
@@ -288,7 +289,8 @@ def plain_answer(p: Prediction, target_tps: float | None = None, *, how_fast: bo
     from advisor.diagnose.fit import roomy  # here: advisor.diagnose imports this module
 
     m = p.memory
-    if m.usable_gb and m.required_gb and not roomy(m.required_gb, m.usable_gb):
+    need = max(m.required_gb, allocated_gb or 0.0)  # the context window set (num_ctx, -c) reserves its cache up front
+    if m.usable_gb and need and not roomy(need, m.usable_gb):
         # it fits, with less free than a longer conversation or another app takes: never "comfortably"
         verdict = {"Yes, comfortably": "Yes, but only just (memory is tight)", "Yes": "Yes, but only just (memory is tight)",
                    "Yes, but slowly": "Only just, and slowly"}.get(verdict, verdict)

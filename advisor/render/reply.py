@@ -271,7 +271,8 @@ def _comfortable(v: Verdict) -> bool:
     if p is None or not p.memory.fits or v.status == "below_expected" or v.bottleneck in ("misconfiguration",
                                                                                           "memory_fit"):
         return False
-    if p.memory.total_gb is not None and not roomy(p.memory.required_gb, p.memory.usable_gb):
+    need = max(p.memory.required_gb, v.allocated_gb or 0.0)  # the context window set reserves its cache up front
+    if p.memory.total_gb is not None and not roomy(need, p.memory.usable_gb):
         return False  # it fits with too thin a margin: a longer conversation spills it
     if v.target_tps and _per_user(p) < v.target_tps:
         return False  # under the speed the person wants: the headline says "No", so there is something to change

@@ -232,7 +232,8 @@ def plain_verdict(v: Verdict, *, with_fix: bool = True) -> str:
                     f"usable here, and streams at about {_fmt_rate(p.decode_tps_per_seq or p.decode_tps)} tok/s.**")
     if p is None:
         return ""
-    line = plain_answer(p, v.target_tps, how_fast=v.asks_speed or bool(v.engine_answer or v.format_answer))
+    line = plain_answer(p, v.target_tps, how_fast=v.asks_speed or bool(v.engine_answer or v.format_answer),
+                        allocated_gb=v.allocated_gb)
     if (cannot := not_loadable(v.assumptions)) and not (v.engine_answer or v.format_answer):
         # "AWQ in Ollama": the answer is for the build the engine loads, and says so before any "Yes"
         rest = line.replace("**", "", 2)
